@@ -1,0 +1,69 @@
+"""specviz: see, check and price speculative decoding (Leviathan et al. 2022; Chen et al. 2023).
+
+A small pure-NumPy library: toy target/draft tables, the acceptance rule, a traced
+round, vectorised Monte Carlo, exact laws by dynamic programming, statistics, the
+closed forms of the paper, and a roofline. The Streamlit app and the command line
+are built on these names.
+"""
+
+from .exact import RoundLaw, exact_joint, round_law, target_joint
+from .montecarlo import DecodeStats, SimResult, long_decode, simulate
+from .roofline import (
+    ACCELERATORS,
+    DTYPE_BYTES,
+    PRESETS,
+    Accelerator,
+    ModelShape,
+    PassCost,
+    free_tokens,
+    pass_cost,
+    pass_time,
+    verify_cost_ratio,
+)
+from .round import Emitted, Position, RoundTrace, Step, play_round, play_rounds
+from .rule import accept_prob, accepts, overlap, ratio, residual
+from .rules import RULES, Rule, get_rule
+from .stats import chi2_sf, empirical, gof_pvalue, mean_and_se, sampling_floor, tv, tv_threshold
+from .tables import (
+    K_MAX,
+    N_MAX,
+    V_MAX,
+    VOCAB,
+    Tables,
+    default_tables,
+    junk_table,
+    mix_draft,
+    normalise_rows,
+    temper,
+    validate_pair,
+    validate_table,
+)
+from .theory import (
+    acceptance_histogram,
+    alpha_from_draft_acceptance_rate,
+    arithmetic_increase,
+    best_k,
+    break_even_cost,
+    draft_acceptance_rate,
+    expected_tokens,
+    mean_acceptance_length,
+    min_speedup_k1,
+    per_position_acceptance,
+    some_k_gains,
+    speedup,
+    walltime_speedup,
+)
+
+__all__ = [
+    "ACCELERATORS", "DTYPE_BYTES", "K_MAX", "N_MAX", "PRESETS", "RULES", "VOCAB", "V_MAX",
+    "Accelerator", "DecodeStats", "Emitted", "ModelShape", "PassCost", "Position", "RoundLaw",
+    "RoundTrace", "Rule", "SimResult", "Step", "Tables",
+    "accept_prob", "acceptance_histogram", "accepts", "alpha_from_draft_acceptance_rate",
+    "arithmetic_increase", "best_k", "break_even_cost", "chi2_sf", "default_tables",
+    "draft_acceptance_rate", "empirical", "exact_joint", "expected_tokens", "free_tokens",
+    "get_rule", "gof_pvalue", "junk_table", "mean_and_se", "long_decode", "mean_acceptance_length",
+    "min_speedup_k1", "mix_draft", "normalise_rows", "overlap", "pass_cost", "pass_time",
+    "per_position_acceptance", "play_round", "play_rounds", "ratio", "residual", "round_law",
+    "sampling_floor", "simulate", "some_k_gains", "speedup", "target_joint", "temper", "tv",
+    "tv_threshold", "validate_pair", "validate_table", "verify_cost_ratio", "walltime_speedup",
+]

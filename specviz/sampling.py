@@ -1,0 +1,62 @@
+"""Categorical draws shared by every sampler.
+
+Scalar draws (one round at a time) use the inverse CDF: the smallest x with cdf(x) > u.
+Vectorised draws use Walker's alias method (Vose's construction): u V picks a bucket j,
+the fractional part of u V picks j itself or its alias. Both are exact up to rounding,
+and neither ever draws a token of zero probability.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def draw(w: np.ndarray, u: float) -> int:
+    """One token from the (V,) law w with the uniform u, by inverse CDF."""
+    cdf = np.cumsum(w)
+    cdf /= cdf[-1]  # ends at exactly 1
+    x = int(np.searchsorted(cdf, u, side="right"))
+    last = len(w) - 1 - int(np.argmax(w[::-1] > 0))  # last token of positive mass
+    return min(x, last)
+
+
+def alias_tables(W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Vose's alias tables for each row of W. (R, V) -> keep (R, V) float, alias (R, V) int."""
+    R, V = W.shape
+    keep = np.ones((R, V))
+    alias = np.tile(np.arange(V), (R, 1))
+    for r in range(R):
+        w = W[r] / W[r].sum() * V  # scaled so the mean bucket holds 1
+        small = [j for j in range(V) if w[j] < 1.0]
+        large = [j for j in range(V) if w[j] >= 1.0]
+        while small and large:
+            s, g = small.pop(), large.pop()
+            keep[r, s], alias[r, s] = w[s], g
+            w[g] -= 1.0 - w[s]
+            (small if w[g] < 1.0 else large).append(g)
+        # leftovers hold 1 up to rounding and keep themselves (keep = 1 set above)
+        zero = W[r] <= 0
+        keep[r, zero] = 0.0  # a token of no mass never keeps its bucket ...
+        stray = zero & (alias[r] == np.arange(V))
+        alias[r, stray] = int(np.argmax(W[r]))  # ... and never is its own alias
+        alias[r, zero[alias[r]]] = int(np.argmax(W[r]))
+    return keep, alias
+
+
+class RowSampler:
+    """x_i ~ W[rows_i] for many rows at once, by the alias method. W: (R, V)."""
+
+    def __init__(self, W: np.ndarray) -> None:
+        self.R, self.V = W.shape
+        keep, alias = alias_tables(W)
+        self.keep = keep.ravel()  # (R*V,)
+        self.alias = alias.ravel()  # (R*V,)
+
+    def __call__(self, rows: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """rows: (n,) int, u: (n,) in [0, 1) -> (n,) tokens."""
+        t = u * self.V
+        j = t.astype(np.int64)  # bucket, 0..V-1
+        np.minimum(j, self.V - 1, out=j)  # u V can round up to V
+        t -= j  # fractional part: a fresh uniform in [0, 1)
+        idx = rows * self.V + j
+        return np.where(t < self.keep[idx], j, self.alias[idx])

@@ -1,0 +1,91 @@
+"""The traced round: a frozen record the animation steps through."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from specviz import RULES, default_tables, play_round, play_rounds
+
+T = default_tables()
+
+
+def _round(seed, rule="correct", k=4, ctx=0):
+    return play_round(T.P, T.Q, ctx, k, np.random.default_rng(seed), rule)
+
+
+@pytest.mark.parametrize("rule", list(RULES))
+def test_trace_is_consistent(rule):
+    for seed in range(60):
+        tr = _round(seed, rule)
+        verified = [p for p in tr.positions if p.verified]
+        assert len(tr.positions) == 4
+        assert all(p.accepted for p in verified[:-1])  # verification stops at the first miss
+        if tr.rejected_at is None:
+            assert tr.accepted == 4 and tr.emitted[-1].origin == "bonus"
+            assert len(tr.emitted) == 5 and tr.bonus_row is not None
+        else:
+            assert verified[-1].i == tr.rejected_at and not verified[-1].accepted
+            assert tr.emitted[tr.rejected_at - 1].origin == "resampled"
+            assert tr.rejection_row is not None
+            later = tuple(range(tr.rejected_at + 1, 5))
+            if RULES[rule].keep_unverified:
+                assert tr.flushed == () and len(tr.emitted) == 4
+                tail = [e.origin for e in tr.emitted[tr.rejected_at:]]
+                assert tail == ["unverified"] * len(later)
+            else:
+                assert tr.flushed == later and len(tr.emitted) == tr.rejected_at
+        for p in verified:  # the coin and the threshold decide
+            assert p.accepted == (p.u < p.threshold)
+            assert p.p == tr.positions[p.i - 1].p_row[p.token]
+        for p in tr.positions[1:]:  # each draft conditions on the one before
+            assert p.context == tr.positions[p.i - 2].token
+
+
+def test_steps_follow_the_round():
+    for seed in range(40):
+        tr = _round(seed)
+        kinds = [s.kind for s in tr.steps]
+        assert kinds[0] == "start" and kinds[-1] == "done"
+        assert kinds.count("draft") == 4
+        assert kinds.count("verify") == sum(p.verified for p in tr.positions)
+        assert ("bonus" in kinds) == (tr.rejected_at is None)
+        assert ("residual" in kinds) == (tr.rejected_at is not None)
+        assert ("flush" in kinds) == bool(tr.flushed)
+
+
+def test_same_seed_same_trace():
+    a, b = _round(11), _round(11)
+    assert a.tokens == b.tokens and [p.u for p in a.positions] == [p.u for p in b.positions]
+    assert [s.caption for s in a.steps] == [s.caption for s in b.steps]
+    assert any(_round(s).tokens != a.tokens for s in range(12, 20))
+
+
+def test_trace_is_frozen():
+    tr = _round(0)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        tr.k = 3
+    with pytest.raises(ValueError):
+        tr.positions[0].p_row[0] = 1.0
+
+
+def test_transcript_chains_contexts():
+    trs = play_rounds(T.P, T.Q, 0, 3, 10, seed=2)
+    assert trs[0].ctx == 0
+    for a, b in zip(trs, trs[1:], strict=False):
+        assert b.ctx == a.next_ctx
+    assert play_rounds(T.P, T.Q, 0, 3, 10, seed=2)[-1].tokens == trs[-1].tokens
+
+
+def test_row_a_walkthrough_numbers_in_the_trace():
+    """Find rounds whose first draft is 'e' and check the published 0.8532."""
+    for seed in range(200):
+        tr = _round(seed)
+        first = tr.positions[0]
+        if first.token == 4:
+            assert first.threshold == pytest.approx(T.P[0, 4] / T.Q[0, 4])
+            assert first.threshold == pytest.approx(0.8532, abs=5e-5)
+            return
+    pytest.fail("no round drafted 'e' first in 200 seeds")
