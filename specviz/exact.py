@@ -86,11 +86,10 @@ def _step(rt: RuleTables, k: int, F, K, r: int, rows: np.ndarray) -> np.ndarray:
     if rt.rule.keep_unverified and r > 1:
         # rejection under 'continue': y ~ R[c], then the r - 1 later drafts, a q-chain from
         # the rejected draft x; given x that chain does not depend on y.
-        W = rt.Qs[rows] * (1.0 - np.clip(rt.A[rows], 0.0, 1.0))  # (C, V): x drafted, rejected
-        tail = W @ K[r - 1]  # (C, T)
+        tail = rt.W[rows] @ K[r - 1]  # (C, T): W[c, x] = x drafted and rejected
         R = rt.R[rows]  # (C, V)
         return kept + (R[:, :, None] * tail[:, None, :]).reshape(len(rows), -1)
-    REJ = rt.reject_mass[rows, None] * rt.R[rows]  # (C, V): rejected, y emitted
+    REJ = rt.rej[rows]  # (C, V): rejected, y emitted
     return kept + _chain(REJ, F[k])
 
 
@@ -121,13 +120,12 @@ def _accepted_law(rt: RuleTables, k: int) -> np.ndarray:
 def _next_context_law(rt: RuleTables, k: int) -> np.ndarray:
     """N[c, c'] = P(the round from c ends on token c', where the next round starts). (V, V)"""
     N = rt.P  # r = 0: the bonus token
-    W = rt.Qs * (1.0 - np.clip(rt.A, 0.0, 1.0))  # (V, V): drafted and rejected
     chain = np.eye(rt.V)  # Qs^(r-1): the q-chain of the later drafts under 'continue'
     for r in range(1, k + 1):
         if rt.rule.keep_unverified and r > 1:
-            rejected = W @ chain  # ends on the last unverified draft
+            rejected = rt.W @ chain  # ends on the last unverified draft
         else:
-            rejected = rt.reject_mass[:, None] * rt.R  # ends on the rejection token
+            rejected = rt.rej  # ends on the rejection token
         N = rt.acc @ N + rejected
         chain = chain @ rt.Qs
     return N

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .exact import _check_n_tokens
-from .rules import RuleTables, apply_rule
-from .sampling import RowSampler
+from .rules import RuleTables, apply_rule, coin_passes
+from .sampling import InverseCDF, RowSampler
 from .tables import N_MAX, check_ctx, check_k, check_n, validate_pair
 
 CHUNK_CELLS = 1 << 22  # entries of one chunk's (n, k + 1) arrays
@@ -86,10 +86,16 @@ class _Engine:
         self.rt, self.V = rt, rt.V
         self.draft = RowSampler(rt.Qs)  # x ~ Qs[c]
         self.final = RowSampler(np.vstack([rt.R, rt.P]))  # rows 0..V-1: R, V..2V-1: P (bonus)
-        self.A = rt.A.ravel()  # (V*V,) keep iff u < A[c, x]
+        self.A = rt.A.ravel()  # (V*V,) the coin's threshold at (c, x)
+        if rt.rule.rejection_skips_draft:
+            self.R_cdf = InverseCDF(rt.R)
+        if rt.rule.kind == "multi":
+            self.chain = [a.ravel() for a in rt.chain]  # (V*V,) per try
 
     def round(self, ctx: np.ndarray, k: int, rng: np.random.Generator):
         """One round for each context in ctx (n,) -> emitted (n, k+1), lengths, accepted, next."""
+        if self.rt.rule.kind == "multi":
+            return self._round_multi(ctx, k, rng)
         n = len(ctx)
         V = self.V
         U = rng.random((2 * k + 1, n))  # draft uniforms, coins, the final draw
@@ -99,18 +105,55 @@ class _Engine:
         for i in range(k):  # 1. draft serially
             C[:, i] = c
             c = X[:, i] = self.draft(c, U[i])
-        kept = U[k:2 * k].T < self.A[C * V + X[:, :k]]  # 3. (n, k): the coins
+        kept = coin_passes(self.rt.rule, U[k:2 * k].T, self.A[C * V + X[:, :k]])  # 3. (n, k)
         J = np.argmin(np.concatenate([kept, np.zeros((n, 1), bool)], axis=1), axis=1)
         rows = np.arange(n)
         all_kept = J == k
         # 4. one more token: from R at the rejected position's context, or the bonus from p
-        final_row = np.where(all_kept, V + X[:, k - 1], C[rows, np.minimum(J, k - 1)])
-        X[rows, J] = self.final(final_row, U[2 * k])
+        c_J = C[rows, np.minimum(J, k - 1)]
+        if self.rt.rule.rejection_skips_draft:  # y ~ R[c] given y != the rejected draft
+            rej = np.flatnonzero(~all_kept)
+            skip = X[rej, J[rej]]
+        X[rows, J] = self.final(np.where(all_kept, V + X[:, k - 1], c_J), U[2 * k])
+        if self.rt.rule.rejection_skips_draft:
+            X[rej, J[rej]] = self.R_cdf.skipping(c_J[rej], skip, U[2 * k][rej])
         if self.rt.rule.keep_unverified:
             L = np.where(all_kept, k + 1, k)  # the later drafts stay in X, unverified
         else:
             L = J + 1
         return X, L, J, X[rows, L - 1]
+
+    def _round_multi(self, ctx: np.ndarray, k: int, rng: np.random.Generator):
+        """SpecInfer: at each position m candidates ~ q(.|c), tried in turn against p_j.
+
+        The next position's candidates are drawn from q at the kept candidate: its children
+        in the token tree. The children of candidates that were not kept never matter.
+        """
+        n, V, m = len(ctx), self.V, len(self.chain)
+        X = np.zeros((n, k + 1), dtype=np.int64)
+        J = np.full(n, k, dtype=np.int64)
+        live = np.arange(n)  # decodes whose round is still going
+        c = ctx.copy()
+        for i in range(k + 1):
+            if i == k:  # all k positions kept: the bonus from p at the last token
+                X[live, k] = self.final(V + c, rng.random(len(live)))
+                break
+            U = rng.random((2 * m + 1, len(live)))
+            token = np.full(len(live), -1, dtype=np.int64)
+            for j in range(m):
+                x = self.draft(c, U[2 * j])
+                ok = (token < 0) & (U[2 * j + 1] < self.chain[j][c * V + x])
+                token[ok] = x[ok]
+            failed = token < 0
+            X[live[~failed], i] = token[~failed]
+            y = self.final(c[failed], U[2 * m][failed])  # from p_(m+1)
+            X[live[failed], i] = y
+            J[live[failed]] = i
+            live, c = live[~failed], token[~failed]
+            if not len(live):
+                break
+        L = J + 1
+        return X, L, J, X[np.arange(n), L - 1]
 
 
 def _setup(P, Q, ctx, k, rule):

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .rules import RuleTables, apply_rule
+from .rules import RuleTables, apply_rule, coin_passes, keep_prob
 from .sampling import draw
 from .tables import VOCAB, check_ctx, check_k, token_name, validate_pair
 
@@ -22,6 +22,17 @@ def _frozen(a: np.ndarray) -> np.ndarray:
     a = np.array(a, dtype=np.float64)
     a.setflags(write=False)
     return a
+
+
+@dataclass(frozen=True)
+class Try:
+    """One candidate of a multi-draft position, checked against p_j (SpecInfer)."""
+
+    token: int
+    q: float
+    threshold: float  # min(1, p_j(x) / q(x))
+    u: float
+    accepted: bool
 
 
 @dataclass(frozen=True)
@@ -39,6 +50,7 @@ class Position:
     threshold: float  # the rule's chance of keeping x_i, min(1, p/q) for the correct rule
     u: float | None  # the coin, None when the position is never verified
     accepted: bool | None  # None when never verified
+    tries: tuple[Try, ...] = ()  # multi-draft: every candidate tried here, in order
 
     @property
     def verified(self) -> bool:
@@ -116,6 +128,8 @@ def _default_vocab(V: int) -> tuple[str, ...]:
 
 
 def _play(rt: RuleTables, ctx: int, k: int, rng: np.random.Generator, vocab) -> RoundTrace:
+    if rt.rule.kind == "multi":
+        return _play_multi(rt, ctx, k, rng, vocab)
     # 1. draft x_1..x_k serially, each from q at the previous token
     contexts, drafts = [], []
     c = ctx
@@ -130,7 +144,7 @@ def _play(rt: RuleTables, ctx: int, k: int, rng: np.random.Generator, vocab) -> 
     for i, (c, x) in enumerate(zip(contexts, drafts, strict=True), start=1):
         u = float(rng.random())
         coins.append(u)
-        if not u < rt.A[c, x]:
+        if not coin_passes(rt.rule, u, rt.A[c, x]):
             rejected_at = i
             break
     # 3-4. one more token: from the rejection law at the rejected position, or the bonus
@@ -148,7 +162,11 @@ def _play(rt: RuleTables, ctx: int, k: int, rng: np.random.Generator, vocab) -> 
         emitted.append(Emitted(draw(bonus_row, final_u), "bonus", k + 1))
     else:
         rejection_context = contexts[rejected_at - 1]
-        rejection_row = _frozen(rt.R[rejection_context])
+        row = rt.R[rejection_context].copy()
+        if rt.rule.rejection_skips_draft:  # y ~ R[c] given y != the rejected draft
+            row[drafts[rejected_at - 1]] = 0.0
+            row /= row.sum()
+        rejection_row = _frozen(row)
         emitted.append(Emitted(draw(rejection_row, final_u), "resampled", rejected_at))
         later = range(rejected_at, k)  # 0-based indices of the drafts after the rejection
         if rt.rule.keep_unverified:
@@ -165,9 +183,9 @@ def _play(rt: RuleTables, ctx: int, k: int, rng: np.random.Generator, vocab) -> 
             p=float(rt.P[c, x]),
             q=float(rt.Qs[c, x]),
             ratio=float(rt.P[c, x] / rt.Q[c, x]) if rt.Q[c, x] > 0 else float("inf"),
-            threshold=float(min(1.0, max(0.0, rt.A[c, x]))),
+            threshold=float(keep_prob(rt.rule, rt.A[c, x])),
             u=coins[i] if i < len(coins) else None,
-            accepted=(coins[i] < rt.A[c, x]) if i < len(coins) else None,
+            accepted=bool(coin_passes(rt.rule, coins[i], rt.A[c, x])) if i < len(coins) else None,
         )
         for i, (c, x) in enumerate(zip(contexts, drafts, strict=True))
     )
@@ -254,3 +272,62 @@ def play_rounds(
         traces.append(tr)
         ctx = tr.next_ctx
     return tuple(traces)
+
+
+def _play_multi(rt: RuleTables, ctx: int, k: int, rng: np.random.Generator, vocab) -> RoundTrace:
+    """A multi-draft round: m candidates per position, the kept one carries the path on."""
+    name = lambda x: token_name(vocab, x)  # noqa: E731
+    positions: list[Position] = []
+    emitted: list[Emitted] = []
+    c = ctx
+    rejected_at = rejection_row = rejection_context = bonus_row = bonus_context = None
+    for i in range(1, k + 1):
+        tries = []
+        for A_j in rt.chain:
+            x = draw(rt.Qs[c], rng.random())
+            u = float(rng.random())
+            tries.append(Try(x, float(rt.Qs[c, x]), float(min(1.0, A_j[c, x])), u,
+                             bool(u < A_j[c, x])))
+            if tries[-1].accepted:
+                break
+        last = tries[-1]
+        positions.append(Position(
+            i=i, context=c, token=last.token, p_row=_frozen(rt.P[c]), q_row=_frozen(rt.Qs[c]),
+            p=float(rt.P[c, last.token]), q=last.q,
+            ratio=float(rt.P[c, last.token] / last.q) if last.q > 0 else float("inf"),
+            threshold=last.threshold, u=last.u, accepted=last.accepted, tries=tuple(tries),
+        ))
+        if not last.accepted:
+            rejected_at, rejection_context = i, c
+            rejection_row = _frozen(rt.R[c])
+            break
+        emitted.append(Emitted(last.token, "accepted", i))
+        c = last.token
+    final_u = float(rng.random())
+    if rejected_at is None:
+        bonus_context, bonus_row = c, _frozen(rt.P[c])
+        emitted.append(Emitted(draw(bonus_row, final_u), "bonus", k + 1))
+    else:
+        emitted.append(Emitted(draw(rejection_row, final_u), "resampled", rejected_at))
+    steps = [Step("start", None, f"Context '{name(ctx)}'. Up to {k} positions, "
+                  f"{len(rt.chain)} candidates each.")]
+    for pos in positions:
+        tried = ", ".join(f"'{name(t.token)}' (u = {t.u:.3f} vs {t.threshold:.3f}: "
+                          f"{'kept' if t.accepted else 'no'})" for t in pos.tries)
+        steps.append(Step("verify", pos.i, f"Position {pos.i}: {tried}."))
+    if rejected_at is not None:
+        steps.append(Step("residual", rejected_at, f"All candidates failed at position "
+                          f"{rejected_at}: '{name(emitted[-1].token)}' drawn from "
+                          f"{rt.rule.reject_law}."))
+    else:
+        steps.append(Step("bonus", k + 1, f"All {k} positions kept: bonus token "
+                          f"'{name(emitted[-1].token)}' from p."))
+    text = " ".join(name(e.token) for e in emitted)
+    steps.append(Step("done", None, f"Round emits {len(emitted)} token(s) for one target call: "
+                      f"{text}."))
+    return RoundTrace(
+        rule=rt.rule.name, ctx=ctx, k=k, vocab=vocab, positions=tuple(positions),
+        rejected_at=rejected_at, rejection_row=rejection_row,
+        rejection_context=rejection_context, bonus_row=bonus_row, bonus_context=bonus_context,
+        final_u=final_u, emitted=tuple(emitted), flushed=(), steps=tuple(steps),
+    )

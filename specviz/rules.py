@@ -1,109 +1,285 @@
-"""The registry of verification rules: the correct one and the broken ones users switch on.
+"""The registry of verification rules: lossless, lossy by design, and broken by real bugs.
 
-Every engine (play_round, simulate, exact_joint) reads a rule through the same three
-tables, so the rules mean the same thing everywhere:
-  draft_table(P, Q)  -> Qs (V, V): what the draft really samples from
-  accept_table(P, Q) -> A  (V, V): draft x at context c is kept iff u < A[c, x], u ~ U[0, 1)
-  reject_table(P, Q) -> R  (V, V): law of the token emitted on the first rejection
-and one flag, keep_unverified: after a rejection, emit the later drafts anyway.
+One registry serves every engine (play_round, simulate, exact_joint), the command line,
+the pages and the tests. A rule is read through a few tables over (context c, token x):
+  draft_table(P, Q)  -> Qs: what the draft really samples from
+  accept_table(P, Q) -> A:  draft x at context c is kept iff u < A[c, x] (u <= A if inclusive)
+  reject_table(P, Q) -> R:  law of the token emitted on the first rejection
+plus flags: keep_unverified (emit the later drafts anyway), rejection_skips_draft (the
+rejection token is R[c] with the rejected draft removed), and kind "multi" for several
+candidates per position. apply_rule turns a rule and a pair into RuleTables, which also
+carry the exact per-position laws acc (drafted and kept) and rej (rejected, y emitted).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from .rule import ratio, residual
 
-Table = np.ndarray  # (V, V)
+Table = np.ndarray  # (V, V), row = context c, column = token x
+Params = dict[str, float]
 
 
-def _draft_as_is(P: Table, Q: Table) -> Table:
+# ---------------------------------------------------------------------- table builders
+def _as_is(P: Table, Q: Table, prm: Params) -> Table:
     return Q
 
 
-def _ratio_table(P: Table, Q: Table) -> Table:
+def _ratio(P: Table, Q: Table, prm: Params) -> Table:
     return ratio(P, Q)
 
 
-def _residual_table(P: Table, Q: Table) -> Table:
+def _residual(P: Table, Q: Table, prm: Params) -> Table:
     return residual(P, Q)
 
 
-def _target_table(P: Table, Q: Table) -> Table:
+def _target(P: Table, Q: Table, prm: Params) -> Table:
     return P
 
 
-def _greedy_table(P: Table, Q: Table) -> Table:
-    """A[c, x] = 1 iff x = argmax_x P[c] (first maximum)."""
-    A = np.zeros_like(P)
-    A[np.arange(P.shape[0]), P.argmax(axis=1)] = 1.0
-    return A
+def _target_prob(P: Table, Q: Table, prm: Params) -> Table:
+    """A[c, x] = p(x | c): sampler-match keeps x iff a fresh sample from p equals it."""
+    return P
+
+
+def one_hot_argmax(M: Table) -> Table:
+    """The greedy drafter: all mass on each row's most likely token (first maximum)."""
+    H = np.zeros_like(M)
+    H[np.arange(M.shape[0]), M.argmax(axis=1)] = 1.0
+    return H
+
+
+def _one_hot(P: Table, Q: Table, prm: Params) -> Table:
+    return one_hot_argmax(Q)
+
+
+def _one_hot_ratio(P: Table, Q: Table, prm: Params) -> Table:
+    return ratio(P, one_hot_argmax(Q))
+
+
+def _one_hot_residual(P: Table, Q: Table, prm: Params) -> Table:
+    return residual(P, one_hot_argmax(Q))
+
+
+def _greedy_match(P: Table, Q: Table, prm: Params) -> Table:
+    """A[c, x] = 1 iff x = argmax_x P[c]."""
+    return one_hot_argmax(P)
+
+
+def _typical(P: Table, Q: Table, prm: Params) -> Table:
+    """Medusa: keep x iff p(x) > min(eps, delta exp(-H(p))), H the entropy of p(.|c) in nats."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        H = -np.where(P > 0, P * np.log(np.where(P > 0, P, 1.0)), 0.0).sum(axis=1)  # (V,)
+    cut = np.minimum(prm["eps"], prm["delta"] * np.exp(-H))  # (V,)
+    return (P > cut[:, None]).astype(np.float64)
+
+
+def _lenient(P: Table, Q: Table, prm: Params) -> Table:
+    """A = p / (l q): with l < 1 more drafts pass; l = 1 is the exact rule."""
+    return ratio(P, Q) / prm["l"]
+
+
+def _top_k(P: Table, Q: Table, prm: Params) -> Table:
+    """q restricted to its top_k tokens per row and renormalised (ties: lower index first)."""
+    kk = int(prm["top_k"])
+    order = np.argsort(-Q, axis=1, kind="stable")[:, :kk]  # (V, top_k)
+    keep = np.zeros_like(Q)
+    rows = np.arange(Q.shape[0])[:, None]
+    keep[rows, order] = Q[rows, order]
+    return keep / keep.sum(axis=1, keepdims=True)
+
+
+# ---------------------------------------------------------------------- the rule
+@dataclass(frozen=True)
+class Param:
+    name: str
+    default: float
+    lo: float
+    hi: float
+    help: str
+    integer: bool = False
 
 
 @dataclass(frozen=True)
 class Rule:
-    """One verification rule: how drafts are kept and what is emitted on a rejection."""
+    """One verification rule."""
 
     name: str
     label: str
-    lossless: bool
-    source: str
+    family: str  # "lossless" | "lossy by design" | "broken"
+    source: str  # where it comes from: a paper section or the public issue that reported it
     description: str
-    draft_table: Callable[[Table, Table], Table] = _draft_as_is
-    accept_table: Callable[[Table, Table], Table] = _ratio_table
-    reject_table: Callable[[Table, Table], Table] = _residual_table
-    keep_unverified: bool = False
+    draft_table: Callable[[Table, Table, Params], Table] = _as_is
+    accept_table: Callable[[Table, Table, Params], Table] = _ratio
+    reject_table: Callable[[Table, Table, Params], Table] = _residual
     reject_law: str = "norm(max(0, p - q))"  # how the app names the rejection law
+    keep_unverified: bool = False  # emit the drafts after a rejection without checking them
+    rejection_skips_draft: bool = False  # the rejection token avoids the rejected draft
+    inclusive: bool = False  # keep iff u <= A, with u on a grid of 2^u_bits values from 0
+    kind: str = "single"  # "single": one draft per position; "multi": m candidates
+    params: tuple[Param, ...] = ()
+    values: tuple[tuple[str, float], ...] = ()  # overrides of the parameters' defaults
 
-    def accept_prob_table(self, P: Table, Q: Table) -> Table:
-        """min(1, A): the chance each draft is kept, given it was drafted. (V, V)"""
-        return np.clip(self.accept_table(P, Q), 0.0, 1.0)
+    @property
+    def lossless(self) -> bool:
+        return self.family == "lossless"
+
+    @property
+    def prm(self) -> Params:
+        p = {q.name: q.default for q in self.params}
+        p.update(dict(self.values))
+        return p
+
+    def with_params(self, **kw: float) -> Rule:
+        """The same rule with some parameters changed (checked against their ranges)."""
+        known = {q.name: q for q in self.params}
+        for key, v in kw.items():
+            if key not in known:
+                raise ValueError(f"rule {self.name!r} has no parameter {key!r}; "
+                                 f"it has: {', '.join(known) or 'none'}")
+            q = known[key]
+            if not (isinstance(v, (int, float)) and q.lo <= v <= q.hi) or (
+                q.integer and v != int(v)
+            ):
+                raise ValueError(f"{self.name}.{key} must be "
+                                 f"{'an integer' if q.integer else 'a number'} in "
+                                 f"[{q.lo:g}, {q.hi:g}]; got {v!r}")
+        return replace(self, values=tuple({**dict(self.values), **kw}.items()))
+
+    @property
+    def param_text(self) -> str:
+        return ", ".join(f"{k} = {v:g}" for k, v in self.prm.items())
+
+
+def keep_prob(rule: Rule, A: Table) -> Table:
+    """P(coin passes | A): clip(A, 0, 1) for u ~ U[0, 1) and the strict test u < A.
+
+    Inclusive test on a grid u in {0, 1/G, ..., (G-1)/G}, G = 2^u_bits:
+    P(u <= A) = min(G, floor(A G) + 1) / G for A >= 0, so even A = 0 passes with 1/G.
+    """
+    if not rule.inclusive:
+        return np.clip(A, 0.0, 1.0)
+    G = 2.0 ** rule.prm["u_bits"]
+    safe = np.where(np.isfinite(A), A, G)  # inf passes always
+    return np.where(A >= 0, np.minimum(G, np.floor(safe * G) + 1.0) / G, 0.0)
+
+
+def coin_passes(rule: Rule, u: np.ndarray, A: np.ndarray) -> np.ndarray:
+    """The coin as the rule executes it."""
+    if not rule.inclusive:
+        return u < A
+    G = 2.0 ** rule.prm["u_bits"]
+    return np.floor(u * G) / G <= A
 
 
 RULES: dict[str, Rule] = {
     r.name: r
     for r in (
         Rule(
-            name="correct",
-            label="correct (rejection sampling)",
-            lossless=True,
-            source="Leviathan et al. 2022, Algorithm 1; Chen et al. 2023, Algorithm 2",
-            description="keep x with probability min(1, p/q); on the first rejection emit one "
-            "token from norm(max(0, p - q)); if all k pass, a bonus token from p",
+            "correct", "rejection sampling (standard)", "lossless",
+            "Leviathan et al. 2022, Algorithm 1 and Thm 3.5; Chen et al. 2023, Algorithm 2",
+            "keep x with probability min(1, p/q); on the first rejection emit one token from "
+            "norm(max(0, p - q)); if all k pass, a bonus token from p",
         ),
         Rule(
-            name="greedy",
-            label="greedy match",
-            lossless=False,
-            source="SPEC.md broken rule 'greedy'",
-            description="keep x only if it is the target's most likely token; residual on "
-            "rejection",
-            accept_table=_greedy_table,
+            "one_hot", "one-hot q (greedy or n-gram drafter)", "lossless",
+            "Leviathan et al. 2022, Algorithm 1 applied to a deterministic draft, as used for "
+            "prompt-lookup and greedy drafters",
+            "the drafter proposes one token with certainty (here q's most likely one), so q is "
+            "one-hot: keep it with probability p(x); on rejection draw from p with x removed",
+            draft_table=_one_hot, accept_table=_one_hot_ratio, reject_table=_one_hot_residual,
+            reject_law="p with the draft removed",
         ),
         Rule(
-            name="no_resample",
-            label="no residual (resample from p)",
-            lossless=False,
-            source="SPEC.md broken rule 'no_resample'",
-            description="on a rejection draw from p instead of the residual, so tokens the "
-            "draft over-proposes get their mass twice",
-            reject_table=_target_table,
-            reject_law="p",
+            "sampler_match", "sampler match", "lossless",
+            "exact-match verification of a sampled draft: emit the target's own sample",
+            "draw a fresh token from p and keep the draft iff they agree; emit the fresh token "
+            "either way. Exact, but it keeps sum p q of the mass instead of sum min(p, q)",
+            accept_table=_target_prob, reject_table=_target, rejection_skips_draft=True,
+            reject_law="p given it differs from the draft",
         ),
         Rule(
-            name="continue",
-            label="keep later drafts unverified",
-            lossless=False,
-            source="SPEC.md broken rule 'continue'",
-            description="after a rejection emit the residual token, then the rest of the "
-            "drafts without checking them, and end the round (no bonus)",
+            "multi_draft", "multi-draft tree (SpecInfer)", "lossless",
+            "Miao et al. 2024 (SpecInfer), multi-step speculative sampling",
+            "m candidates per position from q; candidate j is kept with min(1, p_j/q), where "
+            "p_1 = p and p_(j+1) = norm(max(0, p_j - q)) after each failure; if all fail, "
+            "emit from p_(m+1)",
+            kind="multi",
+            params=(Param("m", 3, 1, 8, "candidates per position", integer=True),),
+            reject_law="p_(m+1), the residual after m failures",
+        ),
+        Rule(
+            "typical", "typical acceptance (Medusa)", "lossy by design",
+            "Cai et al. 2024 (Medusa, arXiv 2401.10774), Sec. 2.3.1",
+            "keep x iff p(x) > min(eps, delta exp(-H(p))); on rejection emit a token from p",
+            accept_table=_typical, reject_table=_target, reject_law="p",
+            params=(Param("eps", 0.09, 0.0, 1.0, "hard floor"),
+                    Param("delta", 0.3, 0.0, 1.0, "entropy-scaled floor")),
+        ),
+        Rule(
+            "lenient", "lenience l", "lossy by design",
+            "Leviathan et al. 2022 (arXiv 2211.17192), the lenience parameter of its appendix",
+            "keep x with probability min(1, p / (l q)); l = 1 is exact, smaller l keeps more; "
+            "the residual is left as norm(max(0, p - q))",
+            accept_table=_lenient,
+            params=(Param("l", 0.5, 0.01, 1.0, "lenience"),),
+        ),
+        Rule(
+            "greedy", "greedy match", "broken",
+            "SPEC.md broken rule 'greedy'",
+            "keep x only if it is the target's most likely token; residual on rejection",
+            accept_table=_greedy_match,
+        ),
+        Rule(
+            "no_resample", "no residual (resample from p)", "broken",
+            "SPEC.md broken rule 'no_resample'",
+            "on a rejection draw from p instead of the residual, so the draft's favourite "
+            "tokens get their mass twice",
+            reject_table=_target, reject_law="p",
+        ),
+        Rule(
+            "continue", "keep later drafts unverified", "broken",
+            "SPEC.md broken rule 'continue'",
+            "after a rejection emit the residual token, then the rest of the drafts without "
+            "checking them, and end the round (no bonus)",
             keep_unverified=True,
+        ),
+        Rule(
+            "topk_q", "q from before top-k", "broken",
+            "huggingface/transformers issue #47932: candidate generators return a q they did "
+            "not sample from; also deepseek-ai/DeepSpec issue #31",
+            "the draft samples from its top-k renormalised distribution, but the ratio and "
+            "the residual use the raw q",
+            draft_table=_top_k,
+            params=(Param("top_k", 2, 1, 64, "tokens the draft keeps", integer=True),),
+        ),
+        Rule(
+            "greedy_draft", "draft temperature ignored", "broken",
+            "z-lab/dflash issue #74 (draft sampler ignores temperature); "
+            "jaymody/speculative-sampling issue #3",
+            "the draft proposes its argmax (temperature dropped), while the ratio and the "
+            "residual use its softmax q",
+            draft_table=_one_hot,
+        ),
+        Rule(
+            "inclusive_coin", "inclusive coin u <= p/q", "broken",
+            "sgl-project/sglang issue #35771: a zero-probability draft accepted when the "
+            "coin is exactly 0",
+            "keep iff u <= p/q with u able to be 0: a token with p(x) = 0 passes whenever "
+            "u = 0. The coin is drawn on a grid of 2^u_bits values from 0 (float32 gives 24 "
+            "bits); the grid here is coarse so that a run of modest n sees the bias, which also "
+            "rounds every threshold up by up to one grid step",
+            inclusive=True,
+            params=(Param("u_bits", 4, 1, 24, "bits of the coin", integer=True),),
         ),
     )
 }
+
+FAMILIES = ("lossless", "lossy by design", "broken")
 
 
 def get_rule(rule: str | Rule) -> Rule:
@@ -117,30 +293,60 @@ def get_rule(rule: str | Rule) -> Rule:
 
 @dataclass(frozen=True)
 class RuleTables:
-    """A rule applied to a pair: everything the engines need, computed once."""
+    """A rule applied to a pair: every table the engines need, computed once."""
 
     rule: Rule
     P: Table  # (V, V) target
-    Q: Table  # (V, V) draft as given (used in the ratio)
+    Q: Table  # (V, V) draft as given
     Qs: Table  # (V, V) what the draft samples from
-    A: Table  # (V, V) keep iff u < A[c, x]
-    R: Table  # (V, V) law emitted on a rejection
+    A: Table  # (V, V) single kind: keep iff the coin passes A[c, x]
+    R: Table  # (V, V) law of the rejection token at context c
+    acc: Table  # (V, V) exact: x drafted at c and kept (summed over a multi-draft's tries)
+    rej: Table  # (V, V) exact: the position rejected and y emitted
+    W: Table  # (V, V) exact: x drafted at c and rejected (single kind)
+    chain: tuple[Table, ...] = field(default=())  # multi: A_j = p_j / q for tries j = 1..m
 
     @property
     def V(self) -> int:
         return self.P.shape[0]
 
     @property
-    def acc(self) -> Table:
-        """ACC[c, x] = Qs[c, x] min(1, A[c, x]): x drafted and kept. (V, V)"""
-        return self.Qs * np.clip(self.A, 0.0, 1.0)
-
-    @property
     def reject_mass(self) -> np.ndarray:
-        """1 - sum_x ACC[c, x]: the chance the draft at context c is rejected. (V,)"""
-        return np.clip(1.0 - self.acc.sum(axis=1), 0.0, 1.0)
+        """The chance the position at context c is rejected. (V,)"""
+        return self.rej.sum(axis=1)
 
 
 def apply_rule(rule: str | Rule, P: Table, Q: Table) -> RuleTables:
     r = get_rule(rule)
-    return RuleTables(r, P, Q, r.draft_table(P, Q), r.accept_table(P, Q), r.reject_table(P, Q))
+    prm = r.prm
+    Qs = r.draft_table(P, Q, prm)
+    if r.kind == "multi":
+        return _apply_multi(r, P, Q, Qs, int(prm["m"]))
+    A = r.accept_table(P, Q, prm)
+    R = r.reject_table(P, Q, prm)
+    keep = keep_prob(r, A)  # (V, V)
+    acc = Qs * keep
+    W = Qs * (1.0 - keep)
+    if r.rejection_skips_draft:
+        # y ~ R[c] given y != x, for the rejected x: sum_x W[c, x] R[c, y] 1[y != x] / (1 - R[c, x])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            w = np.where(R < 1.0, W / (1.0 - R), 0.0)  # (V, V)
+        rej = R * (w.sum(axis=1, keepdims=True) - w)
+    else:
+        rej = W.sum(axis=1, keepdims=True) * R
+    return RuleTables(r, P, Q, Qs, A, R, acc, rej, W)
+
+
+def _apply_multi(r: Rule, P: Table, Q: Table, Qs: Table, m: int) -> RuleTables:
+    """SpecInfer's multi-step sampling: p_1 = p, p_(j+1) = norm(max(0, p_j - q))."""
+    p_j, chain = P, []
+    acc = np.zeros_like(P)
+    alive = np.ones(P.shape[0])  # (V,) chance that tries 1..j-1 all failed
+    for _ in range(m):
+        chain.append(ratio(p_j, Qs))
+        kept = np.minimum(p_j, Qs)  # (V, V)
+        acc += alive[:, None] * kept
+        alive = alive * (1.0 - kept.sum(axis=1))
+        p_j = residual(p_j, Qs)
+    rej = alive[:, None] * p_j
+    return RuleTables(r, P, Q, Qs, chain[0], p_j, acc, rej, np.zeros_like(P), tuple(chain))

@@ -60,3 +60,33 @@ class RowSampler:
         t -= j  # fractional part: a fresh uniform in [0, 1)
         idx = rows * self.V + j
         return np.where(t < self.keep[idx], j, self.alias[idx])
+
+
+class InverseCDF:
+    """Vectorised inverse-CDF draws over rows of W, with the option of skipping one token."""
+
+    def __init__(self, W: np.ndarray) -> None:
+        self.R, self.V = W.shape
+        self.W = W
+        cdf = np.cumsum(W, axis=1)
+        self.cdf = cdf / cdf[:, -1:]  # (R, V), ends at exactly 1
+        self.flat = (self.cdf + np.arange(self.R)[:, None]).ravel()  # row r spans [r, r + 1)
+        self.last = W.shape[1] - 1 - np.argmax(W[:, ::-1] > 0, axis=1)  # (R,)
+
+    def __call__(self, rows: np.ndarray, u: np.ndarray) -> np.ndarray:
+        x = np.searchsorted(self.flat, rows + u, side="right") - rows * self.V
+        return np.minimum(x, self.last[rows])
+
+    def skipping(self, rows: np.ndarray, skip: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """x ~ W[row] given x != skip: u is spread over the mass outside skip's interval."""
+        w = self.W[rows, skip]  # (n,) mass of the skipped token
+        before = self.cdf[rows, skip] - w  # where its interval starts
+        v = u * (1.0 - w)  # uniform on [0, 1 - w)
+        v = np.where(v < before, v, v + w)  # jump over [before, before + w)
+        x = self(rows, np.minimum(v, np.nextafter(1.0, 0.0)))
+        bad = np.flatnonzero(x == skip)  # only by rounding at an interval's edge
+        if len(bad):  # fall back to the most likely other token, which has mass
+            alt = self.W[rows[bad]].copy()
+            alt[np.arange(len(bad)), skip[bad]] = -1.0
+            x[bad] = alt.argmax(axis=1)
+        return x

@@ -1,62 +1,118 @@
 """An independent, slow reference for exact laws: explicit recursion over every path of a round.
 
-It shares nothing with specviz.exact but the rule's three tables, read cell by cell.
+It reads the rule's raw tables (what the draft samples, the coin's threshold, the rejection
+law) cell by cell and re-derives everything else itself: the coin's pass probability by
+enumerating its grid, the rejection token that avoids the draft, SpecInfer's residual chain.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 
-from specviz.rules import apply_rule
+import numpy as np
+
+from specviz.rules import get_rule
+
+
+def _residual(p, q):
+    d = [max(0.0, a - b) for a, b in zip(p, q, strict=True)]
+    s = sum(d)
+    return [x / s for x in d] if s > 1e-12 else list(p)
+
+
+def _pass_prob(rule, a):
+    """P(the coin passes threshold a), by enumerating the grid for an inclusive coin."""
+    if not rule.inclusive:
+        return min(1.0, max(0.0, a))
+    G = 2 ** int(rule.prm["u_bits"])
+    return sum(1 for j in range(G) if j / G <= a) / G
 
 
 def brute_joint(P, Q, ctx, k, n_tokens, rule):
     """dict: tuple of the first n_tokens emitted -> probability."""
-    rt = apply_rule(rule, P, Q)
+    r = get_rule(rule)
+    prm = r.prm
     V = P.shape[0]
+    Qs = r.draft_table(P, Q, prm)
+    if r.kind == "single":
+        A = r.accept_table(P, Q, prm)
+        R = r.reject_table(P, Q, prm)
     law = defaultdict(float)
 
-    def new_round(c, prefix, prob):
+    def emit(prefix, prob, then):
         if len(prefix) >= n_tokens:
             law[tuple(prefix[:n_tokens])] += prob
-            return
-        position(c, 1, prefix, prob)
+        else:
+            then()
+
+    def new_round(c, prefix, prob):
+        emit(prefix, prob, lambda: position(c, 1, prefix, prob))
+
+    def kept(x, i, prefix, prob):
+        if i == k:  # bonus from p at x, then a new round
+            for y in range(V):
+                if P[x, y] > 0:
+                    new_round(y, prefix + [x, y], prob * P[x, y])
+        else:
+            position(x, i + 1, prefix + [x], prob)
 
     def position(c, i, prefix, prob):
-        # draft x at context c, position i of k
+        if r.kind == "multi":
+            return multi(c, i, prefix, prob, list(P[c]), int(prm["m"]))
         for x in range(V):
-            qx = rt.Qs[c, x]
+            qx = Qs[c, x]
             if qx == 0:
                 continue
-            keep = min(1.0, max(0.0, rt.A[c, x]))
+            keep = _pass_prob(r, A[c, x])
             if keep > 0:
-                if i == k:
-                    for y in range(V):  # bonus
-                        if rt.P[x, y] > 0:
-                            new_round(y, prefix + [x, y], prob * qx * keep * rt.P[x, y])
-                else:
-                    position(x, i + 1, prefix + [x], prob * qx * keep)
+                kept(x, i, prefix + [], prob * qx * keep)
             if keep < 1:
-                for y in range(V):  # rejection token from R at context c
-                    if rt.R[c, y] == 0:
+                for y in range(V):
+                    w = R[c, y]
+                    if r.rejection_skips_draft:
+                        w = 0.0 if y == x else R[c, y] / (1.0 - R[c, x])
+                    if w == 0:
                         continue
-                    p = prob * qx * (1 - keep) * rt.R[c, y]
-                    if rt.rule.keep_unverified and i < k:
+                    p = prob * qx * (1 - keep) * w
+                    if r.keep_unverified and i < k:
                         unverified(x, k - i, prefix + [y], p)
                     else:
                         new_round(y, prefix + [y], p)
 
+    def multi(c, i, prefix, prob, p_j, tries_left):
+        if tries_left == 0:  # every candidate failed: emit from the last residual
+            for y in range(V):
+                if p_j[y] > 0:
+                    new_round(y, prefix + [y], prob * p_j[y])
+            return
+        for x in range(V):
+            qx = Qs[c, x]
+            if qx == 0:
+                continue
+            keep = min(1.0, p_j[x] / qx)
+            if keep > 0:
+                kept(x, i, prefix, prob * qx * keep)
+        fail = 1.0 - sum(min(p_j[x], Qs[c, x]) for x in range(V))
+        if fail > 0:
+            multi(c, i, prefix, prob * fail, _residual(p_j, Qs[c]), tries_left - 1)
+
     def unverified(z, s, prefix, prob):
         # s later drafts, a q-chain from z, emitted without a check; then a new round
-        if s == 0 or len(prefix) >= n_tokens:
-            if len(prefix) >= n_tokens:
-                law[tuple(prefix[:n_tokens])] += prob
-            else:
-                new_round(prefix[-1], prefix, prob)
+        if s == 0:
+            return new_round(prefix[-1], prefix, prob)
+        if len(prefix) >= n_tokens:
+            law[tuple(prefix[:n_tokens])] += prob
             return
         for w in range(V):
-            if rt.Qs[z, w] > 0:
-                unverified(w, s - 1, prefix + [w], prob * rt.Qs[z, w])
+            if Qs[z, w] > 0:
+                unverified(w, s - 1, prefix + [w], prob * Qs[z, w])
 
     new_round(ctx, [], 1.0)
     return dict(law)
+
+
+def brute_array(P, Q, ctx, k, n_tokens, rule):
+    out = np.zeros((P.shape[0],) * n_tokens)
+    for key, v in brute_joint(P, Q, ctx, k, n_tokens, rule).items():
+        out[key] += v
+    return out

@@ -10,6 +10,8 @@ from conftest import random_tables
 from specviz import RULES, default_tables, exact_joint, round_law, target_joint, theory
 from specviz.rule import overlap
 
+LOSSLESS = [r for r in RULES if RULES[r].lossless]
+
 
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("n_tokens", [2, 3])
@@ -24,6 +26,18 @@ def test_correct_rule_equals_target_on_random_tables_with_zeros(seed, n_tokens):
             np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("rule", LOSSLESS)
+@pytest.mark.parametrize("seed", range(3))
+def test_every_lossless_rule_equals_target_on_random_tables_with_zeros(rule, seed):
+    rng = np.random.default_rng(50 + seed)
+    P, Q = random_tables(rng, V=5)
+    for k in (1, 2, 5):
+        for ctx in range(5):
+            for n_tokens in (2, 3):
+                np.testing.assert_allclose(exact_joint(P, Q, ctx, k, n_tokens, rule),
+                                           target_joint(P, ctx, n_tokens), rtol=0, atol=1e-12)
+
+
 def test_correct_rule_equals_target_on_default_tables():
     T = default_tables()
     for k in (1, 4, 8):
@@ -35,6 +49,7 @@ def test_correct_rule_equals_target_on_default_tables():
 @pytest.mark.parametrize("rule", list(RULES))
 @pytest.mark.parametrize("k", [1, 2, 3])
 def test_dp_matches_brute_force_enumeration(rule, k):
+    """An independent recursion over every path (tests/brute.py) gives the same law."""
     rng = np.random.default_rng(7 + k)
     P, Q = random_tables(rng, V=3)
     for ctx in range(3):

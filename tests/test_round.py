@@ -16,7 +16,26 @@ def _round(seed, rule="correct", k=4, ctx=0):
     return play_round(T.P, T.Q, ctx, k, np.random.default_rng(seed), rule)
 
 
-@pytest.mark.parametrize("rule", list(RULES))
+SINGLE = [r for r in RULES if RULES[r].kind == "single"]
+
+
+def test_multi_draft_trace():
+    for seed in range(60):
+        tr = _round(seed, "multi_draft")
+        assert 1 <= len(tr.positions) <= 4
+        for pos in tr.positions:
+            assert 1 <= len(pos.tries) <= 3
+            assert all(not t.accepted for t in pos.tries[:-1])
+            assert pos.accepted == pos.tries[-1].accepted
+            assert all(t.accepted == (t.u < t.threshold) for t in pos.tries)
+        if tr.rejected_at is None:
+            assert len(tr.positions) == 4 and tr.emitted[-1].origin == "bonus"
+        else:
+            assert tr.rejected_at == len(tr.positions) and tr.emitted[-1].origin == "resampled"
+        assert [s.kind for s in tr.steps][-1] == "done"
+
+
+@pytest.mark.parametrize("rule", SINGLE)
 def test_trace_is_consistent(rule):
     for seed in range(60):
         tr = _round(seed, rule)

@@ -39,12 +39,23 @@ def test_monte_carlo_matches_exact_for_every_rule(rule):
     assert gof_pvalue(sim.joint, exact) > 1e-6
 
 
+def _power_n(bias: float, law) -> int:
+    """The smallest n on a fixed ladder at which a bias this size clears twice the threshold."""
+    for n in (100_000, 400_000, 1_600_000, 6_400_000):
+        if bias > 2 * tv_threshold(law, n):
+            return n
+    raise AssertionError(f"bias {bias} is too small to test")
+
+
 @pytest.mark.parametrize("rule", [r for r in RULES if not RULES[r].lossless])
 def test_negative_control_each_broken_rule_is_caught(rule):
-    """The same test that passes the correct rule must fail each broken one."""
+    """The same test that passes the correct rule must fail each lossy or broken one; n is
+    chosen from the rule's exact bias by a power calculation, not tuned."""
     target = target_joint(T.P, 0, 2)
-    sim = simulate(T.P, T.Q, 0, 4, N, rule, n_tokens=2, seed=2)
-    assert tv(sim.law, target) > tv_threshold(target, N)
+    bias = tv(exact_joint(T.P, T.Q, 0, 4, 2, rule), target)
+    n = _power_n(bias, target)
+    sim = simulate(T.P, T.Q, 0, 4, n, rule, n_tokens=2, seed=2)
+    assert tv(sim.law, target) > tv_threshold(target, n)
     assert gof_pvalue(sim.joint, target) < 1e-6
 
 
@@ -75,14 +86,15 @@ def test_first_round_histogram_matches_exact():
         assert tv(sim.histogram / n, law.histogram) <= tv_threshold(law.histogram, n)
 
 
-def test_scalar_rounds_match_exact():
+@pytest.mark.parametrize("rule", list(RULES))
+def test_scalar_rounds_match_exact(rule):
     """play_round, one round at a time, chained until two tokens are out."""
-    n, k = 6_000, 3
+    n, k = 3_000, 3
     counts = np.zeros((6, 6))
     for d in range(n):
-        toks = [t for tr in play_rounds(T.P, T.Q, 0, k, 2, seed=d) for t in tr.tokens][:2]
+        toks = [t for tr in play_rounds(T.P, T.Q, 0, k, 2, seed=d, rule=rule) for t in tr.tokens]
         counts[toks[0], toks[1]] += 1
-    exact = exact_joint(T.P, T.Q, 0, k, 2)
+    exact = exact_joint(T.P, T.Q, 0, k, 2, rule)
     assert tv(counts / n, exact) <= tv_threshold(exact, n)
 
 
@@ -102,14 +114,14 @@ def test_identical_rows_tokens_per_call_within_four_standard_errors():
         assert abs(sim.tokens_per_call - want) <= 4 * se
 
 
-def test_long_decode_matches_exact_long_run():
-    for rule in RULES:
-        stats = long_decode(T.P, T.Q, 0, 4, 200_000, rule, seed=9)
-        law = round_law(T.P, T.Q, 0, 4, rule, long_run=True)
-        # rounds in one chain are Markov-dependent; 5 SE of the i.i.d. estimate leaves room
-        assert abs(stats.tokens_per_call - law.tokens_per_call) <= 5 * stats.tokens_per_call_se
-        assert stats.target_calls == stats.rounds == 200_000
-        assert stats.draft_calls == 4 * 200_000
+@pytest.mark.parametrize("rule", list(RULES))
+def test_long_decode_matches_exact_long_run(rule):
+    stats = long_decode(T.P, T.Q, 0, 4, 200_000, rule, seed=9)
+    law = round_law(T.P, T.Q, 0, 4, rule, long_run=True)
+    # rounds in one chain are Markov-dependent; 5 SE of the i.i.d. estimate leaves room
+    assert abs(stats.tokens_per_call - law.tokens_per_call) <= 5 * stats.tokens_per_call_se
+    assert stats.target_calls == stats.rounds == 200_000
+    assert stats.draft_calls == 4 * 200_000
 
 
 def test_metrics_are_consistent():
