@@ -6,6 +6,7 @@ closed forms of the paper, and a roofline. The Streamlit app and the command lin
 are built on these names.
 """
 
+from .dynamic import POLICIES, PolicyRun, run_policies, run_policy
 from .exact import RoundLaw, exact_joint, round_law, target_joint
 from .montecarlo import DecodeStats, SimResult, long_decode, simulate
 from .roofline import (
@@ -55,7 +56,7 @@ from .theory import (
 )
 
 __all__ = [
-    "ACCELERATORS", "DTYPE_BYTES", "K_MAX", "N_MAX", "PRESETS", "RULES", "VOCAB", "V_MAX",
+    "ACCELERATORS", "DTYPE_BYTES", "POLICIES", "PolicyRun", "run_policies", "run_policy", "K_MAX", "N_MAX", "PRESETS", "RULES", "VOCAB", "V_MAX",
     "Accelerator", "DecodeStats", "Emitted", "ModelShape", "PassCost", "Position", "RoundLaw",
     "RoundTrace", "Rule", "SimResult", "Step", "Tables",
     "accept_prob", "acceptance_histogram", "accepts", "alpha_from_draft_acceptance_rate",

@@ -280,6 +280,7 @@ RULES: dict[str, Rule] = {
 }
 
 FAMILIES = ("lossless", "lossy by design", "broken")
+SPEC_RULES = ("correct", "greedy", "no_resample", "continue")  # the four of SPEC.md
 
 
 def get_rule(rule: str | Rule) -> Rule:
