@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Sequence
 from dataclasses import dataclass
+
+import numpy as np
 
 DTYPE_BYTES: dict[str, float] = {
     "fp32": 4,
@@ -255,8 +258,43 @@ def verify_cost_ratio(
     return verify / decode
 
 
+def batch_speedup(
+    shape: ModelShape | str,
+    accel: Accelerator | str,
+    alpha: float,
+    k: int,
+    c: float,
+    batches: Sequence[int],
+    ctx: int = 512,
+    dtype: str = "fp16",
+    count: str = "full",
+    kv_cache: bool = True,
+) -> np.ndarray:
+    """Speculative speedup at each batch size B, with the verify pass priced by the roofline.
+
+    S(B) = E[tokens] t_1(B) / (t_(k+1)(B) + k c t_1(B)), E[tokens] = (1 - alpha^(k+1)) /
+    (1 - alpha) (Leviathan et al. 2022, eq. 1), t_T(B) the roofline time of a pass over B
+    sequences with T new positions each, and c the draft's cost per token as a fraction of a
+    plain decode step at the same batch. While the pass is memory-bound t_(k+1) ~ t_1 and
+    S(B) is Thm 3.8's speedup; once B (k + 1) tokens make it compute-bound, the k extra
+    positions are paid in full and S(B) falls, below 1 for large B. (len(batches),)
+    """
+    from .theory import expected_tokens
+
+    a = _accel(accel)
+    k = _int_at_least(k, 1, "k", "drafted tokens per round")
+    tokens = float(expected_tokens(alpha, k))
+    out = []
+    for B in batches:
+        t1 = pass_time(pass_cost(shape, 1, ctx, dtype, B, count, kv_cache), a)
+        tk = pass_time(pass_cost(shape, k + 1, ctx, dtype, B, count, kv_cache), a)
+        out.append(tokens * t1 / (tk + k * c * t1))
+    return np.asarray(out)
+
+
 __all__ = [
     "ACCELERATORS",
+    "batch_speedup",
     "Accelerator",
     "DTYPE_BYTES",
     "ModelShape",

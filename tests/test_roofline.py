@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from specviz.roofline import (
@@ -154,3 +155,17 @@ def test_unknown_names_raise() -> None:
 
 def test_dtype_table() -> None:
     assert DTYPE_BYTES == {"fp32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
+
+
+def test_batch_speedup_memory_bound_then_falls():
+    from specviz.roofline import batch_speedup
+    from specviz.theory import walltime_speedup
+
+    B = [1, 8, 64, 256, 1024]
+    s = batch_speedup("Llama-2-7B", "H100 SXM", 0.8, 4, 0.05, B, kv_cache=False)
+    assert s[0] == pytest.approx(walltime_speedup(0.8, 4, 0.05), rel=1e-12)  # Thm 3.8 at B = 1
+    assert np.all(np.diff(s) <= 1e-12)  # never rises with the batch
+    assert s[-1] < 1.0  # compute-bound: speculation costs more than it saves
+    # with the KV cache read at ctx 512 the pass stays memory-bound (see verify_cost_ratio)
+    kv = batch_speedup("Llama-2-7B", "H100 SXM", 0.8, 4, 0.05, B, kv_cache=True)
+    assert np.allclose(kv, kv[0])
