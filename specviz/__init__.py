@@ -56,7 +56,8 @@ from .theory import (
 )
 
 __all__ = [
-    "ACCELERATORS", "DTYPE_BYTES", "POLICIES", "PolicyRun", "run_policies", "run_policy", "K_MAX", "N_MAX", "PRESETS", "RULES", "VOCAB", "V_MAX",
+    "ACCELERATORS", "DTYPE_BYTES", "POLICIES", "PolicyRun", "run_policies", "run_policy",
+    "K_MAX", "N_MAX", "PRESETS", "RULES", "VOCAB", "V_MAX",
     "Accelerator", "DecodeStats", "Emitted", "ModelShape", "PassCost", "Position", "RoundLaw",
     "RoundTrace", "Rule", "SimResult", "Step", "Tables",
     "accept_prob", "acceptance_histogram", "accepts", "alpha_from_draft_acceptance_rate",

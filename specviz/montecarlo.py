@@ -13,10 +13,11 @@ import numpy as np
 
 from .exact import _check_n_tokens
 from .rules import RuleTables, apply_rule, coin_passes
-from .sampling import InverseCDF, RowSampler
+from .sampling import GuideSampler, InverseCDF, RowSampler
 from .tables import N_MAX, check_ctx, check_k, check_n, validate_pair
 
 CHUNK_CELLS = 1 << 22  # entries of one chunk's (n, k + 1) arrays
+ALIAS_MAX_V = 64  # above this, draws use the inverse CDF (alias set-up is a Python loop)
 JOINT_MAX_CELLS = 20_000_000  # V^n_tokens: the size of the count table
 
 
@@ -84,8 +85,11 @@ class _Engine:
 
     def __init__(self, rt: RuleTables) -> None:
         self.rt, self.V = rt, rt.V
-        self.draft = RowSampler(rt.Qs)  # x ~ Qs[c]
-        self.final = RowSampler(np.vstack([rt.R, rt.P]))  # rows 0..V-1: R, V..2V-1: P (bonus)
+        # Small vocabularies: the alias method (a few array operations per draw). Large ones:
+        # inverse CDF with a guide table, whose set-up is vectorised, not a Python loop.
+        sampler = RowSampler if rt.V <= ALIAS_MAX_V else GuideSampler
+        self.draft = sampler(rt.Qs)  # x ~ Qs[c]
+        self.final = sampler(np.vstack([rt.R, rt.P]))  # rows 0..V-1: R, V..2V-1: P (bonus)
         self.A = rt.A.ravel()  # (V*V,) the coin's threshold at (c, x)
         if rt.rule.rejection_skips_draft:
             self.R_cdf = InverseCDF(rt.R)
@@ -93,35 +97,35 @@ class _Engine:
             self.chain = [a.ravel() for a in rt.chain]  # (V*V,) per try
 
     def round(self, ctx: np.ndarray, k: int, rng: np.random.Generator):
-        """One round for each context in ctx (n,) -> emitted (n, k+1), lengths, accepted, next."""
+        """One round for each context in ctx (n,) -> emitted (k+1, n), lengths, accepted, next."""
         if self.rt.rule.kind == "multi":
             return self._round_multi(ctx, k, rng)
         n = len(ctx)
         V = self.V
         U = rng.random((2 * k + 1, n))  # draft uniforms, coins, the final draw
-        X = np.empty((n, k + 1), dtype=np.int64)  # drafts, then room for the bonus
-        C = np.empty((n, k), dtype=np.int64)  # the context of each position
+        X = np.empty((k + 1, n), dtype=np.int64)  # drafts by position, then room for the bonus
+        C = np.empty((k, n), dtype=np.int64)  # the context of each position
         c = ctx
         for i in range(k):  # 1. draft serially
-            C[:, i] = c
-            c = X[:, i] = self.draft(c, U[i])
-        kept = coin_passes(self.rt.rule, U[k:2 * k].T, self.A[C * V + X[:, :k]])  # 3. (n, k)
-        J = np.argmin(np.concatenate([kept, np.zeros((n, 1), bool)], axis=1), axis=1)
+            C[i] = c
+            c = X[i] = self.draft(c, U[i])
+        kept = coin_passes(self.rt.rule, U[k:2 * k], self.A[C * V + X[:k]])  # 3. (k, n)
+        J = np.argmin(np.concatenate([kept, np.zeros((1, n), bool)]), axis=0)  # first miss
         rows = np.arange(n)
         all_kept = J == k
         # 4. one more token: from R at the rejected position's context, or the bonus from p
-        c_J = C[rows, np.minimum(J, k - 1)]
+        c_J = C[np.minimum(J, k - 1), rows]
         if self.rt.rule.rejection_skips_draft:  # y ~ R[c] given y != the rejected draft
             rej = np.flatnonzero(~all_kept)
-            skip = X[rej, J[rej]]
-        X[rows, J] = self.final(np.where(all_kept, V + X[:, k - 1], c_J), U[2 * k])
+            skip = X[J[rej], rej]
+        X[J, rows] = self.final(np.where(all_kept, V + X[k - 1], c_J), U[2 * k])
         if self.rt.rule.rejection_skips_draft:
-            X[rej, J[rej]] = self.R_cdf.skipping(c_J[rej], skip, U[2 * k][rej])
+            X[J[rej], rej] = self.R_cdf.skipping(c_J[rej], skip, U[2 * k][rej])
         if self.rt.rule.keep_unverified:
             L = np.where(all_kept, k + 1, k)  # the later drafts stay in X, unverified
         else:
             L = J + 1
-        return X, L, J, X[rows, L - 1]
+        return X, L, J, X[L - 1, rows]
 
     def _round_multi(self, ctx: np.ndarray, k: int, rng: np.random.Generator):
         """SpecInfer: at each position m candidates ~ q(.|c), tried in turn against p_j.
@@ -130,13 +134,13 @@ class _Engine:
         in the token tree. The children of candidates that were not kept never matter.
         """
         n, V, m = len(ctx), self.V, len(self.chain)
-        X = np.zeros((n, k + 1), dtype=np.int64)
+        X = np.zeros((k + 1, n), dtype=np.int64)
         J = np.full(n, k, dtype=np.int64)
         live = np.arange(n)  # decodes whose round is still going
         c = ctx.copy()
         for i in range(k + 1):
             if i == k:  # all k positions kept: the bonus from p at the last token
-                X[live, k] = self.final(V + c, rng.random(len(live)))
+                X[k, live] = self.final(V + c, rng.random(len(live)))
                 break
             U = rng.random((2 * m + 1, len(live)))
             token = np.full(len(live), -1, dtype=np.int64)
@@ -145,15 +149,15 @@ class _Engine:
                 ok = (token < 0) & (U[2 * j + 1] < self.chain[j][c * V + x])
                 token[ok] = x[ok]
             failed = token < 0
-            X[live[~failed], i] = token[~failed]
+            X[i, live[~failed]] = token[~failed]
             y = self.final(c[failed], U[2 * m][failed])  # from p_(m+1)
-            X[live[failed], i] = y
+            X[i, live[failed]] = y
             J[live[failed]] = i
             live, c = live[~failed], token[~failed]
             if not len(live):
                 break
         L = J + 1
-        return X, L, J, X[np.arange(n), L - 1]
+        return X, L, J, X[L - 1, np.arange(n)]
 
 
 def _setup(P, Q, ctx, k, rule):
@@ -194,7 +198,7 @@ def simulate(
             h = have[live]
             for t in range(min(k + 1, m)):  # append the round's tokens while there is room
                 room = (t < L) & (h + t < m)
-                code[live[room]] = code[live[room]] * V + X[room, t]
+                code[live[room]] = code[live[room]] * V + X[t, room]
             have[live] = h + L
             more = have[live] < m
             live, c = live[more], c_next[more]

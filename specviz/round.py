@@ -127,9 +127,26 @@ def _default_vocab(V: int) -> tuple[str, ...]:
     return VOCAB if V == len(VOCAB) else tuple(str(i) for i in range(V))
 
 
-def _play(rt: RuleTables, ctx: int, k: int, rng: np.random.Generator, vocab) -> RoundTrace:
+@dataclass(frozen=True)
+class RoundDigest:
+    """What a round emitted, without its frames: enough for running totals."""
+
+    ctx: int
+    k: int
+    emitted: tuple[Emitted, ...]
+    accepted: int
+
+    @property
+    def next_ctx(self) -> int:
+        return self.emitted[-1].token
+
+
+def _play(
+    rt: RuleTables, ctx: int, k: int, rng: np.random.Generator, vocab, light: bool = False
+) -> RoundTrace | RoundDigest:
+    """One round. light=True stops once the tokens are known (same draws, no frames)."""
     if rt.rule.kind == "multi":
-        return _play_multi(rt, ctx, k, rng, vocab)
+        return _play_multi(rt, ctx, k, rng, vocab, light)
     # 1. draft x_1..x_k serially, each from q at the previous token
     contexts, drafts = [], []
     c = ctx
@@ -173,6 +190,8 @@ def _play(rt: RuleTables, ctx: int, k: int, rng: np.random.Generator, vocab) -> 
             emitted += [Emitted(drafts[i], "unverified", i + 1) for i in later]
         else:
             flushed = tuple(i + 1 for i in later)
+    if light:
+        return RoundDigest(ctx, k, tuple(emitted), n_acc)
     positions = tuple(
         Position(
             i=i + 1,
@@ -256,8 +275,13 @@ def play_rounds(
     seed: int = 0,
     rule: str = "correct",
     vocab: tuple[str, ...] | None = None,
-) -> tuple[RoundTrace, ...]:
-    """A transcript: n_rounds rounds chained from ctx on one seeded stream."""
+    traced: int | None = None,
+) -> tuple[RoundTrace | RoundDigest, ...]:
+    """A transcript: n_rounds rounds chained from ctx on one seeded stream.
+
+    With traced = m only the last m rounds carry their frames (RoundTrace); the earlier
+    ones are RoundDigest, played with the same draws at a fraction of the cost.
+    """
     P, Q = validate_pair(P, Q, vocab)
     k, ctx = check_k(k), check_ctx(ctx, P.shape[0])
     if isinstance(n_rounds, bool) or not isinstance(n_rounds, (int, np.integer)) \
@@ -266,15 +290,18 @@ def play_rounds(
     vocab = tuple(vocab) if vocab is not None else _default_vocab(P.shape[0])
     rt = apply_rule(rule, P, Q)
     rng = np.random.default_rng(seed)
-    traces = []
-    for _ in range(int(n_rounds)):
-        tr = _play(rt, ctx, k, rng, vocab)
-        traces.append(tr)
+    first_traced = 0 if traced is None else max(0, int(n_rounds) - int(traced))
+    out = []
+    for r in range(int(n_rounds)):
+        tr = _play(rt, ctx, k, rng, vocab, light=r < first_traced)
+        out.append(tr)
         ctx = tr.next_ctx
-    return tuple(traces)
+    return tuple(out)
 
 
-def _play_multi(rt: RuleTables, ctx: int, k: int, rng: np.random.Generator, vocab) -> RoundTrace:
+def _play_multi(
+    rt: RuleTables, ctx: int, k: int, rng: np.random.Generator, vocab, light: bool = False
+) -> RoundTrace | RoundDigest:
     """A multi-draft round: m candidates per position, the kept one carries the path on."""
     name = lambda x: token_name(vocab, x)  # noqa: E731
     positions: list[Position] = []
@@ -309,6 +336,8 @@ def _play_multi(rt: RuleTables, ctx: int, k: int, rng: np.random.Generator, voca
         emitted.append(Emitted(draw(bonus_row, final_u), "bonus", k + 1))
     else:
         emitted.append(Emitted(draw(rejection_row, final_u), "resampled", rejected_at))
+    if light:
+        return RoundDigest(ctx, k, tuple(emitted), len(emitted) - 1)
     steps = [Step("start", None, f"Context '{name(ctx)}'. Up to {k} positions, "
                   f"{len(rt.chain)} candidates each.")]
     for pos in positions:

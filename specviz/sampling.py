@@ -90,3 +90,31 @@ class InverseCDF:
             alt[np.arange(len(bad)), skip[bad]] = -1.0
             x[bad] = alt.argmax(axis=1)
         return x
+
+
+class GuideSampler:
+    """Vectorised inverse CDF with a guide table (the cutpoint method of Chen & Asau 1974).
+
+    G[r, j] = the first token whose cdf exceeds j / V, so a draw starts at G[r, floor(u V)]
+    and steps right while cdf <= u: about two comparisons per draw, and a set-up of one
+    binary search per row rather than alias tables built in a Python loop. W: (R, V)
+    """
+
+    def __init__(self, W: np.ndarray) -> None:
+        self.R, self.V = W.shape
+        cdf = np.cumsum(W, axis=1)
+        self.cdf = cdf / cdf[:, -1:]  # (R, V), ends at exactly 1
+        grid = np.arange(self.V) / self.V  # (V,) bucket starts
+        self.guide = np.stack([np.searchsorted(row, grid, side="right") for row in self.cdf])
+        self.flat = self.cdf.ravel()  # (R*V,)
+
+    def __call__(self, rows: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """rows: (n,) int, u: (n,) in [0, 1) -> (n,) tokens."""
+        j = np.minimum((u * self.V).astype(np.int64), self.V - 1)
+        base = rows * self.V
+        x = self.guide[rows, j]  # (n,) never past the answer
+        todo = np.flatnonzero(self.flat[base + x] <= u)
+        while len(todo):  # step right until cdf(x) > u; the last cdf is 1 > u
+            x[todo] += 1
+            todo = todo[self.flat[base[todo] + x[todo]] <= u[todo]]
+        return x

@@ -1,20 +1,6 @@
 from __future__ import annotations
 
-import numpy as np
-import pytest
+import sys
+from pathlib import Path
 
-
-def random_tables(rng: np.random.Generator, V: int, zero_frac: float = 0.3):
-    """A random pair whose rows have zeros in random places (each row keeps some mass)."""
-    def table():
-        M = rng.dirichlet(np.ones(V), size=V)
-        M[rng.random((V, V)) < zero_frac] = 0.0
-        empty = M.sum(axis=1) == 0
-        M[empty, rng.integers(0, V, empty.sum())] = 1.0
-        return M / M.sum(axis=1, keepdims=True)
-    return table(), table()
-
-
-@pytest.fixture
-def rng():
-    return np.random.default_rng(12345)
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/support.py, tests/brute.py

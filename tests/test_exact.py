@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from brute import brute_joint
-from conftest import random_tables
+from support import random_tables
 
 from specviz import RULES, default_tables, exact_joint, round_law, target_joint, theory
 from specviz.rule import overlap

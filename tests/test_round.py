@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from specviz import RULES, default_tables, play_round, play_rounds
+from specviz import RULES, RoundTrace, default_tables, play_round, play_rounds
 
 T = default_tables()
 
@@ -108,3 +108,13 @@ def test_row_a_walkthrough_numbers_in_the_trace():
             assert first.threshold == pytest.approx(0.8532, abs=5e-5)
             return
     pytest.fail("no round drafted 'e' first in 200 seeds")
+
+
+@pytest.mark.parametrize("rule", ["correct", "continue", "multi_draft", "sampler_match"])
+def test_digests_replay_the_same_draws(rule):
+    full = play_rounds(T.P, T.Q, 0, 4, 40, seed=8, rule=rule)
+    light = play_rounds(T.P, T.Q, 0, 4, 40, seed=8, rule=rule, traced=3)
+    assert [t.emitted for t in full] == [t.emitted for t in light]
+    assert [t.accepted for t in full] == [t.accepted for t in light]
+    assert all(isinstance(t, RoundTrace) for t in light[-3:])
+    assert not any(isinstance(t, RoundTrace) for t in light[:-3])

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from conftest import random_tables
+from support import random_tables
 
 from specviz import (
     RULES,

@@ -1,0 +1,148 @@
+"""Speed of the specviz engine against the targets of issue 2 ("Speed").
+
+    .venv/bin/python benchmarks/bench_engine.py            # everything (~40 s on 2 cores)
+    .venv/bin/python benchmarks/bench_engine.py --quick    # skip the n = 10^8 memory run
+
+Every figure, and every ratio, is measured in this one run on this machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import resource
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from loop_reference import loop_simulate  # noqa: E402
+
+from specviz import default_tables, exact_joint, simulate, target_joint, tv, tv_threshold  # noqa: E402
+
+MEMORY_CHILD = """
+import resource, sys, time
+sys.path.insert(0, {root!r})
+from specviz import default_tables, simulate
+t = default_tables()
+t0 = time.perf_counter()
+r = simulate(t.P, t.Q, 0, 4, {n}, n_tokens=2)
+hwm = open("/proc/self/status").read().split("VmHWM:")[1].split()[0]  # kB, this process
+print(time.perf_counter() - t0, int(r.joint.sum()), hwm)
+"""
+
+
+def best_of(fn: Callable[[], object], repeat: int) -> tuple[float, object]:
+    """Smallest wall time of `repeat` calls (seconds), and the last result."""
+    best, out = float("inf"), None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def report(name: str, value: str, target: str, ok: bool) -> bool:
+    print(f"  {name:<52} {value:>14}   target {target:<12} {'PASS' if ok else 'MISS'}",
+          flush=True)
+    return ok
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--quick", action="store_true", help="skip the n = 10^8 memory run")
+    ap.add_argument("--loop-n", type=int, default=20_000,
+                    help="decodes timed in the Python loop reference (default 20,000)")
+    args = ap.parse_args(argv)
+
+    print(f"specviz engine benchmark: Python {platform.python_version()}, NumPy "
+          f"{np.__version__}, {os.cpu_count()} CPUs, {platform.machine()}")
+    t = default_tables()
+    P, Q = t.P, t.Q
+    results = []
+
+    # 4. memory bounded at any n: simulate at n = 10^8 in a child process. It runs FIRST:
+    # Linux carries a process's peak RSS across fork and exec, so a child started from a
+    # parent that has grown would report the parent's peak as its own.
+    memory: list[str] = []
+    if not args.quick:
+        child = MEMORY_CHILD.format(root=str(ROOT), n=100_000_000)
+        t0 = time.perf_counter()
+        out = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
+                             check=True).stdout.split()
+        wall = time.perf_counter() - t0
+        rss_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024  # KiB -> MiB
+        memory = [f"{rss_mb:.0f} MB", f"{int(out[2]) / 1024:.0f} MB", out[0], out[1], f"{wall:.1f}"]
+
+    # 1. simulate at V = 6, k = 4, n_tokens = 2, n = 10^6, against the per-round loop
+    n = 1_000_000
+    simulate(P, Q, 0, 4, 10_000)  # warm up (imports, allocator)
+    sim_s, sim = best_of(lambda: simulate(P, Q, 0, 4, n, "correct", 2, seed=1), 3)
+    t0 = time.perf_counter()
+    loop_joint = loop_simulate(P, Q, 0, 4, args.loop_n, 2, seed=2)
+    loop_s = time.perf_counter() - t0
+    per_sim, per_loop = sim_s / n, loop_s / args.loop_n
+    target = target_joint(P, 0, 2)
+    print("\n1. simulate, default tables, V=6, k=4, n_tokens=2, correct rule, n=10^6")
+    results.append(report("simulate n=10^6, best of 3", f"{sim_s:.3f} s", "<= 0.25 s",
+                          sim_s <= 0.25))
+    print(f"  {'loop reference, ' + f'{args.loop_n:,} decodes':<52} {loop_s:>12.2f} s   "
+          f"({per_loop * 1e6:.1f} us/decode vs {per_sim * 1e6:.3f} us/decode)")
+    speedup = per_loop / per_sim
+    results.append(report("speedup over the loop (per decode)", f"{speedup:,.0f}x", ">= 150x",
+                          speedup >= 150))
+    # both are samplers of the target law: check they agree with it (not a timed figure)
+    for what, joint, m in (("simulate", sim.joint, n), ("loop", loop_joint, args.loop_n)):
+        d, line = tv(joint / m, target), tv_threshold(target, m)
+        print(f"  check: TV({what}, target) = {d:.4f} <= threshold {line:.4f}: "
+              f"{'ok' if d <= line else 'FAILED'}")
+
+    # 2. random V = 1000 tables, k = 8, broken rules, n = 10^6
+    V, k = 1000, 8
+    rng = np.random.default_rng(1000)
+    PV = rng.dirichlet(np.ones(V), size=V)  # (V, V)
+    QV = rng.dirichlet(np.ones(V), size=V)  # (V, V)
+    print(f"\n2. random Dirichlet tables, V={V}, k={k}, n_tokens=2, n=10^6 (end to end, "
+          "including the engine's set-up)")
+    for rule in ("no_resample", "greedy"):
+        s, r = best_of(lambda rule=rule: simulate(PV, QV, 0, k, n, rule, 2, seed=3), 2)
+        rate = n / s
+        results.append(report(f"{rule}: decodes per second (best of 2, {s:.2f} s)",
+                              f"{rate / 1e6:.2f} M/s", ">= 1 M/s", rate >= 1e6))
+        setup, _ = best_of(lambda rule=rule: simulate(PV, QV, 0, k, 1, rule, 2, seed=3), 2)
+        print(f"    of which set-up (simulate at n=1): {setup:.2f} s; without it "
+              f"{n / (s - setup) / 1e6:.2f} M decodes/s; {r.tokens_per_call:.3f} tokens/call")
+
+    # 3. exact_joint at V = 6, k = 4, n_tokens = 2
+    print("\n3. exact_joint, default tables, V=6, k=4, n_tokens=2")
+    ex_s, ex = best_of(lambda: exact_joint(P, Q, 0, 4, 2), 20)
+    results.append(report("exact_joint, best of 20", f"{ex_s * 1e3:.2f} ms", "<= 50 ms",
+                          ex_s <= 0.050))
+    print(f"  check: max |exact_joint - target_joint| = {np.abs(ex - target).max():.1e}")
+
+    print("\n4. memory: simulate at n=10^8 (V=6, k=4) in a child process (run first)")
+    if args.quick:
+        print("  skipped (--quick)")
+    else:
+        rss, hwm, secs, count, wall = memory
+        rss_mb = float(rss.split()[0])
+        results.append(report("peak RSS of the child (RUSAGE_CHILDREN)", rss, "< 500 MB",
+                              rss_mb < 500))
+        print(f"    (the child's own VmHWM: {hwm})")
+        print(f"  {'simulate n=10^8 time (whole process: ' + wall + ' s)':<52} "
+              f"{float(secs):>12.1f} s   ({int(count):,} decodes counted)")
+
+    print(f"\n{sum(results)} of {len(results)} targets met")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,385 @@
+"""The command line: the six demonstrations of SPEC.md as aligned text tables.
+
+    python -m specviz                 all six, on the default tables (about a second)
+    python -m specviz demo N [...]    one of them, N in 1..6
+
+Every number comes from specviz.demos; this module only formats and prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import textwrap
+from collections.abc import Callable, Sequence
+from typing import TextIO
+
+import numpy as np
+
+from . import demos
+from .roofline import FULL_LABEL, PRESETS, TUTORIAL_LABEL
+from .rules import RULES
+from .tables import check_ctx, default_tables
+
+Column = tuple[str, str, str | Callable[[object], str]]  # (key, header, format spec or function)
+
+WIDTH = 100  # prose is wrapped to this many characters; tables are not
+
+TITLES = {
+    1: "one token",
+    2: "exactness",
+    3: "acceptance against draft quality",
+    4: "draft length k",
+    5: "cost model",
+    6: "roofline",
+}
+
+# The tutorial's walkthrough of row 'a' (SPEC.md), computed from its unrounded probabilities.
+TUTORIAL_KEEP_E = 0.8532
+TUTORIAL_RESIDUAL = "[0.1673 0.6457 0.1838 0.0032 0 0]"
+
+
+# --------------------------------------------------------------------------- formatting
+def _cell(value: object, fmt: str | Callable[[object], str]) -> str:
+    if value is None:
+        return "-"
+    if callable(fmt):
+        return fmt(value)
+    if isinstance(value, str):
+        return value
+    return format(value, fmt)
+
+
+def format_table(rows: Sequence[dict], columns: Sequence[Column], indent: str = "  ") -> str:
+    """Rows of dicts as an aligned text table; columns: (key, header, format) each.
+
+    format is a format spec (".4f") or a function value -> str. Text columns are
+    left-aligned, numbers right-aligned.
+    """
+    cells = [[_cell(r.get(key), fmt) for key, _, fmt in columns] for r in rows]
+    left = [all(isinstance(r.get(key), str) for r in rows) and len(rows) > 0
+            for key, _, _ in columns]
+    widths = [max([len(h)] + [len(c[j]) for c in cells]) for j, (_, h, _) in enumerate(columns)]
+
+    def line(items: Sequence[str]) -> str:
+        parts = [s.ljust(w) if lj else s.rjust(w)
+                 for s, w, lj in zip(items, widths, left, strict=True)]
+        return (indent + "  ".join(parts)).rstrip()
+
+    out = [line([h for _, h, _ in columns]), indent + "  ".join("-" * w for w in widths)]
+    out += [line(c) for c in cells]
+    return "\n".join(out)
+
+
+def _x(v: object) -> str:
+    return "-" if v is None else f"{v:.3f}x"
+
+
+def _vec(v: Sequence[float]) -> str:
+    """[0.1678 0.6462 0 ...]: four decimals, exact zeros as 0 (the tutorial's style)."""
+    return "[" + " ".join("0" if x == 0 else f"{x:.4f}" for x in v) + "]"
+
+
+def _e9(v: object) -> str:
+    """5.167e9: a count in units of 10^9, as SPEC.md writes them."""
+    return f"{v / 1e9:.4g}e9"
+
+
+def _wrap(text: str, indent: str = "") -> str:
+    return textwrap.fill(text, WIDTH, initial_indent=indent, subsequent_indent=indent + "  ")
+
+
+def _heading(n: int, notice: str) -> str:
+    title = f"Demonstration {n} of 6: {TITLES[n]}"
+    return f"{title}\n{'=' * len(title)}\n{_wrap('What to notice: ' + notice)}\n"
+
+
+# --------------------------------------------------------------------------- demonstrations
+def demo_one_token(P: np.ndarray, Q: np.ndarray, vocab: tuple[str, ...], ctx: int) -> str:
+    d = demos.one_token(P, Q, ctx, vocab)
+    name = vocab[d.ctx]
+    out = [_heading(1, "a draft token the draft under-proposes (q <= p) is always kept; an "
+                       "over-proposed one is kept with chance p/q, and the residual hands "
+                       "the lost mass back to the tokens where p > q."),
+           f"Row '{name}': p = target p(.|{name}), q = draft q(.|{name})."]
+    out.append(format_table(d.rows, [
+        ("token", "token", "s"), ("p", "p", ".4f"), ("q", "q", ".4f"),
+        ("keep", "keep = min(1, p/q)", ".4f"), ("residual", "residual", ".4f"),
+    ]))
+    q = np.array([r["q"] for r in d.rows])
+    keep = np.array([r["keep"] for r in d.rows])
+    res = [r["residual"] for r in d.rows]
+    out.append(f"  residual norm(max(0, p - q)) = {_vec(res)}")
+    sure = [i for i in range(len(q)) if keep[i] >= 1.0 and q[i] > 0]
+    risky = [i for i in range(len(q)) if keep[i] < 1.0 and q[i] > 0]
+    if sure:
+        b = max(sure, key=lambda i: q[i])
+        r = d.rows[b]
+        out.append(f"  draft proposes {r['token']}: min(1, {r['p']:.4f}/{r['q']:.4f}) = 1 "
+                   "-> always kept")
+    if risky:
+        e = min(risky, key=lambda i: keep[i])
+        r = d.rows[e]
+        out.append(f"  draft proposes {r['token']}: min(1, {r['p']:.4f}/{r['q']:.4f}) = "
+                   f"{r['keep']:.4f} -> rejected {1 - r['keep']:.1%} of the time")
+    out.append(f"  chance a drafted token is kept: beta = sum min(p, q) = {d.beta:.4f} "
+               f"(rejected {d.reject_mass:.4f})")
+    if d.ctx == 0 and tuple(vocab) == default_tables().vocab and risky:
+        same = f"{keep[e]:.4f}" == f"{TUTORIAL_KEEP_E:.4f}" and _vec(res) == TUTORIAL_RESIDUAL
+        if same:
+            note = (f"These are the tutorial's published walkthrough figures (SPEC.md): keep(e) "
+                    f"= {TUTORIAL_KEEP_E:.4f}, residual = {TUTORIAL_RESIDUAL}.")
+        else:
+            note = (f"The tutorial (SPEC.md) reports keep(e) = {TUTORIAL_KEEP_E:.4f} and "
+                    f"residual = {TUTORIAL_RESIDUAL}, computed from its unrounded "
+                    "probabilities; the 4-decimal row above gives the figures printed here.")
+        out.append(_wrap(note, "  "))
+    return "\n".join(out)
+
+
+def demo_exactness(P: np.ndarray, Q: np.ndarray, vocab: tuple[str, ...], ctx: int, k: int,
+                   n: int, seed: int, rules: Sequence[str]) -> str:
+    d = demos.exactness(P, Q, ctx, k, n, seed, rules)
+    rows: list[dict] = [
+        {"rule": "target sampled directly", "lossless": "-", "mc_tv": d.direct_tv,
+         "exact_tv": 0.0, "floor": d.audits[0].floor, "threshold": d.audits[0].threshold,
+         "verdict": "the floor itself"},
+    ]
+    for a in d.audits:
+        rows.append({"rule": a.rule, "lossless": "yes" if a.lossless else "no",
+                     "mc_tv": a.mc_tv, "exact_tv": a.exact_tv, "floor": a.floor,
+                     "threshold": a.threshold, "p_value": a.p_value,
+                     "verdict": "at floor" if a.at_floor else "ABOVE floor: biased"})
+    out = [_heading(2, "the lossless rules (the correct one and its exact variants) stay at "
+                       "the sampling floor, which is all that n perfect samples would show; "
+                       "every broken rule sits near its own exact bias, and more runs would "
+                       "only make the gap clearer."),
+           _wrap(f"{d.n:,} decodes from context '{vocab[ctx]}', k = {d.k}, seed {seed}, first "
+                 f"{d.n_tokens} tokens kept; TV distance of each joint from the target's "
+                 "true joint.")]
+    out.append(format_table(rows, [
+        ("rule", "rule", "s"), ("lossless", "lossless", "s"), ("mc_tv", "MC TV", ".4f"),
+        ("exact_tv", "exact TV", ".4f"), ("floor", "floor", ".4f"),
+        ("threshold", "threshold", ".4f"), ("p_value", "GoF p", ".3g"),
+        ("verdict", "verdict", "s"),
+    ]))
+    out.append(_wrap("floor = expected TV of n exact samples; threshold = the pass line "
+                     "derived from n; exact TV = the rule's own bias (0 for a lossless rule); "
+                     "GoF p = chi-square goodness of fit of the counts to the target.", "  "))
+    return "\n".join(out)
+
+
+_SWEEP_COLUMNS: list[Column] = [
+    ("acceptance", "accept", ".4f"), ("acceptance_exact", "accept exact", ".4f"),
+    ("tokens_per_call", "tokens/call", ".3f"),
+    ("tokens_per_call_exact", "tokens/call exact", ".3f"),
+    ("speedup", "speedup", _x), ("speedup_exact", "speedup exact", _x),
+]
+
+
+def demo_sweeps(P: np.ndarray, vocab: tuple[str, ...], ctx: int, k: int, c: float,
+                n_rounds: int, seed: int) -> str:
+    a = demos.alpha_sweep(P, ctx, k, c, n_rounds=n_rounds, seed=seed)
+    t = demos.temperature_sweep(P, ctx, k, c, n_rounds=n_rounds, seed=seed)
+    out = [_heading(3, "the better the draft agrees with the target, the more of its guesses "
+                       "survive and the more tokens each target call yields; a draft that is "
+                       "the target at another temperature loses acceptance either way."),
+           _wrap(f"Long decodes from context '{vocab[ctx]}' ({n_rounds:,} rounds each), k = {k}, "
+                 f"c = {c:g}; accept = accepted / drafted, speedup = tokens per call / "
+                 "(1 + k c). 'exact' columns are the long-run values by dynamic programming."),
+           "",
+           "Draft Q = alpha P + (1 - alpha) junk (alpha = 1: a perfect copy of the target):"]
+    out.append(format_table(a, [("alpha", "alpha", ".2f"), *_SWEEP_COLUMNS]))
+    out += ["", "Draft = the target at temperature T (temper(P, T)):"]
+    out.append(format_table(t, [("T", "T", ".1f"), *_SWEEP_COLUMNS]))
+    return "\n".join(out)
+
+
+def demo_k_sweep(P: np.ndarray, Q: np.ndarray, vocab: tuple[str, ...], ctx: int, c: float,
+                 ks: Sequence[int], n_rounds: int, seed: int) -> str:
+    rows = demos.k_sweep(P, Q, ctx, c, ks, n_rounds=n_rounds, seed=seed)
+    best = demos.best_row(rows)
+    best_exact = demos.best_row(rows, "speedup_exact")
+    out = [_heading(4, "tokens per call level off as k grows while the cost 1 + k c keeps "
+                       "rising, so the speedup peaks at an interior k and then falls."),
+           f"Default draft, long decodes from context '{vocab[ctx]}' ({n_rounds:,} rounds "
+           f"each), c = {c:g}."]
+    out.append(format_table(rows, [
+        ("k", "k", "d"), ("cost", "cost 1+kc", ".2f"),
+        ("tokens_per_call", "tokens/call", ".3f"),
+        ("tokens_per_call_exact", "tokens/call exact", ".3f"),
+        ("speedup", "speedup", _x), ("speedup_exact", "speedup exact", _x),
+    ]))
+    out.append(f"  best k = {best['k']} (measured speedup {best['speedup']:.3f}x); "
+               f"exact: best k = {best_exact['k']} ({best_exact['speedup_exact']:.3f}x)")
+    return "\n".join(out)
+
+
+def demo_cost(P: np.ndarray, Q: np.ndarray, vocab: tuple[str, ...], ctx: int, k: int,
+              costs: Sequence[float]) -> str:
+    d = demos.cost_model(P, Q, ctx, k, costs)
+    rows = [{**r, "verdict": "faster" if r["c"] < d.break_even else "SLOWER"} for r in d.rows]
+    out = [_heading(5, "speculation pays only while the draft is cheap: past the break-even "
+                       "cost c* every round loses time, and nothing in the output warns you."),
+           f"Default pair, context '{vocab[ctx]}', k = {d.k}: exact long-run tokens per call = "
+           f"{d.tokens_per_call:.4f}.",
+           f"  break-even c* = (tokens per call - 1) / k = {d.break_even:.4f}"]
+    out.append(format_table(rows, [
+        ("c", "c (draft cost / target call)", ".2f"),
+        ("speedup", "speedup = tokens / (1 + k c)", _x), ("verdict", "verdict", "s"),
+    ]))
+    return "\n".join(out)
+
+
+def demo_roofline(preset: str, ctx_len: int, dtype: str) -> str:
+    rows = demos.roofline_rows(preset, ctx=ctx_len, dtype=dtype)
+    b = rows[0]["bytes"]
+    out = [_heading(6, "a pass reads every weight once whatever the number of tokens in it, "
+                       "so scoring k + 1 positions costs about as much as one: even 16 tokens "
+                       "are far below the 100-300 MACs per byte an accelerator needs to be "
+                       "compute-bound."),
+           f"{preset}, {dtype}, context {ctx_len} tokens: {_e9(b)} bytes of weights per pass "
+           f"({b / 2**30:.2f} GiB), read once per pass.",
+           f"  tutorial = {TUTORIAL_LABEL}",
+           _wrap(f"full = {FULL_LABEL}: the q, k, v, o projections, all three SwiGLU matrices "
+                 "and 2 ctx d of attention per layer, plus vocab d for the LM head; "
+                 "'+KV' also counts reading the KV cache in the bytes", "  ")]
+    out.append(format_table(rows, [
+        ("tokens", "tokens in pass", "d"),
+        ("macs_tutorial", "MACs (tutorial)", _e9), ("mpb_tutorial", "MACs/byte (tutorial)", ".2f"),
+        ("macs_full", "MACs (full)", _e9), ("mpb_full", "MACs/byte (full)", ".2f"),
+        ("mpb_full_kv", "MACs/byte (full +KV)", ".2f"),
+    ]))
+    return "\n".join(out)
+
+
+# --------------------------------------------------------------------------- arguments
+def _positive_int(s: str) -> int:
+    try:
+        v = int(s.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {s!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {v}")
+    return v
+
+
+def _int(s: str) -> int:
+    try:
+        return int(s.replace("_", ""))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {s!r}") from None
+
+
+def _nonneg_int(s: str) -> int:
+    v = _int(s)
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {v}")
+    return v
+
+
+def _float(s: str) -> float:
+    try:
+        v = float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {s!r}") from None
+    if not np.isfinite(v) or v < 0:
+        raise argparse.ArgumentTypeError(f"must be a finite number >= 0, got {s!r}")
+    return v
+
+
+def _add_options(p: argparse.ArgumentParser, suppress: bool) -> None:
+    """The shared options; on the subcommand they default to SUPPRESS so either place works."""
+    def d(v: object) -> object:
+        return argparse.SUPPRESS if suppress else v
+
+    p.add_argument("--n", type=_positive_int, default=d(None),
+                   help="demo 2: decodes (default 60,000); demos 3-4: rounds of long "
+                        "decode per row (default 20,000)")
+    p.add_argument("--k", type=_int, default=d(None),
+                   help="drafted tokens per round (default 4); demo 4: sweep k = 1..K "
+                        "instead of the default list")
+    p.add_argument("--seed", type=_int, default=d(0), help="random seed (default 0)")
+    p.add_argument("--c", type=_float, default=d(None),
+                   help="draft cost per token as a fraction of a target call (default 0.1); "
+                        "demo 5: shown beside the default list of costs")
+    p.add_argument("--ctx", default=d("a"),
+                   help="context token, by name (a..f) or index (default a)")
+    p.add_argument("--rule", choices=list(RULES), default=d(None),
+                   help="demo 2: audit only this rule (default: all of them)")
+    p.add_argument("--preset", choices=list(PRESETS), default=d("Llama-2-7B"),
+                   help="demo 6: model shape (default Llama-2-7B)")
+    p.add_argument("--ctx-len", type=_nonneg_int, default=d(512),
+                   help="demo 6: context length in tokens (default 512)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m specviz",
+        description="Speculative decoding (Leviathan et al. 2022; Chen et al. 2023) on toy "
+                    "bigram tables: print the six demonstrations as text tables. With no "
+                    "command, all six.",
+        epilog="demonstrations: " + "; ".join(f"{n} {t}" for n, t in TITLES.items()),
+    )
+    _add_options(parser, suppress=False)
+    sub = parser.add_subparsers(dest="command", metavar="{demo,all}")
+    one = sub.add_parser("demo", help="print one demonstration",
+                         description="Print one demonstration: "
+                         + "; ".join(f"{n} {t}" for n, t in TITLES.items()))
+    one.add_argument("N", type=_int, choices=range(1, 7), metavar="N",
+                     help="which demonstration, 1..6")
+    _add_options(one, suppress=True)
+    every = sub.add_parser("all", help="print all six (the default)")
+    _add_options(every, suppress=True)
+    return parser
+
+
+def _ctx_index(ctx: str, vocab: tuple[str, ...]) -> int:
+    if ctx in vocab:
+        return vocab.index(ctx)
+    try:
+        return check_ctx(int(ctx), len(vocab))
+    except ValueError:
+        raise ValueError(f"--ctx must be a token name ({', '.join(vocab)}) or an index "
+                         f"0..{len(vocab) - 1}; got {ctx!r}") from None
+
+
+def render(n: int, args: argparse.Namespace) -> str:
+    """The text of demonstration n under the parsed options."""
+    t = default_tables()
+    ctx = _ctx_index(args.ctx, t.vocab)
+    k = 4 if args.k is None else args.k
+    c = 0.1 if args.c is None else args.c
+    if n == 1:
+        return demo_one_token(t.P, t.Q, t.vocab, ctx)
+    if n == 2:
+        rules = list(RULES) if args.rule is None else [args.rule]
+        return demo_exactness(t.P, t.Q, t.vocab, ctx, k, args.n or 60_000, args.seed, rules)
+    if n == 3:
+        return demo_sweeps(t.P, t.vocab, ctx, k, c, args.n or 20_000, args.seed)
+    if n == 4:
+        ks = demos.KS if args.k is None else range(1, args.k + 1)
+        if args.k is not None and args.k < 2:
+            raise ValueError(f"demo 4 sweeps k = 1..K and needs K >= 2; got --k {args.k}")
+        return demo_k_sweep(t.P, t.Q, t.vocab, ctx, c, ks, args.n or 20_000, args.seed)
+    if n == 5:
+        costs = demos.COSTS if args.c is None else sorted({*demos.COSTS, args.c})
+        return demo_cost(t.P, t.Q, t.vocab, ctx, k, costs)
+    return demo_roofline(args.preset, args.ctx_len, "fp16")
+
+
+def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
+    """Entry point of `python -m specviz`; returns the exit status (2 on bad input)."""
+    out = sys.stdout if out is None else out
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    which = [args.N] if args.command == "demo" else list(TITLES)
+    try:
+        for i, n in enumerate(which):
+            if i:
+                print("\n", file=out)
+            print(render(n, args), file=out, flush=True)
+    except ValueError as exc:
+        print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+        return 2
+    return 0

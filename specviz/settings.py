@@ -1,0 +1,173 @@
+"""Turn a URL's query string into validated settings, and settings back into a query.
+
+Pure Python (no Streamlit), so it can be fuzzed on its own. Every parameter has a
+default and a range; a value that is missing takes the default silently, and a value
+that is present but invalid takes the default with a note for the page to show. Notes
+never echo more than a short, sanitised piece of what arrived.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields, replace
+
+from .roofline import ACCELERATORS, DTYPE_BYTES, PRESETS
+from .rules import RULES
+from .tables import VOCAB
+
+# App caps: small enough that one request stays within seconds and ~200 MB.
+K_APP_MAX = 32  # drafted tokens per round in the app
+N_APP_MAX = 10_000_000  # Monte Carlo decodes per run in the app
+STEP_MAX = 1_000  # animation frames (a round has at most 2k + 4)
+SEED_MAX = 2**31 - 1
+CTX_LEN_MAX = 131_072  # context length on the roofline
+BATCH_MAX = 4_096
+DRAFTS = ("table", "mix")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every control of the app; each field is one query parameter of the same name."""
+
+    k: int = 4  # drafted tokens per round
+    c: float = 0.1  # draft cost per token, as a fraction of one target call
+    draft: str = "table"  # "table": the draft table Q; "mix": alpha P + (1 - alpha) junk
+    alpha: float = 0.6  # draft quality when draft = "mix" (1 copies the target)
+    T: float = 1.0  # draft temperature
+    seed: int = 0  # every random draw follows from it
+    rule: str = "correct"  # verification rule
+    ctx: str = "a"  # context token, by name
+    n: int = 60_000  # Monte Carlo decodes
+    step: int = 0  # animation frame on /round
+    rnd: int = 0  # which round of the transcript /round shows (0 = the first)
+    preset: str = "Llama-2-7B"  # roofline model shape
+    dtype: str = "fp16"  # roofline weight type
+    ctxlen: int = 512  # roofline context length in tokens
+    batch: int = 1  # roofline batch size
+    accel: str = "H100 SXM"  # roofline accelerator
+
+
+DEFAULTS = Settings()
+
+
+def _int(lo: int, hi: int):
+    def parse(s: str) -> int:
+        v = float(s)  # accepts "4", "4.0", "1e3"
+        if not math.isfinite(v) or v != int(v):
+            raise ValueError
+        v = int(v)
+        if not lo <= v <= hi:
+            raise ValueError(f"outside {lo}..{hi}")
+        return v
+    parse.range = f"an integer {lo}..{hi:,}"
+    return parse
+
+
+def _float(lo: float, hi: float, open_lo: bool = False):
+    def parse(s: str) -> float:
+        v = float(s)
+        if not math.isfinite(v) or v > hi or v < lo or (open_lo and v == lo):
+            raise ValueError
+        return v
+    parse.range = f"a number {'>' if open_lo else '>='} {lo:g} and <= {hi:g}"
+    return parse
+
+
+def _choice(options):
+    opts = tuple(options)
+
+    def parse(s: str) -> str:
+        if s not in opts:
+            raise ValueError
+        return s
+    parse.range = "one of " + ", ".join(opts)
+    return parse
+
+
+PARSERS = {
+    "k": _int(1, K_APP_MAX),
+    "c": _float(0.0, 2.0),
+    "draft": _choice(DRAFTS),
+    "alpha": _float(0.0, 1.0),
+    "T": _float(0.05, 10.0, open_lo=True),
+    "seed": _int(0, SEED_MAX),
+    "rule": _choice(RULES),
+    "ctx": _choice(VOCAB),
+    "n": _int(1, N_APP_MAX),
+    "step": _int(0, STEP_MAX),
+    "rnd": _int(0, 999),
+    "preset": _choice(PRESETS),
+    "dtype": _choice(DTYPE_BYTES),
+    "ctxlen": _int(0, CTX_LEN_MAX),
+    "batch": _int(1, BATCH_MAX),
+    "accel": _choice(ACCELERATORS),
+}
+KEYS = tuple(f.name for f in fields(Settings))
+
+
+def sanitise(value: object, limit: int = 24) -> str:
+    """A short, harmless rendering of untrusted input for a note: letters, digits, . - + only."""
+    s = re.sub(r"[^A-Za-z0-9.+\-]", "?", str(value))
+    return s[:limit] + ("..." if len(s) > limit else "")
+
+
+def parse_query(
+    params: Mapping[str, object], vocab: tuple[str, ...] = VOCAB
+) -> tuple[Settings, list[str]]:
+    """Settings from query parameters (values are str or lists of str), and notes on fallbacks.
+
+    Repeated keys take the last value. Unknown keys are ignored. Never raises.
+    """
+    values, notes = {}, []
+    for key in KEYS:
+        if key not in params:
+            continue
+        raw = params[key]
+        if isinstance(raw, (list, tuple)):
+            raw = raw[-1] if raw else ""
+        parser = PARSERS[key] if key != "ctx" else _choice(vocab)
+        try:
+            values[key] = parser(str(raw).strip())
+        except (ValueError, TypeError, OverflowError):
+            default = getattr(DEFAULTS, key)
+            notes.append(f"URL parameter {key}='{sanitise(raw)}' is not {parser.range}; "
+                         f"using the default {key}={default}.")
+    return replace(DEFAULTS, **values), notes
+
+
+def to_query(s: Settings, keys: tuple[str, ...] = KEYS) -> dict[str, str]:
+    """The query parameters that reproduce s (only those that differ from the defaults)."""
+    d, base = asdict(s), asdict(DEFAULTS)
+    return {k: _fmt(d[k]) for k in keys if d[k] != base[k]}
+
+
+def _fmt(v: object) -> str:
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+# Tables in the URL: rows joined by ';', entries by ','; only when they differ from the default.
+TABLE_URL_MAX_CHARS = 4_000
+
+
+def encode_table(M) -> str:
+    """A table as URL text: '0.1,0.9;0.5,0.5'."""
+    return ";".join(",".join(f"{x:.10g}" for x in row) for row in M)
+
+
+def decode_table(text: object, V: int) -> list[list[float]]:
+    """URL text back to a V x V list of floats; raises ValueError with a short reason."""
+    s = str(text)
+    if len(s) > TABLE_URL_MAX_CHARS:
+        raise ValueError(f"longer than {TABLE_URL_MAX_CHARS:,} characters")
+    rows = [r for r in s.split(";")]
+    if len(rows) != V:
+        raise ValueError(f"has {len(rows)} rows, not {V}")
+    out = []
+    for r in rows:
+        vals = [float(x) for x in r.split(",")]
+        if len(vals) != V:
+            raise ValueError(f"has a row of {len(vals)} entries, not {V}")
+        out.append(vals)
+    return out

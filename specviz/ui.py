@@ -1,0 +1,207 @@
+"""The only Streamlit glue in specviz: page setup, the shared sidebar, URL state, caching.
+
+Every control is bound to a query parameter: on a session's first run the URL seeds the
+widgets (invalid values fall back to defaults with a visible note), and after every run
+the URL is rewritten from the widgets, so a copied link reopens the same state.
+"""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from . import settings as S
+from .tables import default_tables, mix_draft, temper, validate_pair
+
+SHARED_KEYS = ("k", "c", "draft", "alpha", "T", "seed", "rule", "ctx")
+UPLOAD_MAX_BYTES = 64 * 1024  # a 64 x 64 table of long floats fits; anything bigger is refused
+CACHE_ENTRIES = 64
+
+
+@dataclass(frozen=True)
+class AppState:
+    """What a page needs: the settings and the pair of tables in use."""
+
+    settings: S.Settings
+    P: np.ndarray  # (V, V) target
+    Q: np.ndarray  # (V, V) draft in use: the table or the mix, at temperature T
+    Q_table: np.ndarray  # (V, V) the draft table as edited
+    vocab: tuple[str, ...]
+
+    @property
+    def ctx(self) -> int:
+        """The context token's index."""
+        return self.vocab.index(self.settings.ctx)
+
+
+def cached(fn: Callable) -> Callable:
+    """A cached wrapper of a pure specviz function (results shared across sessions)."""
+    return st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)(fn)
+
+
+# ----------------------------------------------------------------------------- URL state
+def _url_settings() -> tuple[S.Settings, list[str]]:
+    """Parse the URL once per session; later runs read the widgets."""
+    if "_url_settings" not in st.session_state:
+        st.session_state["_url_settings"] = S.parse_query(st.query_params.to_dict())
+    return st.session_state["_url_settings"]
+
+
+def _seed(key: str, value: object) -> str:
+    """Give widget `key` its starting value, kept across page switches in the session."""
+    wkey = f"w_{key}"
+    if wkey not in st.session_state:
+        st.session_state[wkey] = st.session_state.get(f"v_{key}", value)
+    return wkey
+
+
+def bind(key: str, widget: Callable, *args, **kwargs):
+    """Draw a widget bound to URL parameter `key`; returns its value."""
+    url, _ = _url_settings()
+    wkey = _seed(key, getattr(url, key))
+    value = widget(*args, key=wkey, **kwargs)
+    st.session_state[f"v_{key}"] = value
+    return value
+
+
+def write_url(s: S.Settings, keys: Sequence[str], extra: dict[str, str] | None = None) -> None:
+    """Rewrite the query string from the settings (only values off their defaults)."""
+    q = S.to_query(s, tuple(keys))
+    q.update(extra or {})
+    if q != st.query_params.to_dict():
+        st.query_params.from_dict(q)
+
+
+# ----------------------------------------------------------------------------- tables
+def _tables_state() -> dict:
+    """The last valid pair of tables, per session; seeded from the URL or the defaults."""
+    if "_tables" not in st.session_state:
+        d = default_tables()
+        state = {"P": d.P, "Q": d.Q, "vocab": d.vocab, "note": None}
+        params = st.query_params.to_dict()
+        if "P" in params or "Q" in params:
+            try:
+                P = np.array(S.decode_table(params.get("P", S.encode_table(d.P)), d.V))
+                Q = np.array(S.decode_table(params.get("Q", S.encode_table(d.Q)), d.V))
+                state["P"], state["Q"] = validate_pair(P, Q, d.vocab)
+            except ValueError as exc:
+                state["note"] = f"The tables in the URL were not used ({exc}); defaults kept."
+        st.session_state["_tables"] = state
+    return st.session_state["_tables"]
+
+
+def _try_tables(P, Q) -> str | None:
+    """Adopt a new pair if it is valid; otherwise return the reason and keep the old one."""
+    state = _tables_state()
+    try:
+        P, Q = validate_pair(P, Q, state["vocab"])
+    except ValueError as exc:
+        return str(exc)
+    state["P"], state["Q"] = P, Q
+    return None
+
+
+def _read_csv_table(upload, V: int) -> np.ndarray:
+    raw = upload.getvalue()
+    if len(raw) > UPLOAD_MAX_BYTES:
+        raise ValueError(f"the file is {len(raw):,} bytes; the cap is {UPLOAD_MAX_BYTES:,}")
+    df = pd.read_csv(io.BytesIO(raw), header=None)
+    if df.shape == (V + 1, V + 1):  # a header row and an index column, as we export
+        df = df.iloc[1:, 1:]
+    try:
+        return df.to_numpy(dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("the file holds entries that are not numbers") from None
+
+
+def _table_editor() -> None:
+    """Sidebar expander: edit P and Q in place, or upload either as CSV."""
+    state = _tables_state()
+    vocab = list(state["vocab"])
+    with st.sidebar.expander("Tables (target P, draft Q)"):
+        st.caption("Row = current token, columns = next token; each row must sum to 1.")
+        edited = {}
+        for name in ("P", "Q"):
+            df = pd.DataFrame(state[name], index=vocab, columns=vocab)
+            edited[name] = st.data_editor(df, key=f"edit_{name}", num_rows="fixed")
+            up = st.file_uploader(f"Upload {name} as CSV", type=["csv"], key=f"up_{name}")
+            if up is not None:
+                try:
+                    edited[name] = _read_csv_table(up, len(vocab))
+                except (ValueError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+                    st.error(f"{name} upload refused: {exc}")
+        P = np.asarray(edited["P"], dtype=object)
+        Q = np.asarray(edited["Q"], dtype=object)
+        try:
+            reason = _try_tables(P.astype(np.float64), Q.astype(np.float64))
+        except (TypeError, ValueError):
+            reason = "the tables hold entries that are not numbers"
+        if reason:
+            st.error(f"Tables not used: {reason}. The last valid pair stays in use.")
+        if st.button("Reset tables to the defaults", key="reset_tables"):
+            d = default_tables()
+            state["P"], state["Q"] = d.P, d.Q
+            for k in ("edit_P", "edit_Q"):
+                st.session_state.pop(k, None)
+            st.rerun()
+
+
+def _table_query() -> dict[str, str]:
+    state, d = _tables_state(), default_tables()
+    q = {}
+    if not np.array_equal(state["P"], d.P):
+        q["P"] = S.encode_table(state["P"])
+    if not np.array_equal(state["Q"], d.Q):
+        q["Q"] = S.encode_table(state["Q"])
+    return q
+
+
+# ----------------------------------------------------------------------------- the page
+def page(title: str, keys: Sequence[str] = (), layout: str = "wide") -> AppState:
+    """Set a page up: config, the shared sidebar, the URL notes. Page-specific controls are
+    drawn by the page with bind(); call finish(state, keys) at the end to rewrite the URL."""
+    st.set_page_config(page_title=f"specviz · {title}", layout=layout)
+    url, notes = _url_settings()
+    state = _tables_state()
+    sb = st.sidebar
+    sb.header("Settings")
+    k = bind("k", sb.slider, "k: drafted tokens per round", 1, S.K_APP_MAX)
+    c = bind("c", sb.slider, "c: draft cost per token (x one target call)", 0.0, 2.0, step=0.01)
+    draft = bind("draft", sb.radio, "Draft model", S.DRAFTS, horizontal=True,
+                 format_func=lambda d: {"table": "table Q", "mix": "mix of P and junk"}[d])
+    alpha = bind("alpha", sb.slider, "alpha: draft quality (1 copies the target)", 0.0, 1.0,
+                 step=0.01, disabled=draft != "mix")
+    T = bind("T", sb.number_input, "T: draft temperature", min_value=0.05, max_value=10.0,
+             step=0.05)
+    seed = bind("seed", sb.number_input, "seed", min_value=0, max_value=S.SEED_MAX, step=1)
+    rule = bind("rule", sb.selectbox, "rule", tuple(S.RULES))
+    ctx = bind("ctx", sb.selectbox, "context token", state["vocab"])
+    _table_editor()
+    s = replace(url, k=int(k), c=float(c), draft=draft, alpha=float(alpha), T=float(T),
+                seed=int(seed), rule=rule, ctx=ctx)
+    if not st.session_state.get("_notes_shown"):  # on the run that read the URL
+        st.session_state["_notes_shown"] = True
+        for note in notes + ([state["note"]] if state["note"] else []):
+            st.warning(note)
+    P, Q_table = state["P"], state["Q"]
+    Q = mix_draft(P, s.alpha) if s.draft == "mix" else Q_table
+    if s.T != 1.0:
+        Q = temper(Q, s.T)
+    return AppState(s, P, Q, Q_table, state["vocab"])
+
+
+def finish(app: AppState, settings: S.Settings, keys: Sequence[str] = ()) -> None:
+    """Rewrite the URL from the shared controls, the page's own keys and edited tables."""
+    write_url(settings, SHARED_KEYS + tuple(keys), _table_query())
+
+
+def download_csv(rows, name: str, label: str = "Download CSV") -> None:
+    """A download button for a table (rows of dicts or a DataFrame)."""
+    df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
+    st.download_button(label, df.to_csv(index=False).encode(), file_name=f"{name}.csv",
+                       mime="text/csv", key=f"dl_{name}")

@@ -1,0 +1,203 @@
+"""AppTest of the chart pages: /exactness, /acceptance, /draft-length, /cost, /roofline.
+
+Each page runs without an exception, a widget change changes what is shown, URL parameters
+reach the widgets (and come back in the URL), and invalid parameters fall back with a note.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from specviz import settings as S
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = {
+    "exactness": "pages/2_exactness.py",
+    "acceptance": "pages/3_acceptance.py",
+    "draft-length": "pages/4_draft-length.py",
+    "cost": "pages/5_cost.py",
+    "roofline": "pages/6_roofline.py",
+}
+SMALL = {"exactness": {"n": "2000"}}  # keep the Monte Carlo short in tests
+
+
+def run(page: str, **params: str) -> AppTest:
+    at = AppTest.from_file(str(ROOT / PAGES[page]), default_timeout=60)
+    for key, value in {**SMALL.get(page, {}), **params}.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def charts(at: AppTest) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def query(at: AppTest) -> dict[str, str]:
+    return dict(at.query_params)
+
+
+def test_the_page_files_give_the_documented_paths():
+    from streamlit.source_util import page_icon_and_name
+
+    for path, rel in PAGES.items():
+        assert page_icon_and_name(ROOT / rel)[1] == path
+
+
+@pytest.mark.parametrize("page", list(PAGES))
+def test_page_runs_with_charts_and_downloads(page):
+    at = run(page)
+    assert not at.warning
+    assert len(at.get("plotly_chart")) >= 1
+    assert len(at.get("download_button")) >= 1
+    assert at.title and at.title[0].value
+
+
+# ----------------------------------------------------------------------------- exactness
+def test_exactness_n_from_the_url_and_back():
+    at = run("exactness", n="3000", k="3")
+    assert at.number_input(key="w_n").value == 3000
+    assert at.slider(key="w_k").value == 3
+    rows = at.dataframe[0].value
+    assert list(rows["rule"]) == ["correct", "greedy", "no_resample", "continue"]
+    assert query(at)["n"] == "3000"
+    floor = metrics(at)["sampling floor (expected TV of n exact draws)"]
+    at.number_input(key="w_n").set_value(500).run()
+    assert not at.exception
+    assert metrics(at)["sampling floor (expected TV of n exact draws)"] != floor
+    assert query(at)["n"] == "500"
+    conv = charts(at)[-1]
+    stars = [t for t in conv["data"] if t["name"].startswith("this run")]
+    assert stars and set(stars[0]["x"]) == {500}
+
+
+def test_exactness_sidebar_rule_drives_the_marginal_and_the_heatmap():
+    at = run("exactness", rule="no_resample")
+    titles = [c["layout"]["title"]["text"] for c in charts(at)]
+    assert any("marginal" in t and "no_resample" in t for t in titles)
+    assert any("joint" in t and "no_resample" in t for t in titles)
+    at.selectbox(key="w_rule").set_value("greedy").run()
+    titles = [c["layout"]["title"]["text"] for c in charts(at)]
+    assert any("marginal" in t and "greedy" in t for t in titles)
+
+
+def test_exactness_runs_a_non_spec_rule_too():
+    other = [r for r in S.RULES if r not in ("correct", "greedy", "no_resample", "continue")]
+    if not other:
+        pytest.skip("only SPEC.md's four rules are registered")
+    at = run("exactness", rule=other[0])
+    assert other[0] in list(at.dataframe[0].value["rule"])
+
+
+def test_exactness_shows_the_cap():
+    at = run("exactness", n=str(S.N_APP_MAX + 1))
+    assert any("n=" in w.value for w in at.warning)  # invalid: the default with a note
+    assert at.number_input(key="w_n").value == S.DEFAULTS.n
+    assert "capped" in " ".join(c.value for c in at.caption)
+
+
+# ----------------------------------------------------------------------------- acceptance
+def test_acceptance_k_slider_changes_the_sweep():
+    at = run("acceptance", k="2")
+    assert at.slider(key="w_k").value == 2
+    before = at.dataframe[0].value["tokens_per_call"].max()
+    assert before <= 3.0 + 1e-9  # k = 2: at most 3 tokens per call
+    at.slider(key="w_k").set_value(6).run()
+    assert not at.exception
+    after = at.dataframe[0].value["tokens_per_call"].max()
+    assert after > 3.0
+    assert query(at)["k"] == "6"
+
+
+def test_acceptance_c_reprices_without_remeasuring():
+    at = run("acceptance", c="0")
+    tokens = at.dataframe[0].value["tokens_per_call"].tolist()
+    speed0 = at.dataframe[0].value["speedup"].tolist()
+    assert speed0 == pytest.approx(tokens)  # c = 0: speedup = tokens per call
+    at.slider(key="w_c").set_value(0.5).run()
+    assert at.dataframe[0].value["tokens_per_call"].tolist() == tokens
+    assert at.dataframe[0].value["speedup"].tolist() == pytest.approx([t / 3 for t in tokens])
+
+
+# ----------------------------------------------------------------------------- draft length
+def test_draft_length_c_moves_the_best_k():
+    at = run("draft-length", c="0.02")
+    best_cheap = metrics(at)["best k (exact)"]
+    at.slider(key="w_c").set_value(0.5).run()
+    assert not at.exception
+    best_dear = metrics(at)["best k (exact)"]
+    assert int(best_dear.split()[0]) < int(best_cheap.split()[0])
+    assert query(at)["c"] == "0.5"
+
+
+# ----------------------------------------------------------------------------- cost
+def test_cost_deep_link_reaches_the_widgets():
+    at = run("cost", k="7", c="0.2")
+    assert at.slider(key="w_k").value == 7
+    assert at.slider(key="w_c").value == pytest.approx(0.2)
+    m = metrics(at)
+    assert "tokens per call (exact, k = 7)" in m and "speedup at c = 0.2" in m
+    text = " ".join(md.value for md in at.markdown)
+    assert "c = 0.6" in text and "c = 1" in text
+    c_star = m["break-even c*"]
+    at.slider(key="w_k").set_value(3).run()
+    assert metrics(at)["break-even c*"] != c_star
+    assert query(at) == {"k": "3", "c": "0.2"}
+
+
+def test_cost_states_the_slower_case():
+    at = run("cost", k="12")  # a long draft: c* = (tokens - 1) / k is well below 0.6
+    text = " ".join(md.value for md in at.markdown)
+    assert float(metrics(at)["break-even c*"]) < 0.6
+    assert "slower than decoding with the target alone" in text
+    surface = [c for c in charts(at) if c["data"][0]["type"] == "surface"]
+    assert surface and surface[0]["data"][0]["contours"]["z"]["start"] == 1.0
+
+
+# ----------------------------------------------------------------------------- roofline
+def test_roofline_params_reach_the_widgets():
+    at = run("roofline", preset="Llama-2-70B", dtype="int8", ctxlen="2048", batch="4",
+             accel="H200 SXM")
+    assert at.selectbox(key="w_preset").value == "Llama-2-70B"
+    assert at.selectbox(key="w_dtype").value == "int8"
+    assert at.number_input(key="w_ctxlen").value == 2048
+    assert at.number_input(key="w_batch").value == 4
+    assert at.selectbox(key="w_accel").value == "H200 SXM"
+    assert query(at) == {"preset": "Llama-2-70B", "dtype": "int8", "ctxlen": "2048",
+                         "batch": "4", "accel": "H200 SXM"}
+    assert "free tokens on H200 SXM" in metrics(at)
+
+
+def test_roofline_batch_changes_the_free_tokens():
+    at = run("roofline")
+    free = metrics(at)["free tokens on H100 SXM"]
+    assert at.success  # k + 1 = 5 is free for one sequence
+    at.number_input(key="w_batch").set_value(256).run()
+    assert not at.exception
+    assert metrics(at)["free tokens on H100 SXM"] != free
+    assert query(at) == {"batch": "256"}
+
+
+# ----------------------------------------------------------------------------- bad input
+@pytest.mark.parametrize("page, params, key", [
+    ("exactness", {"n": "lots"}, "n"),
+    ("acceptance", {"k": "99"}, "k"),
+    ("draft-length", {"c": "-1"}, "c"),
+    ("cost", {"k": "0", "c": "nan"}, "k"),
+    ("roofline", {"preset": "GPT-9<script>", "batch": "0"}, "preset"),
+])
+def test_invalid_params_fall_back_with_a_note(page, params, key):
+    at = run(page, **params)
+    notes = " ".join(w.value for w in at.warning)
+    assert f"URL parameter {key}=" in notes
+    assert "<script>" not in notes
+    assert at.get("plotly_chart")
