@@ -23,8 +23,7 @@ import plotly.graph_objects as go
 from .demos import RoundTranscript, Totals
 from .round import RoundTrace
 from .rules import get_rule
-
-RND_MAX = 999  # last round index the URL accepts (settings.PARSERS["rnd"])
+from .settings import RND_MAX  # last round index the URL accepts
 
 # Okabe & Ito (2008), "Color Universal Design"
 OKABE_ITO = {

@@ -21,6 +21,8 @@ from .tables import VOCAB
 K_APP_MAX = 32  # drafted tokens per round in the app
 N_APP_MAX = 10_000_000  # Monte Carlo decodes per run in the app
 STEP_MAX = 1_000  # animation frames (a round has at most 2k + 4)
+RND_MAX = 999  # last round of a seeded transcript the app replays
+NOTATIONS = ("leviathan", "chen")  # who is p: Leviathan et al. (p = target) or Chen et al.
 SEED_MAX = 2**31 - 1
 CTX_LEN_MAX = 131_072  # context length on the roofline
 BATCH_MAX = 4_096
@@ -47,9 +49,18 @@ class Settings:
     ctxlen: int = 512  # roofline context length in tokens
     batch: int = 1  # roofline batch size
     accel: str = "H100 SXM"  # roofline accelerator
+    notation: str = "leviathan"  # letters: leviathan (p = target) or chen (p = draft)
 
 
 DEFAULTS = Settings()
+
+
+class Capped(ValueError):
+    """A number outside its range: it is held at the nearest end, with a note."""
+
+    def __init__(self, value: float) -> None:
+        super().__init__(value)
+        self.value = value
 
 
 def _int(lo: int, hi: int):
@@ -57,21 +68,22 @@ def _int(lo: int, hi: int):
         v = float(s)  # accepts "4", "4.0", "1e3"
         if not math.isfinite(v) or v != int(v):
             raise ValueError
-        v = int(v)
         if not lo <= v <= hi:
-            raise ValueError(f"outside {lo}..{hi}")
-        return v
+            raise Capped(int(min(max(v, lo), hi)))
+        return int(v)
     parse.range = f"an integer {lo}..{hi:,}"
     return parse
 
 
-def _float(lo: float, hi: float, open_lo: bool = False):
+def _float(lo: float, hi: float):
     def parse(s: str) -> float:
         v = float(s)
-        if not math.isfinite(v) or v > hi or v < lo or (open_lo and v == lo):
+        if not math.isfinite(v):
             raise ValueError
+        if not lo <= v <= hi:
+            raise Capped(min(max(v, lo), hi))
         return v
-    parse.range = f"a number {'>' if open_lo else '>='} {lo:g} and <= {hi:g}"
+    parse.range = f"a number in [{lo:g}, {hi:g}]"
     return parse
 
 
@@ -91,18 +103,19 @@ PARSERS = {
     "c": _float(0.0, 2.0),
     "draft": _choice(DRAFTS),
     "alpha": _float(0.0, 1.0),
-    "T": _float(0.05, 10.0, open_lo=True),
+    "T": _float(0.05, 10.0),
     "seed": _int(0, SEED_MAX),
     "rule": _choice(RULES),
     "ctx": _choice(VOCAB),
     "n": _int(1, N_APP_MAX),
     "step": _int(0, STEP_MAX),
-    "rnd": _int(0, 999),
+    "rnd": _int(0, RND_MAX),
     "preset": _choice(PRESETS),
     "dtype": _choice(DTYPE_BYTES),
     "ctxlen": _int(0, CTX_LEN_MAX),
     "batch": _int(1, BATCH_MAX),
     "accel": _choice(ACCELERATORS),
+    "notation": _choice(NOTATIONS),
 }
 KEYS = tuple(f.name for f in fields(Settings))
 
@@ -130,6 +143,10 @@ def parse_query(
         parser = PARSERS[key] if key != "ctx" else _choice(vocab)
         try:
             values[key] = parser(str(raw).strip())
+        except Capped as cap:
+            values[key] = cap.value
+            notes.append(f"URL parameter {key}='{sanitise(raw)}' is outside its range "
+                         f"({parser.range}); held at {_fmt(cap.value)}.")
         except (ValueError, TypeError, OverflowError):
             default = getattr(DEFAULTS, key)
             notes.append(f"URL parameter {key}='{sanitise(raw)}' is not {parser.range}; "

@@ -100,8 +100,8 @@ def test_exactness_runs_a_non_spec_rule_too():
 
 def test_exactness_shows_the_cap():
     at = run("exactness", n=str(S.N_APP_MAX + 1))
-    assert any("n=" in w.value for w in at.warning)  # invalid: the default with a note
-    assert at.number_input(key="w_n").value == S.DEFAULTS.n
+    assert any("held at" in w.value for w in at.warning)  # out of range: held at the cap
+    assert at.number_input(key="w_n").value == S.N_APP_MAX
     assert "capped" in " ".join(c.value for c in at.caption)
 
 
