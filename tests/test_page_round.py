@@ -105,16 +105,17 @@ def test_new_round_advances_rnd_and_resets_the_step():
 
 
 @pytest.mark.parametrize(
-    "params, key",
-    [({"step": "-3"}, "step"), ({"k": "banana"}, "k"), ({"rule": "<script>"}, "rule"),
-     ({"rnd": "1e9"}, "rnd")],
+    "params, key, rnd",
+    [({"step": "-3"}, "step", 0), ({"k": "banana"}, "k", 0), ({"rule": "<script>"}, "rule", 0),
+     ({"rnd": "1e9"}, "rnd", 999)],
 )
-def test_invalid_params_fall_back_with_a_note(params, key):
+def test_invalid_params_fall_back_with_a_note(params, key, rnd):
+    """Garbage takes the default; a number past its cap is held at the cap; both say so."""
     at = _run(**params)
     notes = [w.value for w in at.warning]
     assert any(f"URL parameter {key}=" in n for n in notes), notes
     assert all("<script>" not in n for n in notes)
-    assert at.slider(key="scrub").value == 0 and "Round 0" in _frame(at)
+    assert at.slider(key="scrub").value == 0 and f"Round {rnd}**" in _frame(at)
 
 
 def test_a_broken_rule_is_flagged_and_plays():
