@@ -16,9 +16,10 @@ import pandas as pd
 import streamlit as st
 
 from . import settings as S
+from .notation import LETTERS, swap, swap_figure
 from .tables import default_tables, mix_draft, temper, validate_pair
 
-SHARED_KEYS = ("k", "c", "draft", "alpha", "T", "seed", "rule", "ctx")
+SHARED_KEYS = ("k", "c", "draft", "alpha", "T", "seed", "rule", "ctx", "notation")
 UPLOAD_MAX_BYTES = 64 * 1024  # a 64 x 64 table of long floats fits; anything bigger is refused
 CACHE_ENTRIES = 64
 
@@ -181,9 +182,11 @@ def page(title: str, keys: Sequence[str] = (), layout: str = "wide") -> AppState
     seed = bind("seed", sb.number_input, "seed", min_value=0, max_value=S.SEED_MAX, step=1)
     rule = bind("rule", sb.selectbox, "rule", tuple(S.RULES))
     ctx = bind("ctx", sb.selectbox, "context token", state["vocab"])
+    notation = bind("notation", sb.radio, "Letters", S.NOTATIONS,
+                    format_func=lambda n: LETTERS[n].label)
     _table_editor()
     s = replace(url, k=int(k), c=float(c), draft=draft, alpha=float(alpha), T=float(T),
-                seed=int(seed), rule=rule, ctx=ctx)
+                seed=int(seed), rule=rule, ctx=ctx, notation=notation)
     if not st.session_state.get("_notes_shown"):  # on the run that read the URL
         st.session_state["_notes_shown"] = True
         for note in notes + ([state["note"]] if state["note"] else []):
@@ -205,3 +208,23 @@ def download_csv(rows, name: str, label: str = "Download CSV") -> None:
     df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
     st.download_button(label, df.to_csv(index=False).encode(), file_name=f"{name}.csv",
                        mime="text/csv", key=f"dl_{name}")
+
+
+# ----------------------------------------------------------------------------- letters
+def _notation() -> str:
+    return st.session_state.get("v_notation", S.DEFAULTS.notation)
+
+
+def text(t: str) -> str:
+    """t (written with p = target) in the reader's letters."""
+    return swap(t, _notation())
+
+
+def md(t: str, **kwargs) -> None:
+    """st.markdown in the reader's letters."""
+    st.markdown(text(t), **kwargs)
+
+
+def chart(fig, key: str | None = None, **kwargs) -> None:
+    """st.plotly_chart in the reader's letters."""
+    st.plotly_chart(swap_figure(fig, _notation()), key=key, **kwargs)

@@ -1,0 +1,82 @@
+"""Two notations for the same method: Leviathan et al. 2022 call the target p and the draft q;
+Chen et al. 2023 swap the letters (their p is the draft, q the target).
+
+The app writes every formula in Leviathan's letters and, when a reader picks Chen's,
+swaps the standalone letters p and q in what it shows: "min(1, p/q)" becomes
+"min(1, q/p)", which is Chen et al.'s own form of the same test.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import plotly.graph_objects as go
+
+NOTATIONS = ("leviathan", "chen")
+_LETTER = re.compile(r"(?<![A-Za-z0-9])([pq])(?![A-Za-z])")  # p or q standing alone
+_KEEP = ("p-value", "top-p", "p50", "p95")  # words that are not the letter p
+
+
+@dataclass(frozen=True)
+class Letters:
+    target: str  # the target model's letter
+    draft: str  # the draft model's letter
+    label: str
+    source: str
+
+
+LETTERS = {
+    "leviathan": Letters("p", "q", "Leviathan et al. (p = target, q = draft)",
+                         "Leviathan, Kalman & Matias 2022, arXiv 2211.17192"),
+    "chen": Letters("q", "p", "Chen et al. (p = draft, q = target)",
+                    "Chen et al. 2023, arXiv 2302.01318"),
+}
+
+
+def letters(notation: str) -> Letters:
+    if notation not in LETTERS:
+        raise ValueError(f"unknown notation {notation!r}; choose one of {', '.join(LETTERS)}")
+    return LETTERS[notation]
+
+
+def swap(text: str, notation: str = "leviathan") -> str:
+    """text written in Leviathan's letters, shown in `notation`'s."""
+    if notation == "leviathan" or not text:
+        return text
+    letters(notation)
+    guarded = text
+    for i, word in enumerate(_KEEP):
+        guarded = guarded.replace(word, f"\x00{i}\x00")
+    out = _LETTER.sub(lambda m: "q" if m.group(1) == "p" else "p", guarded)
+    for i, word in enumerate(_KEEP):
+        out = out.replace(f"\x00{i}\x00", word)
+    return out
+
+
+def swap_figure(fig: go.Figure, notation: str = "leviathan") -> go.Figure:
+    """The same figure with every name, title, hover template and annotation re-lettered."""
+    if notation == "leviathan":
+        return fig
+    fig = go.Figure(fig)  # a copy
+    for tr in fig.data:
+        for attr in ("name", "hovertemplate", "text", "legendgroup"):
+            v = getattr(tr, attr, None)
+            if isinstance(v, str):
+                setattr(tr, attr, swap(v, notation))
+    lay = fig.layout
+    if lay.title and lay.title.text:
+        lay.title.text = swap(lay.title.text, notation)
+    for key in dir(lay):
+        if key.startswith(("xaxis", "yaxis")):
+            ax = getattr(lay, key, None)
+            if ax is not None and getattr(ax, "title", None) is not None and ax.title.text:
+                ax.title.text = swap(ax.title.text, notation)
+    if lay.scene is not None:
+        for ax in (lay.scene.xaxis, lay.scene.yaxis, lay.scene.zaxis):
+            if ax.title and ax.title.text:
+                ax.title.text = swap(ax.title.text, notation)
+    for ann in lay.annotations or ():
+        if ann.text:
+            ann.text = swap(ann.text, notation)
+    return fig
