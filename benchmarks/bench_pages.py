@@ -24,6 +24,12 @@ for name in ("streamlit", "streamlit.runtime.scriptrunner_utils.script_run_conte
     logging.getLogger(name).setLevel(logging.ERROR)  # AppTest's bare-mode chatter
 
 OTHER_RULES = ("greedy", "lenient", "typical")
+
+
+def _move_c(at: AppTest, i: int) -> None:
+    at.slider(key="w_c").set_value(0.3 + 0.05 * i)
+
+
 # page -> (file, interactions: (label, action(at, i) for repeat i, each a state not seen before,
 # so no repeat is answered from the cache)
 PAGES = {
@@ -57,7 +63,7 @@ PAGES = {
 for extra, path in (("/rules", "pages/8_rules.py"), ("/text", "pages/7_text.py"),
                     ("/tour", "pages/9_tour.py")):
     if (ROOT / path).exists():
-        PAGES[extra] = (path, [("c -> 0.3, .35, .4", lambda at, i: at.slider(key="w_c").set_value(0.3 + 0.05 * i))])
+        PAGES[extra] = (path, [("c -> 0.3, .35, .4", _move_c)])
 
 
 def timed_run(at: AppTest) -> float:
