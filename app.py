@@ -7,7 +7,7 @@ from specviz import demos, ui
 app = ui.page("speculative decoding")
 s = app.settings
 st.title("specviz: speculative decoding, watched, checked and priced")
-st.markdown(
+ui.md(
     "A big model writes one token per forward pass, and each pass is paid mostly in "
     "reading its weights from memory. Speculative decoding lets a small **draft** model "
     "guess **k** tokens, then asks the big **target** model about all of them in one pass. "
@@ -18,9 +18,10 @@ st.markdown(
 )
 summary = ui.cached(demos.summary)(app.P, app.Q, app.ctx, s.k, s.c, s.seed, s.rule, app.vocab)
 cols = st.columns(4)
-cols[0].metric("one round emits", summary["round_text"])
-cols[1].metric("acceptance (accepted / drafted)", f"{summary['acceptance_rate']:.3f}")
-cols[2].metric("tokens per target call", f"{summary['tokens_per_call']:.3f}")
-cols[3].metric(f"speedup at c = {s.c:g}", f"{summary['speedup']:.3f}x")
-st.caption(summary["caption"])
+cols[0].metric(ui.text("one round emits"), summary["round_text"])
+cols[1].metric(ui.text("acceptance (accepted / drafted)"),
+               f"{summary['acceptance_rate']:.3f}")
+cols[2].metric(ui.text("tokens per target call"), f"{summary['tokens_per_call']:.3f}")
+cols[3].metric(ui.text(f"speedup at c = {s.c:g}"), f"{summary['speedup']:.3f}x")
+st.caption(ui.text(summary["caption"]))
 ui.finish(app, s)

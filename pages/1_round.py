@@ -19,7 +19,7 @@ if "round_step" not in ss:  # first visit in this session: the URL decides
     ss["round_step"], ss["round_rnd"] = s.step, s.rnd
 
 st.title("One round, token by token")
-st.markdown(
+ui.md(
     "The draft model guesses k tokens one after another, each from its own q. The target "
     "model then scores every guess in **one** call, which gives p at each prefix. The guesses "
     "are checked in order, each with its own coin u ~ U[0, 1): a guess stays while "
@@ -36,11 +36,11 @@ tr = ui.cached(demos.round_transcript)(app.P, app.Q, app.ctx, s.k, rnd, s.seed, 
 trace = tr.current
 step, note = animation.clamp_step(trace, ss.get("scrub", ss["round_step"]))
 if note:
-    st.warning(note)
+    st.warning(ui.text(note))
 ss["scrub"] = step
 rule_note = animation.rule_note(trace)
 if rule_note:
-    st.warning(rule_note)
+    st.warning(ui.text(rule_note))
 
 
 def _goto(new_step: int, new_rnd: int) -> None:
@@ -64,22 +64,24 @@ step = st.slider("step", 0, animation.last_step(trace), key="scrub")
 ss["round_step"] = step
 
 v = animation.view(trace, step)
-st.markdown(animation.frame_caption(trace, step, rnd))
-st.info(v.caption)
-st.html(animation.chips_html(trace, step))
-st.html(animation.legend_html())
+ui.md(animation.frame_caption(trace, step, rnd))
+st.info(ui.text(v.caption))
+st.html(ui.text(animation.chips_html(trace, step)))  # text only: no p/q tags
+st.html(ui.text(animation.legend_html()))
 left, right = st.columns(2)
-left.plotly_chart(animation.bars_figure(trace, step), key="bars")
-right.plotly_chart(animation.coin_figure(trace, step), key="coin")
-right.plotly_chart(animation.residual_figure(trace, step), key="residual")
+with left:
+    ui.chart(animation.bars_figure(trace, step), key="bars")
+with right:
+    ui.chart(animation.coin_figure(trace, step), key="coin")
+    ui.chart(animation.residual_figure(trace, step), key="residual")
 
 st.subheader("Transcript so far")
-st.caption("Rounds chain: each starts from the last token of the one before. Totals count "
-           "every round from round 0; the list shows the latest few.")
+st.caption(ui.text("Rounds chain: each starts from the last token of the one before. Totals "
+                   "count every round from round 0; the list shows the latest few."))
 totals = animation.totals_at(tr, step)
 for col, (label, value) in zip(st.columns(4), animation.totals_metrics(totals), strict=True):
-    col.metric(label, value)
-st.html(animation.transcript_html(animation.listed_rounds(tr, step), tr.first))
+    col.metric(ui.text(label), value)
+st.html(ui.text(animation.transcript_html(animation.listed_rounds(tr, step), tr.first)))
 ui.download_csv(demos.transcript_rows(tr, v.done), "round_transcript")
 
 

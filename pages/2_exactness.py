@@ -11,7 +11,7 @@ from specviz import settings as S
 app = ui.page("exactness")
 s = app.settings
 st.title("Exactness: is the text distributed as the target's?")
-st.markdown(
+ui.md(
     "We run **n** independent decodes from the context token under each verification rule, "
     "keep the first two emitted tokens, and compare their empirical joint law with the "
     "target's own two-token law by total variation (TV). Even a perfect sampler shows some TV "
@@ -23,55 +23,60 @@ st.markdown(
 n = ui.bind("n", st.number_input, "n: decodes per rule", min_value=1, max_value=S.N_APP_MAX,
             step=10_000, help=f"At most {S.N_APP_MAX:,} decodes per rule (the app's cap); "
                               "10^6 takes about a second, 10^7 several.")
-st.caption(f"n is capped at {S.N_APP_MAX:,} decodes per rule; the context is "
-           f"'{s.ctx}', k = {s.k}, seed = {s.seed}. Rules run: SPEC.md's four "
-           f"({', '.join(demos.EXACTNESS_RULES)}) and the sidebar's rule.")
+st.caption(ui.text(f"n is capped at {S.N_APP_MAX:,} decodes per rule; the context is "
+                   f"'{s.ctx}', k = {s.k}, seed = {s.seed}. Rules run: SPEC.md's four "
+                   f"({', '.join(demos.EXACTNESS_RULES)}) and the sidebar's rule."))
 if n >= S.N_APP_MAX:
-    st.info(f"The cap bites: n = {S.N_APP_MAX:,} is the most one run may take here.")
+    st.info(ui.text(f"The cap bites: n = {S.N_APP_MAX:,} is the most one run may take here."))
 rules = demos.page_rules(s.rule)
 with st.spinner(f"{n:,} decodes under each rule..."):
     ex = ui.cached(demos.exactness)(app.P, app.Q, app.ctx, s.k, int(n), s.seed, rules)
 rows = demos.exactness_rows(ex)
 
 cols = st.columns(3)
-cols[0].metric("sampling floor (expected TV of n exact draws)", f"{rows[0]['floor']:.5f}")
-cols[1].metric("target sampled directly, n times", f"{ex.direct_tv:.5f}")
-cols[2].metric("pass threshold (floor + McDiarmid margin)", f"{rows[0]['threshold']:.5f}")
+cols[0].metric(ui.text("sampling floor (expected TV of n exact draws)"),
+               f"{rows[0]['floor']:.5f}")
+cols[1].metric(ui.text("target sampled directly, n times"), f"{ex.direct_tv:.5f}")
+cols[2].metric(ui.text("pass threshold (floor + McDiarmid margin)"),
+               f"{rows[0]['threshold']:.5f}")
 
 st.subheader("TV against the sampling floor")
 st.dataframe(pd.DataFrame(rows), hide_index=True, column_config={
-    "mc_tv": st.column_config.NumberColumn("Monte Carlo TV", format="%.5f"),
-    "exact_tv": st.column_config.NumberColumn("exact TV", format="%.5f"),
-    "floor": st.column_config.NumberColumn("floor", format="%.5f"),
-    "threshold": st.column_config.NumberColumn("threshold", format="%.5f"),
-    "at_floor": st.column_config.CheckboxColumn("at the floor"),
+    "mc_tv": st.column_config.NumberColumn(ui.text("Monte Carlo TV"), format="%.5f"),
+    "exact_tv": st.column_config.NumberColumn(ui.text("exact TV"), format="%.5f"),
+    "floor": st.column_config.NumberColumn(ui.text("floor"), format="%.5f"),
+    "threshold": st.column_config.NumberColumn(ui.text("threshold"), format="%.5f"),
+    "at_floor": st.column_config.CheckboxColumn(ui.text("at the floor")),
     "p_value": st.column_config.NumberColumn("chi-square p", format="%.4f"),
-    "acceptance_rate": st.column_config.NumberColumn("acceptance", format="%.4f"),
-    "tokens_per_call": st.column_config.NumberColumn("tokens / call", format="%.4f"),
+    "acceptance_rate": st.column_config.NumberColumn(ui.text("acceptance"), format="%.4f"),
+    "tokens_per_call": st.column_config.NumberColumn(ui.text("tokens / call"),
+                                                     format="%.4f"),
 })
 ui.download_csv(rows, f"exactness_n{n}")
-st.caption("Threshold = floor + sqrt(ln(1/delta) / (2 n)), delta = 1e-6: by McDiarmid's "
-           "inequality an exact sampler crosses it with probability at most 1e-6. The p-value "
-           "is Pearson's chi-square goodness of fit of the counts to the target's joint.")
-st.plotly_chart(figures.tv_bars(rows, ex.direct_tv), key="tv_bars")
+st.caption(ui.text("Threshold = floor + sqrt(ln(1/delta) / (2 n)), delta = 1e-6: by "
+                   "McDiarmid's inequality an exact sampler crosses it with probability at "
+                   "most 1e-6. The p-value is Pearson's chi-square goodness of fit of the "
+                   "counts to the target's joint."))
+ui.chart(figures.tv_bars(rows, ex.direct_tv), key="tv_bars")
 
 left, right = st.columns(2)
 with left:
     marg = demos.marginal_rows(ex, s.rule, app.vocab)
-    st.plotly_chart(figures.marginal_bars(marg, s.rule), key="marginal")
+    ui.chart(figures.marginal_bars(marg, s.rule), key="marginal")
     ui.download_csv(marg, f"marginal_{s.rule}")
 with right:
     diff = demos.joint_diff(ex, s.rule)
-    st.plotly_chart(figures.joint_diff_heatmap(diff, app.vocab, s.rule), key="joint_diff")
+    ui.chart(figures.joint_diff_heatmap(diff, app.vocab, s.rule), key="joint_diff")
     ui.download_csv(pd.DataFrame(diff, index=list(app.vocab), columns=list(app.vocab))
                     .reset_index(names="x1"), f"joint_diff_{s.rule}")
-st.caption(f"Rule shown in the two charts above: '{s.rule}' (change it in the sidebar).")
+st.caption(ui.text(f"Rule shown in the two charts above: '{s.rule}' (change it in the "
+                   "sidebar)."))
 
 st.subheader("Convergence: TV against n")
 conv = ui.cached(demos.convergence)(app.P, app.Q, app.ctx, s.k, demos.CONVERGENCE_NS, s.seed,
                                     rules)
-st.plotly_chart(figures.convergence_figure(conv, ex), key="convergence")
-st.caption("Each point of the sweep is an independent run (seed + its index). A lossless rule "
-           "tracks the floor down; a broken rule flattens at its exact TV (dashed). The stars "
-           "are this page's run at n.")
+ui.chart(figures.convergence_figure(conv, ex), key="convergence")
+st.caption(ui.text("Each point of the sweep is an independent run (seed + its index). A "
+                   "lossless rule tracks the floor down; a broken rule flattens at its exact TV "
+                   "(dashed). The stars are this page's run at n."))
 ui.finish(app, replace(s, n=int(n)), ("n",))

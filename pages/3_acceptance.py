@@ -8,7 +8,7 @@ from specviz import demos, figures, ui
 app = ui.page("acceptance")
 s = app.settings
 st.title("Acceptance: how draft quality turns into speed")
-st.markdown(
+ui.md(
     "How often a draft token survives depends on how much the draft's law overlaps the "
     "target's: beta = sum_x min(p(x), q(x)) at each context, and alpha is its average over "
     "the text the target writes (Leviathan et al. 2022, §3.1). Treating acceptances as "
@@ -17,38 +17,40 @@ st.markdown(
     "point is a long decode under the correct rule; the solid line is the exact long-run value "
     "for our bigram tables, the dashed line the closed form at the exact alpha_eff."
 )
-st.caption(f"k = {s.k} and c = {s.c:g} from the sidebar; context '{s.ctx}', seed {s.seed}. "
-           "These sweeps build their own drafts from the target P, so the sidebar's draft "
-           f"is not used here. {demos.PAGE_ROUNDS:,} rounds per measured point.")
+st.caption(ui.text(f"k = {s.k} and c = {s.c:g} from the sidebar; context '{s.ctx}', seed "
+                   f"{s.seed}. These sweeps build their own drafts from the target P, so the "
+                   f"sidebar's draft is not used here. {demos.PAGE_ROUNDS:,} rounds per "
+                   "measured point."))
 
 tab_alpha, tab_t = st.tabs(["draft quality alpha", "temperature mismatch T"])
 with tab_alpha:
-    st.markdown("The draft mixes the target with a junk table: q = alpha p + (1 − alpha) junk, "
-                "where junk hands p's probabilities out in reversed rank order. alpha = 1 "
-                "copies the target.")
+    ui.md("The draft mixes the target with a junk table: q = alpha p + (1 − alpha) junk, "
+          "where junk hands p's probabilities out in reversed rank order. alpha = 1 "
+          "copies the target.")
     measured = demos.reprice(ui.cached(demos.alpha_sweep)(
         app.P, app.ctx, s.k, 0.0, demos.ALPHA_POINTS, None, demos.PAGE_ROUNDS, s.seed),
         s.c, s.k)  # measured once per k; priced at the sidebar's c
     curve = ui.cached(demos.alpha_curve)(app.P, app.ctx, s.k, s.c, demos.ALPHA_GRID)
-    st.plotly_chart(figures.sweep_figure(
+    ui.chart(figures.sweep_figure(
         measured, curve, "alpha", "alpha (mix weight)",
         f"Against draft quality alpha (k = {s.k}, c = {s.c:g})"), key="alpha_sweep")
     st.dataframe(pd.DataFrame(measured), hide_index=True)
     ui.download_csv(measured, f"alpha_sweep_k{s.k}")
 with tab_t:
-    st.markdown("The draft is the target itself at another temperature: q = temper(p, T), "
-                "each row raised to 1/T and renormalised. T = 1 copies the target; both hotter "
-                "and colder drafts lose acceptance.")
+    ui.md("The draft is the target itself at another temperature: q = temper(p, T), "
+          "each row raised to 1/T and renormalised. T = 1 copies the target; both hotter "
+          "and colder drafts lose acceptance.")
     measured_t = demos.reprice(ui.cached(demos.temperature_sweep)(
         app.P, app.ctx, s.k, 0.0, demos.T_POINTS, demos.PAGE_ROUNDS, s.seed), s.c, s.k)
     curve_t = ui.cached(demos.temperature_curve)(app.P, app.ctx, s.k, s.c, demos.T_GRID)
-    st.plotly_chart(figures.sweep_figure(
+    ui.chart(figures.sweep_figure(
         measured_t, curve_t, "T", "draft temperature T (log)",
         f"Against temperature mismatch T (k = {s.k}, c = {s.c:g})", log_x=True,
         tickvals=demos.T_TICKS),
         key="t_sweep")
     st.dataframe(pd.DataFrame(measured_t), hide_index=True)
     ui.download_csv(measured_t, f"temperature_sweep_k{s.k}")
-st.caption("acceptance = accepted / drafted (vLLM's draft acceptance rate), which is not alpha: "
-           "acceptance stops at the first rejection. Error bars: one standard error.")
+st.caption(ui.text("acceptance = accepted / drafted (vLLM's draft acceptance rate), which is "
+                   "not alpha: acceptance stops at the first rejection. Error bars: one "
+                   "standard error."))
 ui.finish(app, s)

@@ -9,15 +9,16 @@ from specviz import settings as S
 app = ui.page("draft length")
 s = app.settings
 st.title("Draft length k: where more guessing stops paying")
-st.markdown(
+ui.md(
     "Each extra drafted token is accepted only if every earlier one was, so the expected "
     "tokens per target call, **(1 − alpha^(k+1)) / (1 − alpha)**, creeps up to 1 / (1 − alpha) "
     "and stops (Leviathan et al. 2022, eq. 1). The price of a round, one target call plus k "
     "draft calls at c each, **1 + k c**, grows without limit. Their ratio, the speedup, "
     "therefore peaks at an interior k (Thm 3.8; §3.4 on choosing k)."
 )
-st.caption(f"Draft in use: the sidebar's ({s.draft}), context '{s.ctx}', c = {s.c:g}, "
-           f"seed {s.seed}; correct rule. {demos.PAGE_ROUNDS:,} rounds per measured k.")
+st.caption(ui.text(f"Draft in use: the sidebar's ({s.draft}), context '{s.ctx}', c = "
+                   f"{s.c:g}, seed {s.seed}; correct rule. {demos.PAGE_ROUNDS:,} rounds per "
+                   "measured k."))
 measured = demos.reprice(ui.cached(demos.k_sweep)(
     app.P, app.Q, app.ctx, 0.0, demos.K_POINTS, demos.PAGE_ROUNDS, s.seed), s.c)
 curve = ui.cached(demos.k_curve)(app.P, app.Q, app.ctx, s.c, demos.K_GRID)
@@ -26,16 +27,54 @@ best_exact = demos.best_row(curve, "speedup_exact")
 k_theory, s_theory = theory.best_k(curve[0]["alpha_eff"], s.c, S.K_APP_MAX)
 
 cols = st.columns(4)
-cols[0].metric("best k (measured)", f"{best['k']} · {best['speedup']:.3f}x")
-cols[1].metric("best k (exact)", f"{best_exact['k']} · {best_exact['speedup_exact']:.3f}x")
-cols[2].metric("best k (theory, Thm 3.8)", f"{k_theory} · {s_theory:.3f}x")
-cols[3].metric("alpha_eff of the pair", f"{curve[0]['alpha_eff']:.4f}")
-st.plotly_chart(figures.k_sweep_figure(measured, curve, best, best_exact), key="k_sweep")
-st.caption("Left: both curves are in target-call units per round; the speedup on the right is "
-           "their ratio. The star is the best measured k, the dotted line the best exact k.")
+cols[0].metric(ui.text("best k (measured)"), f"{best['k']} · {best['speedup']:.3f}x")
+cols[1].metric(ui.text("best k (exact)"), f"{best_exact['k']} · {best_exact['speedup_exact']:.3f}x")
+cols[2].metric(ui.text("best k (theory, Thm 3.8)"), f"{k_theory} · {s_theory:.3f}x")
+cols[3].metric(ui.text("alpha_eff of the pair"), f"{curve[0]['alpha_eff']:.4f}")
+ui.chart(figures.k_sweep_figure(measured, curve, best, best_exact), key="k_sweep")
+st.caption(ui.text("Left: both curves are in target-call units per round; the speedup on the "
+                   "right is their ratio. The star is the best measured k, the dotted line the "
+                   "best exact k."))
 st.dataframe(pd.DataFrame(measured), hide_index=True)
 ui.download_csv(measured, f"k_sweep_c{s.c:g}")
 with st.expander("exact and theory values for every k"):
     st.dataframe(pd.DataFrame(curve), hide_index=True)
     ui.download_csv(curve, f"k_curve_c{s.c:g}")
+
+st.subheader("Dynamic draft length")
+ui.md(
+    "Servers rarely keep k fixed. Four policies decode the same text from the same random "
+    "numbers (the uniform that drafts output position t, the coin that checks it and the draw "
+    "of a rejection or bonus token there are shared), so their differences come from the "
+    "policy alone. **constant**: k every round. **heuristic**: k + 2 after a round that kept "
+    "every draft, k − 1 otherwise (at least 1). **confidence**: keep drafting while the "
+    "draft's top probability max_x q(x) is at least a threshold. **oracle**: drafts exactly "
+    "the tokens that will be kept, a bound no real policy reaches. All use the correct "
+    "rule, so every text is exact (Leviathan et al. 2022, Algorithm 1, with k set per round)."
+)
+threshold = st.slider(ui.text("confidence threshold on max q"), 0.0, 1.0,
+                      demos.DYN_THRESHOLD, step=0.05, key="dyn_threshold")
+runs = ui.cached(demos.dynamic_runs)(app.P, app.Q, app.ctx, s.k, demos.DYN_TOKENS, s.seed,
+                                     float(threshold))
+policy = demos.policy_rows(runs, s.c)
+st.dataframe(pd.DataFrame(policy), hide_index=True, column_config={
+    "policy": st.column_config.TextColumn(ui.text("policy")),
+    "label": st.column_config.TextColumn(ui.text("rule of thumb")),
+    "tokens": st.column_config.NumberColumn(ui.text("tokens")),
+    "target_calls": st.column_config.NumberColumn(ui.text("target calls")),
+    "draft_calls": st.column_config.NumberColumn(ui.text("draft calls")),
+    "accepted": st.column_config.NumberColumn(ui.text("drafts kept")),
+    "mean_k": st.column_config.NumberColumn(ui.text("mean k"), format="%.2f"),
+    "tokens_per_call": st.column_config.NumberColumn(ui.text("tokens / target call"),
+                                                     format="%.3f"),
+    "speedup": st.column_config.NumberColumn(ui.text(f"speedup at c = {s.c:g}"),
+                                             format="%.3fx"),
+})
+ui.download_csv(policy, f"dynamic_k{s.k}_c{s.c:g}")
+st.caption(ui.text(
+    f"About {demos.DYN_TOKENS:,} tokens per policy from context '{s.ctx}', seed {s.seed}, "
+    f"starting at the sidebar's k = {s.k}; a policy drafts at most "
+    f"{demos.dynamic_k_max(s.k)} per round. Speedup = tokens / (target calls + c x draft "
+    "calls), against plain decoding's one token per target call."))
+ui.chart(figures.policy_k_figure(runs, policy, demos.DYN_SHOWN_ROUNDS), key="dynamic_k")
 ui.finish(app, s)

@@ -9,7 +9,7 @@ from specviz.exact import round_law
 app = ui.page("cost")
 s = app.settings
 st.title("Cost: when a draft is too dear to pay")
-st.markdown(
+ui.md(
     "A round costs one target call plus k draft calls at c each, so the speedup is "
     "**tokens per call / (1 + k c)** (Leviathan et al. 2022, Thm 3.8). Setting it to 1 gives "
     "the break-even draft cost **c\\* = (tokens per call − 1) / k**: above it, speculation "
@@ -22,32 +22,33 @@ now, *slow = marks
 alpha = ui.cached(round_law)(app.P, app.Q, app.ctx, s.k, "correct", True).alpha
 
 cols = st.columns(4)
-cols[0].metric("break-even c*", f"{cm.break_even:.4f}")
-cols[1].metric(f"tokens per call (exact, k = {s.k})", f"{cm.tokens_per_call:.4f}")
-cols[2].metric(f"speedup at c = {s.c:g}", f"{now['speedup']:.3f}x",
+cols[0].metric(ui.text("break-even c*"), f"{cm.break_even:.4f}")
+cols[1].metric(ui.text(f"tokens per call (exact, k = {s.k})"),
+               f"{cm.tokens_per_call:.4f}")
+cols[2].metric(ui.text(f"speedup at c = {s.c:g}"), f"{now['speedup']:.3f}x",
                "slower than the target alone" if now["slower"] else None,
                delta_color="inverse" if now["slower"] else "off")
-cols[3].metric("alpha (exact, long run)", f"{alpha:.4f}")
+cols[3].metric(ui.text("alpha (exact, long run)"), f"{alpha:.4f}")
 
 for r in slow:
     verdict = ("slower than decoding with the target alone, with exactly the same output: "
                "no error, no warning" if r["slower"]
                else f"still faster; it turns slower once c passes c* = {cm.break_even:.4f}")
-    st.markdown(f"- **A bigger draft at c = {r['c']:g}**: the same acceptance "
-                f"({cm.tokens_per_call:.3f} tokens per call at k = {s.k}) gives "
-                f"**{r['speedup']:.3f}x**, {verdict}.")
-st.plotly_chart(figures.cost_curve(cm, marks), key="cost_curve")
+    ui.md(f"- **A bigger draft at c = {r['c']:g}**: the same acceptance "
+          f"({cm.tokens_per_call:.3f} tokens per call at k = {s.k}) gives "
+          f"**{r['speedup']:.3f}x**, {verdict}.")
+ui.chart(figures.cost_curve(cm, marks), key="cost_curve")
 with st.expander("speedup by c (table)"):
     st.dataframe(pd.DataFrame(cm.rows), hide_index=True)
     ui.download_csv(cm.rows, f"cost_k{s.k}")
 
 st.subheader("Speedup over k and c")
 surface = ui.cached(demos.speedup_surface)(alpha)
-st.markdown(f"The closed form at the pair's exact long-run **alpha = {alpha:.4f}** "
-            "(Leviathan et al. 2022, Thm 3.8), over k = 1..32 and c = 0.001..1 on a log axis. "
-            "The red contour is speedup = 1; the yellow ridge is the best k at each c.")
-st.plotly_chart(figures.surface_3d(surface, demos.surface_point(surface, s.k, s.c),
-                                   demos.break_even_curve(surface)), key="surface_3d")
-st.plotly_chart(figures.surface_heatmap(surface), key="surface_heatmap")
+ui.md(f"The closed form at the pair's exact long-run **alpha = {alpha:.4f}** "
+      "(Leviathan et al. 2022, Thm 3.8), over k = 1..32 and c = 0.001..1 on a log axis. "
+      "The red contour is speedup = 1; the yellow ridge is the best k at each c.")
+ui.chart(figures.surface_3d(surface, demos.surface_point(surface, s.k, s.c),
+                            demos.break_even_curve(surface)), key="surface_3d")
+ui.chart(figures.surface_heatmap(surface), key="surface_heatmap")
 ui.download_csv(demos.surface_rows(surface), "speedup_surface", "Download the surface as CSV")
 ui.finish(app, s)

@@ -7,13 +7,14 @@ import streamlit as st
 
 from specviz import demos, figures, roofline, ui
 from specviz import settings as S
+from specviz.exact import round_law
 
 PAGE_KEYS = ("preset", "dtype", "ctxlen", "batch", "accel")
 
 app = ui.page("roofline")
 s = app.settings
 st.title("Roofline: why scoring k + 1 tokens is nearly free")
-st.markdown(
+ui.md(
     "A decode step of a large model reads every weight once to produce one token, so it is "
     "bound by memory bandwidth, not arithmetic. Scoring k + 1 positions in one pass reads the "
     "same weights and does k + 1 times the multiply-accumulates (MACs), so the pass costs "
@@ -38,40 +39,83 @@ page = ui.cached(demos.roofline_page)(preset, accel, s.k, int(ctxlen), dtype, in
 one = page.rows[0]  # a one-token pass
 
 m = st.columns(4)
-m[0].metric("bytes read per pass", f"{one['bytes']:.4g} B")
-m[1].metric("MACs per byte, 1 token (full count)", f"{one['mpb_full']:.3f}")
-m[2].metric(f"free tokens on {accel}", f"{page.free_tokens:,}")
-m[3].metric(f"verify k + 1 = {s.k + 1} tokens (x a decode step)", f"{page.verify_ratio:.3f}x")
+m[0].metric(ui.text("bytes read per pass"), f"{one['bytes']:.4g} B")
+m[1].metric(ui.text("MACs per byte, 1 token (full count)"), f"{one['mpb_full']:.3f}")
+m[2].metric(ui.text(f"free tokens on {accel}"), f"{page.free_tokens:,}")
+m[3].metric(ui.text(f"verify k + 1 = {s.k + 1} tokens (x a decode step)"),
+            f"{page.verify_ratio:.3f}x")
 if page.free_for_k:
-    st.success(f"Verifying k + 1 = {s.k + 1} tokens is free here: a pass of up to "
-               f"{page.free_tokens:,} tokens per sequence costs within "
-               f"{roofline.FREE_TOLERANCE:.0%} of a one-token pass on {accel}.")
+    st.success(ui.text(f"Verifying k + 1 = {s.k + 1} tokens is free here: a pass of up to "
+                       f"{page.free_tokens:,} tokens per sequence costs within "
+                       f"{roofline.FREE_TOLERANCE:.0%} of a one-token pass on {accel}."))
 else:
-    st.warning(f"Verifying k + 1 = {s.k + 1} tokens is not free here: it costs "
-               f"{page.verify_ratio:.3f}x a decode step; only {page.free_tokens:,} tokens per "
-               f"sequence fit within {roofline.FREE_TOLERANCE:.0%} of a one-token pass.")
+    st.warning(ui.text(f"Verifying k + 1 = {s.k + 1} tokens is not free here: it costs "
+                       f"{page.verify_ratio:.3f}x a decode step; only {page.free_tokens:,} "
+                       f"tokens per sequence fit within {roofline.FREE_TOLERANCE:.0%} of a "
+                       "one-token pass."))
 if page.free_tokens >= roofline.MAX_FREE_TOKENS:
-    st.info(f"The pass stays memory-bound over the whole search range "
-            f"(1..{roofline.MAX_FREE_TOKENS:,} tokens).")
+    st.info(ui.text(f"The pass stays memory-bound over the whole search range "
+                    f"(1..{roofline.MAX_FREE_TOKENS:,} tokens)."))
 
-st.plotly_chart(figures.roofline_figure(page), key="roofline")
-st.caption(f"Two counts, both shown: the **{roofline.TUTORIAL_LABEL}**, and the "
-           f"**{roofline.FULL_LABEL}** (all three SwiGLU matrices, grouped-query K and V, the "
-           "LM head), with and without reading the KV cache. Bytes are the weights (and the "
-           "KV cache), read once per pass; MACs grow with tokens x batch.")
-st.plotly_chart(figures.pass_time_figure(page), key="pass_time")
+ui.chart(figures.roofline_figure(page), key="roofline")
+st.caption(ui.text(f"Two counts, both shown: the **{roofline.TUTORIAL_LABEL}**, and the "
+                   f"**{roofline.FULL_LABEL}** (all three SwiGLU matrices, grouped-query K "
+                   "and V, the LM head), with and without reading the KV cache. Bytes are the "
+                   "weights (and the KV cache), read once per pass; MACs grow with tokens x "
+                   "batch."))
+ui.chart(figures.pass_time_figure(page), key="pass_time")
 
 st.subheader("Accelerators")
 st.dataframe(pd.DataFrame(page.accelerators), hide_index=True, column_config={
-    "ridge": st.column_config.NumberColumn("ridge (MACs/byte)", format="%.1f"),
-    "free_tokens": st.column_config.NumberColumn("free tokens (this model)"),
-    "source": st.column_config.TextColumn("source (peak dense FP16/BF16, HBM bandwidth)"),
+    "ridge": st.column_config.NumberColumn(ui.text("ridge (MACs/byte)"), format="%.1f"),
+    "free_tokens": st.column_config.NumberColumn(ui.text("free tokens (this model)")),
+    "source": st.column_config.TextColumn(
+        ui.text("source (peak dense FP16/BF16, HBM bandwidth)")),
 })
 ui.download_csv(page.accelerators, "accelerators")
-st.caption("Sources: " + "; ".join(f"{a['accelerator']}: {a['source']}"
-                                   for a in page.accelerators) + ".")
+st.caption(ui.text("Sources: " + "; ".join(f"{a['accelerator']}: {a['source']}"
+                                           for a in page.accelerators) + "."))
 with st.expander("MACs and bytes by tokens in the pass (table)"):
     st.dataframe(pd.DataFrame(page.rows), hide_index=True)
     ui.download_csv(page.rows, f"roofline_{preset}_{dtype}")
+
+st.subheader("Batch size")
+ui.md(
+    "A server verifies many sequences at once. With batch B, a plain decode step holds B "
+    "tokens and a verify pass **B (k + 1)** tokens, over the same weights. While both passes "
+    "are memory-bound they take the same time and the speedup is Thm 3.8's; once B (k + 1) "
+    "tokens carry the verify pass past the ridge, the k extra positions are paid in full and "
+    "the speedup falls, below 1 for a large enough batch. Priced per pass: S(B) = E[tokens] "
+    "t_1(B) / (t_(k+1)(B) + k c t_1(B)), with E[tokens] = (1 − alpha^(k+1)) / (1 − alpha) "
+    "(Leviathan et al. 2022, eq. 1) and t_T(B) the roofline time of a pass of B sequences "
+    "with T new tokens each. The model shape, weight type, context and accelerator are "
+    "those chosen above; alpha is the exact long-run alpha_eff of the sidebar's pair."
+)
+kv = st.toggle("read the KV cache in each pass", value=True, key="batch_kv")
+alpha = ui.cached(round_law)(app.P, app.Q, app.ctx, s.k, "correct", True).alpha
+curve = ui.cached(demos.batch_curve)(preset, accel, alpha, s.k, s.c, int(ctxlen), dtype, kv)
+b = st.columns(4)
+b[0].metric(ui.text("alpha_eff of the pair (exact)"), f"{curve.alpha:.4f}")
+b[1].metric(ui.text("memory-bound speedup (Thm 3.8)"), f"{curve.memory_bound_speedup:.3f}x")
+b[2].metric(ui.text("verifying stops being free at B"),
+            f"{curve.stops_free:,}" if curve.stops_free else "never")
+b[3].metric(ui.text("speculation stops paying at B"),
+            f"{curve.stops_paying:,}" if curve.stops_paying else "never")
+if kv and curve.free_throughout:
+    st.info(ui.text(
+        f"With the KV-cache read, {preset} at a context of {int(ctxlen):,} tokens stays "
+        f"memory-bound at every batch up to {curve.max_batch:,} on {accel}: the cache to read "
+        "grows with B as fast as the MACs do, so MACs per byte level off below the ridge and "
+        f"verifying k + 1 = {s.k + 1} tokens stays as cheap as one decode step. Switch the "
+        "KV-cache read off to see the weights-only roofline turn compute-bound."))
+elif curve.free_throughout:
+    st.info(ui.text(f"The verify pass stays memory-bound at every batch up to "
+                    f"{curve.max_batch:,} on {accel}."))
+ui.chart(figures.batch_figure(curve, int(batch)), key="batch")
+ui.download_csv(curve.rows, f"batch_speedup_{preset}_{dtype}_k{s.k}")
+st.caption(ui.text(
+    f"B runs over 1..{curve.max_batch:,}; 'never' means not within that range. The blue dot "
+    "is the batch chosen above. c is the draft's cost per token as a fraction "
+    "of a plain decode step at the same batch, so it is held fixed as B grows."))
 ui.finish(app, replace(s, preset=preset, dtype=dtype, ctxlen=int(ctxlen), batch=int(batch),
                        accel=accel), PAGE_KEYS)

@@ -592,3 +592,97 @@ def break_even_curve(surface: Surface) -> list[Row]:
         if surface.cs[0] <= c <= surface.cs[-1]:
             rows.append({"k": int(k), "c": c, "speedup": 1.0})
     return rows
+
+
+# =============================================================================================
+# Beyond the paper (issue 5): dynamic draft length on /draft-length, batch size on /roofline.
+# Added for those pages' new sections; pure, and cheap except dynamic_runs (a decode).
+# =============================================================================================
+from .dynamic import POLICY_LABELS, PolicyRun, run_policies  # noqa: E402
+
+DYN_TOKENS = 3_000  # tokens each policy decodes on the shared stream
+DYN_K_MAX = 16  # the most a dynamic policy may draft in one round (at least the sidebar's k)
+DYN_THRESHOLD = 0.3  # the confidence policy's default: stop drafting when max q < this
+DYN_SHOWN_ROUNDS = 100  # rounds in view on the k-over-time chart (the rest by panning)
+BATCHES = tuple(range(1, 1025))  # batch sizes B of the batch-size section
+
+
+def dynamic_runs(
+    P: np.ndarray,
+    Q: np.ndarray,
+    ctx: int,
+    k: int,
+    n_tokens: int = DYN_TOKENS,
+    seed: int = 0,
+    threshold: float = DYN_THRESHOLD,
+) -> dict[str, PolicyRun]:
+    """Every dynamic-k policy on one shared random stream (specviz.dynamic.run_policies),
+    starting from the sidebar's k, with k_max = dynamic_k_max(k). Samples."""
+    return run_policies(P, Q, ctx, int(k), int(n_tokens), int(seed), dynamic_k_max(k),
+                        float(threshold))
+
+
+def dynamic_k_max(k: int) -> int:
+    """The most a dynamic policy drafts in one round: DYN_K_MAX, or k if that is more."""
+    return max(DYN_K_MAX, int(k))
+
+
+def policy_rows(runs: dict[str, PolicyRun], c: float) -> list[Row]:
+    """One row per policy: calls, tokens per target call, mean k, and the speedup
+    tokens / (target calls + c draft calls) against plain decoding (one token per call)."""
+    return [{"policy": name, "label": POLICY_LABELS.get(name, name), "tokens": r.tokens,
+             "target_calls": r.target_calls, "draft_calls": r.draft_calls,
+             "accepted": r.accepted, "mean_k": r.draft_calls / r.target_calls,
+             "tokens_per_call": r.tokens_per_call, "speedup": r.speedup(c)}
+            for name, r in runs.items()]
+
+
+@dataclass(frozen=True)
+class BatchCurve:
+    """Speculative speedup against batch size B, the verify pass priced by the roofline."""
+
+    preset: str
+    accel: str
+    alpha: float  # acceptance rate used (the pair's exact long-run alpha_eff)
+    k: int
+    c: float
+    ctx: int
+    dtype: str
+    kv_cache: bool
+    rows: list[Row]  # batch, speedup, verify_ratio (t_(k+1) / t_1 at that B)
+    memory_bound_speedup: float  # Thm 3.8 at alpha, k, c: the speedup while verifying is free
+    stops_free: int | None  # first B whose verify pass costs more than 1 + FREE_TOLERANCE steps
+    stops_paying: int | None  # first B with speedup < 1
+    max_batch: int
+
+    @property
+    def free_throughout(self) -> bool:
+        """Verifying k + 1 tokens stays about as cheap as one decode step at every B shown."""
+        return self.stops_free is None
+
+
+def batch_curve(
+    preset: str,
+    accel: str,
+    alpha: float,
+    k: int,
+    c: float,
+    ctx: int = 512,
+    dtype: str = "fp16",
+    kv_cache: bool = True,
+    batches: Sequence[int] = BATCHES,
+) -> BatchCurve:
+    """roofline.batch_speedup over B, with where verification stops being free and where
+    speculation stops paying. With batch B the verify pass holds B (k + 1) tokens."""
+    bs = [int(b) for b in batches]
+    s = roofline.batch_speedup(preset, accel, alpha, k, c, bs, ctx, dtype, "full", kv_cache)
+    ratios = [roofline.verify_cost_ratio(preset, accel, k, ctx, dtype, b, "full", kv_cache)
+              for b in bs]
+    rows = [{"batch": b, "tokens_in_pass": b * (k + 1), "speedup": float(v),
+             "verify_ratio": float(r)} for b, v, r in zip(bs, s, ratios, strict=True)]
+    limit = 1.0 + roofline.FREE_TOLERANCE
+    stops_free = next((r["batch"] for r in rows if r["verify_ratio"] > limit), None)
+    stops_paying = next((r["batch"] for r in rows if r["speedup"] < 1.0), None)
+    return BatchCurve(preset, accel, float(alpha), int(k), float(c), int(ctx), dtype,
+                      bool(kv_cache), rows, float(theory.walltime_speedup(alpha, k, c)),
+                      stops_free, stops_paying, max(bs))

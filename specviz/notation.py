@@ -14,8 +14,8 @@ from dataclasses import dataclass
 import plotly.graph_objects as go
 
 NOTATIONS = ("leviathan", "chen")
-_LETTER = re.compile(r"(?<![A-Za-z0-9])([pq])(?![A-Za-z])")  # p or q standing alone
-_KEEP = ("p-value", "top-p", "p50", "p95")  # words that are not the letter p
+_LETTER = re.compile(r"(?<![A-Za-z0-9_])([pq])(?![A-Za-z])")  # p or q standing alone
+_KEEP = ("p-value", "top-p", "p50", "p95", "chi-square p")  # not the letter p
 
 
 @dataclass(frozen=True)

@@ -349,3 +349,97 @@ def test_every_figure_serialises(ex, conv, cm, pair):
             figures.roofline_figure(demos.roofline_page())]
     for f in figs:
         assert f.to_json()
+
+
+# ----------------------------------------------------------------------------- issue 5
+from specviz import gallery  # noqa: E402
+from specviz.dynamic import run_policies  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def gal_rows(pair):
+    g = gallery.gallery(pair.P, pair.Q, 0, 4, 5_000, 2)
+    return gallery.gallery_rows(g), g
+
+
+def test_gallery_figure_puts_exact_rules_on_the_zero_line(gal_rows):
+    rows, g = gal_rows
+    fig = figures.gallery_figure(rows, g.threshold, g.n)
+    by_family = {t.name: t for t in fig.data}
+    assert set(by_family) == {"lossless", "lossy by design", "broken"}
+    zero = min(_hlines(fig))
+    assert _hlines(fig) == pytest.approx(sorted([zero, g.threshold]))
+    assert zero < min(r["exact_tv"] for r in rows if r["exact_tv"] > 0)
+    lossless = by_family["lossless"]
+    assert set(lossless.y) == {zero} and set(lossless.marker.symbol) == {"diamond"}
+    assert lossless.marker.color == figures.FAMILY_COLOURS["lossless"]
+    broken = by_family["broken"]
+    exact = {r["rule"]: r for r in rows}
+    for name, x, y in zip(broken.text, broken.x, broken.y, strict=True):
+        assert y == exact[name]["exact_tv"] and x == exact[name]["acceptance_long_run"]
+    assert fig.layout.yaxis.type == "log" and fig.layout.yaxis.ticktext[0] == "0"
+    assert fig.layout.yaxis.tickvals[0] == zero
+    lo, hi = fig.layout.yaxis.range
+    assert 10**lo < zero and 10**hi > max(r["exact_tv"] for r in rows)
+
+
+def test_label_spots_avoid_each_other():
+    xs, ys = [0.5, 0.51, 0.52, 0.5], [0.5, 0.5, 0.5, 0.56]
+    spots = figures._label_spots(xs, ys, ["continue", "inclusive_coin", "ab", "cd"])
+    assert len(set(spots)) == len(spots)  # four crowded points, four different spots
+
+
+def test_production_figure_overlays_theory(pair):
+    rep = gallery.production(pair.P, pair.Q, 0, 4, "correct", None, 3_000, 0)
+    fig = figures.production_figure(rep)
+    theory_pp = _trace(fig, "i.i.d. theory")
+    assert list(theory_pp.x) == [1, 2, 3, 4]
+    assert np.allclose(theory_pp.y, rep.alpha ** np.arange(1, 5))
+    bars = [t for t in fig.data if t.type == "bar"]
+    assert len(bars) == 1 and np.allclose(bars[0].y, rep.histogram["measured"])
+    cap = [t for t in fig.data if t.name == "theory"][0]
+    assert np.allclose(cap.y, theory.acceptance_histogram(rep.alpha, 4))
+
+
+def test_policy_rows_and_k_figure(pair):
+    runs = run_policies(pair.P, pair.Q, 0, 4, 500, 1)
+    assert demos.dynamic_runs(pair.P, pair.Q, 0, 4, 500, 1)["heuristic"].ks == runs[
+        "heuristic"].ks
+    rows = demos.policy_rows(runs, 0.25)
+    for r in rows:
+        run = runs[r["policy"]]
+        assert r["speedup"] == pytest.approx(run.tokens / (run.target_calls
+                                                           + 0.25 * run.draft_calls))
+        assert r["mean_k"] == pytest.approx(np.mean(run.ks))
+    fig = figures.policy_k_figure(runs, rows, shown=50)
+    assert len(fig.data) == 4
+    assert [list(t.y) for t in fig.data] == [runs[p].ks for p in runs]
+    assert fig.layout.xaxis.range == (-0.5, 49.5)
+    assert demos.dynamic_k_max(4) == demos.DYN_K_MAX and demos.dynamic_k_max(30) == 30
+
+
+def test_batch_curve_kv_read_keeps_llama7b_memory_bound_at_k4():
+    """At ctx 512 the KV cache to read grows with B as fast as the MACs, so on an H100 the
+    verify pass of k + 1 = 5 tokens never reaches the ridge: speedup flat at Thm 3.8's."""
+    kv = demos.batch_curve("Llama-2-7B", "H100 SXM", 0.7, 4, 0.1, 512, "fp16", True)
+    assert kv.free_throughout and kv.stops_paying is None
+    s = [r["speedup"] for r in kv.rows]
+    assert s == pytest.approx([theory.walltime_speedup(0.7, 4, 0.1)] * len(s))
+    assert kv.rows[-1]["tokens_in_pass"] == 1024 * 5
+
+
+def test_batch_curve_without_kv_stops_paying(pair):
+    c = demos.batch_curve("Llama-2-7B", "H100 SXM", 0.7, 4, 0.1, 512, "fp16", False)
+    assert c.stops_free is not None and c.stops_paying is not None
+    assert 1 < c.stops_free < c.stops_paying
+    by = {r["batch"]: r for r in c.rows}
+    assert by[c.stops_paying]["speedup"] < 1.0 <= by[c.stops_paying - 1]["speedup"]
+    assert by[c.stops_free]["verify_ratio"] > 1.01 >= by[c.stops_free - 1]["verify_ratio"]
+    assert by[1]["speedup"] == pytest.approx(c.memory_bound_speedup)
+    fig = figures.batch_figure(c, batch=64)
+    assert _vlines(fig) == [c.stops_free, c.stops_paying]
+    assert 1.0 in _hlines(fig)
+    assert fig.layout.xaxis.type == "log"
+    dot = _trace(fig, "this page's batch")
+    assert dot.x == (64,) and dot.y[0] == pytest.approx(by[64]["speedup"])
+    assert fig.to_json()

@@ -15,6 +15,7 @@ from specviz.notation import letters, swap, swap_figure
         ("p_(j+1) = norm(max(0, p_j - q))", "q_(j+1) = norm(max(0, q_j - p))"),
         ("the p-value and top-p stay; so do apple and quick", None),
         ("p50 and p95 latency", None),
+        ("rule 'topk_q' and the chi-square p", None),
     ],
 )
 def test_swap(text, chen):

@@ -201,3 +201,67 @@ def test_invalid_params_fall_back_with_a_note(page, params, key):
     assert f"URL parameter {key}=" in notes
     assert "<script>" not in notes
     assert at.get("plotly_chart")
+
+
+# ----------------------------------------------------------------------------- issue 5
+def _frame_with(at: AppTest, column: str):
+    return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
+def test_draft_length_dynamic_section():
+    at = run("draft-length", k="3", c="0.2")
+    pol = _frame_with(at, "target_calls").set_index("policy")
+    assert list(pol.index) == ["constant", "heuristic", "confidence", "oracle"]
+    assert pol.loc["constant", "draft_calls"] == 3 * pol.loc["constant", "target_calls"]
+    assert (pol["tokens"] >= 3_000).all()
+    assert pol.loc["oracle", "target_calls"] == pol["target_calls"].min()
+    speed = pol["tokens"] / (pol["target_calls"] + 0.2 * pol["draft_calls"])
+    assert pol["speedup"].tolist() == pytest.approx(speed.tolist())
+    fig = next(c for c in charts(at) if "round by round" in c["layout"]["title"]["text"])
+    assert len(fig["data"]) == 4 and set(fig["data"][0]["y"]) == {3}  # constant k = 3
+    at.slider(key="w_c").set_value(0.0).run()  # c reprices without a new decode
+    again = _frame_with(at, "target_calls").set_index("policy")
+    assert again["target_calls"].equals(pol["target_calls"])
+    assert again["speedup"].tolist() == pytest.approx(again["tokens_per_call"].tolist())
+    at.slider(key="dyn_threshold").set_value(0.9).run()  # only the confidence policy moves
+    high = _frame_with(at, "target_calls").set_index("policy")
+    assert high.loc["confidence", "draft_calls"] != again.loc["confidence", "draft_calls"]
+    assert high.drop("confidence")["draft_calls"].equals(again.drop("confidence")["draft_calls"])
+
+
+def test_roofline_batch_section_kv_toggle():
+    at = run("roofline")
+    m = metrics(at)
+    assert m["verifying stops being free at B"] == "never"
+    assert m["speculation stops paying at B"] == "never"
+    assert any("Llama-2-7B at a context of 512 tokens stays memory-bound" in i.value
+               for i in at.info)
+    fig = next(c for c in charts(at) if "batch size" in c["layout"]["title"]["text"])
+    line = fig["data"][0]
+    assert line["x"][0] == 1 and line["x"][-1] == 1024
+    assert max(line["y"]) - min(line["y"]) < 1e-9  # flat: memory-bound throughout
+    at.toggle(key="batch_kv").set_value(False).run()
+    assert not at.exception
+    m = metrics(at)
+    free, paying = int(m["verifying stops being free at B"]), int(
+        m["speculation stops paying at B"])
+    assert 1 < free < paying <= 1024
+    fig = next(c for c in charts(at) if "batch size" in c["layout"]["title"]["text"])
+    assert {free, paying} <= {s["x0"] for s in fig["layout"]["shapes"]}
+    assert not any("stays memory-bound" in i.value for i in at.info)
+
+
+def test_roofline_batch_follows_the_accelerator_and_k():
+    at = run("roofline", accel="A100 SXM 80GB", k="8")
+    m = metrics(at)  # A100's ridge is lower: even with the KV read the pass turns compute-bound
+    assert m["verifying stops being free at B"] != "never"
+
+
+def test_chen_letters_on_a_chart_page():
+    lev, chen = run("acceptance"), run("acceptance", notation="chen")
+    md_lev = " ".join(m.value for m in lev.markdown)
+    md_chen = " ".join(m.value for m in chen.markdown)
+    assert "min(p(x), q(x))" in md_lev and "min(q(x), p(x))" in md_chen
+    ex = run("exactness", notation="chen")
+    names = [t.get("name", "") for c in charts(ex) for t in c["data"]]
+    assert "target q(x1 | ctx)" in names and "target p(x1 | ctx)" not in names

@@ -1,0 +1,174 @@
+"""/rules: every verification rule in the registry, audited side by side; production metrics."""
+
+import pandas as pd
+import streamlit as st
+
+from specviz import figures, gallery, metrics, ui
+from specviz import settings as S
+from specviz.rules import RULES
+
+CONVERT_FROM = {"alpha": "alpha", "rate": "draft acceptance rate (accepted / drafted)",
+                "length": "mean acceptance length (1 + accepted / drafts)"}
+
+app = ui.page("rules")
+s = app.settings
+st.title("The rules gallery: every verification rule, audited")
+ui.md(
+    "Speculative decoding is only as exact as the rule that checks the drafts. Below, every "
+    "rule in specviz's registry runs on the same pair of tables: the **lossless** ones "
+    "(standard rejection sampling and three exact variants), two that are **lossy by "
+    "design** (they trade exactness for acceptance on purpose) and six **broken** ones, "
+    "each a bug that shipped in a public implementation. For each rule we compute the exact "
+    "law of the first two emitted tokens (no sampling) and its total variation (TV) from the "
+    "target's own law, then run n decodes and ask whether the Monte Carlo TV rises above "
+    "the pass threshold of an exact sampler (as on /exactness). Acceptance is accepted / "
+    "drafted over a long decode, computed exactly."
+)
+
+st.subheader("Parameters of the parametrised rules")
+specs = gallery.param_specs()
+params: dict[str, dict[str, float]] = {}
+cols = st.columns(3)
+for i, spec in enumerate(specs):
+    # rule names are identifiers, never re-lettered (topk_q stays topk_q)
+    label = f"{spec['rule']}: " + ui.text(f"{spec['name']} ({spec['help']})")
+    key = f"rp_{spec['rule']}_{spec['name']}"
+    with cols[i % 3]:
+        if spec["integer"]:
+            value = st.slider(label, int(spec["lo"]), int(spec["hi"]), int(spec["default"]),
+                              key=key)
+        else:
+            value = st.slider(label, float(spec["lo"]), float(spec["hi"]),
+                              float(spec["default"]), step=0.01, key=key)
+    params.setdefault(spec["rule"], {})[spec["name"]] = value
+n = st.select_slider("n: Monte Carlo decodes per rule", gallery.GALLERY_NS,
+                     value=gallery.GALLERY_N, key="rules_n", format_func=lambda v: f"{v:,}")
+st.caption(ui.text(f"Context '{s.ctx}', k = {s.k}, seed {s.seed}, the sidebar's draft. Every "
+                   "rule runs on its own seeded stream, all rules side by side."))
+
+with st.spinner(f"{n:,} decodes under each of {len(RULES)} rules..."):
+    g = ui.cached(gallery.gallery)(app.P, app.Q, app.ctx, s.k, int(n), s.seed, params)
+rows = gallery.gallery_rows(g)
+
+m = st.columns(3)
+m[0].metric(ui.text("sampling floor (expected TV of n exact draws)"), f"{g.floor:.5f}")
+m[1].metric(ui.text("pass threshold (floor + McDiarmid margin)"), f"{g.threshold:.5f}")
+m[2].metric(ui.text("decodes per rule"), f"{g.n:,}")
+
+st.subheader("Every rule, side by side")
+table = pd.DataFrame(rows).drop(columns=["floor", "threshold", "source"])
+table["label"] = table["label"].map(ui.text)
+st.dataframe(table, hide_index=True, height=35 * (len(table) + 1) + 3, column_config={
+    "family": st.column_config.TextColumn(ui.text("family")),
+    "rule": st.column_config.TextColumn(ui.text("rule")),
+    "label": st.column_config.TextColumn(ui.text("what it does")),
+    "params": st.column_config.TextColumn(ui.text("parameters")),
+    "exact_tv": st.column_config.NumberColumn(ui.text("exact TV"), format="%.3g"),
+    "mc_tv": st.column_config.NumberColumn(ui.text("Monte Carlo TV"), format="%.5f"),
+    "verdict": st.column_config.TextColumn(ui.text("verdict at this n")),
+    "n_to_resolve": st.column_config.TextColumn(ui.text("n to resolve the bias")),
+    "p_value": st.column_config.NumberColumn(ui.text("chi-square p-value"), format="%.4f"),
+    "acceptance": st.column_config.NumberColumn(ui.text("acceptance (this run)"),
+                                                format="%.4f"),
+    "tokens_per_call": st.column_config.NumberColumn(ui.text("tokens / call (this run)"),
+                                                     format="%.4f"),
+    "acceptance_long_run": st.column_config.NumberColumn(ui.text("acceptance (long run)"),
+                                                         format="%.4f"),
+    "tokens_per_call_long_run": st.column_config.NumberColumn(
+        ui.text("tokens / call (long run)"), format="%.4f"),
+    "exact_here": st.column_config.CheckboxColumn(ui.text("exact on these tables")),
+})
+ui.download_csv(rows, f"rules_gallery_k{s.k}_n{g.n}")
+st.caption(ui.text(
+    f"Verdict: **caught** when the Monte Carlo TV exceeds the threshold "
+    f"{g.threshold:.5f}; **at the floor** when it does not and the exact TV is 0; **not "
+    "resolvable at this n** when the rule is biased but its bias is below what n decodes can "
+    "show. 'n to resolve' is the smallest n whose threshold lies under the exact TV: from there "
+    "on a biased rule is expected above the line, since its expected Monte Carlo TV is at least "
+    "its exact TV (sampling noise adds to the bias, so it is often caught sooner). "
+    "'This run' counts the rounds of the n audited decodes (they start at the context token); "
+    "'long run' weighs contexts as a long decode visits them (exact)."))
+ui.chart(figures.gallery_figure(rows, g.threshold, g.n), key="gallery")
+st.caption(ui.text(
+    "Right is more acceptance, up is further from the target's law. Exact rules sit on the "
+    "bottom line (their exact TV is 0 up to rounding); a rule between that line and the dashed "
+    "one is biased, but n decodes cannot see it. Hover a point for its Monte Carlo TV."))
+
+st.subheader("What each rule does, and where it comes from")
+for note in gallery.rule_notes(g):
+    with st.expander(f"{note['rule']}: " + ui.text(f"{note['label']} ({note['family']}, "
+                                                   f"{note['verdict']})")):
+        ui.md(f"{note['description'][0].upper()}{note['description'][1:]}.")
+        ui.md(f"**On rejection** the token comes from: {note['reject_law']}.")
+        if note["params"]:
+            ui.md("**Parameters:** " + "; ".join(
+                f"{q['name']} = {q['value']:g} (default {q['default']:g}, range "
+                f"{q['lo']:g}..{q['hi']:g}: {q['help']})" for q in note["params"]))
+        ui.md(f"**Source:** {note['source']}.")
+
+st.subheader("Production metrics")
+st.markdown(  # the rule's name is kept out of the re-lettering
+    ui.text(
+        "Serving systems log speculative decoding under a few names (vLLM's): the **mean "
+        "acceptance length** (1 + accepted / drafts, i.e. tokens per target call), the "
+        "**draft acceptance rate** (accepted / drafted), the **per-position acceptance rate** "
+        "and the **acceptance histogram** (drafts accepted per round). Below, a long decode "
+        "under the sidebar's rule ('")
+    + s.rule
+    + ui.text(
+        "', with the parameters above) reports them; beside each, its exact long-run value "
+        "and the i.i.d. theory at alpha = E[sum_x min(p, q)]: position i is kept with "
+        "alpha^i and the histogram is a geometric law capped at k (Leviathan et al. 2022, "
+        "Sec. 3.3).")
+)
+rep = ui.cached(gallery.production)(app.P, app.Q, app.ctx, s.k, s.rule, params,
+                                    gallery.METRICS_ROUNDS, s.seed)
+pm = st.columns(3)
+pm[0].metric(ui.text("mean acceptance length (measured)"), f"{rep.rows[0]['measured']:.4f}")
+pm[1].metric(ui.text("draft acceptance rate (measured)"), f"{rep.rows[1]['measured']:.4f}")
+pm[2].metric(ui.text("alpha = E[sum min(p, q)] (exact)"), f"{rep.alpha:.4f}")
+summary = pd.DataFrame(rep.rows)
+summary["metric"] = summary["metric"].map(ui.text)
+st.dataframe(summary, hide_index=True, column_config={
+    "metric": st.column_config.TextColumn(ui.text("metric")),
+    "measured": st.column_config.NumberColumn(
+        ui.text(f"measured ({gallery.METRICS_ROUNDS:,} rounds)"), format="%.4f"),
+    "exact": st.column_config.NumberColumn(ui.text("exact (long run)"), format="%.4f"),
+    "theory": st.column_config.NumberColumn(ui.text("i.i.d. theory at alpha"), format="%.4f"),
+})
+ui.chart(figures.production_figure(rep), key="production")
+ui.download_csv(gallery.production_rows(rep), f"production_metrics_{s.rule}_k{s.k}")
+st.caption(ui.text(
+    "Where the exact values leave the theory, acceptance is not i.i.d. on these tables: how "
+    "likely a draft is kept depends on the context it was drafted at."))
+
+st.markdown("#### Converter: why accepted / drafted is not alpha")
+left, right = st.columns([1, 2])
+with left:
+    given = st.radio(ui.text("the number is"), tuple(CONVERT_FROM), key="conv_given",
+                     format_func=lambda g_: ui.text(CONVERT_FROM[g_]))
+    value = st.number_input(ui.text("value"), min_value=0.0, max_value=float(S.K_APP_MAX + 1),
+                            value=0.8, step=0.01, key="conv_value")
+try:
+    conv = metrics.convert(float(value), s.k, given)
+except ValueError as exc:
+    conv = None
+    right.warning(ui.text(f"Cannot convert at k = {s.k}: {exc}."))
+if conv is not None:
+    with right:
+        cc = st.columns(3)
+        cc[0].metric(ui.text("alpha"), f"{conv['alpha']:.4f}")
+        cc[1].metric(ui.text("draft acceptance rate"), f"{conv['draft_acceptance_rate']:.4f}")
+        cc[2].metric(ui.text("mean acceptance length"),
+                     f"{conv['mean_acceptance_length']:.4f}")
+        ui.md(
+            f"At k = {s.k}, alpha = {conv['alpha']:.4f} means each draft that is *tried* "
+            f"survives with that chance; but the server divides by every token drafted, and "
+            f"position i is tried only when the i − 1 before it survived. So accepted / "
+            f"drafted = alpha (1 − alpha^k) / (k (1 − alpha)) = "
+            f"{conv['draft_acceptance_rate']:.4f}, and 1 + accepted / drafts = "
+            f"(1 − alpha^(k+1)) / (1 − alpha) = {conv['mean_acceptance_length']:.4f} "
+            "(from Leviathan et al. 2022, eq. 1). The two agree only at k = 1 (or alpha = 0 "
+            "or 1)."
+        )
+ui.finish(app, s)
