@@ -54,14 +54,15 @@ bar[0].button("◀ prev", key="prev", shortcut="Left", on_click=_goto, args=prv,
               disabled=prv == (step, rnd), help="One step back (←)", width="stretch")
 bar[1].button("next ▶", key="next", shortcut="Right", on_click=_goto, args=nxt,
               disabled=nxt == (step, rnd), help="One step on (→)", width="stretch")
-bar[2].button("new round", key="new_round", on_click=_goto,
-              args=(0, animation.round_after(rnd)), help="The next round of this seed's text",
-              width="stretch")
-autoplay = bar[3].toggle("autoplay", key="autoplay")
+bar[2].button("new round", key="new_round", shortcut="N", on_click=_goto,
+              args=(0, animation.round_after(rnd)),
+              help="The next round of this seed's text (N)", width="stretch")
+autoplay = bar[3].toggle("autoplay", key="autoplay", help="Play and pause (space)")
 speed = bar[4].select_slider("speed", SPEEDS, value=1.0, key="speed",
                              format_func=lambda x: f"{x:g} s per step")
 step = st.slider("step", 0, animation.last_step(trace), key="scrub")
 ss["round_step"] = step
+ui.play_pause_shortcut("autoplay")
 
 v = animation.view(trace, step)
 ui.md(animation.frame_caption(trace, step, rnd))
@@ -83,6 +84,8 @@ for col, (label, value) in zip(st.columns(4), animation.totals_metrics(totals), 
     col.metric(ui.text(label), value)
 st.html(ui.text(animation.transcript_html(animation.listed_rounds(tr, step), tr.first)))
 ui.download_csv(demos.transcript_rows(tr, v.done), "round_transcript")
+ui.download_round_html(trace, rnd)
+ui.copy_link()
 
 
 def _tick(target: tuple[int, int]) -> None:

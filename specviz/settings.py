@@ -27,6 +27,7 @@ SEED_MAX = 2**31 - 1
 CTX_LEN_MAX = 131_072  # context length on the roofline
 BATCH_MAX = 4_096
 DRAFTS = ("table", "mix")
+CHAPTER_MAX = 7  # the guided tour's last chapter (specviz.tour.CHAPTERS has 8)
 
 
 @dataclass(frozen=True)
@@ -50,6 +51,8 @@ class Settings:
     batch: int = 1  # roofline batch size
     accel: str = "H100 SXM"  # roofline accelerator
     notation: str = "leviathan"  # letters: leviathan (p = target) or chen (p = draft)
+    present: int = 0  # presenter mode: 1 = large type, no sidebar, high contrast
+    chapter: int = 0  # the guided tour's chapter in focus (0 = the first)
 
 
 DEFAULTS = Settings()
@@ -116,6 +119,8 @@ PARSERS = {
     "batch": _int(1, BATCH_MAX),
     "accel": _choice(ACCELERATORS),
     "notation": _choice(NOTATIONS),
+    "present": _int(0, 1),
+    "chapter": _int(0, CHAPTER_MAX),
 }
 KEYS = tuple(f.name for f in fields(Settings))
 

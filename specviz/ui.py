@@ -8,18 +8,22 @@ the URL is rewritten from the widgets, so a copied link reopens the same state.
 from __future__ import annotations
 
 import io
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
+from urllib.parse import urlencode
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
+from . import export, present
 from . import settings as S
 from .notation import LETTERS, swap, swap_figure
 from .tables import default_tables, mix_draft, temper, validate_pair
 
-SHARED_KEYS = ("k", "c", "draft", "alpha", "T", "seed", "rule", "ctx", "notation")
+SHARED_KEYS = ("k", "c", "draft", "alpha", "T", "seed", "rule", "ctx", "notation", "present")
 UPLOAD_MAX_BYTES = 64 * 1024  # a 64 x 64 table of long floats fits; anything bigger is refused
 CACHE_ENTRIES = 64
 
@@ -70,12 +74,15 @@ def bind(key: str, widget: Callable, *args, **kwargs):
     return value
 
 
-def write_url(s: S.Settings, keys: Sequence[str], extra: dict[str, str] | None = None) -> None:
-    """Rewrite the query string from the settings (only values off their defaults)."""
+def write_url(s: S.Settings, keys: Sequence[str],
+              extra: dict[str, str] | None = None) -> dict[str, str]:
+    """Rewrite the query string from the settings (only values off their defaults); returns
+    the query written."""
     q = S.to_query(s, tuple(keys))
     q.update(extra or {})
     if q != st.query_params.to_dict():
         st.query_params.from_dict(q)
+    return q
 
 
 # ----------------------------------------------------------------------------- tables
@@ -166,8 +173,11 @@ def _table_query() -> dict[str, str]:
 def page(title: str, keys: Sequence[str] = (), layout: str = "wide") -> AppState:
     """Set a page up: config, the shared sidebar, the URL notes. Page-specific controls are
     drawn by the page with bind(); call finish(state, keys) at the end to rewrite the URL."""
-    st.set_page_config(page_title=f"specviz · {title}", layout=layout)
     url, notes = _url_settings()
+    st.set_page_config(page_title=f"specviz · {title}", layout=layout,
+                       initial_sidebar_state="collapsed" if url.present else "auto")
+    if url.present:
+        _presenter()
     state = _tables_state()
     sb = st.sidebar
     sb.header("Settings")
@@ -199,8 +209,10 @@ def page(title: str, keys: Sequence[str] = (), layout: str = "wide") -> AppState
 
 
 def finish(app: AppState, settings: S.Settings, keys: Sequence[str] = ()) -> None:
-    """Rewrite the URL from the shared controls, the page's own keys and edited tables."""
-    write_url(settings, SHARED_KEYS + tuple(keys), _table_query())
+    """Rewrite the URL from the shared controls, the page's own keys and edited tables; then
+    the sidebar's share box shows that URL."""
+    q = write_url(settings, SHARED_KEYS + tuple(keys), _table_query())
+    _share_box(q)
 
 
 def download_csv(rows, name: str, label: str = "Download CSV") -> None:
@@ -226,5 +238,93 @@ def md(t: str, **kwargs) -> None:
 
 
 def chart(fig, key: str | None = None, **kwargs) -> None:
-    """st.plotly_chart in the reader's letters."""
-    st.plotly_chart(swap_figure(fig, _notation()), key=key, **kwargs)
+    """st.plotly_chart in the reader's letters (and, in presenter mode, larger type)."""
+    fig = swap_figure(fig, _notation())
+    if presenter_active():
+        fig = present_figure(fig)
+    st.plotly_chart(fig, key=key, **kwargs)
+
+
+def present_figure(fig):
+    """A copy of the figure with the presenter's type sizes: base, titles, ticks, legend
+    (Streamlit's chart theme sets the tick and title sizes itself, so they are set here)."""
+    out = type(fig)(fig)
+    out.update_layout(font_size=present.FIGURE_FONT_PX, title_font_size=present.FIGURE_TITLE_PX,
+                      legend_font_size=present.FIGURE_TICK_PX)
+    out.update_xaxes(tickfont_size=present.FIGURE_TICK_PX, title_font_size=present.FIGURE_FONT_PX)
+    out.update_yaxes(tickfont_size=present.FIGURE_TICK_PX, title_font_size=present.FIGURE_FONT_PX)
+    return out
+
+
+# ----------------------------------------------------------------------------- presenting
+def presenter_active() -> bool:
+    """Whether this session was opened with present=1 in the URL."""
+    return bool(_url_settings()[0].present)
+
+
+def _presenter() -> None:
+    """Presenter mode: large black type, no sidebar, header or toolbar, a way out."""
+    st.html(present.presenter_html() + f"<script>{present.EXIT_JS}</script>",
+            unsafe_allow_javascript=True)
+
+
+_KEY_RE = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def play_pause_shortcut(toggle_key: str = "autoplay",
+                        hints: Sequence[tuple[str, str]] | None = present.KEY_HINTS) -> None:
+    """Space plays and pauses: a key listener that flips the toggle keyed `toggle_key`
+    (never while typing, nor when the focus is on a control where space has its own
+    meaning), with a line of key hints (hints=None draws none)."""
+    if not _KEY_RE.fullmatch(toggle_key):
+        raise ValueError(f"toggle_key must be a plain widget key; got {toggle_key!r}")
+    body = present.key_hints_html(tuple(hints)) if hints else ""
+    st.html(body + f"<script>{present.play_pause_js(toggle_key)}</script>",
+            unsafe_allow_javascript=True)
+
+
+# ----------------------------------------------------------------------------- sharing
+def share_url(q: dict[str, str]) -> str:
+    """The address of this page at query q (just '?query' where the browser's URL is not
+    known, as under AppTest)."""
+    base = st.context.url or ""
+    return base + (f"?{urlencode(q)}" if q else "")
+
+
+def copy_link(container=None) -> None:
+    """A "copy link to this state" button (in `container`, default the main column): it
+    copies the browser's address at the moment of the click, which holds every setting."""
+    (container or st).html(present.copy_link_html(), unsafe_allow_javascript=True)
+
+
+def _share_box(q: dict[str, str]) -> None:
+    """Sidebar: a button that copies the live address, and the address itself as text (its
+    own copy icon is the fallback where scripts or the clipboard are blocked)."""
+    sb = st.sidebar
+    sb.markdown("**Share this state**")
+    copy_link(sb)
+    sb.code(share_url(q) or "(this page, all defaults)", language=None, wrap_lines=True)
+
+
+def download_round_html(trace, rnd: int, key: str = "dl_round_html",
+                        label: str = "Export this round as HTML") -> None:
+    """A download button for the round's animation as one standalone HTML file (plays
+    offline). The file is built when the button is pressed, not on every run."""
+    st.download_button(
+        label, data=partial(export.round_html_bytes, trace, int(rnd)),
+        file_name=f"specviz-round{int(rnd)}-k{trace.k}-{trace.rule}.html", mime="text/html",
+        key=key, on_click="ignore",
+        help="One file with the round's animation: play, pause and a step slider. It opens "
+             "in any browser with no server and no network.")
+
+
+def chart_png(fig, name: str, key: str | None = None) -> None:
+    """A PNG download of a figure where kaleido renders offline here; otherwise a caption
+    that points to the camera button of the chart's own toolbar."""
+    png = export.figure_png(fig) if export.png_available() else None
+    if png is None:
+        st.caption(export.PNG_HELP)
+        return
+    st.download_button("Download PNG", png, file_name=f"{name}.png", mime="image/png",
+                       key=key or f"png_{name}", on_click="ignore")
+

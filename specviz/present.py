@@ -1,0 +1,203 @@
+"""Presenter mode as data: the CSS, the palette and the key hints for a projected screen.
+
+Pure strings (no Streamlit): specviz.ui injects them when the URL says present=1. What a
+projector does to a page: it washes out pale colours and thin strokes, and the back row
+reads nothing under about 20 px. So the theme is black on white, with large type, thick
+focus rings, and a palette of the Okabe & Ito (2008) colours that keep their contrast on
+white (their yellow and sky blue do not, so they are left out of the line palette).
+"""
+
+from __future__ import annotations
+
+import html
+
+# Okabe & Ito (2008) colours whose contrast on white survives a projector, darkest first.
+PROJECTOR_PALETTE = {
+    "black": "#000000", "blue": "#0072B2", "vermillion": "#D55E00", "green": "#009E73",
+    "purple": "#CC79A7", "orange": "#E69F00",
+}
+INK = "#000000"  # body text
+PAPER = "#FFFFFF"  # background
+LINK = "#0050A0"  # links: a darker blue than the palette's, underlined
+FOCUS = "#D55E00"  # keyboard focus ring (vermillion)
+
+BASE_PX = 21  # body text in presenter mode (Streamlit's default is 16)
+TITLE_REM = 2.2  # h1
+METRIC_VALUE_REM = 2.6
+METRIC_LABEL_REM = 1.15
+CAPTION_REM = 0.95  # of BASE_PX
+FIGURE_FONT_PX = 18  # the figures' base font in presenter mode
+FIGURE_TITLE_PX = 22  # their titles
+FIGURE_TICK_PX = 16  # axis tick labels and legend entries
+MARKER = "sv-present"  # class of the element that marks presenter mode in the page
+
+KEY_HINTS = (("←", "one step back"), ("→", "one step on"), ("space", "play / pause"),
+             ("N", "new round"))
+
+
+def presenter_css() -> str:
+    """The style sheet of presenter mode: no sidebar, header or toolbar; large black type."""
+    return f"""
+[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
+[data-testid="stSidebarCollapseButton"], [data-testid="stExpandSidebarButton"],
+[data-testid="stHeader"], [data-testid="stToolbar"], [data-testid="stDecoration"],
+[data-testid="stStatusWidget"], header.stAppHeader {{ display: none !important; }}
+.stApp, [data-testid="stAppViewContainer"], [data-testid="stMain"] {{
+  background: {PAPER} !important; color: {INK} !important; }}
+[data-testid="stMainBlockContainer"], .block-container {{
+  padding: 0.6rem 2rem 2rem 2rem !important; max-width: 100% !important; }}
+.stElementContainer:has(> .stHtml > .{MARKER}) {{ display: contents; }}
+html {{ font-size: {BASE_PX}px !important; }}
+.stApp, .stMarkdown, .stMarkdown p, .stMarkdown li, [data-testid="stMarkdownContainer"] {{
+  font-size: {BASE_PX}px !important; line-height: 1.45 !important; color: {INK} !important; }}
+h1, .stMarkdown h1 {{ font-size: {TITLE_REM}rem !important; font-weight: 800 !important;
+  color: {INK} !important; padding-top: 0.2rem !important; }}
+h2, .stMarkdown h2 {{ font-size: 2.1rem !important; color: {INK} !important; }}
+h3, .stMarkdown h3 {{ font-size: 1.7rem !important; color: {INK} !important; }}
+[data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p, .stCaption {{
+  font-size: {CAPTION_REM * BASE_PX:.0f}px !important; color: #1a1a1a !important;
+  opacity: 1 !important; }}
+[data-testid="stMetricValue"], [data-testid="stMetricValue"] div {{
+  font-size: {METRIC_VALUE_REM}rem !important; font-weight: 700 !important;
+  color: {INK} !important; }}
+[data-testid="stMetricLabel"], [data-testid="stMetricLabel"] p {{
+  font-size: {METRIC_LABEL_REM}rem !important; color: {INK} !important; }}
+[data-testid="stWidgetLabel"], [data-testid="stWidgetLabel"] p, label p {{
+  font-size: 1rem !important; color: {INK} !important; }}
+[data-testid="stAlertContainer"] p, [data-testid="stAlert"] p {{
+  font-size: {BASE_PX}px !important; color: {INK} !important; }}
+.stButton button, .stDownloadButton button, .stLinkButton a {{
+  font-size: 1rem !important; min-height: 2.6rem !important;
+  border: 2px solid {INK} !important; color: {INK} !important; }}
+.stButton button p, .stDownloadButton button p, .stLinkButton a p {{
+  font-size: 1rem !important; }}
+.stMarkdown a {{ color: {LINK} !important; text-decoration: underline !important; }}
+[data-testid="stBaseButton-primary"], [data-testid="stBaseLinkButton-primary"] {{
+  background: {INK} !important; border-color: {INK} !important; }}
+[data-testid="stBaseButton-primary"], [data-testid="stBaseButton-primary"] p,
+[data-testid="stBaseLinkButton-primary"], [data-testid="stBaseLinkButton-primary"] p {{
+  color: {PAPER} !important; }}
+:focus-visible {{ outline: 4px solid {FOCUS} !important; outline-offset: 2px !important; }}
+.sv-chip {{ font-size: 1.25rem !important; border-width: 3px !important; }}
+.sv-legend {{ font-size: 1.05rem !important; color: {INK} !important; }}
+.{MARKER} {{ position: relative; height: 0; }}
+.{MARKER}-bar {{ position: absolute; top: 0; right: 0; z-index: 10;
+  font-size: 15px; background: {PAPER}; border: 2px solid {INK}; border-radius: 6px;
+  padding: 2px 10px; }}
+.{MARKER}-bar a {{ color: {LINK} !important; }}
+"""
+
+
+def presenter_html(exit_label: str = "leave presenter mode") -> str:
+    """The style sheet, the marker element the tests look for, and a fixed corner link that
+    reloads the page without present=1 (the sidebar is hidden, so it is the way out)."""
+    return (
+        f'<style id="{MARKER}-css">{presenter_css()}</style>'
+        f'<div class="{MARKER}" data-present="1" data-sidebar="hidden">'
+        f'<div class="{MARKER}-bar"><a href="?present=0" class="{MARKER}-exit" '
+        f'title="Reload this page at the same settings without presenter mode">'
+        f"{html.escape(exit_label)}</a></div></div>"
+    )
+
+
+EXIT_JS = f"""
+(function () {{
+  // The corner link keeps every other parameter of the page: it drops present only.
+  for (const a of document.querySelectorAll('a.{MARKER}-exit')) {{
+    const url = new URL(window.location.href);
+    url.searchParams.delete('present');
+    a.href = url.pathname + url.search + url.hash;
+  }}
+}})();
+"""
+
+
+def key_hints_html(hints: tuple[tuple[str, str], ...] = KEY_HINTS) -> str:
+    """One line of keyboard hints: each key in a <kbd>, then what it does."""
+    items = " · ".join(f"<kbd>{html.escape(k)}</kbd> {html.escape(what)}" for k, what in hints)
+    return (f'<div class="sv-keys" role="note" aria-label="keyboard shortcuts" '
+            f'style="font-size:0.9em">Keys: {items}</div>')
+
+
+def play_pause_js(toggle_key: str) -> str:
+    """A keydown listener: space flips the toggle keyed `toggle_key` (Streamlit gives widget
+    `key` the class st-key-<key>). It does nothing while the focus is in a text field, a
+    select, a slider, a button or a link, where space already has a meaning, nor with a
+    modifier held, nor on auto-repeat. Installed once per page load; on pages without the
+    toggle it does nothing."""
+    sel = f".st-key-{toggle_key} input[type=checkbox]"
+    return f"""
+(function () {{
+  const w = window;
+  w.__svPlayPause = w.__svPlayPause || {{}};
+  if (w.__svPlayPause[{toggle_key!r}]) return;
+  w.__svPlayPause[{toggle_key!r}] = true;
+  const BUSY = 'input, textarea, select, button, a[href], summary, [contenteditable=""], ' +
+    '[contenteditable="true"], [role="slider"], [role="button"], [role="combobox"], ' +
+    '[role="listbox"], [role="option"], [role="textbox"], [role="spinbutton"], ' +
+    '[role="switch"], [role="checkbox"], [role="radio"], [role="tab"], [role="menuitem"]';
+  document.addEventListener('keydown', function (e) {{
+    if (e.key !== ' ' && e.code !== 'Space') return;
+    if (e.ctrlKey || e.metaKey || e.altKey || e.shiftKey || e.repeat || e.defaultPrevented)
+      return;
+    const t = e.target;
+    if (t && t.closest && t.closest(BUSY)) return;
+    if (t && t.isContentEditable) return;
+    const box = document.querySelector({sel!r});
+    if (!box || box.disabled) return;
+    e.preventDefault();
+    box.click();
+  }});
+}})();
+"""
+
+
+# ----------------------------------------------------------------------------- sharing
+COPY_LABEL = "🔗 Copy link to this state"
+
+
+def copy_link_html(label: str = COPY_LABEL) -> str:
+    """A button that copies the page's address (every setting is in it) to the clipboard,
+    read at the moment of the click, so it is always the current state. Where the
+    clipboard API is refused (a page served over plain http from another host), it falls
+    back to a hidden text selection; a polite live region says whether it worked."""
+    return f"""
+<div class="sv-share">
+<button type="button" class="sv-copy-link"
+ style="font:inherit;font-size:0.95rem;padding:0.35rem 0.75rem;border-radius:0.5rem;
+ border:1px solid rgba(49,51,63,0.35);background:#fff;color:#000;cursor:pointer">
+{html.escape(label)}</button>
+<span class="sv-copy-status" role="status" aria-live="polite"
+ style="margin-left:0.5rem;font-size:0.85rem"></span>
+<script>
+(function () {{
+  const root = document.currentScript && document.currentScript.parentElement;
+  if (!root) return;
+  const btn = root.querySelector('.sv-copy-link');
+  const out = root.querySelector('.sv-copy-status');
+  if (!btn || btn.dataset.ready) return;
+  btn.dataset.ready = '1';
+  function fallback(text) {{
+    const ta = document.createElement('textarea');
+    ta.value = text;
+    ta.setAttribute('readonly', '');
+    ta.style.position = 'fixed';
+    ta.style.opacity = '0';
+    document.body.appendChild(ta);
+    ta.select();
+    let ok = false;
+    try {{ ok = document.execCommand('copy'); }} catch (e) {{ ok = false; }}
+    ta.remove();
+    return ok;
+  }}
+  btn.addEventListener('click', async function () {{
+    const url = window.location.href;
+    let ok = false;
+    try {{ await navigator.clipboard.writeText(url); ok = true; }}
+    catch (e) {{ ok = fallback(url); }}
+    btn.dataset.copied = ok ? 'yes' : 'no';
+    out.textContent = ok ? 'Copied.' : 'Not copied: copy the address below.';
+  }});
+}})();
+</script>
+</div>"""
