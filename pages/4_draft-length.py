@@ -1,5 +1,7 @@
 """/draft-length: the k sweep; tokens per call saturate while the cost of a round grows."""
 
+from dataclasses import replace
+
 import pandas as pd
 import streamlit as st
 
@@ -52,8 +54,8 @@ ui.md(
     "the tokens that will be kept, a bound no real policy reaches. All use the correct "
     "rule, so every text is exact (Leviathan et al. 2022, Algorithm 1, with k set per round)."
 )
-threshold = st.slider(ui.text("confidence threshold on max q"), 0.0, 1.0,
-                      demos.DYN_THRESHOLD, step=0.05, key="dyn_threshold")
+threshold = ui.bind("threshold", st.slider, ui.text("confidence threshold on max q"), 0.0, 1.0,
+                    step=0.05)
 runs = ui.cached(demos.dynamic_runs)(app.P, app.Q, app.ctx, s.k, demos.DYN_TOKENS, s.seed,
                                      float(threshold))
 policy = demos.policy_rows(runs, s.c)
@@ -77,4 +79,4 @@ st.caption(ui.text(
     f"{demos.dynamic_k_max(s.k)} per round. Speedup = tokens / (target calls + c x draft "
     "calls), against plain decoding's one token per target call."))
 ui.chart(figures.policy_k_figure(runs, policy, demos.DYN_SHOWN_ROUNDS), key="dynamic_k")
-ui.finish(app, s)
+ui.finish(app, replace(s, threshold=float(threshold)), ("threshold",))

@@ -91,7 +91,7 @@ ui.md(
     "with T new tokens each. The model shape, weight type, context and accelerator are "
     "those chosen above; alpha is the exact long-run alpha_eff of the sidebar's pair."
 )
-kv = st.toggle("read the KV cache in each pass", value=True, key="batch_kv")
+kv = ui.bind("kv", st.toggle, "read the KV cache in each pass", cast=bool)
 alpha = ui.cached(round_law)(app.P, app.Q, app.ctx, s.k, "correct", True).alpha
 curve = ui.cached(demos.batch_curve)(preset, accel, alpha, s.k, s.c, int(ctxlen), dtype, kv)
 b = st.columns(4)
@@ -118,4 +118,4 @@ st.caption(ui.text(
     "is the batch chosen above. c is the draft's cost per token as a fraction "
     "of a plain decode step at the same batch, so it is held fixed as B grows."))
 ui.finish(app, replace(s, preset=preset, dtype=dtype, ctxlen=int(ctxlen), batch=int(batch),
-                       accel=accel), PAGE_KEYS)
+                       accel=accel, kv=int(kv)), PAGE_KEYS + ("kv",))

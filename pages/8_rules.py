@@ -1,5 +1,7 @@
 """/rules: every verification rule in the registry, audited side by side; production metrics."""
 
+from dataclasses import replace
+
 import pandas as pd
 import streamlit as st
 
@@ -28,21 +30,23 @@ ui.md(
 st.subheader("Parameters of the parametrised rules")
 specs = gallery.param_specs()
 params: dict[str, dict[str, float]] = {}
+page_values: dict[str, object] = {}  # this page's own controls, for the URL
 cols = st.columns(3)
 for i, spec in enumerate(specs):
     # rule names are identifiers, never re-lettered (topk_q stays topk_q)
     label = f"{spec['rule']}: " + ui.text(f"{spec['name']} ({spec['help']})")
-    key = f"rp_{spec['rule']}_{spec['name']}"
+    field = f"{spec['rule']}_{spec['name']}"  # the URL parameter, a Settings field
     with cols[i % 3]:
         if spec["integer"]:
-            value = st.slider(label, int(spec["lo"]), int(spec["hi"]), int(spec["default"]),
-                              key=key)
+            value = ui.bind(field, st.slider, label, int(spec["lo"]), int(spec["hi"]))
         else:
-            value = st.slider(label, float(spec["lo"]), float(spec["hi"]),
-                              float(spec["default"]), step=0.01, key=key)
+            value = ui.bind(field, st.slider, label, float(spec["lo"]), float(spec["hi"]),
+                            step=0.01)
     params.setdefault(spec["rule"], {})[spec["name"]] = value
-n = st.select_slider("n: Monte Carlo decodes per rule", gallery.GALLERY_NS,
-                     value=gallery.GALLERY_N, key="rules_n", format_func=lambda v: f"{v:,}")
+    page_values[field] = value
+n = ui.bind("rules_n", st.select_slider, "n: Monte Carlo decodes per rule", gallery.GALLERY_NS,
+            format_func=lambda v: f"{v:,}")
+page_values["rules_n"] = int(n)
 st.caption(ui.text(f"Context '{s.ctx}', k = {s.k}, seed {s.seed}, the sidebar's draft. Every "
                    "rule runs on its own seeded stream, all rules side by side."))
 
@@ -145,10 +149,11 @@ st.caption(ui.text(
 st.markdown("#### Converter: why accepted / drafted is not alpha")
 left, right = st.columns([1, 2])
 with left:
-    given = st.radio(ui.text("the number is"), tuple(CONVERT_FROM), key="conv_given",
-                     format_func=lambda g_: ui.text(CONVERT_FROM[g_]))
-    value = st.number_input(ui.text("value"), min_value=0.0, max_value=float(S.K_APP_MAX + 1),
-                            value=0.8, step=0.01, key="conv_value")
+    given = ui.bind("conv_given", st.radio, ui.text("the number is"), tuple(CONVERT_FROM),
+                    format_func=lambda g_: ui.text(CONVERT_FROM[g_]))
+    value = ui.bind("conv_value", st.number_input, ui.text("value"), min_value=0.0,
+                    max_value=float(S.K_APP_MAX + 1), step=0.01)
+    page_values.update(conv_given=given, conv_value=float(value))
 try:
     conv = metrics.convert(float(value), s.k, given)
 except ValueError as exc:
@@ -171,4 +176,4 @@ if conv is not None:
             "(from Leviathan et al. 2022, eq. 1). The two agree only at k = 1 (or alpha = 0 "
             "or 1)."
         )
-ui.finish(app, s)
+ui.finish(app, replace(s, **page_values), tuple(page_values))

@@ -161,6 +161,13 @@ def _write_atomic(path: Path, text: str) -> bool:
         return False
 
 
+def default_cache_path(root: Path | None = None, cache: Path | None = None) -> Path:
+    """Where default_corpus keeps the corpus of the library at root (cache: a directory,
+    None for cache_dir())."""
+    root = Path(root) if root is not None else stdlib_root()
+    return (Path(cache) if cache is not None else cache_dir()) / _cache_name(root)
+
+
 def default_corpus(root: Path | None = None, cache: Path | None | bool = None) -> Corpus:
     """The standard library's docstrings, one per line; read from the cache when there.
 
@@ -170,7 +177,7 @@ def default_corpus(root: Path | None = None, cache: Path | None | bool = None) -
     root = Path(root) if root is not None else stdlib_root()
     path = None
     if cache is not False:
-        path = (Path(cache) if cache not in (None, True) else cache_dir()) / _cache_name(root)
+        path = default_cache_path(root, None if cache in (None, True) else cache)
         try:
             text = path.read_text(encoding="utf-8")
             return Corpus(text, DEFAULT_NAME, "stdlib")

@@ -24,10 +24,11 @@ from .exact import exact_joint, round_law, target_joint
 from .metrics import MetricsReport, metrics_report
 from .montecarlo import simulate
 from .rules import FAMILIES, RULES, Rule
+from .settings import RULES_NS
 from .stats import gof_pvalue, sampling_floor, tv, tv_threshold
 
 GALLERY_N = 200_000  # Monte Carlo decodes per rule on the page (all rules in < ~1 s)
-GALLERY_NS = (20_000, 200_000, 1_000_000, 2_000_000)  # the page's choices of n
+GALLERY_NS = RULES_NS  # the page's choices of n (settings.RULES_NS, also the URL's)
 N_TOKENS = 2  # the audited law: the first two emitted tokens, as on /exactness
 BIAS_MIN = 1e-12  # an exact TV at or below this is rounding: the rule is exact here
 N_RESOLVE_MAX = 10**12  # the search limit of n_to_resolve (floor arithmetic stays accurate)

@@ -23,6 +23,11 @@ N_APP_MAX = 10_000_000  # Monte Carlo decodes per run in the app
 STEP_MAX = 1_000  # animation frames (a round has at most 2k + 4)
 RND_MAX = 999  # last round of a seeded transcript the app replays
 NOTATIONS = ("leviathan", "chen")  # who is p: Leviathan et al. (p = target) or Chen et al.
+RULES_NS = (20_000, 200_000, 1_000_000, 2_000_000)  # /rules: the choices of n per rule
+CONVERT_GIVEN = ("alpha", "rate", "length")  # /rules converter: what the number is
+TEXT_LEVELS = ("char", "word")  # /text: tokens are characters or words
+TEXT_DRAFTERS = ("ngram", "lookup")  # /text: n-gram draft or prompt lookup
+PROMPT_MAX_CHARS = 2_000  # /text: the longest prompt a URL may carry
 SEED_MAX = 2**31 - 1
 CTX_LEN_MAX = 131_072  # context length on the roofline
 BATCH_MAX = 4_096
@@ -53,6 +58,25 @@ class Settings:
     notation: str = "leviathan"  # letters: leviathan (p = target) or chen (p = draft)
     present: int = 0  # presenter mode: 1 = large type, no sidebar, high contrast
     chapter: int = 0  # the guided tour's chapter in focus (0 = the first)
+    # /rules: each parametrised rule's parameter, named <rule>_<param> (defaults = registry's)
+    multi_draft_m: int = 3
+    typical_eps: float = 0.09
+    typical_delta: float = 0.3
+    lenient_l: float = 0.5
+    topk_q_top_k: int = 2
+    inclusive_coin_u_bits: int = 4
+    rules_n: int = 200_000  # Monte Carlo decodes per rule on /rules
+    conv_given: str = "alpha"  # /rules converter: what the number is
+    conv_value: float = 0.8  # /rules converter: the number
+    threshold: float = 0.3  # /draft-length: the confidence policy's threshold on max q
+    kv: int = 1  # /roofline batch section: 1 = the pass also reads the KV cache
+    # /text: the n-gram models and the prompt (the corpus itself cannot travel in a URL)
+    level: str = "char"  # tokens: characters or words
+    order: int = 6  # target n-gram order (2..8 for characters, 2..4 for words)
+    dorder: int = 2  # draft order, below the target's
+    Tp: float = 1.0  # target temperature (the draft's is T)
+    drafter: str = "ngram"  # the draft: the low-order n-gram, or prompt lookup
+    prompt: str = "Return the number of "  # where the text starts
 
 
 DEFAULTS = Settings()
@@ -90,6 +114,28 @@ def _float(lo: float, hi: float):
     return parse
 
 
+def _text(max_chars: int):
+    def parse(s: str) -> str:
+        if len(s) > max_chars or "\x00" in s:
+            raise ValueError
+        return s
+    parse.range = f"text of at most {max_chars:,} characters"
+    parse.raw = True  # spaces are part of the text
+    return parse
+
+
+def _int_choice(options):
+    opts = tuple(int(o) for o in options)
+
+    def parse(s: str) -> int:
+        v = float(s)
+        if not math.isfinite(v) or v not in opts:
+            raise ValueError
+        return int(v)
+    parse.range = "one of " + ", ".join(f"{o:,}" for o in opts)
+    return parse
+
+
 def _choice(options):
     opts = tuple(options)
 
@@ -121,6 +167,19 @@ PARSERS = {
     "notation": _choice(NOTATIONS),
     "present": _int(0, 1),
     "chapter": _int(0, CHAPTER_MAX),
+    **{f"{r.name}_{q.name}": (_int(int(q.lo), int(q.hi)) if q.integer else _float(q.lo, q.hi))
+       for r in RULES.values() for q in r.params},
+    "rules_n": _int_choice(RULES_NS),
+    "conv_given": _choice(CONVERT_GIVEN),
+    "conv_value": _float(0.0, K_APP_MAX + 1),
+    "threshold": _float(0.0, 1.0),
+    "kv": _int(0, 1),
+    "level": _choice(TEXT_LEVELS),
+    "order": _int(2, 8),
+    "dorder": _int(1, 7),
+    "Tp": _float(0.05, 10.0),
+    "drafter": _choice(TEXT_DRAFTERS),
+    "prompt": _text(PROMPT_MAX_CHARS),
 }
 KEYS = tuple(f.name for f in fields(Settings))
 
@@ -147,7 +206,8 @@ def parse_query(
             raw = raw[-1] if raw else ""
         parser = PARSERS[key] if key != "ctx" else _choice(vocab)
         try:
-            values[key] = parser(str(raw).strip())
+            text = str(raw) if getattr(parser, "raw", False) else str(raw).strip()
+            values[key] = parser(text)
         except Capped as cap:
             values[key] = cap.value
             notes.append(f"URL parameter {key}='{sanitise(raw)}' is outside its range "

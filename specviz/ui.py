@@ -65,13 +65,23 @@ def _seed(key: str, value: object) -> str:
     return wkey
 
 
-def bind(key: str, widget: Callable, *args, **kwargs):
-    """Draw a widget bound to URL parameter `key`; returns its value."""
+def bind(key: str, widget: Callable, *args, cast: Callable | None = None, **kwargs):
+    """Draw a widget bound to URL parameter `key`; returns its value. cast turns the URL's
+    value into the widget's type (bool for a toggle bound to a 0/1 parameter)."""
     url, _ = _url_settings()
-    wkey = _seed(key, getattr(url, key))
+    start = getattr(url, key)
+    wkey = _seed(key, cast(start) if cast else start)
     value = widget(*args, key=wkey, **kwargs)
     st.session_state[f"v_{key}"] = value
     return value
+
+
+def clamp(key: str, lo, hi) -> None:
+    """Hold widget `key`'s value inside [lo, hi] before it is drawn (its range just moved)."""
+    url, _ = _url_settings()
+    wkey = f"w_{key}"
+    now = st.session_state.get(wkey, st.session_state.get(f"v_{key}", getattr(url, key)))
+    st.session_state[wkey] = min(max(now, lo), hi)
 
 
 def write_url(s: S.Settings, keys: Sequence[str],

@@ -223,7 +223,7 @@ def test_draft_length_dynamic_section():
     again = _frame_with(at, "target_calls").set_index("policy")
     assert again["target_calls"].equals(pol["target_calls"])
     assert again["speedup"].tolist() == pytest.approx(again["tokens_per_call"].tolist())
-    at.slider(key="dyn_threshold").set_value(0.9).run()  # only the confidence policy moves
+    at.slider(key="w_threshold").set_value(0.9).run()  # only the confidence policy moves
     high = _frame_with(at, "target_calls").set_index("policy")
     assert high.loc["confidence", "draft_calls"] != again.loc["confidence", "draft_calls"]
     assert high.drop("confidence")["draft_calls"].equals(again.drop("confidence")["draft_calls"])
@@ -240,7 +240,7 @@ def test_roofline_batch_section_kv_toggle():
     line = fig["data"][0]
     assert line["x"][0] == 1 and line["x"][-1] == 1024
     assert max(line["y"]) - min(line["y"]) < 1e-9  # flat: memory-bound throughout
-    at.toggle(key="batch_kv").set_value(False).run()
+    at.toggle(key="w_kv").set_value(False).run()
     assert not at.exception
     m = metrics(at)
     free, paying = int(m["verifying stops being free at B"]), int(

@@ -73,7 +73,7 @@ def test_the_chart_plots_every_rule_by_family(page):
 def test_changing_a_rule_parameter_changes_only_that_rule(page):
     at = run()
     before = table(at)
-    at.slider(key="rp_lenient_l").set_value(0.9).run()
+    at.slider(key="w_lenient_l").set_value(0.9).run()
     assert not at.exception
     after = table(at)
     assert after.loc["lenient", "params"] == "l = 0.9"
@@ -82,7 +82,7 @@ def test_changing_a_rule_parameter_changes_only_that_rule(page):
                                                                     "acceptance_long_run"]
     others = [r for r in RULES if r != "lenient"]
     assert after.loc[others].equals(before.loc[others])
-    at.slider(key="rp_multi_draft_m").set_value(1).run()
+    at.slider(key="w_multi_draft_m").set_value(1).run()
     t = table(at)  # one candidate: SpecInfer is the standard rule
     assert t.loc["multi_draft", "acceptance_long_run"] == pytest.approx(
         t.loc["correct", "acceptance_long_run"], abs=1e-12)
@@ -90,7 +90,7 @@ def test_changing_a_rule_parameter_changes_only_that_rule(page):
 
 def test_a_tiny_bias_is_reported_as_not_resolvable(page):
     at = run()
-    at.slider(key="rp_inclusive_coin_u_bits").set_value(24).run()
+    at.slider(key="w_inclusive_coin_u_bits").set_value(24).run()
     row = table(at).loc["inclusive_coin"]
     assert row["exact_tv"] > 0 and row["verdict"] == "not resolvable at this n"
 
@@ -100,7 +100,7 @@ def test_k_and_n_reach_the_gallery():
     assert at.slider(key="w_k").value == 2
     assert (table(at)["tokens_per_call_long_run"] <= 3.0 + 1e-9).all()
     floor = {m.label: m.value for m in at.metric}["sampling floor (expected TV of n exact draws)"]
-    at.select_slider(key="rules_n").set_value(20_000).run()
+    at.select_slider(key="w_rules_n").set_value(20_000).run()
     m = {m.label: m.value for m in at.metric}
     assert m["decodes per rule"] == "20,000"
     assert m["sampling floor (expected TV of n exact draws)"] != floor
@@ -130,7 +130,7 @@ def test_production_metrics_follow_the_sidebar_rule():
     theory = next(t for t in fig["data"] if t["name"].startswith("i.i.d. theory"))
     assert len(theory["y"]) == 3  # alpha^i, i = 1..k
     length = prod.loc[0, "exact"]
-    at.slider(key="rp_multi_draft_m").set_value(6).run()  # the gallery's parameter applies
+    at.slider(key="w_multi_draft_m").set_value(6).run()  # the gallery's parameter applies
     assert at.dataframe[1].value.loc[0, "exact"] > length
 
 
@@ -138,11 +138,11 @@ def test_converter_explains_why_the_rate_is_not_alpha():
     at = run(k="4")
     m = {m.label: m.value for m in at.metric}
     assert m["alpha"] == "0.8000" and m["draft acceptance rate"] == "0.5904"
-    at.radio(key="conv_given").set_value("rate").run()
-    at.number_input(key="conv_value").set_value(0.5904).run()
+    at.radio(key="w_conv_given").set_value("rate").run()
+    at.number_input(key="w_conv_value").set_value(0.5904).run()
     assert {m.label: m.value for m in at.metric}["alpha"] == "0.8000"
-    at.radio(key="conv_given").set_value("length").run()
-    at.number_input(key="conv_value").set_value(0.5).run()  # below 1: impossible
+    at.radio(key="w_conv_given").set_value("length").run()
+    at.number_input(key="w_conv_value").set_value(0.5).run()  # below 1: impossible
     assert not at.exception
     assert any("mean acceptance length must be in [1, 5]" in w.value for w in at.warning)
 
@@ -160,7 +160,7 @@ def test_chen_letters_leave_rule_names_alone():
     chen = run(notation="chen", rule="topk_q")
     assert "'topk_q'" in " ".join(m.value for m in chen.markdown)
     assert any(e.label.startswith("topk_q: p from before top-k") for e in chen.expander)
-    assert chen.slider(key="rp_topk_q_top_k").label.startswith("topk_q: top_k")
+    assert chen.slider(key="w_topk_q_top_k").label.startswith("topk_q: top_k")
     assert "topk_q" in list(chen.dataframe[0].value["rule"])
 
 
