@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from specviz import animation, demos, ui
+from specviz import animation, transcript, ui
 
 SPEEDS = (0.5, 1.0, 2.0, 3.0)  # autoplay: seconds per step
 
@@ -31,7 +31,7 @@ ui.md(
 )
 
 rnd = ss["round_rnd"]
-tr = ui.cached(demos.round_transcript)(app.P, app.Q, app.ctx, s.k, rnd, s.seed, s.rule,
+tr = ui.cached(transcript.round_transcript)(app.P, app.Q, app.ctx, s.k, rnd, s.seed, s.rule,
                                        app.vocab)
 trace = tr.current
 step, note = animation.clamp_step(trace, ss.get("scrub", ss["round_step"]))
@@ -83,7 +83,7 @@ totals = animation.totals_at(tr, step)
 for col, (label, value) in zip(st.columns(4), animation.totals_metrics(totals), strict=True):
     col.metric(ui.text(label), value)
 st.html(ui.text(animation.transcript_html(animation.listed_rounds(tr, step), tr.first)))
-ui.download_csv(demos.transcript_rows(tr, v.done), "round_transcript")
+ui.download_csv(transcript.transcript_rows(tr, v.done), "round_transcript")
 ui.download_round_html(trace, rnd)
 ui.copy_link()
 

@@ -5,7 +5,7 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from specviz import demos, figures, ui
+from specviz import demos, figures, pagedata, ui
 from specviz import settings as S
 
 app = ui.page("exactness")
@@ -25,13 +25,13 @@ n = ui.bind("n", st.number_input, "n: decodes per rule", min_value=1, max_value=
                               "10^6 takes about a second, 10^7 several.")
 st.caption(ui.text(f"n is capped at {S.N_APP_MAX:,} decodes per rule; the context is "
                    f"'{s.ctx}', k = {s.k}, seed = {s.seed}. Rules run: SPEC.md's four "
-                   f"({', '.join(demos.EXACTNESS_RULES)}) and the sidebar's rule."))
+                   f"({', '.join(pagedata.EXACTNESS_RULES)}) and the sidebar's rule."))
 if n >= S.N_APP_MAX:
     st.info(ui.text(f"The cap bites: n = {S.N_APP_MAX:,} is the most one run may take here."))
-rules = demos.page_rules(s.rule)
+rules = pagedata.page_rules(s.rule)
 with st.spinner(f"{n:,} decodes under each rule..."):
     ex = ui.cached(demos.exactness)(app.P, app.Q, app.ctx, s.k, int(n), s.seed, rules)
-rows = demos.exactness_rows(ex)
+rows = pagedata.exactness_rows(ex)
 
 cols = st.columns(3)
 cols[0].metric(ui.text("sampling floor (expected TV of n exact draws)"),
@@ -61,11 +61,11 @@ ui.chart(figures.tv_bars(rows, ex.direct_tv), key="tv_bars")
 
 left, right = st.columns(2)
 with left:
-    marg = demos.marginal_rows(ex, s.rule, app.vocab)
+    marg = pagedata.marginal_rows(ex, s.rule, app.vocab)
     ui.chart(figures.marginal_bars(marg, s.rule), key="marginal")
     ui.download_csv(marg, f"marginal_{s.rule}")
 with right:
-    diff = demos.joint_diff(ex, s.rule)
+    diff = pagedata.joint_diff(ex, s.rule)
     ui.chart(figures.joint_diff_heatmap(diff, app.vocab, s.rule), key="joint_diff")
     ui.download_csv(pd.DataFrame(diff, index=list(app.vocab), columns=list(app.vocab))
                     .reset_index(names="x1"), f"joint_diff_{s.rule}")
@@ -73,7 +73,7 @@ st.caption(ui.text(f"Rule shown in the two charts above: '{s.rule}' (change it i
                    "sidebar)."))
 
 st.subheader("Convergence: TV against n")
-conv = ui.cached(demos.convergence)(app.P, app.Q, app.ctx, s.k, demos.CONVERGENCE_NS, s.seed,
+conv = ui.cached(demos.convergence)(app.P, app.Q, app.ctx, s.k, pagedata.CONVERGENCE_NS, s.seed,
                                     rules)
 ui.chart(figures.convergence_figure(conv, ex), key="convergence")
 st.caption(ui.text("Each point of the sweep is an independent run (seed + its index). A "

@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from specviz import demos, figures, ui
+from specviz import demos, figures, pagedata, ui
 
 app = ui.page("acceptance")
 s = app.settings
@@ -19,7 +19,7 @@ ui.md(
 )
 st.caption(ui.text(f"k = {s.k} and c = {s.c:g} from the sidebar; context '{s.ctx}', seed "
                    f"{s.seed}. These sweeps build their own drafts from the target P, so the "
-                   f"sidebar's draft is not used here. {demos.PAGE_ROUNDS:,} rounds per "
+                   f"sidebar's draft is not used here. {pagedata.PAGE_ROUNDS:,} rounds per "
                    "measured point."))
 
 tab_alpha, tab_t = st.tabs(["draft quality alpha", "temperature mismatch T"])
@@ -27,10 +27,10 @@ with tab_alpha:
     ui.md("The draft mixes the target with a junk table: q = alpha p + (1 − alpha) junk, "
           "where junk hands p's probabilities out in reversed rank order. alpha = 1 "
           "copies the target.")
-    measured = demos.reprice(ui.cached(demos.alpha_sweep)(
-        app.P, app.ctx, s.k, 0.0, demos.ALPHA_POINTS, None, demos.PAGE_ROUNDS, s.seed),
+    measured = pagedata.reprice(ui.cached(demos.alpha_sweep)(
+        app.P, app.ctx, s.k, 0.0, pagedata.ALPHA_POINTS, None, pagedata.PAGE_ROUNDS, s.seed),
         s.c, s.k)  # measured once per k; priced at the sidebar's c
-    curve = ui.cached(demos.alpha_curve)(app.P, app.ctx, s.k, s.c, demos.ALPHA_GRID)
+    curve = ui.cached(pagedata.alpha_curve)(app.P, app.ctx, s.k, s.c, pagedata.ALPHA_GRID)
     ui.chart(figures.sweep_figure(
         measured, curve, "alpha", "alpha (mix weight)",
         f"Against draft quality alpha (k = {s.k}, c = {s.c:g})"), key="alpha_sweep")
@@ -40,13 +40,13 @@ with tab_t:
     ui.md("The draft is the target itself at another temperature: q = temper(p, T), "
           "each row raised to 1/T and renormalised. T = 1 copies the target; both hotter "
           "and colder drafts lose acceptance.")
-    measured_t = demos.reprice(ui.cached(demos.temperature_sweep)(
-        app.P, app.ctx, s.k, 0.0, demos.T_POINTS, demos.PAGE_ROUNDS, s.seed), s.c, s.k)
-    curve_t = ui.cached(demos.temperature_curve)(app.P, app.ctx, s.k, s.c, demos.T_GRID)
+    measured_t = pagedata.reprice(ui.cached(demos.temperature_sweep)(
+        app.P, app.ctx, s.k, 0.0, pagedata.T_POINTS, pagedata.PAGE_ROUNDS, s.seed), s.c, s.k)
+    curve_t = ui.cached(pagedata.temperature_curve)(app.P, app.ctx, s.k, s.c, pagedata.T_GRID)
     ui.chart(figures.sweep_figure(
         measured_t, curve_t, "T", "draft temperature T (log)",
         f"Against temperature mismatch T (k = {s.k}, c = {s.c:g})", log_x=True,
-        tickvals=demos.T_TICKS),
+        tickvals=pagedata.T_TICKS),
         key="t_sweep")
     st.dataframe(pd.DataFrame(measured_t), hide_index=True)
     ui.download_csv(measured_t, f"temperature_sweep_k{s.k}")

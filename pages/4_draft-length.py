@@ -5,7 +5,7 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from specviz import demos, figures, theory, ui
+from specviz import demos, figures, pagedata, theory, ui
 from specviz import settings as S
 
 app = ui.page("draft length")
@@ -19,11 +19,11 @@ ui.md(
     "therefore peaks at an interior k (Thm 3.8; §3.4 on choosing k)."
 )
 st.caption(ui.text(f"Draft in use: the sidebar's ({s.draft}), context '{s.ctx}', c = "
-                   f"{s.c:g}, seed {s.seed}; correct rule. {demos.PAGE_ROUNDS:,} rounds per "
+                   f"{s.c:g}, seed {s.seed}; correct rule. {pagedata.PAGE_ROUNDS:,} rounds per "
                    "measured k."))
-measured = demos.reprice(ui.cached(demos.k_sweep)(
-    app.P, app.Q, app.ctx, 0.0, demos.K_POINTS, demos.PAGE_ROUNDS, s.seed), s.c)
-curve = ui.cached(demos.k_curve)(app.P, app.Q, app.ctx, s.c, demos.K_GRID)
+measured = pagedata.reprice(ui.cached(demos.k_sweep)(
+    app.P, app.Q, app.ctx, 0.0, pagedata.K_POINTS, pagedata.PAGE_ROUNDS, s.seed), s.c)
+curve = ui.cached(pagedata.k_curve)(app.P, app.Q, app.ctx, s.c, pagedata.K_GRID)
 best = demos.best_row(measured)
 best_exact = demos.best_row(curve, "speedup_exact")
 k_theory, s_theory = theory.best_k(curve[0]["alpha_eff"], s.c, S.K_APP_MAX)
@@ -56,9 +56,9 @@ ui.md(
 )
 threshold = ui.bind("threshold", st.slider, ui.text("confidence threshold on max q"), 0.0, 1.0,
                     step=0.05)
-runs = ui.cached(demos.dynamic_runs)(app.P, app.Q, app.ctx, s.k, demos.DYN_TOKENS, s.seed,
+runs = ui.cached(pagedata.dynamic_runs)(app.P, app.Q, app.ctx, s.k, pagedata.DYN_TOKENS, s.seed,
                                      float(threshold))
-policy = demos.policy_rows(runs, s.c)
+policy = pagedata.policy_rows(runs, s.c)
 st.dataframe(pd.DataFrame(policy), hide_index=True, column_config={
     "policy": st.column_config.TextColumn(ui.text("policy")),
     "label": st.column_config.TextColumn(ui.text("rule of thumb")),
@@ -74,9 +74,9 @@ st.dataframe(pd.DataFrame(policy), hide_index=True, column_config={
 })
 ui.download_csv(policy, f"dynamic_k{s.k}_c{s.c:g}")
 st.caption(ui.text(
-    f"About {demos.DYN_TOKENS:,} tokens per policy from context '{s.ctx}', seed {s.seed}, "
+    f"About {pagedata.DYN_TOKENS:,} tokens per policy from context '{s.ctx}', seed {s.seed}, "
     f"starting at the sidebar's k = {s.k}; a policy drafts at most "
-    f"{demos.dynamic_k_max(s.k)} per round. Speedup = tokens / (target calls + c x draft "
+    f"{pagedata.dynamic_k_max(s.k)} per round. Speedup = tokens / (target calls + c x draft "
     "calls), against plain decoding's one token per target call."))
-ui.chart(figures.policy_k_figure(runs, policy, demos.DYN_SHOWN_ROUNDS), key="dynamic_k")
+ui.chart(figures.policy_k_figure(runs, policy, pagedata.DYN_SHOWN_ROUNDS), key="dynamic_k")
 ui.finish(app, replace(s, threshold=float(threshold)), ("threshold",))

@@ -3,7 +3,7 @@
 import pandas as pd
 import streamlit as st
 
-from specviz import demos, figures, ui
+from specviz import demos, figures, pagedata, ui
 from specviz.exact import round_law
 
 app = ui.page("cost")
@@ -16,8 +16,8 @@ ui.md(
     "makes decoding slower, while the text it writes is exactly as good as before, so "
     "nothing in the output tells you."
 )
-cm = ui.cached(demos.cost_model)(app.P, app.Q, app.ctx, s.k, demos.COST_GRID)
-marks = demos.slow_cases(cm, (s.c, *demos.SLOW_COSTS))
+cm = ui.cached(demos.cost_model)(app.P, app.Q, app.ctx, s.k, pagedata.COST_GRID)
+marks = pagedata.slow_cases(cm, (s.c, *pagedata.SLOW_COSTS))
 now, *slow = marks
 alpha = ui.cached(round_law)(app.P, app.Q, app.ctx, s.k, "correct", True).alpha
 
@@ -47,8 +47,8 @@ surface = ui.cached(demos.speedup_surface)(alpha)
 ui.md(f"The closed form at the pair's exact long-run **alpha = {alpha:.4f}** "
       "(Leviathan et al. 2022, Thm 3.8), over k = 1..32 and c = 0.001..1 on a log axis. "
       "The red contour is speedup = 1; the yellow ridge is the best k at each c.")
-ui.chart(figures.surface_3d(surface, demos.surface_point(surface, s.k, s.c),
-                            demos.break_even_curve(surface)), key="surface_3d")
+ui.chart(figures.surface_3d(surface, pagedata.surface_point(surface, s.k, s.c),
+                            pagedata.break_even_curve(surface)), key="surface_3d")
 ui.chart(figures.surface_heatmap(surface), key="surface_heatmap")
-ui.download_csv(demos.surface_rows(surface), "speedup_surface", "Download the surface as CSV")
+ui.download_csv(pagedata.surface_rows(surface), "speedup_surface", "Download the surface as CSV")
 ui.finish(app, s)

@@ -5,7 +5,7 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from specviz import demos, figures, roofline, ui
+from specviz import figures, pagedata, roofline, ui
 from specviz import settings as S
 from specviz.exact import round_law
 
@@ -35,7 +35,7 @@ with cols[3]:
                     max_value=S.BATCH_MAX, step=1)
 with cols[4]:
     accel = ui.bind("accel", st.selectbox, "accelerator", tuple(roofline.ACCELERATORS))
-page = ui.cached(demos.roofline_page)(preset, accel, s.k, int(ctxlen), dtype, int(batch))
+page = ui.cached(pagedata.roofline_page)(preset, accel, s.k, int(ctxlen), dtype, int(batch))
 one = page.rows[0]  # a one-token pass
 
 m = st.columns(4)
@@ -93,7 +93,7 @@ ui.md(
 )
 kv = ui.bind("kv", st.toggle, "read the KV cache in each pass", cast=bool)
 alpha = ui.cached(round_law)(app.P, app.Q, app.ctx, s.k, "correct", True).alpha
-curve = ui.cached(demos.batch_curve)(preset, accel, alpha, s.k, s.c, int(ctxlen), dtype, kv)
+curve = ui.cached(pagedata.batch_curve)(preset, accel, alpha, s.k, s.c, int(ctxlen), dtype, kv)
 b = st.columns(4)
 b[0].metric(ui.text("alpha_eff of the pair (exact)"), f"{curve.alpha:.4f}")
 b[1].metric(ui.text("memory-bound speedup (Thm 3.8)"), f"{curve.memory_bound_speedup:.3f}x")

@@ -20,10 +20,10 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 
-from .demos import RoundTranscript, Totals
 from .round import RoundTrace
 from .rules import get_rule
 from .settings import RND_MAX  # last round index the URL accepts
+from .transcript import RoundTranscript, Totals
 
 # Okabe & Ito (2008), "Color Universal Design"
 OKABE_ITO = {

@@ -14,7 +14,10 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from . import roofline
-from .demos import Convergence, CostModel, Exactness, RooflinePage, Row, Surface
+from .demos import Convergence, CostModel, Exactness, Row, Surface
+from .dynamic import PolicyRun
+from .metrics import MetricsReport
+from .pagedata import BatchCurve, RooflinePage
 from .rules import RULES
 
 RULE_COLOURS = {"correct": "#2a9d8f", "greedy": "#e76f51", "no_resample": "#e9b949",
@@ -71,7 +74,7 @@ def _col(rows: Sequence[Row], key: str) -> list:
 def tv_bars(rows: Sequence[Row], direct_tv: float | None = None) -> go.Figure:
     """Each rule's Monte Carlo TV beside its exact TV, with the floor and the threshold.
 
-    rows: demos.exactness_rows (rule, mc_tv, exact_tv, floor, threshold).
+    rows: pagedata.exactness_rows (rule, mc_tv, exact_tv, floor, threshold).
     """
     rules = _col(rows, "rule")
     fig = go.Figure()
@@ -107,7 +110,7 @@ def tv_bars(rows: Sequence[Row], direct_tv: float | None = None) -> go.Figure:
 def marginal_bars(rows: Sequence[Row], rule: str) -> go.Figure:
     """First emitted token: target p(x1|ctx) beside the rule's Monte Carlo and exact laws.
 
-    rows: demos.marginal_rows (token, target, speculative, exact).
+    rows: pagedata.marginal_rows (token, target, speculative, exact).
     """
     tokens = _col(rows, "token")
     fig = go.Figure()
@@ -167,7 +170,7 @@ def convergence_figure(conv: Convergence, run: Exactness | None = None) -> go.Fi
 def joint_diff_heatmap(diff: np.ndarray, vocab: Sequence[str], rule: str) -> go.Figure:
     """Heatmap of the two-token joint minus the target's, diverging around 0.
 
-    diff: (V, V), rows = first token, columns = second token (demos.joint_diff).
+    diff: (V, V), rows = first token, columns = second token (pagedata.joint_diff).
     """
     diff = np.asarray(diff)
     vmax = float(np.abs(diff).max()) or 1.0
@@ -196,7 +199,7 @@ def sweep_figure(measured: Sequence[Row], curve: Sequence[Row], x: str, x_title:
     """Three panels (acceptance, tokens per call, speedup) against x: measured markers,
     the exact curve (solid) and the theory curve at alpha_eff (dashed, Leviathan et al. 2022,
     eq. 1 and Thm 3.8). measured: demos.alpha_sweep / temperature_sweep rows; curve:
-    demos.alpha_curve / temperature_curve rows; tickvals: x ticks (e.g. on a log axis)."""
+    pagedata.alpha_curve / temperature_curve rows; tickvals: x ticks (e.g. on a log axis)."""
     fig = make_subplots(rows=1, cols=3, subplot_titles=[p[4] for p in _PANELS],
                         horizontal_spacing=0.07)
     mx, cx = _col(measured, x), _col(curve, x)
@@ -231,7 +234,7 @@ def k_sweep_figure(measured: Sequence[Row], curve: Sequence[Row], best: Row,
     """Left: tokens per call saturating against the cost of a round 1 + k c growing linearly
     (both in target-call units). Right: speedup = tokens / (1 + k c) with the best k marked.
 
-    measured: demos.k_sweep rows (repriced); curve: demos.k_curve rows; best: the measured
+    measured: demos.k_sweep rows (repriced); curve: pagedata.k_curve rows; best: the measured
     row of largest speedup (demos.best_row); best_exact: the curve's row of largest
     speedup_exact.
     """
@@ -291,7 +294,7 @@ def cost_curve(cm: CostModel, marks: Sequence[Row] = ()) -> go.Figure:
     """Speedup = tokens / (1 + k c) against c, the speedup = 1 line and the break-even c*.
 
     cm: demos.cost_model (its rows over a grid of c); marks: points to mark on the curve
-    (rows with c and speedup, e.g. demos.slow_cases at the sidebar's c).
+    (rows with c and speedup, e.g. pagedata.slow_cases at the sidebar's c).
     """
     cs, s = _col(cm.rows, "c"), _col(cm.rows, "speedup")
     fig = go.Figure()
@@ -326,8 +329,8 @@ def surface_3d(surface: Surface, point: Row | None = None,
                break_even: Sequence[Row] = ()) -> go.Figure:
     """Speedup surface over k and c (log axis), the break-even contour at speedup = 1 and
     the best-k ridge (Leviathan et al. 2022, Thm 3.8 at alpha). point (k, c, speedup), e.g.
-    demos.surface_point at the sidebar's k and c, is marked; break_even (rows k, c, speedup
-    = 1, demos.break_even_curve) is drawn as a line on the surface."""
+    pagedata.surface_point at the sidebar's k and c, is marked; break_even (rows k, c, speedup
+    = 1, pagedata.break_even_curve) is drawn as a line on the surface."""
     ks, cs, S = surface.ks, surface.cs, surface.speedup
     fig = go.Figure()
     fig.add_surface(x=cs, y=ks, z=S, colorscale="Viridis", name="speedup",
@@ -463,9 +466,6 @@ __all__ = [
 # =============================================================================================
 # Beyond the paper (issue 5): the rules gallery, production metrics, dynamic k, batch size.
 # =============================================================================================
-from .demos import BatchCurve  # noqa: E402
-from .dynamic import PolicyRun  # noqa: E402
-from .metrics import MetricsReport  # noqa: E402
 
 FAMILY_COLOURS = {"lossless": "#2a9d8f", "lossy by design": "#e9a03b", "broken": "#d62728"}
 FAMILY_SYMBOLS = {"lossless": "diamond", "lossy by design": "square", "broken": "circle"}
@@ -607,7 +607,7 @@ def production_figure(rep: MetricsReport) -> go.Figure:
 def policy_k_figure(runs: dict[str, PolicyRun], rows: Sequence[Row],
                     shown: int = 100) -> go.Figure:
     """k drafted in each round, one panel per policy (shared round axis); the first `shown`
-    rounds are in view, the rest by panning. rows: demos.policy_rows (labels, mean k)."""
+    rounds are in view, the rest by panning. rows: pagedata.policy_rows (labels, mean k)."""
     by = {r["policy"]: r for r in rows}
     names = list(runs)
     fig = make_subplots(rows=len(names), cols=1, shared_xaxes=True, vertical_spacing=0.11,

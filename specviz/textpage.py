@@ -27,7 +27,6 @@ from .animation import (
     view,
 )
 from .corpus import Corpus
-from .demos import Totals
 from .ngram import NGramCounts, train
 from .round import ORIGINS, RoundTrace
 from .rules import get_rule
@@ -40,6 +39,7 @@ from .textspec import (
     play_text_rounds,
     text_exactness,
 )
+from .transcript import Totals
 
 LEVEL_LABELS = {"char": "characters", "word": "words"}
 DEFAULT_PROMPT = "Return the number of "

@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 import pytest
 
 from specviz import animation as A
-from specviz import default_tables, demos, play_round, play_rounds, residual
+from specviz import default_tables, play_round, play_rounds, residual, transcript
 
 T = default_tables()
 
@@ -251,7 +251,7 @@ def test_transcript_lists_each_round_and_marks_origins():
 
 
 def test_transcript_totals_and_what_is_counted_at_a_step():
-    tr = demos.round_transcript(T.P, T.Q, 0, 4, rnd=20, seed=3, shown=5)
+    tr = transcript.round_transcript(T.P, T.Q, 0, 4, rnd=20, seed=3, shown=5)
     rounds = play_rounds(T.P, T.Q, 0, 4, 21, seed=3)
     assert _key(tr.current) == _key(rounds[20]) and tr.first == 15
     assert [_key(t) for t in tr.earlier] == [_key(t) for t in rounds[15:20]]
@@ -269,15 +269,15 @@ def test_transcript_totals_and_what_is_counted_at_a_step():
         id(tr.current)]
     labels = dict(A.totals_metrics(tr.through))
     assert labels["tokens per target call"] == f"{tokens / 21:.3f}"
-    empty = demos.transcript_totals(())
+    empty = transcript.transcript_totals(())
     assert dict(A.totals_metrics(empty))["tokens per target call"] == "–"
-    rows = demos.transcript_rows(tr, include_current=True)
+    rows = transcript.transcript_rows(tr, include_current=True)
     assert [r["round"] for r in rows] == list(range(15, 21))
     assert rows[-1]["tokens"] == len(tr.current.emitted)
 
 
 def test_round_transcript_is_seeded():
-    a = demos.round_transcript(T.P, T.Q, 0, 4, rnd=3, seed=5)
-    b = demos.round_transcript(T.P, T.Q, 0, 4, rnd=3, seed=5)
+    a = transcript.round_transcript(T.P, T.Q, 0, 4, rnd=3, seed=5)
+    b = transcript.round_transcript(T.P, T.Q, 0, 4, rnd=3, seed=5)
     assert a.current.tokens == b.current.tokens and a.through == b.through
     assert a.current.ctx == a.earlier[-1].next_ctx  # rounds chain

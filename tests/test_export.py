@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from specviz import animation, demos, export
+from specviz import animation, export, transcript
 from specviz.tables import default_tables
 
 CASES = [(4, 3, 0, "correct"), (5, 3, 0, "correct"), (3, 7, 0, "correct"), (6, 2, 2, "continue"),
@@ -17,7 +17,7 @@ CASES = [(4, 3, 0, "correct"), (5, 3, 0, "correct"), (3, 7, 0, "correct"), (6, 2
 
 def trace_of(k: int, seed: int, rnd: int, rule: str):
     d = default_tables()
-    return demos.round_transcript(d.P, d.Q, 0, k, rnd, seed, rule, d.vocab).current
+    return transcript.round_transcript(d.P, d.Q, 0, k, rnd, seed, rule, d.vocab).current
 
 
 @pytest.fixture(scope="module")

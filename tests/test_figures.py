@@ -12,13 +12,13 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from specviz import demos, figures, roofline, theory
+from specviz import demos, figures, pagedata, roofline, theory
 from specviz.rules import RULES
 from specviz.stats import tv_threshold
 from specviz.tables import default_tables
 
 ROOT = Path(__file__).resolve().parents[1]
-RULES4 = demos.EXACTNESS_RULES
+RULES4 = pagedata.EXACTNESS_RULES
 
 
 @pytest.fixture(scope="module")
@@ -58,7 +58,7 @@ def test_figures_module_is_pure():
 
 # ----------------------------------------------------------------------------- exactness
 def test_tv_bars_values_threshold_and_log_axis(ex):
-    rows = demos.exactness_rows(ex)
+    rows = pagedata.exactness_rows(ex)
     fig = figures.tv_bars(rows, ex.direct_tv)
     bars = [t for t in fig.data if t.type == "bar"]
     assert len(bars) == 2 and len(fig.data) == 5  # + floor, threshold (legend), direct
@@ -87,7 +87,7 @@ def test_tv_bars_with_a_deterministic_target():
 
 
 def test_exactness_rows_one_per_rule(ex):
-    rows = demos.exactness_rows(ex)
+    rows = pagedata.exactness_rows(ex)
     assert [r["rule"] for r in rows] == list(RULES4)
     correct = rows[0]
     assert correct["exact_tv"] < 1e-12 and correct["lossless"]
@@ -95,29 +95,29 @@ def test_exactness_rows_one_per_rule(ex):
 
 
 def test_marginal_bars_match_the_laws(ex, pair):
-    rows = demos.marginal_rows(ex, "greedy", pair.vocab)
+    rows = pagedata.marginal_rows(ex, "greedy", pair.vocab)
     fig = figures.marginal_bars(rows, "greedy")
     assert [t.type for t in fig.data] == ["bar", "bar", "scatter"]
     assert list(fig.data[0].x) == list(pair.vocab)
     assert np.allclose(fig.data[0].y, pair.P[0])  # first token of the target: p(.|a)
-    assert np.allclose(fig.data[1].y, demos.audit_of(ex, "greedy").mc_law.sum(axis=1))
-    assert np.allclose(fig.data[2].y, demos.audit_of(ex, "greedy").exact_law.sum(axis=1))
+    assert np.allclose(fig.data[1].y, pagedata.audit_of(ex, "greedy").mc_law.sum(axis=1))
+    assert np.allclose(fig.data[2].y, pagedata.audit_of(ex, "greedy").exact_law.sum(axis=1))
     assert sum(fig.data[1].y) == pytest.approx(1.0)
 
 
 def test_audit_of_unknown_rule(ex):
     with pytest.raises(ValueError, match="not audited"):
-        demos.audit_of(ex, "inclusive_coin")
+        pagedata.audit_of(ex, "inclusive_coin")
 
 
 def test_page_rules_adds_the_sidebar_rule():
-    assert demos.page_rules("correct") == RULES4
-    assert demos.page_rules("greedy") == RULES4
+    assert pagedata.page_rules("correct") == RULES4
+    assert pagedata.page_rules("greedy") == RULES4
     other = [r for r in RULES if r not in RULES4]
     if other:
-        assert demos.page_rules(other[0]) == (*RULES4, other[0])
+        assert pagedata.page_rules(other[0]) == (*RULES4, other[0])
     with pytest.raises(ValueError):
-        demos.page_rules("no-such-rule")
+        pagedata.page_rules("no-such-rule")
 
 
 def test_convergence_figure_log_log_floor_and_bias(conv, ex):
@@ -147,8 +147,8 @@ def test_convergence_figure_without_run(conv):
 
 
 def test_joint_diff_heatmap_values(ex, pair):
-    diff = demos.joint_diff(ex, "no_resample")
-    a = demos.audit_of(ex, "no_resample")
+    diff = pagedata.joint_diff(ex, "no_resample")
+    a = pagedata.audit_of(ex, "no_resample")
     assert np.allclose(diff, a.mc_law - ex.target)
     assert diff.sum() == pytest.approx(0.0, abs=1e-12)
     fig = figures.joint_diff_heatmap(diff, pair.vocab, "no_resample")
@@ -162,7 +162,8 @@ def test_joint_diff_heatmap_values(ex, pair):
 @pytest.fixture(scope="module")
 def alpha_rows(pair):
     measured = demos.alpha_sweep(pair.P, 0, 4, 0.0, (0.0, 0.5, 1.0), n_rounds=2_000, seed=3)
-    return demos.reprice(measured, 0.1, 4), demos.alpha_curve(pair.P, 0, 4, 0.1, (0.0, 0.5, 1.0))
+    curve = pagedata.alpha_curve(pair.P, 0, 4, 0.1, (0.0, 0.5, 1.0))
+    return pagedata.reprice(measured, 0.1, 4), curve
 
 
 def test_reprice_equals_measuring_at_c(pair, alpha_rows):
@@ -205,9 +206,9 @@ def test_sweep_figure_three_panels(alpha_rows):
 
 # ----------------------------------------------------------------------------- draft length
 def test_k_sweep_figure_best_k_at_argmax(pair):
-    measured = demos.reprice(demos.k_sweep(pair.P, pair.Q, 0, 0.0, (1, 2, 4, 8, 16),
+    measured = pagedata.reprice(demos.k_sweep(pair.P, pair.Q, 0, 0.0, (1, 2, 4, 8, 16),
                                            n_rounds=2_000, seed=2), 0.1)
-    curve = demos.k_curve(pair.P, pair.Q, 0, 0.1, range(1, 17))
+    curve = pagedata.k_curve(pair.P, pair.Q, 0, 0.1, range(1, 17))
     best = demos.best_row(measured)
     best_exact = demos.best_row(curve, "speedup_exact")
     fig = figures.k_sweep_figure(measured, curve, best, best_exact)
@@ -228,7 +229,7 @@ def test_k_sweep_figure_best_k_at_argmax(pair):
 def test_reprice_uses_each_rows_k():
     rows = [{"k": 2, "cost": 0.0, "tokens_per_call": 2.0, "tokens_per_call_exact": 2.5,
              "alpha_eff": 0.5}]
-    (r,) = demos.reprice(rows, 0.25)
+    (r,) = pagedata.reprice(rows, 0.25)
     assert r["cost"] == 1.5
     assert r["speedup"] == pytest.approx(2.0 / 1.5)
     assert r["speedup_exact"] == pytest.approx(2.5 / 1.5)
@@ -239,14 +240,14 @@ def test_reprice_uses_each_rows_k():
 # ----------------------------------------------------------------------------- cost
 @pytest.fixture(scope="module")
 def cm(pair):
-    return demos.cost_model(pair.P, pair.Q, 0, 4, demos.COST_GRID)
+    return demos.cost_model(pair.P, pair.Q, 0, 4, pagedata.COST_GRID)
 
 
 def test_cost_curve_break_even(cm):
-    marks = demos.slow_cases(cm, (0.1, 0.6, 1.0))
+    marks = pagedata.slow_cases(cm, (0.1, 0.6, 1.0))
     fig = figures.cost_curve(cm, marks)
     curve = _trace(fig, "speedup at k = 4")
-    assert list(curve.x) == list(demos.COST_GRID)
+    assert list(curve.x) == list(pagedata.COST_GRID)
     assert list(curve.y) == [r["speedup"] for r in cm.rows]
     star = _trace(fig, "break-even")
     assert star.x[0] == cm.break_even and star.y[0] == 1.0
@@ -262,8 +263,8 @@ def test_cost_curve_break_even(cm):
 def test_surface_figures(pair):
     alpha = 0.78
     surface = demos.speedup_surface(alpha)
-    point = demos.surface_point(surface, 7, 0.2)
-    line = demos.break_even_curve(surface)
+    point = pagedata.surface_point(surface, 7, 0.2)
+    line = pagedata.break_even_curve(surface)
     fig = figures.surface_3d(surface, point, line)
     surf = fig.data[0]
     assert surf.type == "surface"
@@ -280,7 +281,7 @@ def test_surface_figures(pair):
         assert theory.walltime_speedup(alpha, r["k"], r["c"]) == pytest.approx(1.0)
     sidebar = _trace(fig, "sidebar")
     assert sidebar.z[0] == pytest.approx(theory.walltime_speedup(alpha, 7, 0.2))
-    assert demos.surface_point(surface, 7, 0.0) is None  # off the log axis
+    assert pagedata.surface_point(surface, 7, 0.0) is None  # off the log axis
 
     hm = figures.surface_heatmap(surface)
     assert [t.type for t in hm.data] == ["heatmap", "contour", "scatter"]
@@ -292,7 +293,7 @@ def test_surface_figures(pair):
 
 def test_surface_rows_long_format():
     surface = demos.speedup_surface(0.5, k_max=3, cs=np.array([0.01, 0.1]))
-    rows = demos.surface_rows(surface)
+    rows = pagedata.surface_rows(surface)
     assert len(rows) == 6
     assert rows[1] == {"k": 1, "c": 0.1, "speedup": pytest.approx(1.5 / 1.1),
                        "best_k_at_c": int(surface.best_k[1])}
@@ -300,7 +301,7 @@ def test_surface_rows_long_format():
 
 # ----------------------------------------------------------------------------- roofline
 def test_roofline_page_and_figures():
-    page = demos.roofline_page("Llama-2-7B", "H100 SXM", 4, 512, "fp16", 1)
+    page = pagedata.roofline_page("Llama-2-7B", "H100 SXM", 4, 512, "fp16", 1)
     assert page.free_tokens == roofline.free_tokens("Llama-2-7B", "H100 SXM", 512)
     tokens = [r["tokens"] for r in page.rows]
     assert tokens[0] == 1 and tokens[-1] >= max(256, 2 * page.free_tokens)
@@ -331,22 +332,22 @@ def test_roofline_page_and_figures():
 
 
 def test_roofline_grid_reaches_twice_the_free_tokens():
-    assert demos.roofline_grid(10)[-1] == 256
-    assert demos.roofline_grid(300)[-1] == 1024
-    assert demos.roofline_grid(10**6)[-1] == roofline.MAX_FREE_TOKENS
-    grid = demos.roofline_grid(300)
+    assert pagedata.roofline_grid(10)[-1] == 256
+    assert pagedata.roofline_grid(300)[-1] == 1024
+    assert pagedata.roofline_grid(10**6)[-1] == roofline.MAX_FREE_TOKENS
+    grid = pagedata.roofline_grid(300)
     assert grid[0] == 1 and list(grid) == sorted(set(grid))
 
 
 def test_not_free_when_the_batch_is_compute_bound():
-    page = demos.roofline_page("Llama-2-7B", "A100 SXM 80GB", 31, 0, "fp16", 512)
+    page = pagedata.roofline_page("Llama-2-7B", "A100 SXM 80GB", 31, 0, "fp16", 512)
     assert not page.free_for_k and page.verify_ratio > 1.0
 
 
 def test_every_figure_serialises(ex, conv, cm, pair):
-    figs = [figures.tv_bars(demos.exactness_rows(ex)), figures.convergence_figure(conv, ex),
+    figs = [figures.tv_bars(pagedata.exactness_rows(ex)), figures.convergence_figure(conv, ex),
             figures.cost_curve(cm), figures.surface_heatmap(demos.speedup_surface(0.6)),
-            figures.roofline_figure(demos.roofline_page())]
+            figures.roofline_figure(pagedata.roofline_page())]
     for f in figs:
         assert f.to_json()
 
@@ -403,9 +404,9 @@ def test_production_figure_overlays_theory(pair):
 
 def test_policy_rows_and_k_figure(pair):
     runs = run_policies(pair.P, pair.Q, 0, 4, 500, 1)
-    assert demos.dynamic_runs(pair.P, pair.Q, 0, 4, 500, 1)["heuristic"].ks == runs[
+    assert pagedata.dynamic_runs(pair.P, pair.Q, 0, 4, 500, 1)["heuristic"].ks == runs[
         "heuristic"].ks
-    rows = demos.policy_rows(runs, 0.25)
+    rows = pagedata.policy_rows(runs, 0.25)
     for r in rows:
         run = runs[r["policy"]]
         assert r["speedup"] == pytest.approx(run.tokens / (run.target_calls
@@ -415,13 +416,13 @@ def test_policy_rows_and_k_figure(pair):
     assert len(fig.data) == 4
     assert [list(t.y) for t in fig.data] == [runs[p].ks for p in runs]
     assert fig.layout.xaxis.range == (-0.5, 49.5)
-    assert demos.dynamic_k_max(4) == demos.DYN_K_MAX and demos.dynamic_k_max(30) == 30
+    assert pagedata.dynamic_k_max(4) == pagedata.DYN_K_MAX and pagedata.dynamic_k_max(30) == 30
 
 
 def test_batch_curve_kv_read_keeps_llama7b_memory_bound_at_k4():
     """At ctx 512 the KV cache to read grows with B as fast as the MACs, so on an H100 the
     verify pass of k + 1 = 5 tokens never reaches the ridge: speedup flat at Thm 3.8's."""
-    kv = demos.batch_curve("Llama-2-7B", "H100 SXM", 0.7, 4, 0.1, 512, "fp16", True)
+    kv = pagedata.batch_curve("Llama-2-7B", "H100 SXM", 0.7, 4, 0.1, 512, "fp16", True)
     assert kv.free_throughout and kv.stops_paying is None
     s = [r["speedup"] for r in kv.rows]
     assert s == pytest.approx([theory.walltime_speedup(0.7, 4, 0.1)] * len(s))
@@ -429,7 +430,7 @@ def test_batch_curve_kv_read_keeps_llama7b_memory_bound_at_k4():
 
 
 def test_batch_curve_without_kv_stops_paying(pair):
-    c = demos.batch_curve("Llama-2-7B", "H100 SXM", 0.7, 4, 0.1, 512, "fp16", False)
+    c = pagedata.batch_curve("Llama-2-7B", "H100 SXM", 0.7, 4, 0.1, 512, "fp16", False)
     assert c.stops_free is not None and c.stops_paying is not None
     assert 1 < c.stops_free < c.stops_paying
     by = {r["batch"]: r for r in c.rows}

@@ -8,7 +8,7 @@ import re
 import numpy as np
 import pytest
 
-from specviz import demos, gallery, settings, theory, tour
+from specviz import demos, gallery, pagedata, settings, theory, tour, transcript
 from specviz.tables import default_tables
 
 ORDER = ["one-token", "exactness", "acceptance", "draft-length", "cost", "roofline", "rules",
@@ -75,7 +75,7 @@ def test_labels_and_neighbours():
 def test_one_token_answer(tables):
     ch = tour.CHAPTERS[0]
     s, a = _state(ch.preset), _state(ch.answer_url)
-    tr = demos.round_transcript(tables.P, tables.Q, 0, s.k, s.rnd, s.seed, s.rule,
+    tr = transcript.round_transcript(tables.P, tables.Q, 0, s.k, s.rnd, s.seed, s.rule,
                                 tables.vocab).current
     pos = tr.positions[0]
     assert tr.name(tr.ctx) == "a" and tr.name(pos.token) == "e"
@@ -96,10 +96,10 @@ def test_one_token_answer(tables):
 def test_exactness_answer(tables):
     ch = tour.CHAPTERS[1]
     few, many = _state(ch.preset), _state(ch.answer_url)
-    rules = demos.page_rules(few.rule)
-    lo = {r["rule"]: r for r in demos.exactness_rows(
+    rules = pagedata.page_rules(few.rule)
+    lo = {r["rule"]: r for r in pagedata.exactness_rows(
         demos.exactness(tables.P, tables.Q, 0, few.k, few.n, few.seed, rules))}
-    hi = {r["rule"]: r for r in demos.exactness_rows(
+    hi = {r["rule"]: r for r in pagedata.exactness_rows(
         demos.exactness(tables.P, tables.Q, 0, many.k, many.n, many.seed, rules))}
     assert lo["correct"]["floor"] == pytest.approx(
         _num(ch.answer, r"floor \(([\d.]+)\)"), abs=5e-4)
@@ -118,7 +118,7 @@ def test_acceptance_answer(tables):
     s4, s8 = _state(ch.preset), _state(ch.answer_url)
     assert (s4.k, s4.c, s8.k, s8.c) == (4, 0.1, 8, 0.1)
     at = {k: {r["alpha"]: r["speedup_exact"]
-              for r in demos.alpha_curve(tables.P, 0, k, 0.1, (0.0, 1.0))} for k in (4, 8)}
+              for r in pagedata.alpha_curve(tables.P, 0, k, 0.1, (0.0, 1.0))} for k in (4, 8)}
     perfect = re.search(r"goes from ([\d.]+)x to ([\d.]+)x: every", ch.answer)
     junk = re.search(r"goes from ([\d.]+)x to ([\d.]+)x, slower", ch.answer)
     assert at[4][1.0] == pytest.approx(float(perfect[1]), abs=5e-3)
@@ -131,7 +131,7 @@ def test_acceptance_answer(tables):
 def test_draft_length_answer(tables):
     ch = tour.CHAPTERS[3]
     s = _state(ch.preset)
-    curve = {r["k"]: r for r in demos.k_curve(tables.P, tables.Q, 0, s.c, demos.K_GRID)}
+    curve = {r["k"]: r for r in pagedata.k_curve(tables.P, tables.Q, 0, s.c, pagedata.K_GRID)}
     alpha = curve[1]["alpha_eff"]
     assert 1 / (1 - alpha) == pytest.approx(_num(ch.answer, r"1/\(1 − alpha\) = ([\d.]+)"),
                                             abs=5e-3)
@@ -151,7 +151,7 @@ def test_draft_length_answer(tables):
                                                   abs=5e-3)
     # the answer's round: the first guess rejected, the rest flushed, at its last step
     a = _state(ch.answer_url)
-    tr = demos.round_transcript(tables.P, tables.Q, 0, a.k, a.rnd, a.seed, a.rule,
+    tr = transcript.round_transcript(tables.P, tables.Q, 0, a.k, a.rnd, a.seed, a.rule,
                                 tables.vocab).current
     assert a.k == 16 and tr.rejected_at == 1
     assert len(tr.flushed) == _num(ch.answer, r"the (\d+) after it")
@@ -161,8 +161,8 @@ def test_draft_length_answer(tables):
 def test_cost_answer(tables):
     ch = tour.CHAPTERS[4]
     s, a = _state(ch.preset), _state(ch.answer_url)
-    cm = demos.cost_model(tables.P, tables.Q, 0, s.k, demos.COST_GRID)
-    before, after = demos.slow_cases(cm, (s.c, a.c))
+    cm = demos.cost_model(tables.P, tables.Q, 0, s.k, pagedata.COST_GRID)
+    before, after = pagedata.slow_cases(cm, (s.c, a.c))
     assert before["speedup"] == pytest.approx(_num(ch.answer, r"fell from ([\d.]+)x"), abs=5e-3)
     assert after["speedup"] == pytest.approx(_num(ch.answer, r"to ([\d.]+)x"), abs=5e-3)
     assert after["slower"] and not before["slower"]
@@ -176,9 +176,9 @@ def test_cost_answer(tables):
 def test_roofline_answer():
     ch = tour.CHAPTERS[5]
     s, a = _state(ch.preset), _state(ch.answer_url)
-    pre = demos.roofline_page(s.preset, s.accel, s.k, s.ctxlen, s.dtype, s.batch)
-    ans = demos.roofline_page(a.preset, a.accel, a.k, a.ctxlen, a.dtype, a.batch)
-    one = demos.roofline_page(a.preset, a.accel, a.k, a.ctxlen, a.dtype, 1)
+    pre = pagedata.roofline_page(s.preset, s.accel, s.k, s.ctxlen, s.dtype, s.batch)
+    ans = pagedata.roofline_page(a.preset, a.accel, a.k, a.ctxlen, a.dtype, a.batch)
+    one = pagedata.roofline_page(a.preset, a.accel, a.k, a.ctxlen, a.dtype, 1)
     assert (s.batch, s.k, a.batch, a.k) == (64, 4, 64, 16)
     assert pre.free_for_k and not ans.free_for_k
     assert ans.verify_ratio == pytest.approx(_num(ch.answer, r"^([\d.]+)x"), abs=5e-3)
