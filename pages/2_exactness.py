@@ -26,7 +26,12 @@ n = ui.bind("n", st.number_input, "n: decodes per rule", min_value=1, max_value=
 st.caption(ui.text(f"n is capped at {S.N_APP_MAX:,} decodes per rule; the context is "
                    f"'{s.ctx}', k = {s.k}, seed = {s.seed}. Rules run: SPEC.md's four "
                    f"({', '.join(pagedata.EXACTNESS_RULES)}) and the sidebar's rule."))
-if n >= S.N_APP_MAX:
+cap = S.n_cap(s.k)
+if n > cap:
+    st.info(ui.text(f"The cap bites: at k = {s.k} one run may take at most {cap:,} decodes per "
+                    f"rule (n (k + 1) <= {S.WORK_APP_MAX:,}); running {cap:,}, not {n:,}."))
+    n = cap
+elif n >= S.N_APP_MAX:
     st.info(ui.text(f"The cap bites: n = {S.N_APP_MAX:,} is the most one run may take here."))
 rules = pagedata.page_rules(s.rule)
 with st.spinner(f"{n:,} decodes under each rule..."):

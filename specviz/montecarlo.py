@@ -16,7 +16,7 @@ from .rules import RuleTables, apply_rule, coin_passes
 from .sampling import GuideSampler, InverseCDF, RowSampler
 from .tables import N_MAX, check_ctx, check_k, check_n, validate_pair
 
-CHUNK_CELLS = 1 << 22  # entries of one chunk's (n, k + 1) arrays
+CHUNK_CELLS = 1 << 20  # entries of one chunk's (k + 1, n) arrays: ~8 MB each
 ALIAS_MAX_V = 64  # above this, draws use the inverse CDF (alias set-up is a Python loop)
 JOINT_MAX_CELLS = 20_000_000  # V^n_tokens: the size of the count table
 

@@ -20,6 +20,12 @@ from .tables import VOCAB
 # App caps: small enough that one request stays within seconds and ~200 MB.
 K_APP_MAX = 32  # drafted tokens per round in the app
 N_APP_MAX = 10_000_000  # Monte Carlo decodes per run in the app
+WORK_APP_MAX = 50_000_000  # decodes x (k + 1) per rule in one run: ~seconds and ~200 MB
+
+
+def n_cap(k: int) -> int:
+    """The most decodes one rule may run at draft length k: N_APP_MAX, or less for long k."""
+    return max(1, min(N_APP_MAX, WORK_APP_MAX // (int(k) + 1)))
 STEP_MAX = 1_000  # animation frames (a round has at most 2k + 4)
 RND_MAX = 999  # last round of a seeded transcript the app replays
 NOTATIONS = ("leviathan", "chen")  # who is p: Leviathan et al. (p = target) or Chen et al.
@@ -226,7 +232,11 @@ def to_query(s: Settings, keys: tuple[str, ...] = KEYS) -> dict[str, str]:
 
 
 def _fmt(v: object) -> str:
-    return f"{v:g}" if isinstance(v, float) else str(v)
+    """A value as URL text; floats in the shortest form that reads back to the same float."""
+    if isinstance(v, float):
+        s = repr(v)
+        return s[:-2] if s.endswith(".0") else s
+    return str(v)
 
 
 # Tables in the URL: rows joined by ';', entries by ','; only when they differ from the default.

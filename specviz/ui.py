@@ -60,7 +60,11 @@ def _url_settings() -> tuple[S.Settings, list[str]]:
 def _seed(key: str, value: object) -> str:
     """Give widget `key` its starting value, kept across page switches in the session."""
     wkey = f"w_{key}"
-    if wkey not in st.session_state:
+    if wkey in st.session_state:
+        # Re-assign: after a page switch Streamlit no longer counts the value as this
+        # widget's, and the widget would restart at its minimum.
+        st.session_state[wkey] = st.session_state[wkey]
+    else:
         st.session_state[wkey] = st.session_state.get(f"v_{key}", value)
     return wkey
 
@@ -128,9 +132,15 @@ def _read_csv_table(upload, V: int) -> np.ndarray:
     raw = upload.getvalue()
     if len(raw) > UPLOAD_MAX_BYTES:
         raise ValueError(f"the file is {len(raw):,} bytes; the cap is {UPLOAD_MAX_BYTES:,}")
-    df = pd.read_csv(io.BytesIO(raw), header=None)
-    if df.shape == (V + 1, V + 1):  # a header row and an index column, as we export
-        df = df.iloc[1:, 1:]
+    try:
+        df = pd.read_csv(io.BytesIO(raw), header=None, dtype=str, keep_default_na=False)
+    except pd.errors.EmptyDataError:
+        raise ValueError("the file is empty") from None
+    except (pd.errors.ParserError, UnicodeDecodeError):
+        raise ValueError(f"the file is not a CSV table of numbers ({V} rows of {V})") from None
+    header = pd.to_numeric(pd.Series(df.iloc[0, 1:].tolist()), errors="coerce")
+    if df.shape == (V + 1, V + 1) and header.isna().all():  # a header row and an index
+        df = df.iloc[1:, 1:]  # column, as we export; a numeric first row is data
     try:
         return df.to_numpy(dtype=np.float64)
     except (TypeError, ValueError):

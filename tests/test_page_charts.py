@@ -265,3 +265,9 @@ def test_chen_letters_on_a_chart_page():
     ex = run("exactness", notation="chen")
     names = [t.get("name", "") for c in charts(ex) for t in c["data"]]
     assert "target q(x1 | ctx)" in names and "target p(x1 | ctx)" not in names
+
+
+def test_exactness_holds_n_at_the_work_cap_for_long_drafts():
+    at = run("exactness", k="32", n="3000000")
+    info = " ".join(i.value for i in at.info)
+    assert f"{S.n_cap(32):,}" in info and "cap bites" in info

@@ -41,3 +41,9 @@ def test_garbage_takes_the_default_with_a_note():
     s, notes = S.parse_query({"rules_n": "5", "kv": "yes", "prompt": "x" * 5000})
     assert (s.rules_n, s.kv, s.prompt) == (S.DEFAULTS.rules_n, 1, S.DEFAULTS.prompt)
     assert len(notes) == 3 and all("using the default" in n for n in notes)
+
+
+def test_work_cap_shrinks_n_for_long_drafts():
+    assert S.n_cap(4) == S.N_APP_MAX
+    assert S.n_cap(32) == S.WORK_APP_MAX // 33 < S.N_APP_MAX
+    assert all(S.n_cap(k) * (k + 1) <= S.WORK_APP_MAX for k in range(1, S.K_APP_MAX + 1))

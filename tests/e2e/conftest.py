@@ -1,0 +1,97 @@
+"""Real-browser fixtures: one specviz server for the session, chromium, a context per test.
+
+The server is the Docker image's entry command (parsed from the Dockerfile by harness.py),
+started from the repository root on a free port. Chromium is Debian's /usr/bin/chromium
+(Playwright's own download cannot work here). Where it is missing the browser tests skip,
+except under CI=true, where a missing browser fails the run.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from harness import CHROMIUM, CHROMIUM_ARGS, Server, start_server
+
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+def _browser_missing() -> str | None:
+    """Why the browser tests cannot run here, or None."""
+    if not Path(CHROMIUM).exists():
+        return f"{CHROMIUM} is missing (install Debian's chromium: apt-get install chromium)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright package is missing (pip install -r requirements-dev.txt)"
+    return None
+
+
+def pytest_collection_modifyitems(config, items):
+    """Outside CI, skip every browser test up front (no server is started for nothing)."""
+    reason = _browser_missing()
+    if reason is None or IN_CI:
+        return
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.fspath)).parents:
+            item.add_marker(pytest.mark.skip(reason=f"browser tests skipped: {reason}"))
+
+
+@pytest.fixture(scope="session")
+def server() -> Iterator[Server]:
+    """One warm server for most browser tests."""
+    srv = start_server()
+    yield srv
+    srv.stop()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    reason = _browser_missing()
+    if reason is not None:  # only reached under CI=true: there it is a failure
+        pytest.fail(f"CI=true and the browser tests cannot run: {reason}", pytrace=False)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as pw:
+        b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def context(browser):
+    """A fresh browser context (cookies, storage, session) per test; downloads allowed."""
+    ctx = browser.new_context(accept_downloads=True, viewport={"width": 1400, "height": 1000})
+    ctx.set_default_timeout(60_000)  # generous: CI machines are small and busy
+    yield ctx
+    ctx.close()
+
+
+@pytest.fixture
+def page(context):
+    return context.new_page()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """On a failed browser test, attach the server's log tail and a screenshot's path."""
+    outcome = yield
+    rep = outcome.get_result()
+    if rep.when != "call" or not rep.failed:
+        return
+    for name in ("server", "cold_server"):
+        srv = item.funcargs.get(name)
+        if isinstance(srv, Server):
+            rep.sections.append((f"{name} log (last 4000 characters)", srv.log()[-4000:]))
+    page = item.funcargs.get("page")
+    if page is not None:
+        try:
+            shot = Path(tempfile.mkdtemp(prefix="specviz-e2e-")) / "failure.png"
+            page.screenshot(path=str(shot), full_page=True)
+            rep.sections.append(("screenshot", f"{shot}\nURL: {page.url}"))
+        except Exception as exc:  # the page may be gone; the log is what matters then
+            rep.sections.append(("screenshot", f"not taken: {exc}"))
