@@ -88,19 +88,6 @@ ui.download_round_html(trace, rnd)
 ui.copy_link()
 
 
-def _tick(target: tuple[int, int]) -> None:
-    """Autoplay: on each timer rerun of this fragment, move one frame on and redraw."""
-    if ss.pop("_round_full_run", False):  # drawn by a full run: not a tick
-        return
-    if not ss.get("autoplay"):
-        return
-    if target == (ss["round_step"], ss["round_rnd"]):  # the very last round: stop
-        ss["autoplay"] = False
-    else:
-        _goto(*target)
-    st.rerun()
-
-
-ss["_round_full_run"] = True
-st.fragment(_tick, run_every=speed if autoplay else None)(nxt)
+ui.autoplay("autoplay", lambda: (ss["round_step"], ss["round_rnd"]), _goto, nxt,
+            speed if autoplay else None)
 ui.finish(app, replace(s, step=step, rnd=rnd), ("step", "rnd"))

@@ -211,19 +211,6 @@ with st.expander("Check exactness at this prompt"):
                                                         drafter), hide_index=True)
 
 
-def _tick(target_frame: tuple[int, int]) -> None:
-    """Autoplay: on each timer rerun of this fragment, move one frame on and redraw."""
-    if ss.pop("_text_full_run", False):  # drawn by a full run: not a tick
-        return
-    if not ss.get("text_autoplay"):
-        return
-    if target_frame == (ss["text_step"], ss["text_rnd"]):
-        ss["text_autoplay"] = False
-    else:
-        _goto(*target_frame)
-    st.rerun()
-
-
-ss["_text_full_run"] = True
-st.fragment(_tick, run_every=speed if autoplay else None)(nxt)
+ui.autoplay("text_autoplay", lambda: (ss["text_step"], ss["text_rnd"]), _goto, nxt,
+            speed if autoplay else None)
 ui.finish(app, replace(s, step=step, rnd=rnd, **_page_values()), ("step", "rnd") + TEXT_KEYS)

@@ -348,3 +348,25 @@ def chart_png(fig, name: str, key: str | None = None) -> None:
     st.download_button("Download PNG", png, file_name=f"{name}.png", mime="image/png",
                        key=key or f"png_{name}", on_click="ignore")
 
+
+
+# ----------------------------------------------------------------------------- autoplay
+def autoplay(toggle_key: str, now: Callable[[], tuple], goto: Callable, target: tuple,
+             every: float | None) -> None:
+    """Autoplay as a timed fragment: each tick moves one frame on (goto(*target)) and reruns
+    the page; at the last frame (target == now()) it switches the toggle off. The page's own
+    full runs draw the fragment without ticking."""
+    ss = st.session_state
+    flag = f"_{toggle_key}_full_run"
+
+    def _tick(target: tuple) -> None:
+        if ss.pop(flag, False) or not ss.get(toggle_key):  # a full run, or paused
+            return
+        if target == now():  # the very last frame: stop
+            ss[toggle_key] = False
+        else:
+            goto(*target)
+        st.rerun()
+
+    ss[flag] = True
+    st.fragment(_tick, run_every=every)(target)
