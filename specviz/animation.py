@@ -387,7 +387,8 @@ def transcript_html(traces: Sequence[RoundTrace], first: int = 0) -> str:
             cells.append(
                 f'<span data-origin="flushed" title="flushed" style="color:{GREY};'
                 f'text-decoration:line-through;margin:0 2px">'
-                f"{html.escape(t.name(t.positions[j - 1].token))}</span>")
+                f"{html.escape(t.name(t.positions[j - 1].token))}{MARKS['flushed'].symbol}"
+                "</span>")
         rows.append(f'<div class="sv-round" data-round="{r}" style="font-family:monospace;'
                     f'line-height:1.9">' + "".join(cells) + "</div>")
     return '<div class="sv-transcript">' + "".join(rows) + "</div>"

@@ -128,6 +128,9 @@ def marginal_bars(rows: Sequence[Row], rule: str) -> go.Figure:
     return _layout(fig, f"First-token marginal: target vs speculative ({rule})")
 
 
+RULE_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "cross", "star-triangle-up")
+
+
 def convergence_figure(conv: Convergence, run: Exactness | None = None) -> go.Figure:
     """TV against n on log-log axes: the floor, each rule's Monte Carlo TV, and each broken
     rule's exact bias as a dashed horizontal line; run adds this page's n as big markers."""
@@ -144,9 +147,10 @@ def convergence_figure(conv: Convergence, run: Exactness | None = None) -> go.Fi
     fig.add_scatter(x=floor_x, y=floor_y, mode="lines", name="sampling floor (~1/sqrt(n))",
                     line=dict(color=FLOOR, width=3),
                     hovertemplate="n = %{x:,}<br>floor = %{y:.5f}<extra></extra>")
-    for rule, tvs in conv.mc_tv.items():
+    for i, (rule, tvs) in enumerate(conv.mc_tv.items()):  # a shape per rule, not only a colour
         fig.add_scatter(x=ns, y=tvs, mode="lines+markers", name=f"{rule} (Monte Carlo)",
                         line=dict(color=_colour(rule)), legendgroup=rule,
+                        marker=dict(symbol=RULE_SYMBOLS[i % len(RULE_SYMBOLS)], size=8),
                         hovertemplate=f"{rule}<br>n = %{{x:,}}<br>TV = %{{y:.5f}}<extra></extra>")
     for rule, bias in conv.exact_tv.items():
         if bias <= BIAS_MIN:
