@@ -4,3 +4,18 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/support.py, tests/brute.py
+
+
+import pytest  # noqa: E402
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _full_error_details():
+    """The server config shows uncaught errors by type only; in tests a failure should name
+    its message, so AppTest runs get the full details (restored afterwards)."""
+    from streamlit import config
+
+    before = config.get_option("client.showErrorDetails")
+    config.set_option("client.showErrorDetails", "full")
+    yield
+    config.set_option("client.showErrorDetails", before)

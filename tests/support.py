@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
+from streamlit.testing.v1 import AppTest
 
 
 def random_tables(rng: np.random.Generator, V: int, zero_frac: float = 0.3):
@@ -16,3 +19,28 @@ def random_tables(rng: np.random.Generator, V: int, zero_frac: float = 0.3):
         return M / M.sum(axis=1, keepdims=True)
 
     return table(), table()
+
+
+def run_page(path: str, timeout: float = 30, **params: str) -> AppTest:
+    """Run a page under AppTest with URL parameters; it must raise nothing."""
+    at = AppTest.from_file(path, default_timeout=timeout)
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def chips(at: AppTest) -> str:
+    """The round's token chips (HTML)."""
+    return next(h.proto.body for h in at.html if 'class="sv-chips"' in h.proto.body)
+
+
+def statuses(at: AppTest) -> list[str]:
+    """Each chip's status, in order."""
+    return re.findall(r'data-status="(\w+)"', chips(at))
+
+
+def frame(at: AppTest) -> str:
+    """The frame caption ("**Round r** · step ...")."""
+    return next(m.value for m in at.markdown if m.value.startswith("**Round"))

@@ -45,18 +45,6 @@ BIG_TABLE = ";".join([",".join(["1e308"] * V)] * V)
 NEG_TABLE = ";".join([",".join(["-1"] + ["0.4"] * (V - 1))] * V)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _full_error_details():
-    """The server config shows uncaught errors by type only; in these tests a failure should
-    name its message, so AppTest runs here get the full details (restored afterwards)."""
-    from streamlit import config
-
-    before = config.get_option("client.showErrorDetails")
-    config.set_option("client.showErrorDetails", "full")
-    yield
-    config.set_option("client.showErrorDetails", before)
-
-
 def cases_for(page: str) -> list[dict]:
     """30+ hostile query strings for one page (deterministic)."""
     own = PAGES[page][1]

@@ -24,18 +24,6 @@ D = default_tables()
 V = len(D.vocab)
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _full_error_details():
-    """The server config shows uncaught errors by type only; in these tests a failure should
-    name its message, so AppTest runs here get the full details (restored afterwards)."""
-    from streamlit import config
-
-    before = config.get_option("client.showErrorDetails")
-    config.set_option("client.showErrorDetails", "full")
-    yield
-    config.set_option("client.showErrorDetails", before)
-
-
 def csv_bytes(M) -> bytes:
     return "\n".join(",".join(str(x) for x in row) for row in np.asarray(M)).encode()
 

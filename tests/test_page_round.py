@@ -2,35 +2,18 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
+from support import chips, frame, run_page, statuses
 
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = str(ROOT / "pages" / "1_round.py")
 
 
 def _run(**params: str) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=30)
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def _chips(at: AppTest) -> str:
-    return next(h.proto.body for h in at.html if 'class="sv-chips"' in h.proto.body)
-
-
-def _statuses(at: AppTest) -> list[str]:
-    return re.findall(r'data-status="(\w+)"', _chips(at))
-
-
-def _frame(at: AppTest) -> str:
-    return next(m.value for m in at.markdown if m.value.startswith("**Round"))
+    return run_page(PAGE, **params)
 
 
 def _state(at: AppTest) -> tuple:
@@ -42,18 +25,18 @@ def _state(at: AppTest) -> tuple:
 def test_page_runs_with_defaults():
     at = _run()
     assert at.slider(key="scrub").value == 0
-    assert _statuses(at) == ["context"] + ["pending"] * 4  # k = 4 by default
+    assert statuses(at) == ["context"] + ["pending"] * 4  # k = 4 by default
     assert not at.warning
     assert len(at.get("plotly_chart")) == 3
 
 
 def test_query_params_reach_the_widgets():
     at = _run(k="3", step="3")  # step 3 = the third draft
-    assert "k = 3" in _frame(at)
-    assert _statuses(at).count("drafted") == 3 and "pending" not in _statuses(at)
+    assert "k = 3" in frame(at)
+    assert statuses(at).count("drafted") == 3 and "pending" not in statuses(at)
     at = _run(step="5")
     assert at.slider(key="scrub").value == 5
-    assert "step 5 of" in _frame(at)
+    assert "step 5 of" in frame(at)
 
 
 def test_next_then_prev_returns_to_the_same_state():
@@ -73,22 +56,22 @@ def test_next_past_the_last_step_starts_the_next_round_and_prev_comes_back():
     last = at.slider(key="scrub").value
     assert last == at.slider(key="scrub").max
     at.button(key="next").click().run()
-    assert "Round 1" in _frame(at) and at.slider(key="scrub").value == 0
+    assert "Round 1" in frame(at) and at.slider(key="scrub").value == 0
     at.button(key="prev").click().run()
-    assert "Round 0" in _frame(at) and at.slider(key="scrub").value == last
+    assert "Round 0" in frame(at) and at.slider(key="scrub").value == last
 
 
 def test_the_same_seed_replays_the_same_round():
     a, b = _run(seed="5", step="30"), _run(seed="5", step="30")
-    assert _chips(a) == _chips(b) and a.info[0].value == b.info[0].value
-    others = [_chips(_run(seed=str(s), step="30")) for s in (6, 7, 8, 9)]
-    assert any(c != _chips(a) for c in others)
+    assert chips(a) == chips(b) and a.info[0].value == b.info[0].value
+    others = [chips(_run(seed=str(s), step="30")) for s in (6, 7, 8, 9)]
+    assert any(c != chips(a) for c in others)
 
 
 def test_slider_scrubs_and_the_url_follows():
     at = _run(seed="1")
     at.slider(key="scrub").set_value(6).run()
-    assert not at.exception and "step 6 of" in _frame(at)
+    assert not at.exception and "step 6 of" in frame(at)
     assert at.query_params["step"] == "6"
 
 
@@ -96,12 +79,12 @@ def test_new_round_advances_rnd_and_resets_the_step():
     at = _run(seed="3", step="4")
     at.button(key="new_round").click().run()
     assert not at.exception
-    assert "Round 1" in _frame(at) and at.slider(key="scrub").value == 0
+    assert "Round 1" in frame(at) and at.slider(key="scrub").value == 0
     assert at.query_params["rnd"] == "1"
     assert "step" not in at.query_params  # step 0 is the default
     at.slider(key="scrub").set_value(4).run()
     at2 = _run(seed="3", rnd="1", step="4")  # the link replays that round
-    assert _chips(at2) == _chips(at)
+    assert chips(at2) == chips(at)
 
 
 @pytest.mark.parametrize(
@@ -115,7 +98,7 @@ def test_invalid_params_fall_back_with_a_note(params, key, rnd):
     notes = [w.value for w in at.warning]
     assert any(f"URL parameter {key}=" in n for n in notes), notes
     assert all("<script>" not in n for n in notes)
-    assert at.slider(key="scrub").value == 0 and f"Round {rnd}**" in _frame(at)
+    assert at.slider(key="scrub").value == 0 and f"Round {rnd}**" in frame(at)
 
 
 def test_a_broken_rule_is_flagged_and_plays():

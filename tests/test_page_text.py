@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
+from support import chips, frame, run_page, statuses
 
 from specviz import corpus
 
@@ -37,24 +38,7 @@ def small_default_corpus(tmp_path_factory):
 
 
 def _run(timeout: float = 90, **params: str) -> AppTest:
-    at = AppTest.from_file(PAGE, default_timeout=timeout)
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def _chips(at: AppTest) -> str:
-    return next(h.proto.body for h in at.html if 'class="sv-chips"' in h.proto.body)
-
-
-def _statuses(at: AppTest) -> list[str]:
-    return re.findall(r'data-status="(\w+)"', _chips(at))
-
-
-def _frame(at: AppTest) -> str:
-    return next(m.value for m in at.markdown if m.value.startswith("**Round"))
+    return run_page(PAGE, timeout, **params)
 
 
 def _captions(at: AppTest) -> str:
@@ -63,7 +47,7 @@ def _captions(at: AppTest) -> str:
 
 def test_page_runs_with_defaults():
     at = _run()
-    assert _statuses(at) == ["context"] + ["pending"] * 4  # k = 4 by default
+    assert statuses(at) == ["context"] + ["pending"] * 4  # k = 4 by default
     assert len(at.get("plotly_chart")) == 5  # bars, coin, last token, orders, drafters
     assert "Python standard library docstrings" in _captions(at)
     assert "6-gram" in _captions(at) and "2-gram" in _captions(at)
@@ -76,22 +60,22 @@ def test_page_runs_with_defaults():
 
 def test_query_params_reach_the_round():
     at = _run(k="3", step="3", seed="2")
-    assert "k = 3" in _frame(at)
-    assert _statuses(at).count("drafted") == 3 and "pending" not in _statuses(at)
+    assert "k = 3" in frame(at)
+    assert statuses(at).count("drafted") == 3 and "pending" not in statuses(at)
 
 
 def test_next_prev_and_new_round_follow_the_url():
     at = _run(seed="2", step="3")
-    before = _chips(at)
+    before = chips(at)
     at.button(key="text_next").click().run()
     assert at.slider(key="text_scrub").value == 4 and at.query_params["step"] == "4"
     at.button(key="text_prev").click().run()
-    assert _chips(at) == before
+    assert chips(at) == before
     at.button(key="text_new_round").click().run()
-    assert "Round 1" in _frame(at) and at.query_params["rnd"] == "1"
+    assert "Round 1" in frame(at) and at.query_params["rnd"] == "1"
     at.slider(key="text_scrub").set_value(2).run()
     again = _run(seed="2", rnd="1", step="2")  # the link replays the same round
-    assert _chips(again) == _chips(at)
+    assert chips(again) == chips(at)
 
 
 def test_past_the_last_step_is_clamped_and_next_starts_a_round():
@@ -100,7 +84,7 @@ def test_past_the_last_step_is_clamped_and_next_starts_a_round():
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["rounds (target calls)"] == "1"  # the round is done, so it counts
     at.button(key="text_next").click().run()
-    assert "Round 1" in _frame(at) and at.slider(key="text_scrub").value == 0
+    assert "Round 1" in frame(at) and at.slider(key="text_scrub").value == 0
 
 
 def test_word_level_and_orders():
