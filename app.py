@@ -2,7 +2,8 @@
 
 import streamlit as st
 
-from specviz import demos, ui
+from specviz.views import demos
+from specviz.web import ui
 
 app = ui.page("speculative decoding")
 s = app.settings

@@ -103,7 +103,8 @@ def main() -> int:
             misses += not ok
             print(f"  {name:14s} {label:28s} {dt * 1000:8.0f} ms   target <= {target * 1000:.0f} ms"
                   f"   {'PASS' if ok else 'MISS'}")
-    from specviz import default_tables, demos
+    from specviz import default_tables
+    from specviz.views import demos
 
     T = default_tables()
     demos.exactness(T.P, T.Q, 0, 4, 1000)

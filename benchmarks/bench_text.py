@@ -24,8 +24,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from specviz import corpus, ngram  # noqa: E402
-from specviz import textspec as ts  # noqa: E402
+from specviz.text import corpus, ngram  # noqa: E402
+from specviz.text import textspec as ts  # noqa: E402
 
 TEXT_BYTES = 5_000_000
 PROMPT = "Return the number of "

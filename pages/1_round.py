@@ -8,7 +8,9 @@ from dataclasses import replace
 
 import streamlit as st
 
-from specviz import animation, transcript, ui
+from specviz.figures import animation
+from specviz.views import transcript
+from specviz.web import ui
 
 SPEEDS = (0.5, 1.0, 2.0, 3.0)  # autoplay: seconds per step
 

@@ -5,8 +5,10 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from specviz import demos, figures, pagedata, ui
-from specviz import settings as S
+from specviz.figures import charts
+from specviz.views import demos, pagedata
+from specviz.web import settings as S
+from specviz.web import ui
 
 app = ui.page("exactness")
 s = app.settings
@@ -62,16 +64,16 @@ st.caption(ui.text("Threshold = floor + sqrt(ln(1/delta) / (2 n)), delta = 1e-6:
                    "McDiarmid's inequality an exact sampler crosses it with probability at "
                    "most 1e-6. The p-value is Pearson's chi-square goodness of fit of the "
                    "counts to the target's joint."))
-ui.chart(figures.tv_bars(rows, ex.direct_tv), key="tv_bars")
+ui.chart(charts.tv_bars(rows, ex.direct_tv), key="tv_bars")
 
 left, right = st.columns(2)
 with left:
     marg = pagedata.marginal_rows(ex, s.rule, app.vocab)
-    ui.chart(figures.marginal_bars(marg, s.rule), key="marginal")
+    ui.chart(charts.marginal_bars(marg, s.rule), key="marginal")
     ui.download_csv(marg, f"marginal_{s.rule}")
 with right:
     diff = pagedata.joint_diff(ex, s.rule)
-    ui.chart(figures.joint_diff_heatmap(diff, app.vocab, s.rule), key="joint_diff")
+    ui.chart(charts.joint_diff_heatmap(diff, app.vocab, s.rule), key="joint_diff")
     ui.download_csv(pd.DataFrame(diff, index=list(app.vocab), columns=list(app.vocab))
                     .reset_index(names="x1"), f"joint_diff_{s.rule}")
 st.caption(ui.text(f"Rule shown in the two charts above: '{s.rule}' (change it in the "
@@ -80,7 +82,7 @@ st.caption(ui.text(f"Rule shown in the two charts above: '{s.rule}' (change it i
 st.subheader("Convergence: TV against n")
 conv = ui.cached(demos.convergence)(app.P, app.Q, app.ctx, s.k, pagedata.CONVERGENCE_NS, s.seed,
                                     rules)
-ui.chart(figures.convergence_figure(conv, ex), key="convergence")
+ui.chart(charts.convergence_figure(conv, ex), key="convergence")
 st.caption(ui.text("Each point of the sweep is an independent run (seed + its index). A "
                    "lossless rule tracks the floor down; a broken rule flattens at its exact TV "
                    "(dashed). The stars are this page's run at n."))

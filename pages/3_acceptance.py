@@ -3,7 +3,9 @@
 import pandas as pd
 import streamlit as st
 
-from specviz import demos, figures, pagedata, ui
+from specviz.figures import charts
+from specviz.views import demos, pagedata
+from specviz.web import ui
 
 app = ui.page("acceptance")
 s = app.settings
@@ -31,7 +33,7 @@ with tab_alpha:
         app.P, app.ctx, s.k, 0.0, pagedata.ALPHA_POINTS, None, pagedata.PAGE_ROUNDS, s.seed),
         s.c, s.k)  # measured once per k; priced at the sidebar's c
     curve = ui.cached(pagedata.alpha_curve)(app.P, app.ctx, s.k, s.c, pagedata.ALPHA_GRID)
-    ui.chart(figures.sweep_figure(
+    ui.chart(charts.sweep_figure(
         measured, curve, "alpha", "alpha (mix weight)",
         f"Against draft quality alpha (k = {s.k}, c = {s.c:g})"), key="alpha_sweep")
     st.dataframe(pd.DataFrame(measured), hide_index=True)
@@ -43,7 +45,7 @@ with tab_t:
     measured_t = pagedata.reprice(ui.cached(demos.temperature_sweep)(
         app.P, app.ctx, s.k, 0.0, pagedata.T_POINTS, pagedata.PAGE_ROUNDS, s.seed), s.c, s.k)
     curve_t = ui.cached(pagedata.temperature_curve)(app.P, app.ctx, s.k, s.c, pagedata.T_GRID)
-    ui.chart(figures.sweep_figure(
+    ui.chart(charts.sweep_figure(
         measured_t, curve_t, "T", "draft temperature T (log)",
         f"Against temperature mismatch T (k = {s.k}, c = {s.c:g})", log_x=True,
         tickvals=pagedata.T_TICKS),

@@ -5,8 +5,11 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from specviz import demos, figures, pagedata, theory, ui
-from specviz import settings as S
+from specviz.analysis import theory
+from specviz.figures import charts
+from specviz.views import demos, pagedata
+from specviz.web import settings as S
+from specviz.web import ui
 
 app = ui.page("draft length")
 s = app.settings
@@ -33,7 +36,7 @@ cols[0].metric(ui.text("best k (measured)"), f"{best['k']} · {best['speedup']:.
 cols[1].metric(ui.text("best k (exact)"), f"{best_exact['k']} · {best_exact['speedup_exact']:.3f}x")
 cols[2].metric(ui.text("best k (theory, Thm 3.8)"), f"{k_theory} · {s_theory:.3f}x")
 cols[3].metric(ui.text("alpha_eff of the pair"), f"{curve[0]['alpha_eff']:.4f}")
-ui.chart(figures.k_sweep_figure(measured, curve, best, best_exact), key="k_sweep")
+ui.chart(charts.k_sweep_figure(measured, curve, best, best_exact), key="k_sweep")
 st.caption(ui.text("Left: both curves are in target-call units per round; the speedup on the "
                    "right is their ratio. The star is the best measured k, the dotted line the "
                    "best exact k."))
@@ -78,5 +81,5 @@ st.caption(ui.text(
     f"starting at the sidebar's k = {s.k}; a policy drafts at most "
     f"{pagedata.dynamic_k_max(s.k)} per round. Speedup = tokens / (target calls + c x draft "
     "calls), against plain decoding's one token per target call."))
-ui.chart(figures.policy_k_figure(runs, policy, pagedata.DYN_SHOWN_ROUNDS), key="dynamic_k")
+ui.chart(charts.policy_k_figure(runs, policy, pagedata.DYN_SHOWN_ROUNDS), key="dynamic_k")
 ui.finish(app, replace(s, threshold=float(threshold)), ("threshold",))

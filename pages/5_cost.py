@@ -3,8 +3,10 @@
 import pandas as pd
 import streamlit as st
 
-from specviz import demos, figures, pagedata, ui
-from specviz.exact import round_law
+from specviz.core.exact import round_law
+from specviz.figures import charts
+from specviz.views import demos, pagedata
+from specviz.web import ui
 
 app = ui.page("cost")
 s = app.settings
@@ -37,7 +39,7 @@ for r in slow:
     ui.md(f"- **A bigger draft at c = {r['c']:g}**: the same acceptance "
           f"({cm.tokens_per_call:.3f} tokens per call at k = {s.k}) gives "
           f"**{r['speedup']:.3f}x**, {verdict}.")
-ui.chart(figures.cost_curve(cm, marks), key="cost_curve")
+ui.chart(charts.cost_curve(cm, marks), key="cost_curve")
 with st.expander("speedup by c (table)"):
     st.dataframe(pd.DataFrame(cm.rows), hide_index=True)
     ui.download_csv(cm.rows, f"cost_k{s.k}")
@@ -47,8 +49,8 @@ surface = ui.cached(demos.speedup_surface)(alpha)
 ui.md(f"The closed form at the pair's exact long-run **alpha = {alpha:.4f}** "
       "(Leviathan et al. 2022, Thm 3.8), over k = 1..32 and c = 0.001..1 on a log axis. "
       "The red contour is speedup = 1; the yellow ridge is the best k at each c.")
-ui.chart(figures.surface_3d(surface, pagedata.surface_point(surface, s.k, s.c),
+ui.chart(charts.surface_3d(surface, pagedata.surface_point(surface, s.k, s.c),
                             pagedata.break_even_curve(surface)), key="surface_3d")
-ui.chart(figures.surface_heatmap(surface), key="surface_heatmap")
+ui.chart(charts.surface_heatmap(surface), key="surface_heatmap")
 ui.download_csv(pagedata.surface_rows(surface), "speedup_surface", "Download the surface as CSV")
 ui.finish(app, s)

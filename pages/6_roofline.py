@@ -5,9 +5,12 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from specviz import figures, pagedata, roofline, ui
-from specviz import settings as S
-from specviz.exact import round_law
+from specviz.analysis import roofline
+from specviz.core.exact import round_law
+from specviz.figures import charts
+from specviz.views import pagedata
+from specviz.web import settings as S
+from specviz.web import ui
 
 PAGE_KEYS = ("preset", "dtype", "ctxlen", "batch", "accel")
 
@@ -57,13 +60,13 @@ if page.free_tokens >= roofline.MAX_FREE_TOKENS:
     st.info(ui.text(f"The pass stays memory-bound over the whole search range "
                     f"(1..{roofline.MAX_FREE_TOKENS:,} tokens)."))
 
-ui.chart(figures.roofline_figure(page), key="roofline")
+ui.chart(charts.roofline_figure(page), key="roofline")
 st.caption(ui.text(f"Two counts, both shown: the **{roofline.TUTORIAL_LABEL}**, and the "
                    f"**{roofline.FULL_LABEL}** (all three SwiGLU matrices, grouped-query K "
                    "and V, the LM head), with and without reading the KV cache. Bytes are the "
                    "weights (and the KV cache), read once per pass; MACs grow with tokens x "
                    "batch."))
-ui.chart(figures.pass_time_figure(page), key="pass_time")
+ui.chart(charts.pass_time_figure(page), key="pass_time")
 
 st.subheader("Accelerators")
 st.dataframe(pd.DataFrame(page.accelerators), hide_index=True, column_config={
@@ -111,7 +114,7 @@ if kv and curve.free_throughout:
 elif curve.free_throughout:
     st.info(ui.text(f"The verify pass stays memory-bound at every batch up to "
                     f"{curve.max_batch:,} on {accel}."))
-ui.chart(figures.batch_figure(curve, int(batch)), key="batch")
+ui.chart(charts.batch_figure(curve, int(batch)), key="batch")
 ui.download_csv(curve.rows, f"batch_speedup_{preset}_{dtype}_k{s.k}")
 st.caption(ui.text(
     f"B runs over 1..{curve.max_batch:,}; 'never' means not within that range. The blue dot "

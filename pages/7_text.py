@@ -10,9 +10,12 @@ from dataclasses import replace
 
 import streamlit as st
 
-from specviz import animation, corpus, textpage, textspec, ui
-from specviz import settings as S
-from specviz.rules import get_rule
+from specviz.core.rules import get_rule
+from specviz.figures import animation
+from specviz.text import corpus, textspec
+from specviz.views import textpage
+from specviz.web import settings as S
+from specviz.web import ui
 
 SPEEDS = (0.5, 1.0, 2.0, 3.0)  # autoplay: seconds per step
 TEXT_KEYS = ("level", "order", "dorder", "Tp", "drafter", "prompt")  # this page's URL params

@@ -5,9 +5,12 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from specviz import figures, gallery, metrics, ui
-from specviz import settings as S
-from specviz.rules import RULES
+from specviz.analysis import metrics
+from specviz.core.rules import RULES
+from specviz.figures import charts
+from specviz.views import gallery
+from specviz.web import settings as S
+from specviz.web import ui
 
 CONVERT_FROM = {"alpha": "alpha", "rate": "draft acceptance rate (accepted / drafted)",
                 "length": "mean acceptance length (1 + accepted / drafts)"}
@@ -92,7 +95,7 @@ st.caption(ui.text(
     "its exact TV (sampling noise adds to the bias, so it is often caught sooner). "
     "'This run' counts the rounds of the n audited decodes (they start at the context token); "
     "'long run' weighs contexts as a long decode visits them (exact)."))
-ui.chart(figures.gallery_figure(rows, g.threshold, g.n), key="gallery")
+ui.chart(charts.gallery_figure(rows, g.threshold, g.n), key="gallery")
 st.caption(ui.text(
     "Right is more acceptance, up is further from the target's law. Exact rules sit on the "
     "bottom line (their exact TV is 0 up to rounding); a rule between that line and the dashed "
@@ -140,7 +143,7 @@ st.dataframe(summary, hide_index=True, column_config={
     "exact": st.column_config.NumberColumn(ui.text("exact (long run)"), format="%.4f"),
     "theory": st.column_config.NumberColumn(ui.text("i.i.d. theory at alpha"), format="%.4f"),
 })
-ui.chart(figures.production_figure(rep), key="production")
+ui.chart(charts.production_figure(rep), key="production")
 ui.download_csv(gallery.production_rows(rep), f"production_metrics_{s.rule}_k{s.k}")
 st.caption(ui.text(
     "Where the exact values leave the theory, acceptance is not i.i.d. on these tables: how "

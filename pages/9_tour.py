@@ -5,7 +5,8 @@ from dataclasses import replace
 
 import streamlit as st
 
-from specviz import tour, ui
+from specviz.views import tour
+from specviz.web import ui
 
 app = ui.page("tour")
 s = app.settings

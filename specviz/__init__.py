@@ -6,10 +6,7 @@ closed forms of the paper, and a roofline. The Streamlit app and the command lin
 are built on these names.
 """
 
-from .dynamic import POLICIES, PolicyRun, run_policies, run_policy
-from .exact import RoundLaw, exact_joint, round_law, target_joint
-from .montecarlo import DecodeStats, SimResult, long_decode, simulate
-from .roofline import (
+from .analysis.roofline import (
     ACCELERATORS,
     DTYPE_BYTES,
     PRESETS,
@@ -21,25 +18,16 @@ from .roofline import (
     pass_time,
     verify_cost_ratio,
 )
-from .round import Emitted, Position, RoundTrace, Step, play_round, play_rounds
-from .rule import accept_prob, accepts, overlap, ratio, residual
-from .rules import RULES, Rule, get_rule
-from .stats import chi2_sf, empirical, gof_pvalue, mean_and_se, sampling_floor, tv, tv_threshold
-from .tables import (
-    K_MAX,
-    N_MAX,
-    V_MAX,
-    VOCAB,
-    Tables,
-    default_tables,
-    junk_table,
-    mix_draft,
-    normalise_rows,
-    temper,
-    validate_pair,
-    validate_table,
+from .analysis.stats import (
+    chi2_sf,
+    empirical,
+    gof_pvalue,
+    mean_and_se,
+    sampling_floor,
+    tv,
+    tv_threshold,
 )
-from .theory import (
+from .analysis.theory import (
     acceptance_histogram,
     alpha_from_draft_acceptance_rate,
     arithmetic_increase,
@@ -53,6 +41,26 @@ from .theory import (
     some_k_gains,
     speedup,
     walltime_speedup,
+)
+from .core.dynamic import POLICIES, PolicyRun, run_policies, run_policy
+from .core.exact import RoundLaw, exact_joint, round_law, target_joint
+from .core.montecarlo import DecodeStats, SimResult, long_decode, simulate
+from .core.round import Emitted, Position, RoundTrace, Step, play_round, play_rounds
+from .core.rule import accept_prob, accepts, overlap, ratio, residual
+from .core.rules import RULES, Rule, get_rule
+from .core.tables import (
+    K_MAX,
+    N_MAX,
+    V_MAX,
+    VOCAB,
+    Tables,
+    default_tables,
+    junk_table,
+    mix_draft,
+    normalise_rows,
+    temper,
+    validate_pair,
+    validate_table,
 )
 
 __all__ = [

@@ -16,10 +16,10 @@ from typing import TextIO
 
 import numpy as np
 
-from . import demos
-from .roofline import FULL_LABEL, PRESETS, TUTORIAL_LABEL
-from .rules import RULES
-from .tables import check_ctx, default_tables
+from .analysis.roofline import FULL_LABEL, PRESETS, TUTORIAL_LABEL
+from .core.rules import RULES
+from .core.tables import check_ctx, default_tables
+from .views import demos
 
 Column = tuple[str, str, str | Callable[[object], str]]  # (key, header, format spec or function)
 

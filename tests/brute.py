@@ -11,7 +11,7 @@ from collections import defaultdict
 
 import numpy as np
 
-from specviz.rules import get_rule
+from specviz.core.rules import get_rule
 
 
 def _residual(p, q):

@@ -1,12 +1,6 @@
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))  # tests/support.py, tests/brute.py
-
-
-import pytest  # noqa: E402
+import pytest
 
 
 @pytest.fixture(autouse=True, scope="session")

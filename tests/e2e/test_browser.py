@@ -196,7 +196,7 @@ def test_hostile_url_falls_back_with_an_escaped_note(server, page):
     is the oracle for which); markup is never reflected."""
     from urllib.parse import parse_qs, urlencode
 
-    from specviz.settings import parse_query
+    from specviz.web.settings import parse_query
 
     params = {"k": "<script>alert(1)</script>", "c": "1e308", "seed": "-5",
               "rule": "<img src=x onerror=alert(1)>", "T": "nan"}
@@ -328,8 +328,8 @@ def test_uploads_in_the_browser(server, page, tmp_path):
     the app."""
     import tomllib
 
-    from specviz.settings import encode_table
-    from specviz.tables import default_tables
+    from specviz.core.tables import default_tables
+    from specviz.web.settings import encode_table
 
     d = default_tables()
     Q = d.Q.copy()

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from specviz import export, transcript
-from specviz.tables import default_tables
+from specviz.core.tables import default_tables
+from specviz.figures import export
+from specviz.views import transcript
 
 FRAME_MS = 250  # a quick export, so the test sees several frames in a couple of seconds
 GD = "document.getElementById('sv-round')"

@@ -1,0 +1,89 @@
+"""Production metrics under the names serving systems log, measured beside exact and theory.
+
+vLLM's names: mean acceptance length = 1 + accepted / drafts (rounds); draft acceptance
+rate = accepted / drafted; per-position acceptance rate; the acceptance histogram. The
+theory columns assume i.i.d. acceptance with alpha = E[beta] (Leviathan et al. 2022,
+Sec. 3.3): P(position i kept) = alpha^i, and a capped geometric histogram.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.exact import round_law
+from ..core.montecarlo import long_decode
+from . import theory
+
+
+@dataclass(frozen=True)
+class MetricsReport:
+    k: int
+    rule: str
+    alpha: float  # E[beta] over the target's own text
+    rows: list[dict]  # one per metric: name, measured, exact, theory
+    per_position: dict[str, np.ndarray]  # measured / exact / theory, each (k,)
+    histogram: dict[str, np.ndarray]  # measured / exact / theory, each (k+1,) shares
+
+
+def metrics_report(
+    P: np.ndarray,
+    Q: np.ndarray,
+    ctx: int,
+    k: int,
+    rule: str = "correct",
+    n_rounds: int = 50_000,
+    seed: int = 0,
+) -> MetricsReport:
+    """A server's view of one long decode, with the exact long run and the i.i.d. theory."""
+    meas = long_decode(P, Q, ctx, k, n_rounds, rule, seed)
+    ex = round_law(P, Q, ctx, k, rule, long_run=True)
+    a = ex.alpha
+    rows = [
+        {"metric": "mean acceptance length (1 + accepted / drafts)",
+         "measured": meas.mean_acceptance_length, "exact": ex.mean_acceptance_length,
+         "theory": float(theory.mean_acceptance_length(a, k))},
+        {"metric": "draft acceptance rate (accepted / drafted)",
+         "measured": meas.acceptance_rate, "exact": ex.acceptance_rate,
+         "theory": float(theory.draft_acceptance_rate(a, k))},
+        {"metric": "tokens per target call", "measured": meas.tokens_per_call,
+         "exact": ex.tokens_per_call, "theory": float(theory.expected_tokens(a, k))},
+        {"metric": "alpha = E[sum min(p, q)]", "measured": float("nan"), "exact": a,
+         "theory": a},
+    ]
+    return MetricsReport(
+        k=k, rule=rule, alpha=a, rows=rows,
+        per_position={"measured": meas.per_position, "exact": ex.per_position,
+                      "theory": np.asarray(theory.per_position_acceptance(a, k))},
+        histogram={"measured": meas.histogram / meas.rounds, "exact": ex.histogram,
+                   "theory": np.asarray(theory.acceptance_histogram(a, k))},
+    )
+
+
+def convert(value: float, k: int, given: str = "alpha") -> dict[str, float]:
+    """alpha <-> draft acceptance rate (accepted / drafted) <-> mean acceptance length.
+
+    rate = alpha (1 - alpha^k) / (k (1 - alpha)); length = (1 - alpha^(k+1)) / (1 - alpha).
+    Why a server's acceptance rate is not alpha: later positions are only reached when every
+    earlier draft was kept, so they are tried less often and kept less often.
+    """
+    if given == "alpha":
+        a = float(value)
+    elif given == "rate":
+        a = float(theory.alpha_from_draft_acceptance_rate(value, k))
+    elif given == "length":
+        if not 1.0 <= value <= k + 1:
+            raise ValueError(f"mean acceptance length must be in [1, {k + 1}]; got {value}")
+        lo, hi = 0.0, 1.0  # bisection: length is increasing in alpha
+        for _ in range(80):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if theory.expected_tokens(mid, k) < value else (lo, mid)
+        a = 0.5 * (lo + hi)
+    else:
+        raise ValueError(f"given must be 'alpha', 'rate' or 'length'; got {given!r}")
+    return {
+        "alpha": a,
+        "draft_acceptance_rate": float(theory.draft_acceptance_rate(a, k)),
+        "mean_acceptance_length": float(theory.mean_acceptance_length(a, k)),
+    }

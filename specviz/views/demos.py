@@ -1,0 +1,303 @@
+"""The six demonstrations of SPEC.md as data: rows of numbers, computed from specviz.
+
+The command line prints these rows; the app's pages plot them. Measured numbers come
+from the Monte Carlo engines, each beside its exact counterpart.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..analysis import roofline, theory
+from ..analysis.stats import gof_pvalue, sampling_floor, tv, tv_threshold
+from ..core.exact import exact_joint, round_law, target_joint
+from ..core.montecarlo import long_decode, simulate
+from ..core.rule import overlap, ratio, residual
+from ..core.rules import SPEC_RULES, get_rule
+from ..core.tables import check_ctx, junk_table, mix_draft, temper, token_name, validate_pair
+
+ALPHAS = (1.0, 0.95, 0.85, 0.6, 0.3, 0.0)  # demonstration 3's draft qualities
+TEMPERATURES = (1.3, 2.0, 0.5)  # demonstration 3's draft temperatures
+KS = (1, 2, 3, 4, 5, 6, 8, 12, 16)  # demonstration 4's draft lengths
+COSTS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.45, 0.6, 0.8, 1.0)  # demonstration 5's draft costs
+ROOFLINE_TOKENS = (1, 2, 4, 8, 16)  # demonstration 6's tokens per pass
+
+Row = dict[str, object]
+WORKERS = max(1, min(4, os.cpu_count() or 1))  # threads for independent Monte Carlo runs
+
+
+# 1 ------------------------------------------------------------------------ one token
+@dataclass(frozen=True)
+class OneToken:
+    ctx: int
+    rows: list[Row]  # one per token: p, q, keep probability min(1, p/q), residual
+    beta: float  # sum_x min(p, q): the chance the draft's token is kept
+    reject_mass: float  # 1 - beta
+
+
+def one_token(P: np.ndarray, Q: np.ndarray, ctx: int, vocab: Sequence[str]) -> OneToken:
+    """Demonstration 1: p and q at one context, the keep probabilities, the residual."""
+    P, Q = validate_pair(P, Q)
+    ctx = check_ctx(ctx, P.shape[0])
+    p, q = P[ctx], Q[ctx]
+    keep = np.minimum(1.0, ratio(p, q))
+    res = residual(p, q)
+    rows = [
+        {"token": token_name(tuple(vocab), x), "p": p[x], "q": q[x], "keep": keep[x],
+         "residual": res[x]}
+        for x in range(len(p))
+    ]
+    beta = float(overlap(p, q))
+    return OneToken(ctx, rows, beta, 1.0 - beta)
+
+
+# 2 ------------------------------------------------------------------------ exactness
+@dataclass(frozen=True)
+class RuleAudit:
+    rule: str
+    lossless: bool
+    mc_tv: float  # TV of the Monte Carlo joint from the target law
+    exact_tv: float  # TV of the exact joint from the target law (the rule's bias)
+    floor: float  # expected TV of n exact samples: what a perfect sampler shows
+    threshold: float  # pass/fail line derived from n (stats.tv_threshold)
+    p_value: float  # chi-square goodness of fit of the Monte Carlo counts to the target
+    acceptance_rate: float
+    tokens_per_call: float
+    mc_law: np.ndarray  # (V,)*n_tokens
+    exact_law: np.ndarray  # (V,)*n_tokens
+
+    @property
+    def at_floor(self) -> bool:
+        return self.mc_tv <= self.threshold
+
+
+@dataclass(frozen=True)
+class Exactness:
+    n: int
+    k: int
+    ctx: int
+    n_tokens: int
+    target: np.ndarray  # (V,)*n_tokens
+    direct_tv: float  # the target sampled directly, n times: the floor made visible
+    audits: list[RuleAudit]
+
+
+def exactness(
+    P: np.ndarray,
+    Q: np.ndarray,
+    ctx: int,
+    k: int = 4,
+    n: int = 60_000,
+    seed: int = 0,
+    rules: Sequence[str] = SPEC_RULES,
+    n_tokens: int = 2,
+) -> Exactness:
+    """Demonstration 2: each rule's Monte Carlo and exact TV from the target's joint law."""
+    target = target_joint(P, ctx, n_tokens)
+    direct = np.random.default_rng(seed).multinomial(n, target.ravel()).reshape(target.shape)
+    floor, line = sampling_floor(target, n), tv_threshold(target, n)
+
+    def audit(name: str) -> RuleAudit:
+        sim = simulate(P, Q, ctx, k, n, name, n_tokens, seed)
+        ex = exact_joint(P, Q, ctx, k, n_tokens, name)
+        return RuleAudit(
+            rule=name, lossless=get_rule(name).lossless, mc_tv=tv(sim.law, target),
+            exact_tv=tv(ex, target), floor=floor, threshold=line,
+            p_value=gof_pvalue(sim.joint, target), acceptance_rate=sim.acceptance_rate,
+            tokens_per_call=sim.tokens_per_call, mc_law=sim.law, exact_law=ex,
+        )
+
+    # NumPy releases the GIL inside its array loops, so rules run side by side on the cores;
+    # each rule has its own seeded stream, so the result does not depend on the scheduling.
+    with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+        audits = list(pool.map(audit, rules))
+    return Exactness(n, k, ctx, n_tokens, target, tv(direct / n, target), audits)
+
+
+@dataclass(frozen=True)
+class Convergence:
+    ns: list[int]
+    floor: list[float]  # expected TV of n exact samples, per n
+    mc_tv: dict[str, list[float]]  # rule -> Monte Carlo TV per n
+    exact_tv: dict[str, float]  # rule -> its bias, where a broken rule levels off
+
+
+def convergence(
+    P: np.ndarray,
+    Q: np.ndarray,
+    ctx: int,
+    k: int = 4,
+    ns: Sequence[int] = (1_000, 3_000, 10_000, 30_000, 100_000, 300_000, 1_000_000),
+    seed: int = 0,
+    rules: Sequence[str] = SPEC_RULES,
+    n_tokens: int = 2,
+) -> Convergence:
+    """TV against n for each rule: the correct rule tracks the floor, a broken rule its bias."""
+    target = target_joint(P, ctx, n_tokens)
+    mc = {r: [tv(simulate(P, Q, ctx, k, int(n), r, n_tokens, seed + i).law, target)
+              for i, n in enumerate(ns)] for r in rules}
+    ex = {r: tv(exact_joint(P, Q, ctx, k, n_tokens, r), target) for r in rules}
+    return Convergence(list(ns), [sampling_floor(target, int(n)) for n in ns], mc, ex)
+
+
+# 3 ------------------------------------------------------------------------ acceptance
+def _measure(P, Q, ctx, k, c, n_rounds, seed, rule="correct") -> Row:
+    """Measured (long decode) and exact (long run) acceptance metrics for one draft."""
+    meas = long_decode(P, Q, ctx, k, n_rounds, rule, seed)
+    ex = round_law(P, Q, ctx, k, rule, long_run=True)
+    return {
+        "alpha_eff": ex.alpha,  # E[sum_x min(p, q)] over the target's own text
+        "acceptance": meas.acceptance_rate,
+        "acceptance_exact": ex.acceptance_rate,
+        "tokens_per_call": meas.tokens_per_call,
+        "tokens_per_call_se": meas.tokens_per_call_se,
+        "tokens_per_call_exact": ex.tokens_per_call,
+        "tokens_theory": float(theory.expected_tokens(ex.alpha, k)),
+        "speedup": float(theory.speedup(meas.tokens_per_call, k, c)),
+        "speedup_exact": float(theory.speedup(ex.tokens_per_call, k, c)),
+        "speedup_theory": float(theory.walltime_speedup(ex.alpha, k, c)),
+    }
+
+
+def alpha_sweep(
+    P: np.ndarray,
+    ctx: int = 0,
+    k: int = 4,
+    c: float = 0.1,
+    alphas: Sequence[float] = ALPHAS,
+    junk: np.ndarray | None = None,
+    n_rounds: int = 20_000,
+    seed: int = 0,
+) -> list[Row]:
+    """Demonstration 3a: a draft mixed from the target and a junk table, by quality alpha."""
+    J = junk_table(P) if junk is None else junk
+    return [{"alpha": a, **_measure(P, mix_draft(P, a, J), ctx, k, c, n_rounds, seed)}
+            for a in alphas]
+
+
+def temperature_sweep(
+    P: np.ndarray,
+    ctx: int = 0,
+    k: int = 4,
+    c: float = 0.1,
+    temperatures: Sequence[float] = TEMPERATURES,
+    n_rounds: int = 20_000,
+    seed: int = 0,
+) -> list[Row]:
+    """Demonstration 3b: the draft is the target itself at another temperature T."""
+    return [{"T": T, **_measure(P, temper(P, T), ctx, k, c, n_rounds, seed)}
+            for T in temperatures]
+
+
+# 4 ------------------------------------------------------------------------ draft length
+def k_sweep(
+    P: np.ndarray,
+    Q: np.ndarray,
+    ctx: int = 0,
+    c: float = 0.1,
+    ks: Sequence[int] = KS,
+    n_rounds: int = 20_000,
+    seed: int = 0,
+) -> list[Row]:
+    """Demonstration 4: tokens per call saturate while the cost 1 + k c grows linearly."""
+    return [{"k": k, "cost": 1.0 + k * c, **_measure(P, Q, ctx, k, c, n_rounds, seed)}
+            for k in ks]
+
+
+def best_row(rows: list[Row], key: str = "speedup") -> Row:
+    """The row with the largest value of key (first on ties)."""
+    return max(rows, key=lambda r: r[key])
+
+
+# 5 ------------------------------------------------------------------------ cost
+@dataclass(frozen=True)
+class CostModel:
+    k: int
+    tokens_per_call: float  # exact long run
+    break_even: float  # c* = (tokens - 1) / k: above it speculation is slower
+    rows: list[Row]  # c, speedup
+
+
+def cost_model(
+    P: np.ndarray, Q: np.ndarray, ctx: int = 0, k: int = 4, costs: Sequence[float] = COSTS
+) -> CostModel:
+    """Demonstration 5: speedup = tokens / (1 + k c) and the break-even c*."""
+    tokens = round_law(P, Q, ctx, k, long_run=True).tokens_per_call
+    rows = [{"c": c, "speedup": float(theory.speedup(tokens, k, c))} for c in costs]
+    return CostModel(k, tokens, float(theory.break_even_cost(tokens, k)), rows)
+
+
+@dataclass(frozen=True)
+class Surface:
+    ks: np.ndarray  # (K,)
+    cs: np.ndarray  # (C,)
+    speedup: np.ndarray  # (K, C) walltime speedup, Thm 3.8
+    best_k: np.ndarray  # (C,) the k that maximises speedup at each c
+    alpha: float
+
+
+def speedup_surface(
+    alpha: float, k_max: int = 32, cs: np.ndarray | None = None
+) -> Surface:
+    """Speedup over k = 1..k_max and c on a log grid, with the best-k ridge."""
+    ks = np.arange(1, k_max + 1)
+    cs = np.logspace(-3, 0, 61) if cs is None else np.asarray(cs, dtype=np.float64)
+    S = np.asarray(theory.walltime_speedup(alpha, ks[:, None], cs[None, :]))  # (K, C)
+    return Surface(ks, cs, S, ks[np.argmax(S, axis=0)], float(alpha))
+
+
+# 6 ------------------------------------------------------------------------ roofline
+def roofline_rows(
+    preset: str = "Llama-2-7B",
+    tokens: Sequence[int] = ROOFLINE_TOKENS,
+    ctx: int = 512,
+    dtype: str = "fp16",
+    batch: int = 1,
+) -> list[Row]:
+    """Demonstration 6: MACs per byte by tokens in the pass, the tutorial's count and ours."""
+    rows = []
+    for t in tokens:
+        tut = roofline.pass_cost(preset, t, ctx, dtype, batch, "tutorial", kv_cache=False)
+        full = roofline.pass_cost(preset, t, ctx, dtype, batch, "full", kv_cache=False)
+        kv = roofline.pass_cost(preset, t, ctx, dtype, batch, "full", kv_cache=True)
+        rows.append({"tokens": t, "macs_tutorial": tut.macs, "mpb_tutorial": tut.macs_per_byte,
+                     "macs_full": full.macs, "mpb_full": full.macs_per_byte,
+                     "mpb_full_kv": kv.macs_per_byte, "bytes": tut.bytes})
+    return rows
+
+
+# home ---------------------------------------------------------------------- summary
+def summary(
+    P: np.ndarray,
+    Q: np.ndarray,
+    ctx: int,
+    k: int,
+    c: float,
+    seed: int = 0,
+    rule: str = "correct",
+    vocab: Sequence[str] | None = None,
+) -> Row:
+    """The home page's live numbers: one seeded round, and the exact long-run metrics."""
+    from ..core.round import play_round
+
+    names = tuple(vocab) if vocab else None
+    tr = play_round(P, Q, ctx, k, np.random.default_rng(seed), rule, names)
+    law = round_law(P, Q, ctx, k, rule, long_run=True)
+    tokens = law.tokens_per_call
+    return {
+        "round_text": " ".join(tr.name(e.token) for e in tr.emitted),
+        "round_tokens": len(tr.emitted),
+        "acceptance_rate": law.acceptance_rate,
+        "alpha": law.alpha,
+        "tokens_per_call": tokens,
+        "speedup": float(theory.speedup(tokens, k, c)),
+        "break_even": float(theory.break_even_cost(tokens, k)),
+        "caption": f"Exact long-run figures for rule '{rule}' at k = {k}: alpha = "
+                   f"{law.alpha:.3f}, break-even draft cost c* = "
+                   f"{float(theory.break_even_cost(tokens, k)):.3f}.",
+    }

@@ -1,0 +1,269 @@
+"""The rules gallery as data: every rule of the registry audited on one pair of tables.
+
+For each rule: its exact TV from the target's two-token law (no sampling), a Monte Carlo
+run of n decodes measured against the sampling floor and the pass threshold, its
+acceptance and tokens per call (in that run, and exactly over a long decode), and a
+verdict that never calls a biased rule exact: a rule whose bias is real but smaller than
+what n decodes can resolve is "not resolvable at this n", with the n that would resolve it.
+Also the production-metrics view of one rule (specviz.metrics) with its CSV rows.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..analysis.metrics import MetricsReport, metrics_report
+from ..analysis.stats import gof_pvalue, sampling_floor, tv, tv_threshold
+from ..core.exact import exact_joint, round_law, target_joint
+from ..core.montecarlo import simulate
+from ..core.rules import FAMILIES, RULES, Rule
+from .demos import WORKERS, Row
+
+GALLERY_N = 200_000  # Monte Carlo decodes per rule on the page (all rules in < ~1 s)
+GALLERY_NS = (20_000, 200_000, 1_000_000, 2_000_000)  # /rules: the choices of n per rule
+N_TOKENS = 2  # the audited law: the first two emitted tokens, as on /exactness
+BIAS_MIN = 1e-12  # an exact TV at or below this is rounding: the rule is exact here
+N_RESOLVE_MAX = 10**12  # the search limit of n_to_resolve (floor arithmetic stays accurate)
+METRICS_ROUNDS = 50_000  # long-decode rounds of the production-metrics section
+
+AT_FLOOR = "at the floor"
+CAUGHT = "caught"
+UNRESOLVED = "not resolvable at this n"
+FALSE_ALARM = "above the threshold (false alarm)"  # an exact rule crossing: chance <= 1e-6
+
+Params = Mapping[str, Mapping[str, float]]  # rule name -> parameter name -> value
+
+
+def configure(params: Params | None = None, names: Sequence[str] | None = None) -> list[Rule]:
+    """The registry's rules (all, or `names`) with some parameters changed.
+
+    params: {rule: {parameter: value}}; ValueError (from Rule.with_params) on an unknown
+    rule or parameter, or a value outside its range.
+    """
+    params = params or {}
+    unknown = set(params) - set(RULES)
+    if unknown:
+        raise ValueError(f"unknown rules {sorted(unknown)}; valid rules: {', '.join(RULES)}")
+    out = []
+    for name in names if names is not None else tuple(RULES):
+        rule = RULES[name]
+        changes = dict(params.get(name, {}))
+        out.append(rule.with_params(**changes) if changes else rule)
+    return out
+
+
+def n_to_resolve(target: np.ndarray, bias: float, n_max: int = N_RESOLVE_MAX) -> int | None:
+    """The smallest n whose pass threshold lies below `bias` (None if above n_max).
+
+    E[TV of the Monte Carlo law] >= TV of its mean (Jensen), which is the rule's exact TV;
+    so from this n on, a rule with this bias is expected above the threshold, i.e. caught.
+    A sufficient n, not a necessary one: sampling noise adds to the bias, so a run often
+    crosses the line sooner.
+    The threshold (stats.tv_threshold) falls with n, so this is a bisection.
+    """
+    if not bias > BIAS_MIN:
+        return None
+    if tv_threshold(target, n_max) >= bias:
+        return None
+    lo, hi = 1, n_max  # threshold(lo) >= bias > threshold(hi), or lo already resolves
+    if tv_threshold(target, lo) < bias:
+        return lo
+    while hi - lo > 1:
+        mid = int(math.sqrt(lo * hi)) if hi > 4 * lo else (lo + hi) // 2
+        mid = min(max(mid, lo + 1), hi - 1)
+        if tv_threshold(target, mid) < bias:
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+@dataclass(frozen=True)
+class RuleResult:
+    """One rule of the gallery, audited."""
+
+    rule: Rule
+    exact_tv: float  # TV of the exact two-token law from the target's: the rule's bias
+    mc_tv: float  # TV of the Monte Carlo law (n decodes) from the target's
+    p_value: float  # chi-square goodness of fit of the Monte Carlo counts to the target
+    acceptance: float  # accepted / drafted over the run's rounds (they start at ctx)
+    tokens_per_call: float  # over the run's rounds
+    acceptance_long_run: float  # exact, a long decode from ctx (round_law, long_run)
+    tokens_per_call_long_run: float  # exact, a long decode
+    threshold: float  # the run's pass threshold (the same for every rule)
+    n_resolve: int | None  # smallest n that resolves the bias (None: no bias, or > cap)
+
+    @property
+    def biased(self) -> bool:
+        return self.exact_tv > BIAS_MIN
+
+    @property
+    def verdict(self) -> str:
+        """caught / at the floor / not resolvable at this n (biased, but under the line)."""
+        if self.mc_tv > self.threshold:
+            return CAUGHT if self.biased else FALSE_ALARM
+        return UNRESOLVED if self.biased else AT_FLOOR
+
+
+@dataclass(frozen=True)
+class Gallery:
+    n: int
+    k: int
+    ctx: int
+    seed: int
+    floor: float  # expected TV of n exact draws from the target's two-token law
+    threshold: float  # floor + McDiarmid margin (stats.tv_threshold)
+    results: tuple[RuleResult, ...]
+
+    def result(self, name: str) -> RuleResult:
+        for r in self.results:
+            if r.rule.name == name:
+                return r
+        raise ValueError(f"rule {name!r} is not in the gallery")
+
+
+def _audit(P, Q, ctx, k, n, seed, rule: Rule, target, threshold) -> RuleResult:
+    sim = simulate(P, Q, ctx, k, n, rule, N_TOKENS, seed)
+    bias = tv(exact_joint(P, Q, ctx, k, N_TOKENS, rule), target)
+    law = round_law(P, Q, ctx, k, rule, long_run=True)
+    return RuleResult(
+        rule=rule, exact_tv=bias, mc_tv=tv(sim.law, target),
+        p_value=gof_pvalue(sim.joint, target), acceptance=sim.acceptance_rate,
+        tokens_per_call=sim.tokens_per_call, acceptance_long_run=law.acceptance_rate,
+        tokens_per_call_long_run=law.tokens_per_call, threshold=threshold,
+        n_resolve=n_to_resolve(target, bias),
+    )
+
+
+_MEMO: OrderedDict[tuple, RuleResult] = OrderedDict()  # audits already run, newest last
+_MEMO_SIZE = 512
+_MEMO_LOCK = threading.Lock()
+
+
+def _memo_key(P, Q, ctx, k, n, seed, rule: Rule) -> tuple:
+    return (P.shape, P.tobytes(), Q.tobytes(), int(ctx), int(k), int(n), int(seed), rule.name,
+            tuple(sorted(rule.prm.items())))
+
+
+def gallery(
+    P: np.ndarray,
+    Q: np.ndarray,
+    ctx: int,
+    k: int = 4,
+    n: int = GALLERY_N,
+    seed: int = 0,
+    params: Params | None = None,
+    names: Sequence[str] | None = None,
+) -> Gallery:
+    """Every rule (or `names`) audited: exact TV, Monte Carlo TV against floor and threshold,
+    acceptance. Rules run side by side in threads (NumPy releases the GIL), each on its own
+    seeded stream, so the result does not depend on the scheduling."""
+    rules = configure(params, names)
+    target = target_joint(P, ctx, N_TOKENS)
+    floor, line = sampling_floor(target, n), tv_threshold(target, n)
+    P, Q = np.asarray(P, dtype=np.float64), np.asarray(Q, dtype=np.float64)
+    keys = [_memo_key(P, Q, ctx, k, n, seed, r) for r in rules]
+    with _MEMO_LOCK:
+        done = {key: _MEMO[key] for key in keys if key in _MEMO}
+    todo = [(key, r) for key, r in zip(keys, rules, strict=True) if key not in done]
+    # A rule's audit depends only on its key, so audits run before are reused: changing one
+    # rule's parameter reruns that rule alone.
+    with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+        fresh = list(pool.map(
+            lambda kr: _audit(P, Q, ctx, k, n, seed, kr[1], target, line), todo))
+    with _MEMO_LOCK:
+        for (key, _), res in zip(todo, fresh, strict=True):
+            _MEMO[key] = done[key] = res
+        for key in keys:
+            _MEMO.move_to_end(key)
+        while len(_MEMO) > _MEMO_SIZE:
+            _MEMO.popitem(last=False)
+    results = [done[key] for key in keys]
+    return Gallery(int(n), int(k), int(ctx), int(seed), floor, line, tuple(results))
+
+
+def _n_text(r: RuleResult) -> str:
+    if not r.biased:
+        return "none (exact)"
+    if r.n_resolve is None:
+        return f"more than {N_RESOLVE_MAX:.0e}"
+    return f"{r.n_resolve:,}"
+
+
+def gallery_rows(g: Gallery) -> list[Row]:
+    """One row per rule, families in FAMILIES order (the table, the chart and the CSV)."""
+    order = {f: i for i, f in enumerate(FAMILIES)}
+    results = sorted(g.results, key=lambda r: order.get(r.rule.family, len(order)))
+    return [{
+        "family": r.rule.family, "rule": r.rule.name,
+        "exact_tv": r.exact_tv if r.biased else 0.0,  # 0 up to rounding (<= BIAS_MIN)
+        "mc_tv": r.mc_tv, "verdict": r.verdict, "n_to_resolve": _n_text(r),
+        "acceptance_long_run": r.acceptance_long_run,
+        "tokens_per_call_long_run": r.tokens_per_call_long_run, "params": r.rule.param_text,
+        "label": r.rule.label, "acceptance": r.acceptance, "tokens_per_call": r.tokens_per_call,
+        "p_value": r.p_value, "exact_here": not r.biased, "floor": g.floor,
+        "threshold": g.threshold, "source": r.rule.source,
+    } for r in results]
+
+
+def rule_notes(g: Gallery) -> list[Row]:
+    """Per rule, what the page's expander shows: label, family, description, source, params."""
+    return [{"rule": r.rule.name, "label": r.rule.label, "family": r.rule.family,
+             "description": r.rule.description, "source": r.rule.source,
+             "params": [{"name": q.name, "value": r.rule.prm[q.name], "default": q.default,
+                         "lo": q.lo, "hi": q.hi, "help": q.help, "integer": q.integer}
+                        for q in r.rule.params],
+             "reject_law": r.rule.reject_law, "verdict": r.verdict}
+            for r in g.results]
+
+
+def param_specs() -> list[Row]:
+    """Every parameter of every rule (the widgets the page draws), registry order."""
+    return [{"rule": r.name, "label": r.label, "name": q.name, "default": q.default,
+             "lo": q.lo, "hi": q.hi, "help": q.help, "integer": q.integer}
+            for r in RULES.values() for q in r.params]
+
+
+# ------------------------------------------------------------------ production metrics
+def production(
+    P: np.ndarray,
+    Q: np.ndarray,
+    ctx: int,
+    k: int,
+    rule: str = "correct",
+    params: Params | None = None,
+    n_rounds: int = METRICS_ROUNDS,
+    seed: int = 0,
+) -> MetricsReport:
+    """metrics_report for the registry rule `rule` with the gallery's parameter values."""
+    (r,) = configure({rule: dict((params or {}).get(rule, {}))}, (rule,))
+    return metrics_report(P, Q, ctx, k, r, n_rounds, seed)
+
+
+def production_rows(rep: MetricsReport) -> list[Row]:
+    """The report in long form for a CSV: summary metrics, per position, histogram."""
+    rows = [{"metric": r["metric"], "index": "", "measured": r["measured"],
+             "exact": r["exact"], "theory": r["theory"]} for r in rep.rows]
+    for i in range(rep.k):
+        rows.append({"metric": "per-position acceptance rate", "index": i + 1,
+                     **{s: float(rep.per_position[s][i]) for s in ("measured", "exact",
+                                                                    "theory")}})
+    for j in range(rep.k + 1):
+        rows.append({"metric": "acceptance histogram (share of rounds)", "index": j,
+                     **{s: float(rep.histogram[s][j]) for s in ("measured", "exact",
+                                                                 "theory")}})
+    return rows
+
+
+__all__ = [
+    "AT_FLOOR", "CAUGHT", "FALSE_ALARM", "GALLERY_N", "GALLERY_NS", "Gallery", "RuleResult",
+    "UNRESOLVED", "configure", "gallery", "gallery_rows", "n_to_resolve", "param_specs",
+    "production", "production_rows", "rule_notes",
+]

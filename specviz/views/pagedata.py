@@ -1,0 +1,315 @@
+"""Page-level data for the chart pages: grids, rows and curves, so pages do no arithmetic.
+
+Everything here is pure and cheap unless its docstring says it samples.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..analysis import roofline, theory
+from ..core.dynamic import POLICY_LABELS, PolicyRun, run_policies
+from ..core.exact import round_law
+from ..core.rules import SPEC_RULES, get_rule
+from ..core.tables import junk_table, mix_draft, temper, token_name
+from .demos import CostModel, Exactness, Row, RuleAudit, Surface, roofline_rows
+
+# =============================================================================================
+# Chart pages (/exactness, /acceptance, /draft-length, /cost, /roofline): page-level data.
+# Added for the pages so that they do no arithmetic; every function here is pure and cheap
+# unless it says it samples.
+# =============================================================================================
+CONVERGENCE_NS = (100, 300, 1_000, 3_000, 10_000, 30_000, 100_000)  # the page's n sweep
+ALPHA_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0)  # measured
+ALPHA_GRID = tuple(round(0.05 * i, 2) for i in range(21))  # exact and theory curves
+T_POINTS = (0.25, 0.5, 0.75, 1.0, 1.3, 1.5, 2.0, 3.0, 4.0)  # measured temperatures
+T_TICKS = (0.25, 0.5, 1.0, 2.0, 4.0)  # x ticks of the temperature charts (log axis)
+T_GRID = tuple(float(t) for t in np.round(np.geomspace(0.2, 5.0, 41), 4))  # curves
+K_POINTS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 28, 32)  # measured draft lengths
+K_GRID = tuple(range(1, 33))  # exact and theory curves
+COST_GRID = tuple(round(0.01 * i, 2) for i in range(201))  # c = 0..2, the sidebar's range
+SLOW_COSTS = (0.6, 1.0)  # the "bigger draft is slower" draft costs (SPEC.md demonstration 5)
+ROOFLINE_TOKENS_MIN_MAX = 256  # the roofline's x axis reaches at least this many tokens
+ROOFLINE_POINTS = 160  # tokens grid size (log-spaced integers)
+EXACTNESS_RULES = SPEC_RULES  # the exactness page always runs SPEC.md's four
+PAGE_ROUNDS = 10_000  # long-decode rounds per measured point (keeps a k change < 300 ms)
+
+
+def page_rules(rule: str, base: Sequence[str] = EXACTNESS_RULES) -> tuple[str, ...]:
+    """The rules the exactness page runs: SPEC.md's four, plus the sidebar's rule if it is
+    another (every rule at 10^6 decodes would not fit the page's time budget)."""
+    get_rule(rule)  # ValueError on an unknown name
+    return tuple(base) + (() if rule in base else (rule,))
+
+
+def exactness_rows(ex: Exactness) -> list[Row]:
+    """One row per rule: Monte Carlo TV beside the exact TV, the floor and the threshold."""
+    return [{"rule": a.rule, "lossless": a.lossless, "mc_tv": a.mc_tv, "exact_tv": a.exact_tv,
+             "floor": a.floor, "threshold": a.threshold, "at_floor": a.at_floor,
+             "p_value": a.p_value, "acceptance_rate": a.acceptance_rate,
+             "tokens_per_call": a.tokens_per_call} for a in ex.audits]
+
+
+def audit_of(ex: Exactness, rule: str) -> RuleAudit:
+    """The audit of one rule (ValueError if the run did not include it)."""
+    for a in ex.audits:
+        if a.rule == rule:
+            return a
+    raise ValueError(f"rule {rule!r} was not audited; audited: {[a.rule for a in ex.audits]}")
+
+
+def marginal_rows(ex: Exactness, rule: str, vocab: Sequence[str]) -> list[Row]:
+    """First emitted token's law: target p(x1|ctx), the rule's Monte Carlo and exact laws."""
+    a = audit_of(ex, rule)
+    rest = tuple(range(1, ex.n_tokens))  # sum out tokens 2..n
+    t, mc, e = ex.target.sum(axis=rest), a.mc_law.sum(axis=rest), a.exact_law.sum(axis=rest)
+    return [{"token": token_name(tuple(vocab), x), "target": float(t[x]),
+             "speculative": float(mc[x]), "exact": float(e[x])} for x in range(len(t))]
+
+
+def joint_diff(ex: Exactness, rule: str) -> np.ndarray:
+    """Monte Carlo two-token joint minus the target's joint (tokens 3.. summed out). (V, V)"""
+    a = audit_of(ex, rule)
+    rest = tuple(range(2, ex.n_tokens))
+    return a.mc_law.sum(axis=rest) - ex.target.sum(axis=rest)
+
+
+def exact_row(P: np.ndarray, Q: np.ndarray, ctx: int, k: int, c: float,
+              rule: str = "correct") -> Row:
+    """Exact long-run metrics and the i.i.d. theory at alpha_eff (Leviathan et al. 2022,
+    eq. 1 and Thm 3.8) for one draft; no sampling."""
+    ex = round_law(P, Q, ctx, k, rule, long_run=True)
+    return {
+        "alpha_eff": ex.alpha,
+        "acceptance_exact": ex.acceptance_rate,
+        "acceptance_theory": float(theory.draft_acceptance_rate(ex.alpha, k)),
+        "tokens_per_call_exact": ex.tokens_per_call,
+        "tokens_theory": float(theory.expected_tokens(ex.alpha, k)),
+        "speedup_exact": float(theory.speedup(ex.tokens_per_call, k, c)),
+        "speedup_theory": float(theory.walltime_speedup(ex.alpha, k, c)),
+    }
+
+
+def alpha_curve(P: np.ndarray, ctx: int, k: int, c: float,
+                alphas: Sequence[float] = ALPHA_GRID, junk: np.ndarray | None = None) -> list[Row]:
+    """Exact and theory curves over the mix weight alpha (the draft of alpha_sweep)."""
+    J = junk_table(P) if junk is None else junk
+    return [{"alpha": float(a), **exact_row(P, mix_draft(P, float(a), J), ctx, k, c)}
+            for a in alphas]
+
+
+def temperature_curve(P: np.ndarray, ctx: int, k: int, c: float,
+                      temperatures: Sequence[float] = T_GRID) -> list[Row]:
+    """Exact and theory curves over the draft temperature T (draft = temper(P, T))."""
+    return [{"T": float(T), **exact_row(P, temper(P, float(T)), ctx, k, c)}
+            for T in temperatures]
+
+
+def k_curve(P: np.ndarray, Q: np.ndarray, ctx: int, c: float,
+            ks: Sequence[int] = K_GRID) -> list[Row]:
+    """Exact and theory curves over k, with the cost of a round 1 + k c."""
+    return [{"k": int(k), "cost": 1.0 + k * c, **exact_row(P, Q, ctx, int(k), c)} for k in ks]
+
+
+def reprice(rows: list[Row], c: float, k: int | None = None) -> list[Row]:
+    """Rows of a sweep with their speedups (and cost 1 + k c) recomputed at draft cost c.
+
+    Sweeps are measured once and priced per c: speedup = tokens / (1 + k c), theory
+    Thm 3.8 at alpha_eff. k comes from each row's "k", else from the argument.
+    """
+    out = []
+    for r in rows:
+        kk = int(r["k"]) if "k" in r else int(k)
+        new = dict(r)
+        if "cost" in r:
+            new["cost"] = 1.0 + kk * c
+        if "tokens_per_call" in r:
+            new["speedup"] = float(theory.speedup(r["tokens_per_call"], kk, c))
+        if "tokens_per_call_exact" in r:
+            new["speedup_exact"] = float(theory.speedup(r["tokens_per_call_exact"], kk, c))
+        if "alpha_eff" in r:
+            new["speedup_theory"] = float(theory.walltime_speedup(r["alpha_eff"], kk, c))
+        out.append(new)
+    return out
+
+
+def slow_cases(cm: CostModel, costs: Sequence[float] = SLOW_COSTS) -> list[Row]:
+    """The same acceptance priced at dearer drafts: speedup and whether it is below 1x."""
+    rows = []
+    for c in costs:
+        s = float(theory.speedup(cm.tokens_per_call, cm.k, c))
+        rows.append({"c": float(c), "speedup": s, "slower": s < 1.0})
+    return rows
+
+
+@dataclass(frozen=True)
+class RooflinePage:
+    preset: str
+    accel: str
+    k: int
+    rows: list[Row]  # per tokens: MACs per byte (tutorial, full, full + KV) and time ratio
+    accelerators: list[Row]  # name, ridge MACs/byte, source, free tokens for this model
+    free_tokens: int  # on the selected accelerator (full count, KV read included)
+    verify_ratio: float  # pass time of k + 1 tokens / pass time of 1 token
+    free_for_k: bool  # k + 1 <= free_tokens
+
+
+def roofline_grid(free: int, lo_max: int = ROOFLINE_TOKENS_MIN_MAX) -> tuple[int, ...]:
+    """Log-spaced integer token counts from 1 to 256, or further (doubling, up to
+    roofline.MAX_FREE_TOKENS) until twice the free-token count fits."""
+    hi = lo_max
+    while hi < 2 * free and hi < roofline.MAX_FREE_TOKENS:
+        hi *= 2
+    return tuple(int(t) for t in np.unique(np.round(np.geomspace(1, hi, ROOFLINE_POINTS))))
+
+
+def roofline_page(
+    preset: str = "Llama-2-7B",
+    accel: str = "H100 SXM",
+    k: int = 4,
+    ctx: int = 512,
+    dtype: str = "fp16",
+    batch: int = 1,
+    tokens: Sequence[int] | None = None,
+) -> RooflinePage:
+    """The /roofline page's numbers: demonstration 6 over 1..256+ tokens, the accelerators.
+
+    Full count with the KV-cache read for the times; tokens defaults to roofline_grid(free).
+    """
+    a = roofline.ACCELERATORS[accel]
+    free = roofline.free_tokens(preset, accel, ctx, dtype, batch)
+    rows = roofline_rows(preset, roofline_grid(free) if tokens is None else tokens, ctx, dtype,
+                         batch)
+    one = roofline.pass_time(roofline.pass_cost(preset, 1, ctx, dtype, batch), a)
+    for r in rows:
+        t = roofline.pass_time(roofline.pass_cost(preset, int(r["tokens"]), ctx, dtype, batch), a)
+        r["time_ratio"] = t / one  # pass time relative to a one-token decode step
+    accels = [{"accelerator": name, "ridge": acc.ridge,
+               "free_tokens": roofline.free_tokens(preset, name, ctx, dtype, batch),
+               "source": acc.source} for name, acc in roofline.ACCELERATORS.items()]
+    ratio_k = roofline.verify_cost_ratio(preset, accel, k, ctx, dtype, batch)
+    return RooflinePage(preset, accel, int(k), rows, accels, free, ratio_k, k + 1 <= free)
+
+
+def surface_point(surface: Surface, k: int, c: float) -> Row | None:
+    """The surface's law at (k, c), Thm 3.8 at the surface's alpha; None when c lies outside
+    the surface's c range (the log axis cannot show c = 0)."""
+    if not surface.cs[0] <= c <= surface.cs[-1]:
+        return None
+    return {"k": int(k), "c": float(c),
+            "speedup": float(theory.walltime_speedup(surface.alpha, k, c))}
+
+
+def surface_rows(surface: Surface) -> list[Row]:
+    """The speedup surface as long-format rows (k, c, speedup, best k at that c), for CSV."""
+    return [{"k": int(k), "c": float(c), "speedup": float(surface.speedup[i, j]),
+             "best_k_at_c": int(surface.best_k[j])}
+            for i, k in enumerate(surface.ks) for j, c in enumerate(surface.cs)]
+
+
+def break_even_curve(surface: Surface) -> list[Row]:
+    """Where the surface crosses speedup = 1: c*(k) = (E[tokens](alpha, k) - 1) / k at each k
+    (Leviathan et al. 2022, Thm 3.8), kept where c* lies inside the surface's c range."""
+    rows = []
+    for k in surface.ks:
+        tokens = theory.expected_tokens(surface.alpha, int(k))
+        c = float(theory.break_even_cost(tokens, int(k)))
+        if surface.cs[0] <= c <= surface.cs[-1]:
+            rows.append({"k": int(k), "c": c, "speedup": 1.0})
+    return rows
+
+
+# =============================================================================================
+# Beyond the paper (issue 5): dynamic draft length on /draft-length, batch size on /roofline.
+# Added for those pages' new sections; pure, and cheap except dynamic_runs (a decode).
+# =============================================================================================
+
+DYN_TOKENS = 3_000  # tokens each policy decodes on the shared stream
+DYN_K_MAX = 16  # the most a dynamic policy may draft in one round (at least the sidebar's k)
+DYN_THRESHOLD = 0.3  # the confidence policy's default: stop drafting when max q < this
+DYN_SHOWN_ROUNDS = 100  # rounds in view on the k-over-time chart (the rest by panning)
+BATCHES = tuple(range(1, 1025))  # batch sizes B of the batch-size section
+
+
+def dynamic_runs(
+    P: np.ndarray,
+    Q: np.ndarray,
+    ctx: int,
+    k: int,
+    n_tokens: int = DYN_TOKENS,
+    seed: int = 0,
+    threshold: float = DYN_THRESHOLD,
+) -> dict[str, PolicyRun]:
+    """Every dynamic-k policy on one shared random stream (specviz.dynamic.run_policies),
+    starting from the sidebar's k, with k_max = dynamic_k_max(k). Samples."""
+    return run_policies(P, Q, ctx, int(k), int(n_tokens), int(seed), dynamic_k_max(k),
+                        float(threshold))
+
+
+def dynamic_k_max(k: int) -> int:
+    """The most a dynamic policy drafts in one round: DYN_K_MAX, or k if that is more."""
+    return max(DYN_K_MAX, int(k))
+
+
+def policy_rows(runs: dict[str, PolicyRun], c: float) -> list[Row]:
+    """One row per policy: calls, tokens per target call, mean k, and the speedup
+    tokens / (target calls + c draft calls) against plain decoding (one token per call)."""
+    return [{"policy": name, "label": POLICY_LABELS.get(name, name), "tokens": r.tokens,
+             "target_calls": r.target_calls, "draft_calls": r.draft_calls,
+             "accepted": r.accepted, "mean_k": r.draft_calls / r.target_calls,
+             "tokens_per_call": r.tokens_per_call, "speedup": r.speedup(c)}
+            for name, r in runs.items()]
+
+
+@dataclass(frozen=True)
+class BatchCurve:
+    """Speculative speedup against batch size B, the verify pass priced by the roofline."""
+
+    preset: str
+    accel: str
+    alpha: float  # acceptance rate used (the pair's exact long-run alpha_eff)
+    k: int
+    c: float
+    ctx: int
+    dtype: str
+    kv_cache: bool
+    rows: list[Row]  # batch, speedup, verify_ratio (t_(k+1) / t_1 at that B)
+    memory_bound_speedup: float  # Thm 3.8 at alpha, k, c: the speedup while verifying is free
+    stops_free: int | None  # first B whose verify pass costs more than 1 + FREE_TOLERANCE steps
+    stops_paying: int | None  # first B with speedup < 1
+    max_batch: int
+
+    @property
+    def free_throughout(self) -> bool:
+        """Verifying k + 1 tokens stays about as cheap as one decode step at every B shown."""
+        return self.stops_free is None
+
+
+def batch_curve(
+    preset: str,
+    accel: str,
+    alpha: float,
+    k: int,
+    c: float,
+    ctx: int = 512,
+    dtype: str = "fp16",
+    kv_cache: bool = True,
+    batches: Sequence[int] = BATCHES,
+) -> BatchCurve:
+    """roofline.batch_speedup over B, with where verification stops being free and where
+    speculation stops paying. With batch B the verify pass holds B (k + 1) tokens."""
+    bs = [int(b) for b in batches]
+    s = roofline.batch_speedup(preset, accel, alpha, k, c, bs, ctx, dtype, "full", kv_cache)
+    ratios = [roofline.verify_cost_ratio(preset, accel, k, ctx, dtype, b, "full", kv_cache)
+              for b in bs]
+    rows = [{"batch": b, "tokens_in_pass": b * (k + 1), "speedup": float(v),
+             "verify_ratio": float(r)} for b, v, r in zip(bs, s, ratios, strict=True)]
+    limit = 1.0 + roofline.FREE_TOLERANCE
+    stops_free = next((r["batch"] for r in rows if r["verify_ratio"] > limit), None)
+    stops_paying = next((r["batch"] for r in rows if r["speedup"] < 1.0), None)
+    return BatchCurve(preset, accel, float(alpha), int(k), float(c), int(ctx), dtype,
+                      bool(kv_cache), rows, float(theory.walltime_speedup(alpha, k, c)),
+                      stops_free, stops_paying, max(bs))

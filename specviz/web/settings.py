@@ -1,0 +1,265 @@
+"""Turn a URL's query string into validated settings, and settings back into a query.
+
+Pure Python (no Streamlit), so it can be fuzzed on its own. Every parameter has a
+default and a range; a value that is missing takes the default silently, and a value
+that is present but invalid takes the default with a note for the page to show. Notes
+never echo more than a short, sanitised piece of what arrived.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields, replace
+
+from ..analysis.roofline import ACCELERATORS, DTYPE_BYTES, PRESETS
+from ..core.rules import RULES
+from ..core.tables import VOCAB
+from ..views.gallery import GALLERY_NS
+from ..views.tour import CHAPTER_MAX
+from ..views.transcript import RND_MAX
+
+# App caps: small enough that one request stays within seconds and ~200 MB.
+K_APP_MAX = 32  # drafted tokens per round in the app
+N_APP_MAX = 10_000_000  # Monte Carlo decodes per run in the app
+WORK_APP_MAX = 50_000_000  # decodes x (k + 1) per rule in one run: ~seconds and ~200 MB
+
+
+def n_cap(k: int) -> int:
+    """The most decodes one rule may run at draft length k: N_APP_MAX, or less for long k."""
+    return max(1, min(N_APP_MAX, WORK_APP_MAX // (int(k) + 1)))
+STEP_MAX = 1_000  # animation frames (a round has at most 2k + 4)
+NOTATIONS = ("leviathan", "chen")  # who is p: Leviathan et al. (p = target) or Chen et al.
+CONVERT_GIVEN = ("alpha", "rate", "length")  # /rules converter: what the number is
+TEXT_LEVELS = ("char", "word")  # /text: tokens are characters or words
+TEXT_DRAFTERS = ("ngram", "lookup")  # /text: n-gram draft or prompt lookup
+PROMPT_MAX_CHARS = 2_000  # /text: the longest prompt a URL may carry
+SEED_MAX = 2**31 - 1
+CTX_LEN_MAX = 131_072  # context length on the roofline
+BATCH_MAX = 4_096
+DRAFTS = ("table", "mix")
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every control of the app; each field is one query parameter of the same name."""
+
+    k: int = 4  # drafted tokens per round
+    c: float = 0.1  # draft cost per token, as a fraction of one target call
+    draft: str = "table"  # "table": the draft table Q; "mix": alpha P + (1 - alpha) junk
+    alpha: float = 0.6  # draft quality when draft = "mix" (1 copies the target)
+    T: float = 1.0  # draft temperature
+    seed: int = 0  # every random draw follows from it
+    rule: str = "correct"  # verification rule
+    ctx: str = "a"  # context token, by name
+    n: int = 60_000  # Monte Carlo decodes
+    step: int = 0  # animation frame on /round
+    rnd: int = 0  # which round of the transcript /round shows (0 = the first)
+    preset: str = "Llama-2-7B"  # roofline model shape
+    dtype: str = "fp16"  # roofline weight type
+    ctxlen: int = 512  # roofline context length in tokens
+    batch: int = 1  # roofline batch size
+    accel: str = "H100 SXM"  # roofline accelerator
+    notation: str = "leviathan"  # letters: leviathan (p = target) or chen (p = draft)
+    present: int = 0  # presenter mode: 1 = large type, no sidebar, high contrast
+    chapter: int = 0  # the guided tour's chapter in focus (0 = the first)
+    # /rules: each parametrised rule's parameter, named <rule>_<param> (defaults = registry's)
+    multi_draft_m: int = 3
+    typical_eps: float = 0.09
+    typical_delta: float = 0.3
+    lenient_l: float = 0.5
+    topk_q_top_k: int = 2
+    inclusive_coin_u_bits: int = 4
+    rules_n: int = 200_000  # Monte Carlo decodes per rule on /rules
+    conv_given: str = "alpha"  # /rules converter: what the number is
+    conv_value: float = 0.8  # /rules converter: the number
+    threshold: float = 0.3  # /draft-length: the confidence policy's threshold on max q
+    kv: int = 1  # /roofline batch section: 1 = the pass also reads the KV cache
+    # /text: the n-gram models and the prompt (the corpus itself cannot travel in a URL)
+    level: str = "char"  # tokens: characters or words
+    order: int = 6  # target n-gram order (2..8 for characters, 2..4 for words)
+    dorder: int = 2  # draft order, below the target's
+    Tp: float = 1.0  # target temperature (the draft's is T)
+    drafter: str = "ngram"  # the draft: the low-order n-gram, or prompt lookup
+    prompt: str = "Return the number of "  # where the text starts
+
+
+DEFAULTS = Settings()
+
+
+class Capped(ValueError):
+    """A number outside its range: it is held at the nearest end, with a note."""
+
+    def __init__(self, value: float) -> None:
+        super().__init__(value)
+        self.value = value
+
+
+def _int(lo: int, hi: int):
+    def parse(s: str) -> int:
+        v = float(s)  # accepts "4", "4.0", "1e3"
+        if not math.isfinite(v) or v != int(v):
+            raise ValueError
+        if not lo <= v <= hi:
+            raise Capped(int(min(max(v, lo), hi)))
+        return int(v)
+    parse.range = f"an integer {lo}..{hi:,}"
+    return parse
+
+
+def _float(lo: float, hi: float):
+    def parse(s: str) -> float:
+        v = float(s)
+        if not math.isfinite(v):
+            raise ValueError
+        if not lo <= v <= hi:
+            raise Capped(min(max(v, lo), hi))
+        return v
+    parse.range = f"a number in [{lo:g}, {hi:g}]"
+    return parse
+
+
+def _text(max_chars: int):
+    def parse(s: str) -> str:
+        if len(s) > max_chars or "\x00" in s:
+            raise ValueError
+        return s
+    parse.range = f"text of at most {max_chars:,} characters"
+    parse.raw = True  # spaces are part of the text
+    return parse
+
+
+def _int_choice(options):
+    opts = tuple(int(o) for o in options)
+
+    def parse(s: str) -> int:
+        v = float(s)
+        if not math.isfinite(v) or v not in opts:
+            raise ValueError
+        return int(v)
+    parse.range = "one of " + ", ".join(f"{o:,}" for o in opts)
+    return parse
+
+
+def _choice(options):
+    opts = tuple(options)
+
+    def parse(s: str) -> str:
+        if s not in opts:
+            raise ValueError
+        return s
+    parse.range = "one of " + ", ".join(opts)
+    return parse
+
+
+PARSERS = {
+    "k": _int(1, K_APP_MAX),
+    "c": _float(0.0, 2.0),
+    "draft": _choice(DRAFTS),
+    "alpha": _float(0.0, 1.0),
+    "T": _float(0.05, 10.0),
+    "seed": _int(0, SEED_MAX),
+    "rule": _choice(RULES),
+    "ctx": _choice(VOCAB),
+    "n": _int(1, N_APP_MAX),
+    "step": _int(0, STEP_MAX),
+    "rnd": _int(0, RND_MAX),
+    "preset": _choice(PRESETS),
+    "dtype": _choice(DTYPE_BYTES),
+    "ctxlen": _int(0, CTX_LEN_MAX),
+    "batch": _int(1, BATCH_MAX),
+    "accel": _choice(ACCELERATORS),
+    "notation": _choice(NOTATIONS),
+    "present": _int(0, 1),
+    "chapter": _int(0, CHAPTER_MAX),
+    **{f"{r.name}_{q.name}": (_int(int(q.lo), int(q.hi)) if q.integer else _float(q.lo, q.hi))
+       for r in RULES.values() for q in r.params},
+    "rules_n": _int_choice(GALLERY_NS),
+    "conv_given": _choice(CONVERT_GIVEN),
+    "conv_value": _float(0.0, K_APP_MAX + 1),
+    "threshold": _float(0.0, 1.0),
+    "kv": _int(0, 1),
+    "level": _choice(TEXT_LEVELS),
+    "order": _int(2, 8),
+    "dorder": _int(1, 7),
+    "Tp": _float(0.05, 10.0),
+    "drafter": _choice(TEXT_DRAFTERS),
+    "prompt": _text(PROMPT_MAX_CHARS),
+}
+KEYS = tuple(f.name for f in fields(Settings))
+
+
+def sanitise(value: object, limit: int = 24) -> str:
+    """A short, harmless rendering of untrusted input for a note: letters, digits, . - + only."""
+    s = re.sub(r"[^A-Za-z0-9.+\-]", "?", str(value))
+    return s[:limit] + ("..." if len(s) > limit else "")
+
+
+def parse_query(
+    params: Mapping[str, object], vocab: tuple[str, ...] = VOCAB
+) -> tuple[Settings, list[str]]:
+    """Settings from query parameters (values are str or lists of str), and notes on fallbacks.
+
+    Repeated keys take the last value. Unknown keys are ignored. Never raises.
+    """
+    values, notes = {}, []
+    for key in KEYS:
+        if key not in params:
+            continue
+        raw = params[key]
+        if isinstance(raw, (list, tuple)):
+            raw = raw[-1] if raw else ""
+        parser = PARSERS[key] if key != "ctx" else _choice(vocab)
+        try:
+            text = str(raw) if getattr(parser, "raw", False) else str(raw).strip()
+            values[key] = parser(text)
+        except Capped as cap:
+            values[key] = cap.value
+            notes.append(f"URL parameter {key}='{sanitise(raw)}' is outside its range "
+                         f"({parser.range}); held at {_fmt(cap.value)}.")
+        except (ValueError, TypeError, OverflowError):
+            default = getattr(DEFAULTS, key)
+            notes.append(f"URL parameter {key}='{sanitise(raw)}' is not {parser.range}; "
+                         f"using the default {key}={default}.")
+    return replace(DEFAULTS, **values), notes
+
+
+def to_query(s: Settings, keys: tuple[str, ...] = KEYS) -> dict[str, str]:
+    """The query parameters that reproduce s (only those that differ from the defaults)."""
+    d, base = asdict(s), asdict(DEFAULTS)
+    return {k: _fmt(d[k]) for k in keys if d[k] != base[k]}
+
+
+def _fmt(v: object) -> str:
+    """A value as URL text; floats in the shortest form that reads back to the same float."""
+    if isinstance(v, float):
+        s = repr(v)
+        return s[:-2] if s.endswith(".0") else s
+    return str(v)
+
+
+# Tables in the URL: rows joined by ';', entries by ','; only when they differ from the default.
+TABLE_URL_MAX_CHARS = 4_000
+
+
+def encode_table(M) -> str:
+    """A table as URL text: '0.1,0.9;0.5,0.5'."""
+    return ";".join(",".join(f"{x:.10g}" for x in row) for row in M)
+
+
+def decode_table(text: object, V: int) -> list[list[float]]:
+    """URL text back to a V x V list of floats; raises ValueError with a short reason."""
+    s = str(text)
+    if len(s) > TABLE_URL_MAX_CHARS:
+        raise ValueError(f"longer than {TABLE_URL_MAX_CHARS:,} characters")
+    rows = [r for r in s.split(";")]
+    if len(rows) != V:
+        raise ValueError(f"has {len(rows)} rows, not {V}")
+    out = []
+    for r in rows:
+        vals = [float(x) for x in r.split(",")]
+        if len(vals) != V:
+            raise ValueError(f"has a row of {len(vals)} entries, not {V}")
+        out.append(vals)
+    return out

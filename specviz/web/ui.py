@@ -1,0 +1,373 @@
+"""The only Streamlit glue in specviz: page setup, the shared sidebar, URL state, caching.
+
+Every control is bound to a query parameter: on a session's first run the URL seeds the
+widgets (invalid values fall back to defaults with a visible note), and after every run
+the URL is rewritten from the widgets, so a copied link reopens the same state.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from functools import partial
+from urllib.parse import urlencode
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from ..core.tables import default_tables, mix_draft, temper, validate_pair
+from ..figures import export
+from . import present
+from . import settings as S
+from .notation import LETTERS, swap, swap_figure
+
+SHARED_KEYS = ("k", "c", "draft", "alpha", "T", "seed", "rule", "ctx", "notation", "present")
+UPLOAD_MAX_BYTES = 64 * 1024  # a 64 x 64 table of long floats fits; anything bigger is refused
+CACHE_ENTRIES = 64
+
+
+@dataclass(frozen=True)
+class AppState:
+    """What a page needs: the settings and the pair of tables in use."""
+
+    settings: S.Settings
+    P: np.ndarray  # (V, V) target
+    Q: np.ndarray  # (V, V) draft in use: the table or the mix, at temperature T
+    Q_table: np.ndarray  # (V, V) the draft table as edited
+    vocab: tuple[str, ...]
+
+    @property
+    def ctx(self) -> int:
+        """The context token's index."""
+        return self.vocab.index(self.settings.ctx)
+
+
+def cached(fn: Callable) -> Callable:
+    """A cached wrapper of a pure specviz function (results shared across sessions)."""
+    return st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)(fn)
+
+
+# ----------------------------------------------------------------------------- URL state
+def _url_settings() -> tuple[S.Settings, list[str]]:
+    """Parse the URL once per session; later runs read the widgets."""
+    if "_url_settings" not in st.session_state:
+        st.session_state["_url_settings"] = S.parse_query(st.query_params.to_dict())
+    return st.session_state["_url_settings"]
+
+
+def _seed(key: str, value: object) -> str:
+    """Give widget `key` its starting value, kept across page switches in the session."""
+    wkey = f"w_{key}"
+    if wkey in st.session_state:
+        # Re-assign: after a page switch Streamlit no longer counts the value as this
+        # widget's, and the widget would restart at its minimum.
+        st.session_state[wkey] = st.session_state[wkey]
+    else:
+        st.session_state[wkey] = st.session_state.get(f"v_{key}", value)
+    return wkey
+
+
+def bind(key: str, widget: Callable, *args, cast: Callable | None = None, **kwargs):
+    """Draw a widget bound to URL parameter `key`; returns its value. cast turns the URL's
+    value into the widget's type (bool for a toggle bound to a 0/1 parameter)."""
+    url, _ = _url_settings()
+    start = getattr(url, key)
+    wkey = _seed(key, cast(start) if cast else start)
+    value = widget(*args, key=wkey, **kwargs)
+    st.session_state[f"v_{key}"] = value
+    return value
+
+
+def clamp(key: str, lo, hi) -> None:
+    """Hold widget `key`'s value inside [lo, hi] before it is drawn (its range just moved)."""
+    url, _ = _url_settings()
+    wkey = f"w_{key}"
+    now = st.session_state.get(wkey, st.session_state.get(f"v_{key}", getattr(url, key)))
+    st.session_state[wkey] = min(max(now, lo), hi)
+
+
+def write_url(s: S.Settings, keys: Sequence[str],
+              extra: dict[str, str] | None = None) -> dict[str, str]:
+    """Rewrite the query string from the settings (only values off their defaults); returns
+    the query written."""
+    q = S.to_query(s, tuple(keys))
+    q.update(extra or {})
+    if q != st.query_params.to_dict():
+        st.query_params.from_dict(q)
+    return q
+
+
+# ----------------------------------------------------------------------------- tables
+def _tables_state() -> dict:
+    """The last valid pair of tables, per session; seeded from the URL or the defaults."""
+    if "_tables" not in st.session_state:
+        d = default_tables()
+        state = {"P": d.P, "Q": d.Q, "vocab": d.vocab, "note": None}
+        params = st.query_params.to_dict()
+        if "P" in params or "Q" in params:
+            try:
+                P = np.array(S.decode_table(params.get("P", S.encode_table(d.P)), d.V))
+                Q = np.array(S.decode_table(params.get("Q", S.encode_table(d.Q)), d.V))
+                state["P"], state["Q"] = validate_pair(P, Q, d.vocab)
+            except ValueError as exc:
+                state["note"] = f"The tables in the URL were not used ({exc}); defaults kept."
+        st.session_state["_tables"] = state
+    return st.session_state["_tables"]
+
+
+def _try_tables(P, Q) -> str | None:
+    """Adopt a new pair if it is valid; otherwise return the reason and keep the old one."""
+    state = _tables_state()
+    try:
+        P, Q = validate_pair(P, Q, state["vocab"])
+    except ValueError as exc:
+        return str(exc)
+    state["P"], state["Q"] = P, Q
+    return None
+
+
+def _read_csv_table(upload, V: int) -> np.ndarray:
+    raw = upload.getvalue()
+    if len(raw) > UPLOAD_MAX_BYTES:
+        raise ValueError(f"the file is {len(raw):,} bytes; the cap is {UPLOAD_MAX_BYTES:,}")
+    try:
+        df = pd.read_csv(io.BytesIO(raw), header=None, dtype=str, keep_default_na=False)
+    except pd.errors.EmptyDataError:
+        raise ValueError("the file is empty") from None
+    except (pd.errors.ParserError, UnicodeDecodeError):
+        raise ValueError(f"the file is not a CSV table of numbers ({V} rows of {V})") from None
+    header = pd.to_numeric(pd.Series(df.iloc[0, 1:].tolist()), errors="coerce")
+    if df.shape == (V + 1, V + 1) and header.isna().all():  # a header row and an index
+        df = df.iloc[1:, 1:]  # column, as we export; a numeric first row is data
+    try:
+        return df.to_numpy(dtype=np.float64)
+    except (TypeError, ValueError):
+        raise ValueError("the file holds entries that are not numbers") from None
+
+
+def _table_editor() -> None:
+    """Sidebar expander: edit P and Q in place, or upload either as CSV."""
+    state = _tables_state()
+    vocab = list(state["vocab"])
+    with st.sidebar.expander("Tables (target P, draft Q)"):
+        st.caption("Row = current token, columns = next token; each row must sum to 1.")
+        edited = {}
+        for name in ("P", "Q"):
+            df = pd.DataFrame(state[name], index=vocab, columns=vocab)
+            edited[name] = st.data_editor(df, key=f"edit_{name}", num_rows="fixed")
+            up = st.file_uploader(f"Upload {name} as CSV", type=["csv"], key=f"up_{name}")
+            if up is not None:
+                try:
+                    edited[name] = _read_csv_table(up, len(vocab))
+                except (ValueError, pd.errors.ParserError, UnicodeDecodeError) as exc:
+                    st.error(f"{name} upload refused: {exc}")
+        P = np.asarray(edited["P"], dtype=object)
+        Q = np.asarray(edited["Q"], dtype=object)
+        try:
+            reason = _try_tables(P.astype(np.float64), Q.astype(np.float64))
+        except (TypeError, ValueError):
+            reason = "the tables hold entries that are not numbers"
+        if reason:
+            st.error(f"Tables not used: {reason}. The last valid pair stays in use.")
+        if st.button("Reset tables to the defaults", key="reset_tables"):
+            d = default_tables()
+            state["P"], state["Q"] = d.P, d.Q
+            for k in ("edit_P", "edit_Q"):
+                st.session_state.pop(k, None)
+            st.rerun()
+
+
+def _table_query() -> dict[str, str]:
+    state, d = _tables_state(), default_tables()
+    q = {}
+    if not np.array_equal(state["P"], d.P):
+        q["P"] = S.encode_table(state["P"])
+    if not np.array_equal(state["Q"], d.Q):
+        q["Q"] = S.encode_table(state["Q"])
+    return q
+
+
+# ----------------------------------------------------------------------------- the page
+def page(title: str, keys: Sequence[str] = (), layout: str = "wide") -> AppState:
+    """Set a page up: config, the shared sidebar, the URL notes. Page-specific controls are
+    drawn by the page with bind(); call finish(state, keys) at the end to rewrite the URL."""
+    url, notes = _url_settings()
+    st.set_page_config(page_title=f"specviz · {title}", layout=layout,
+                       initial_sidebar_state="collapsed" if url.present else "auto")
+    if url.present:
+        _presenter()
+    state = _tables_state()
+    sb = st.sidebar
+    sb.header("Settings")
+    k = bind("k", sb.slider, "k: drafted tokens per round", 1, S.K_APP_MAX)
+    c = bind("c", sb.slider, "c: draft cost per token (x one target call)", 0.0, 2.0, step=0.01)
+    draft = bind("draft", sb.radio, "Draft model", S.DRAFTS, horizontal=True,
+                 format_func=lambda d: {"table": "table Q", "mix": "mix of P and junk"}[d])
+    alpha = bind("alpha", sb.slider, "alpha: draft quality (1 copies the target)", 0.0, 1.0,
+                 step=0.01, disabled=draft != "mix")
+    T = bind("T", sb.number_input, "T: draft temperature", min_value=0.05, max_value=10.0,
+             step=0.05)
+    seed = bind("seed", sb.number_input, "seed", min_value=0, max_value=S.SEED_MAX, step=1)
+    rule = bind("rule", sb.selectbox, "rule", tuple(S.RULES))
+    ctx = bind("ctx", sb.selectbox, "context token", state["vocab"])
+    notation = bind("notation", sb.radio, "Letters", S.NOTATIONS,
+                    format_func=lambda n: LETTERS[n].label)
+    _table_editor()
+    s = replace(url, k=int(k), c=float(c), draft=draft, alpha=float(alpha), T=float(T),
+                seed=int(seed), rule=rule, ctx=ctx, notation=notation)
+    if not st.session_state.get("_notes_shown"):  # on the run that read the URL
+        st.session_state["_notes_shown"] = True
+        for note in notes + ([state["note"]] if state["note"] else []):
+            st.warning(note)
+    P, Q_table = state["P"], state["Q"]
+    Q = mix_draft(P, s.alpha) if s.draft == "mix" else Q_table
+    if s.T != 1.0:
+        Q = temper(Q, s.T)
+    return AppState(s, P, Q, Q_table, state["vocab"])
+
+
+def finish(app: AppState, settings: S.Settings, keys: Sequence[str] = ()) -> None:
+    """Rewrite the URL from the shared controls, the page's own keys and edited tables; then
+    the sidebar's share box shows that URL."""
+    q = write_url(settings, SHARED_KEYS + tuple(keys), _table_query())
+    _share_box(q)
+
+
+def download_csv(rows, name: str, label: str = "Download CSV") -> None:
+    """A download button for a table (rows of dicts or a DataFrame)."""
+    df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
+    st.download_button(label, df.to_csv(index=False).encode(), file_name=f"{name}.csv",
+                       mime="text/csv", key=f"dl_{name}")
+
+
+# ----------------------------------------------------------------------------- letters
+def _notation() -> str:
+    return st.session_state.get("v_notation", S.DEFAULTS.notation)
+
+
+def text(t: str) -> str:
+    """t (written with p = target) in the reader's letters."""
+    return swap(t, _notation())
+
+
+def md(t: str, **kwargs) -> None:
+    """st.markdown in the reader's letters."""
+    st.markdown(text(t), **kwargs)
+
+
+def chart(fig, key: str | None = None, **kwargs) -> None:
+    """st.plotly_chart in the reader's letters (and, in presenter mode, larger type)."""
+    fig = swap_figure(fig, _notation())
+    if presenter_active():
+        fig = present_figure(fig)
+    st.plotly_chart(fig, key=key, **kwargs)
+
+
+def present_figure(fig):
+    """A copy of the figure with the presenter's type sizes: base, titles, ticks, legend
+    (Streamlit's chart theme sets the tick and title sizes itself, so they are set here)."""
+    out = type(fig)(fig)
+    out.update_layout(font_size=present.FIGURE_FONT_PX, title_font_size=present.FIGURE_TITLE_PX,
+                      legend_font_size=present.FIGURE_TICK_PX)
+    out.update_xaxes(tickfont_size=present.FIGURE_TICK_PX, title_font_size=present.FIGURE_FONT_PX)
+    out.update_yaxes(tickfont_size=present.FIGURE_TICK_PX, title_font_size=present.FIGURE_FONT_PX)
+    return out
+
+
+# ----------------------------------------------------------------------------- presenting
+def presenter_active() -> bool:
+    """Whether this session was opened with present=1 in the URL."""
+    return bool(_url_settings()[0].present)
+
+
+def _presenter() -> None:
+    """Presenter mode: large black type, no sidebar, header or toolbar, a way out."""
+    st.html(present.presenter_html() + f"<script>{present.EXIT_JS}</script>",
+            unsafe_allow_javascript=True)
+
+
+_KEY_RE = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def play_pause_shortcut(toggle_key: str = "autoplay",
+                        hints: Sequence[tuple[str, str]] | None = present.KEY_HINTS) -> None:
+    """Space plays and pauses: a key listener that flips the toggle keyed `toggle_key`
+    (never while typing, nor when the focus is on a control where space has its own
+    meaning), with a line of key hints (hints=None draws none)."""
+    if not _KEY_RE.fullmatch(toggle_key):
+        raise ValueError(f"toggle_key must be a plain widget key; got {toggle_key!r}")
+    body = present.key_hints_html(tuple(hints)) if hints else ""
+    st.html(body + f"<script>{present.play_pause_js(toggle_key)}</script>",
+            unsafe_allow_javascript=True)
+
+
+# ----------------------------------------------------------------------------- sharing
+def share_url(q: dict[str, str]) -> str:
+    """The address of this page at query q (just '?query' where the browser's URL is not
+    known, as under AppTest)."""
+    base = st.context.url or ""
+    return base + (f"?{urlencode(q)}" if q else "")
+
+
+def copy_link(container=None) -> None:
+    """A "copy link to this state" button (in `container`, default the main column): it
+    copies the browser's address at the moment of the click, which holds every setting."""
+    (container or st).html(present.copy_link_html(), unsafe_allow_javascript=True)
+
+
+def _share_box(q: dict[str, str]) -> None:
+    """Sidebar: a button that copies the live address, and the address itself as text (its
+    own copy icon is the fallback where scripts or the clipboard are blocked)."""
+    sb = st.sidebar
+    sb.markdown("**Share this state**")
+    copy_link(sb)
+    sb.code(share_url(q) or "(this page, all defaults)", language=None, wrap_lines=True)
+
+
+def download_round_html(trace, rnd: int, key: str = "dl_round_html",
+                        label: str = "Export this round as HTML") -> None:
+    """A download button for the round's animation as one standalone HTML file (plays
+    offline). The file is built when the button is pressed, not on every run."""
+    st.download_button(
+        label, data=partial(export.round_html_bytes, trace, int(rnd)),
+        file_name=f"specviz-round{int(rnd)}-k{trace.k}-{trace.rule}.html", mime="text/html",
+        key=key, on_click="ignore",
+        help="One file with the round's animation: play, pause and a step slider. It opens "
+             "in any browser with no server and no network.")
+
+
+def chart_png(fig, name: str, key: str | None = None) -> None:
+    """A PNG download of a figure where kaleido renders offline here; otherwise a caption
+    that points to the camera button of the chart's own toolbar."""
+    png = export.figure_png(fig) if export.png_available() else None
+    if png is None:
+        st.caption(export.PNG_HELP)
+        return
+    st.download_button("Download PNG", png, file_name=f"{name}.png", mime="image/png",
+                       key=key or f"png_{name}", on_click="ignore")
+
+
+
+# ----------------------------------------------------------------------------- autoplay
+def autoplay(toggle_key: str, now: Callable[[], tuple], goto: Callable, target: tuple,
+             every: float | None) -> None:
+    """Autoplay as a timed fragment: each tick moves one frame on (goto(*target)) and reruns
+    the page; at the last frame (target == now()) it switches the toggle off. The page's own
+    full runs draw the fragment without ticking."""
+    ss = st.session_state
+    flag = f"_{toggle_key}_full_run"
+
+    def _tick(target: tuple) -> None:
+        if ss.pop(flag, False) or not ss.get(toggle_key):  # a full run, or paused
+            return
+        if target == now():  # the very last frame: stop
+            ss[toggle_key] = False
+        else:
+            goto(*target)
+        st.rerun()
+
+    ss[flag] = True
+    st.fragment(_tick, run_every=every)(target)

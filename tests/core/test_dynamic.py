@@ -1,0 +1,91 @@
+"""Dynamic draft length: hand-worked sequences, shared randomness, and exactness."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from specviz import default_tables, target_joint, tv, tv_threshold
+from specviz.core.dynamic import POLICIES, run_policies, run_policy
+
+T = default_tables()
+SAME = np.full((3, 3), 1 / 3)  # p == q: every draft is kept
+P_DISJOINT = np.array([[1.0, 0.0, 0.0]] * 3)
+Q_DISJOINT = np.array([[0.0, 0.5, 0.5]] * 3)  # never a token p allows: every draft rejected
+
+
+def test_constant_always_accepting():
+    run = run_policy(SAME, SAME, 0, "constant", k=4, n_tokens=50)
+    assert run.ks == [4] * 10 and run.tokens == 50
+    assert run.target_calls == 10 and run.draft_calls == 40
+    assert run.speedup(0.0) == pytest.approx(5.0)
+    assert run.speedup(0.25) == pytest.approx(50 / (10 + 10))
+
+
+def test_heuristic_grows_by_two_and_caps():
+    run = run_policy(SAME, SAME, 0, "heuristic", k=2, n_tokens=60, k_max=9)
+    assert run.ks[:5] == [2, 4, 6, 8, 9]
+    assert set(run.ks[4:]) == {9}
+
+
+def test_heuristic_shrinks_by_one_to_one():
+    run = run_policy(P_DISJOINT, Q_DISJOINT, 0, "heuristic", k=4, n_tokens=8)
+    assert run.ks == [4, 3, 2, 1, 1, 1, 1, 1]
+    assert run.accepted == 0 and run.tokens == 8
+    assert run.text == [0] * 8  # the residual is p itself
+
+
+def test_oracle_drafts_nothing_when_everything_would_be_rejected():
+    run = run_policy(P_DISJOINT, Q_DISJOINT, 0, "oracle", k=4, n_tokens=5)
+    assert run.ks == [0] * 5 and run.draft_calls == 0
+    assert run.speedup(0.5) == pytest.approx(1.0)  # no worse than plain decoding
+    assert run.text == [0] * 5
+
+
+def test_oracle_drafts_up_to_k_max_when_all_would_pass():
+    run = run_policy(SAME, SAME, 0, "oracle", n_tokens=34, k_max=16)
+    assert run.ks == [16, 16] and run.tokens == 34
+
+
+def test_oracle_text_is_that_of_k_max_with_fewer_drafts():
+    oracle = run_policy(T.P, T.Q, 0, "oracle", n_tokens=500, seed=4, k_max=8)
+    full = run_policy(T.P, T.Q, 0, "constant", k=8, n_tokens=500, seed=4)
+    assert oracle.text == full.text and oracle.target_calls == full.target_calls
+    assert oracle.draft_calls < full.draft_calls
+
+
+def test_confidence_threshold_hand_worked():
+    """a -> b -> c surely; c's top probability is 0.4. With threshold 0.5 a round from 'a'
+    drafts 'b' (top 1.0: go on), then 'c' (top 0.4: stop): k = 2, all kept, then a bonus."""
+    Q = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.4, 0.3, 0.3]])
+    run = run_policy(Q, Q, 0, "confidence", n_tokens=3, threshold=0.5, k_max=6)
+    assert run.ks[0] == 2 and run.text[:2] == [1, 2] and run.accepted == 2
+    every = run_policy(Q, Q, 0, "confidence", n_tokens=30, threshold=0.0, k_max=6)
+    assert set(every.ks) == {6}
+
+
+def test_policies_share_the_stream():
+    runs = run_policies(T.P, T.Q, 0, k=4, n_tokens=400, seed=3)
+    # the first round's first draft is the same token for every policy that drafts
+    firsts = {p: r.text[0] for p, r in runs.items() if r.ks[0] > 0}
+    assert len(set(firsts.values())) <= 2  # kept draft, or a rejection token at t = 0
+    assert runs["constant"].ks == [4] * len(runs["constant"].ks)
+
+
+@pytest.mark.parametrize("policy", POLICIES)
+def test_every_policy_is_exact(policy):
+    """The first two tokens over many seeds follow the target's law."""
+    n = 6_000
+    counts = np.zeros((6, 6))
+    for s in range(n):
+        text = run_policy(T.P, T.Q, 0, policy, k=3, n_tokens=2, seed=s).text
+        counts[text[0], text[1]] += 1
+    target = target_joint(T.P, 0, 2)
+    assert tv(counts / n, target) <= tv_threshold(target, n)
+
+
+def test_bad_input():
+    with pytest.raises(ValueError, match="valid policies"):
+        run_policy(T.P, T.Q, 0, "greedy")
+    with pytest.raises(ValueError, match="threshold"):
+        run_policy(T.P, T.Q, 0, "confidence", threshold=2.0)

@@ -1,0 +1,284 @@
+"""The /round page's pure builders: frames, chips, figures, transcript (no Streamlit)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from specviz import default_tables, play_round, play_rounds, residual
+from specviz.figures import animation as A
+from specviz.views import transcript
+
+T = default_tables()
+
+
+def _round(seed: int, rule: str = "correct", k: int = 4, vocab=None):
+    return play_round(T.P, T.Q, 0, k, np.random.default_rng(seed), rule, vocab)
+
+
+def _find(pred, rule: str = "correct", k: int = 4, vocab=None):
+    """The first seeded round (seed 0, 1, ...) that satisfies pred."""
+    for seed in range(500):
+        tr = _round(seed, rule, k, vocab)
+        if pred(tr):
+            return tr
+    raise AssertionError("no such round in 500 seeds")
+
+
+def _idx(tr, kind: str, position: int | None = None) -> int:
+    return next(i for i, s in enumerate(tr.steps)
+                if s.kind == kind and (position is None or s.position == position))
+
+
+def _key(tr):
+    """What identifies a round's draws (traces hold arrays, so == does not compare them)."""
+    return tr.ctx, tr.tokens, tuple(s.caption for s in tr.steps)
+
+
+def _statuses(html_text: str) -> list[tuple[str, str | None]]:
+    return re.findall(r'data-status="(\w+)"(?: data-pos="(\d+)")?', html_text)
+
+
+REJECTED_EARLY = _find(lambda t: t.rejected_at is not None and t.rejected_at <= 2)
+ALL_KEPT = _find(lambda t: t.rejected_at is None)
+CONTINUED = _find(lambda t: t.rejected_at is not None and t.rejected_at < 4, rule="continue")
+
+
+# ----------------------------------------------------------------------------- frames
+def test_view_reveals_drafts_then_coins_in_order():
+    tr = REJECTED_EARLY
+    seen_drafts, seen_checks = [], []
+    for step in range(len(tr.steps)):
+        v = A.view(tr, step)
+        seen_drafts.append(v.drafted)
+        seen_checks.append(v.verified)
+        assert v.caption == tr.steps[step].caption and v.kind == tr.steps[step].kind
+    assert seen_drafts == sorted(seen_drafts) and seen_drafts[0] == 0 and seen_drafts[-1] == 4
+    assert seen_checks == sorted(seen_checks) and seen_checks[-1] == tr.rejected_at
+    assert A.view(tr, 0).focus is None and not A.view(tr, 0).final
+    v = A.view(tr, _idx(tr, "residual"))
+    assert v.final and v.focus == tr.rejected_at and not v.settled
+    assert A.view(tr, _idx(tr, "flush")).settled
+    assert A.view(tr, A.last_step(tr)).done
+    with pytest.raises(ValueError):
+        A.view(tr, len(tr.steps))
+
+
+def test_clamp_step_moves_a_step_past_the_end_to_the_last_with_a_note():
+    tr = ALL_KEPT
+    last = A.last_step(tr)
+    assert A.clamp_step(tr, 3) == (3, None)
+    step, note = A.clamp_step(tr, 500)
+    assert step == last and str(last) in note and "500" in note
+    assert A.clamp_step(tr, -2)[0] == 0 and A.clamp_step(tr, -2)[1]
+
+
+def test_advance_and_retreat_are_inverse_and_cross_rounds():
+    tr = REJECTED_EARLY
+    last = A.last_step(tr)
+    for step in range(last):
+        assert A.retreat(*A.advance(tr, step, 2), tr) == (step, 2)
+    assert A.advance(tr, last, 2) == (0, 3)  # the last step leads into the next round
+    assert A.retreat(0, 3, tr) == (last, 2)
+    assert A.retreat(0, 0, None) == (0, 0)
+    assert A.advance(tr, last, A.RND_MAX) == (last, A.RND_MAX)
+    assert A.round_after(5) == 6 and A.round_after(A.RND_MAX) == A.RND_MAX
+
+
+def test_captions_and_rule_note():
+    tr = ALL_KEPT
+    assert "step 2 of " + str(A.last_step(tr)) in A.frame_caption(tr, 2, 7)
+    assert "Round 7" in A.frame_caption(tr, 2, 7)
+    assert A.rule_note(tr) is None
+    assert "greedy" in A.rule_note(_round(0, "greedy"))
+
+
+# ----------------------------------------------------------------------------- chips
+def test_chips_show_a_draft_only_from_its_draft_step():
+    tr = REJECTED_EARLY
+    start = _statuses(A.chips_html(tr, 0))
+    assert start[0] == ("context", "")
+    assert [s for s, _ in start[1:]] == ["pending"] * 4
+    for i in range(1, 5):
+        html_i = A.chips_html(tr, _idx(tr, "draft", i))
+        st = [s for s, _ in _statuses(html_i)[1:]]
+        assert st == ["drafted"] * i + ["pending"] * (4 - i)
+        q = tr.positions[i - 1].q
+        assert f"q={q:.4f}" in html_i
+        if i < 4:  # the next draft's q is not on screen yet
+            assert f"x{i + 1}  q=" not in html_i
+
+
+def test_chips_mark_verdicts_residual_and_flush():
+    tr = REJECTED_EARLY
+    r = tr.rejected_at
+    at_check = _statuses(A.chips_html(tr, _idx(tr, "verify", r)))
+    assert at_check[r] == ("rejected", str(r))
+    assert all(s == "accepted" for s, _ in at_check[1:r])
+    assert "resampled" not in [s for s, _ in at_check]
+    at_res = A.chips_html(tr, _idx(tr, "residual"))
+    assert [s for s, _ in _statuses(at_res)].count("resampled") == 1
+    assert "flushed" not in at_res
+    done = A.chips_html(tr, A.last_step(tr))
+    statuses = [s for s, _ in _statuses(done)]
+    assert statuses.count("flushed") == len(tr.flushed) > 0
+    assert done.count("line-through") == len(tr.flushed)
+    res = next(e for e in tr.emitted if e.origin == "resampled")
+    assert f">{tr.name(res.token)}</b>" in done
+
+
+def test_chips_bonus_only_once_drawn_and_unverified_for_continue():
+    tr = ALL_KEPT
+    before = A.chips_html(tr, _idx(tr, "bonus") - 1)
+    assert "bonus" not in [s for s, _ in _statuses(before)]
+    after = _statuses(A.chips_html(tr, _idx(tr, "bonus")))
+    assert after[-1] == ("bonus", "5")
+    assert [s for s, _ in after[1:5]] == ["accepted"] * 4
+    tr = CONTINUED
+    done = [s for s, _ in _statuses(A.chips_html(tr, A.last_step(tr)))]
+    assert done.count("unverified") == 4 - tr.rejected_at and "flushed" not in done
+
+
+def test_token_names_are_escaped_everywhere():
+    vocab = ("<b>", "a&b", "<script>x</script>", "d", "e", '"f"')
+    tr = _round(1, vocab=vocab)
+    rounds = play_rounds(T.P, T.Q, 2, 4, 5, seed=1, vocab=vocab)
+    for text in [A.chips_html(tr, s) for s in range(len(tr.steps))] + [
+        A.transcript_html(rounds)
+    ]:
+        assert "<script>" not in text and "<b>" not in text and '"f"' not in text
+    assert "&lt;script&gt;" in A.transcript_html(rounds) or "&lt;b&gt;" in A.transcript_html(
+        rounds)
+
+
+def test_each_status_has_its_own_symbol_label_and_colour():
+    keys = ("accepted", "rejected", "resampled", "bonus", "flushed", "unverified")
+    marks = [A.MARKS[k] for k in keys]
+    assert len({m.symbol for m in marks}) == len(keys)
+    assert len({m.label for m in marks}) == len(keys)
+    assert len({m.colour for m in marks}) == len(keys)
+    legend = A.legend_html()
+    assert all(m.symbol in legend and m.label in legend for m in marks)
+
+
+# ----------------------------------------------------------------------------- figures
+def test_bars_show_q_while_drafting_then_p_and_q():
+    tr = REJECTED_EARLY
+    assert len(A.bars_figure(tr, 0).data) == 0
+    fig = A.bars_figure(tr, _idx(tr, "draft", 2))
+    assert isinstance(fig, go.Figure) and len(fig.data) == 1
+    pos = tr.positions[1]
+    (q,) = fig.data
+    assert q.type == "bar" and list(q.x) == list(tr.vocab)
+    np.testing.assert_allclose(q.y, pos.q_row)
+    fig = A.bars_figure(tr, _idx(tr, "verify", 1))
+    p, q = fig.data
+    pos = tr.positions[0]
+    np.testing.assert_allclose(p.y, pos.p_row)
+    np.testing.assert_allclose(q.y, pos.q_row)
+    assert fig.layout.barmode == "group"
+    assert fig.layout.yaxis.range[0] == 0 and fig.layout.yaxis.range[1] >= pos.p_row.max()
+    assert "%{y:.4f}" in p.hovertemplate
+    widths = list(p.marker.line.width)
+    assert widths[pos.token] > 0 and sum(w > 0 for w in widths) == 1
+    # on the flush and done steps the bars stay on the rejected position
+    fig = A.bars_figure(tr, A.last_step(tr))
+    np.testing.assert_allclose(fig.data[0].y, tr.positions[tr.rejected_at - 1].p_row)
+
+
+def test_coin_only_once_the_position_is_checked():
+    tr = REJECTED_EARLY
+    assert len(A.coin_figure(tr, _idx(tr, "draft", 4)).data) == 0
+    assert list(A.coin_figure(tr, 0).layout.xaxis.range) == [0.0, 1.0]
+    for i in range(1, tr.rejected_at + 1):
+        pos = tr.positions[i - 1]
+        fig = A.coin_figure(tr, _idx(tr, "verify", i))
+        keep, reject, line, u = fig.data
+        assert keep.type == "bar" and keep.x[0] == pytest.approx(pos.threshold)
+        assert reject.base[0] == pytest.approx(pos.threshold)
+        assert keep.x[0] + reject.x[0] == pytest.approx(1.0)
+        assert list(line.x) == [pos.threshold] * 2
+        assert u.x[0] == pytest.approx(pos.u)
+        verdict = "accepted" if pos.accepted else "rejected"
+        assert u.marker.color == A.MARKS[verdict].colour
+        assert A.MARKS[verdict].label in u.text[0]
+        assert list(fig.layout.xaxis.range) == [0.0, 1.0]
+    assert fig.data[3].marker.color == A.MARKS["rejected"].colour  # the last one is the miss
+
+
+def test_residual_figure_is_the_residual_law_with_the_drawn_token():
+    tr = REJECTED_EARLY
+    assert len(A.residual_figure(tr, _idx(tr, "residual") - 1).data) == 0
+    fig = A.residual_figure(tr, _idx(tr, "residual"))
+    p, q, law = fig.data
+    pos = tr.positions[tr.rejected_at - 1]
+    np.testing.assert_allclose(law.y, residual(pos.p_row, pos.q_row), atol=1e-12)
+    np.testing.assert_allclose(p.y, pos.p_row)
+    assert sum(law.y) == pytest.approx(1.0)
+    drawn = next(e for e in tr.emitted if e.origin == "resampled").token
+    assert law.y[drawn] > 0 and list(law.marker.line.width)[drawn] > 0
+    assert fig.layout.annotations[0].x == tr.vocab[drawn]
+    # without a step it shows the finished round
+    assert len(A.residual_figure(tr).data) == 3
+
+
+def test_residual_figure_shows_the_bonus_law_when_all_kept():
+    tr = ALL_KEPT
+    (bonus,) = A.residual_figure(tr, _idx(tr, "bonus")).data
+    np.testing.assert_allclose(bonus.y, tr.bonus_row)
+    np.testing.assert_allclose(bonus.y, T.P[tr.positions[-1].token])
+
+
+def test_no_resample_rule_redraws_from_p():
+    tr = _find(lambda t: t.rejected_at is not None, rule="no_resample")
+    law = A.residual_figure(tr).data[2]
+    assert law.name == "p"
+    np.testing.assert_allclose(law.y, tr.positions[tr.rejected_at - 1].p_row)
+
+
+# ----------------------------------------------------------------------------- transcript
+def test_transcript_lists_each_round_and_marks_origins():
+    rounds = play_rounds(T.P, T.Q, 0, 4, 8, seed=3)
+    text = A.transcript_html(rounds, first=10)
+    assert text.count('class="sv-round"') == 8
+    assert re.findall(r'data-round="(\d+)"', text) == [str(r) for r in range(10, 18)]
+    origins = re.findall(r'data-origin="(\w+)"', text)
+    want = [o for t in rounds for o in [e.origin for e in t.emitted] + ["flushed"] * len(t.flushed)]
+    assert origins == want
+    assert "No round" in A.transcript_html(())
+
+
+def test_transcript_totals_and_what_is_counted_at_a_step():
+    tr = transcript.round_transcript(T.P, T.Q, 0, 4, rnd=20, seed=3, shown=5)
+    rounds = play_rounds(T.P, T.Q, 0, 4, 21, seed=3)
+    assert _key(tr.current) == _key(rounds[20]) and tr.first == 15
+    assert [_key(t) for t in tr.earlier] == [_key(t) for t in rounds[15:20]]
+    assert tr.previous is tr.earlier[-1]
+    tokens = sum(len(t.emitted) for t in rounds)
+    assert tr.through.tokens == tokens and tr.through.rounds == 21
+    assert tr.through.tokens_per_call == pytest.approx(tokens / 21)
+    assert tr.through.acceptance_rate == pytest.approx(sum(t.accepted for t in rounds) / 84)
+    assert sum(tr.through.by_origin.values()) == tokens
+    assert tr.before.rounds == 20
+    last = A.last_step(tr.current)
+    assert A.totals_at(tr, 0) == tr.before and A.totals_at(tr, last) == tr.through
+    assert [id(t) for t in A.listed_rounds(tr, 0)] == [id(t) for t in tr.earlier]
+    assert [id(t) for t in A.listed_rounds(tr, last)] == [id(t) for t in tr.earlier] + [
+        id(tr.current)]
+    labels = dict(A.totals_metrics(tr.through))
+    assert labels["tokens per target call"] == f"{tokens / 21:.3f}"
+    empty = transcript.transcript_totals(())
+    assert dict(A.totals_metrics(empty))["tokens per target call"] == "–"
+    rows = transcript.transcript_rows(tr, include_current=True)
+    assert [r["round"] for r in rows] == list(range(15, 21))
+    assert rows[-1]["tokens"] == len(tr.current.emitted)
+
+
+def test_round_transcript_is_seeded():
+    a = transcript.round_transcript(T.P, T.Q, 0, 4, rnd=3, seed=5)
+    b = transcript.round_transcript(T.P, T.Q, 0, 4, rnd=3, seed=5)
+    assert a.current.tokens == b.current.tokens and a.through == b.through
+    assert a.current.ctx == a.earlier[-1].next_ctx  # rounds chain

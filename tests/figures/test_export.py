@@ -1,0 +1,166 @@
+"""The round's standalone HTML export and the PNG fallback."""
+
+from __future__ import annotations
+
+import html
+import json
+import re
+
+import pytest
+
+from specviz.core.tables import default_tables
+from specviz.figures import animation, export
+from specviz.views import transcript
+
+CASES = [(4, 3, 0, "correct"), (5, 3, 0, "correct"), (3, 7, 0, "correct"), (6, 2, 2, "continue"),
+         (1, 1, 0, "correct")]
+
+
+def trace_of(k: int, seed: int, rnd: int, rule: str):
+    d = default_tables()
+    return transcript.round_transcript(d.P, d.Q, 0, k, rnd, seed, rule, d.vocab).current
+
+
+@pytest.fixture(scope="module")
+def traces():
+    return {case: trace_of(*case) for case in CASES}
+
+
+def test_cases_cover_rejection_bonus_and_unchecked(traces):
+    origins = {e.origin for t in traces.values() for e in t.emitted}
+    assert {"accepted", "resampled", "bonus", "unverified"} <= origins
+    assert any(t.flushed for t in traces.values())
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_one_frame_per_step_and_a_slider_step_per_frame(traces, case):
+    tr = traces[case]
+    fig = export.round_figure(tr, case[2])
+    n = len(tr.steps)
+    assert [f.name for f in fig.frames] == [str(s) for s in range(n)]
+    n_animated = len(export.STATUSES) + 6
+    for f in fig.frames:
+        assert len(f.data) == n_animated and list(f.traces) == list(range(n_animated))
+        assert f.layout.title.text.startswith(f"<b>Round {case[2]} · step {f.name} of {n - 1}")
+    steps = fig.layout.sliders[0].steps
+    assert [list(s.args[0]) for s in steps] == [[str(s)] for s in range(n)]
+    labels = [b.label for b in fig.layout.updatemenus[0].buttons]
+    assert labels == ["▶ play", "❚❚ pause"]
+    play = fig.layout.updatemenus[0].buttons[0]
+    assert play.args[0] is None and play.args[1]["frame"]["duration"] == export.FRAME_MS
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_each_frame_shows_the_same_statuses_as_the_round_page(traces, case):
+    """The export's chips and the /round page's chips (animation.chips_html) agree, step by
+    step, on every token's status and order."""
+    tr = traces[case]
+    fig = export.round_figure(tr, case[2])
+    for s, frame in enumerate(fig.frames):
+        page = re.findall(r'data-status="(\w+)"', animation.chips_html(tr, s))
+        shown = []
+        for status, data in zip(export.STATUSES, frame.data[: len(export.STATUSES)],
+                                strict=True):
+            shown += [(x, -y, status) for x, y in zip(data.x, data.y, strict=True)]
+        ours = [status for _, _, status in sorted(shown)]
+        assert sorted(ours) == sorted(page), (s, ours, page)
+        # drafts read left to right in position order, as on the page
+        assert [st for st in ours if st not in ("resampled", "bonus")] == \
+            [st for st in page if st not in ("resampled", "bonus")]
+
+
+def test_every_status_has_a_shape_a_symbol_and_a_word():
+    shapes = set(export.SHAPES.values())
+    assert len(shapes) == len(export.SHAPES)  # one shape per status: colour is never alone
+    for status in export.STATUSES:
+        m = animation.MARKS[status]
+        assert m.symbol and m.label and m.colour
+
+
+def test_the_key_lists_every_outcome_whatever_the_frame(traces):
+    fig = export.round_figure(traces[CASES[0]], 0)
+    key = [t for t in fig.data if (t.name or "").startswith("key: ")]
+    assert [t.name for t in key] == [f"key: {animation.MARKS[s].label}"
+                                     for s in export.KEY_STATUSES]
+    n_animated = len(export.STATUSES) + 6
+    assert all(fig.data.index(t) >= n_animated for t in key)  # never replaced by a frame
+
+
+def test_bars_and_coin_appear_when_the_page_shows_them(traces):
+    tr = traces[CASES[0]]
+    fig = export.round_figure(tr, 0)
+    for s, frame in enumerate(fig.frames):
+        v = animation.view(tr, s)
+        p, q, law = (frame.data[len(export.STATUSES) + i].y for i in range(3))
+        assert (sum(q) > 0) == (v.focus is not None)
+        assert (sum(p) > 0) == (v.focus is not None and v.verified >= v.focus)
+        assert (sum(law) > 0) == v.final
+        coin = frame.data[-1]
+        assert (coin.x[0] is not None) == (v.focus is not None and v.verified >= v.focus)
+
+
+def test_html_is_standalone_and_lists_the_steps(traces):
+    tr = traces[CASES[0]]
+    page = export.round_html(tr, 0)
+    assert page.startswith("<html") or page.lower().startswith("<!doctype html>")
+    assert '<html lang="en">' in page and "<title>specviz · round 0" in page
+    # plotly.js is inside the file; nothing is fetched from anywhere
+    assert len(page) > 3_000_000
+    assert not re.search(r"<script[^>]+src=", page)
+    assert not re.search(r"<(?:link|img|iframe)[^>]+(?:src|href)=", page)
+    assert page.count("<li>") == len(tr.steps)
+    for st in tr.steps:
+        assert html.escape(st.caption) in page
+    m = re.search(r'Plotly\.newPlot\(\s*"sv-round",\s*(\[.*?\]),\s*\{', page, re.S)
+    assert m and len(json.loads(m[1])) == len(export.STATUSES) + 6 + len(export.KEY_STATUSES)
+    assert export.round_html_bytes(tr, 0) == page.encode("utf-8")
+
+
+def test_token_names_are_escaped():
+    import numpy as np
+
+    from specviz.core.round import play_round
+
+    d = default_tables()
+    vocab = ("<b>", "a&b", "c", "d", "e", "f")
+    tr = play_round(d.P, d.Q, 0, 3, np.random.default_rng(0), "correct", vocab)
+    page = export.round_html(tr, 0)
+    assert "<b>" not in page.split("</title>")[0]
+    assert "Context &#x27;&lt;b&gt;&#x27;" in page  # the step list
+    fig = export.round_figure(tr, 0)
+    assert fig.frames[0].data[0].text[0] == "&lt;b&gt;<br>context"  # the context chip
+    bars = fig.frames[0].data[len(export.STATUSES)]
+    assert list(bars.x[:2]) == ["&lt;b&gt;", "a&amp;b"]  # tick labels
+
+
+def test_png_is_none_without_kaleido(monkeypatch):
+    import importlib.util
+
+    import plotly.graph_objects as go
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "kaleido" else real(name, *a))
+    assert not export.png_available()
+    assert export.figure_png(go.Figure()) is None
+
+
+def test_png_is_none_when_kaleido_cannot_start(monkeypatch):
+    import plotly.graph_objects as go
+
+    monkeypatch.setattr(export, "png_available", lambda: True)
+
+    def broken(self, *a, **kw):
+        raise RuntimeError("no browser for kaleido here")
+
+    monkeypatch.setattr(go.Figure, "to_image", broken)
+    assert export.figure_png(go.Figure()) is None
+
+
+def test_png_bytes_pass_through(monkeypatch):
+    import plotly.graph_objects as go
+
+    monkeypatch.setattr(export, "png_available", lambda: True)
+    monkeypatch.setattr(go.Figure, "to_image", lambda self, **kw: b"\x89PNG\r\n\x1a\nxx")
+    assert export.figure_png(go.Figure()).startswith(b"\x89PNG")
+    assert "camera" in export.PNG_HELP

@@ -1,0 +1,448 @@
+"""The chart builders of specviz.figures, tested without Streamlit: traces, axes, values.
+
+Also the page-level data functions they draw (the chart-pages section of specviz.demos).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from specviz.analysis import roofline, theory
+from specviz.analysis.stats import tv_threshold
+from specviz.core.rules import RULES
+from specviz.core.tables import default_tables
+from specviz.figures import charts
+from specviz.views import demos, pagedata
+
+ROOT = Path(__file__).resolve().parents[2]
+RULES4 = pagedata.EXACTNESS_RULES
+
+
+@pytest.fixture(scope="module")
+def pair():
+    return default_tables()
+
+
+@pytest.fixture(scope="module")
+def ex(pair):
+    return demos.exactness(pair.P, pair.Q, 0, k=4, n=5_000, seed=1, rules=RULES4)
+
+
+@pytest.fixture(scope="module")
+def conv(pair):
+    return demos.convergence(pair.P, pair.Q, 0, k=4, ns=(200, 2_000), seed=1, rules=RULES4)
+
+
+def _trace(fig: go.Figure, name_part: str):
+    hits = [t for t in fig.data if t.name and name_part in t.name]
+    assert len(hits) == 1, [t.name for t in fig.data]
+    return hits[0]
+
+
+def _vlines(fig: go.Figure) -> list[float]:
+    return sorted(s.x0 for s in fig.layout.shapes if s.x0 == s.x1 and s.xref != "paper")
+
+
+def _hlines(fig: go.Figure) -> list[float]:
+    return sorted(s.y0 for s in fig.layout.shapes if s.y0 == s.y1 and s.yref != "paper")
+
+
+def test_figures_module_is_pure():
+    src = (ROOT / "specviz" / "figures" / "charts.py").read_text()
+    assert "streamlit" not in src
+    assert "random" not in src  # no sampling in a builder
+
+
+# ----------------------------------------------------------------------------- exactness
+def test_tv_bars_values_threshold_and_log_axis(ex):
+    rows = pagedata.exactness_rows(ex)
+    fig = charts.tv_bars(rows, ex.direct_tv)
+    bars = [t for t in fig.data if t.type == "bar"]
+    assert len(bars) == 2 and len(fig.data) == 5  # + floor, threshold (legend), direct
+    assert list(bars[0].x) == list(RULES4)
+    assert list(bars[0].y) == [r["mc_tv"] for r in rows]
+    assert list(bars[1].y) == [r["exact_tv"] for r in rows]
+    line = tv_threshold(ex.target, ex.n)
+    assert rows[0]["threshold"] == pytest.approx(line)
+    assert _hlines(fig) == pytest.approx(sorted([line, rows[0]["floor"]]))
+    assert fig.layout.yaxis.type == "log"
+    lo, hi = fig.layout.yaxis.range
+    assert 10**lo < rows[0]["floor"] and 10**hi > max(r["mc_tv"] for r in rows)
+    assert _trace(fig, "pass threshold").name == f"pass threshold {line:.5f}"
+    assert _trace(fig, "directly").y[0] == ex.direct_tv
+
+
+def test_tv_bars_with_a_deterministic_target():
+    """A one-hot target: floor 0 and TV 0 everywhere; the log axis still gets a finite range."""
+    rows = [{"rule": "correct", "mc_tv": 0.0, "exact_tv": 0.0, "floor": 0.0,
+             "threshold": 0.02}]
+    fig = charts.tv_bars(rows)
+    lo, hi = fig.layout.yaxis.range
+    assert math.isfinite(lo) and math.isfinite(hi) and lo < math.log10(0.02) < hi
+    assert _hlines(fig) == [0.02]
+    assert fig.to_json()
+
+
+def test_exactness_rows_one_per_rule(ex):
+    rows = pagedata.exactness_rows(ex)
+    assert [r["rule"] for r in rows] == list(RULES4)
+    correct = rows[0]
+    assert correct["exact_tv"] < 1e-12 and correct["lossless"]
+    assert rows[1]["exact_tv"] > 0.1  # greedy is badly biased on the default pair
+
+
+def test_marginal_bars_match_the_laws(ex, pair):
+    rows = pagedata.marginal_rows(ex, "greedy", pair.vocab)
+    fig = charts.marginal_bars(rows, "greedy")
+    assert [t.type for t in fig.data] == ["bar", "bar", "scatter"]
+    assert list(fig.data[0].x) == list(pair.vocab)
+    assert np.allclose(fig.data[0].y, pair.P[0])  # first token of the target: p(.|a)
+    assert np.allclose(fig.data[1].y, pagedata.audit_of(ex, "greedy").mc_law.sum(axis=1))
+    assert np.allclose(fig.data[2].y, pagedata.audit_of(ex, "greedy").exact_law.sum(axis=1))
+    assert sum(fig.data[1].y) == pytest.approx(1.0)
+
+
+def test_audit_of_unknown_rule(ex):
+    with pytest.raises(ValueError, match="not audited"):
+        pagedata.audit_of(ex, "inclusive_coin")
+
+
+def test_page_rules_adds_the_sidebar_rule():
+    assert pagedata.page_rules("correct") == RULES4
+    assert pagedata.page_rules("greedy") == RULES4
+    other = [r for r in RULES if r not in RULES4]
+    if other:
+        assert pagedata.page_rules(other[0]) == (*RULES4, other[0])
+    with pytest.raises(ValueError):
+        pagedata.page_rules("no-such-rule")
+
+
+def test_convergence_figure_log_log_floor_and_bias(conv, ex):
+    fig = charts.convergence_figure(conv, ex)
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+    floor = _trace(fig, "sampling floor")
+    # the sweep's floor, extended by this run's n (5,000 lies between 2,000 and ... the end)
+    assert list(floor.x) == [200, 2_000, 5_000]
+    assert list(floor.y) == pytest.approx([*conv.floor, ex.audits[0].floor])
+    for rule in RULES4:
+        mc = _trace(fig, f"{rule} (Monte Carlo)")
+        assert list(mc.x) == [200, 2_000] and list(mc.y) == conv.mc_tv[rule]
+    for rule in ("greedy", "no_resample", "continue"):
+        bias = _trace(fig, f"{rule} exact bias")
+        assert bias.line.dash == "dash"
+        assert list(bias.y) == [conv.exact_tv[rule]] * 2
+        assert list(bias.x) == [200, 5_000]
+    assert not [t for t in fig.data if t.name == "correct exact bias"]  # 0: not on a log axis
+    run = _trace(fig, "this run")
+    assert set(run.x) == {5_000} and list(run.y) == [a.mc_tv for a in ex.audits]
+
+
+def test_convergence_figure_without_run(conv):
+    fig = charts.convergence_figure(conv)
+    assert list(_trace(fig, "sampling floor").x) == [200, 2_000]
+    assert not [t for t in fig.data if "this run" in (t.name or "")]
+
+
+def test_joint_diff_heatmap_values(ex, pair):
+    diff = pagedata.joint_diff(ex, "no_resample")
+    a = pagedata.audit_of(ex, "no_resample")
+    assert np.allclose(diff, a.mc_law - ex.target)
+    assert diff.sum() == pytest.approx(0.0, abs=1e-12)
+    fig = charts.joint_diff_heatmap(diff, pair.vocab, "no_resample")
+    (hm,) = fig.data
+    assert hm.type == "heatmap" and hm.zmid == 0.0
+    assert np.array_equal(np.asarray(hm.z), diff)
+    assert hm.zmax == pytest.approx(np.abs(diff).max()) and hm.zmin == -hm.zmax
+
+
+# ----------------------------------------------------------------------------- acceptance
+@pytest.fixture(scope="module")
+def alpha_rows(pair):
+    measured = demos.alpha_sweep(pair.P, 0, 4, 0.0, (0.0, 0.5, 1.0), n_rounds=2_000, seed=3)
+    curve = pagedata.alpha_curve(pair.P, 0, 4, 0.1, (0.0, 0.5, 1.0))
+    return pagedata.reprice(measured, 0.1, 4), curve
+
+
+def test_reprice_equals_measuring_at_c(pair, alpha_rows):
+    direct = demos.alpha_sweep(pair.P, 0, 4, 0.1, (0.0, 0.5, 1.0), n_rounds=2_000, seed=3)
+    for a, b in zip(alpha_rows[0], direct, strict=True):
+        assert a == pytest.approx(b)
+
+
+def test_curves_agree_with_theory(alpha_rows):
+    _, curve = alpha_rows
+    top = curve[-1]  # alpha = 1: the draft copies the target
+    assert top["alpha_eff"] == pytest.approx(1.0)
+    assert top["tokens_per_call_exact"] == pytest.approx(5.0)
+    assert top["speedup_theory"] == pytest.approx(5.0 / 1.4)
+    for r in curve:
+        assert r["tokens_theory"] == pytest.approx(theory.expected_tokens(r["alpha_eff"], 4))
+        assert r["acceptance_theory"] == pytest.approx((r["tokens_theory"] - 1) / 4)
+
+
+def test_sweep_figure_three_panels(alpha_rows):
+    measured, curve = alpha_rows
+    fig = charts.sweep_figure(measured, curve, "alpha", "alpha", "t")
+    assert len(fig.data) == 9  # measured, exact, theory in each of three panels
+    acc, acc_exact, acc_theory = fig.data[:3]
+    assert list(acc.x) == [0.0, 0.5, 1.0] and list(acc.y) == [r["acceptance"] for r in measured]
+    assert list(acc_exact.y) == [r["acceptance_exact"] for r in curve]
+    assert acc_theory.line.dash == "dash"
+    tokens = fig.data[3]
+    assert list(tokens.error_y.array) == [r["tokens_per_call_se"] for r in measured]
+    speed = fig.data[6:]
+    assert [t.xaxis for t in speed] == ["x3"] * 3
+    assert list(speed[2].y) == [r["speedup_theory"] for r in curve]
+    assert _hlines(fig) == [1.0]
+    assert all(fig.layout[f"xaxis{i}"].type == "linear" for i in ("", "2", "3"))
+    log = charts.sweep_figure(measured, curve, "alpha", "alpha", "t", log_x=True,
+                               tickvals=(0.5, 1.0))
+    assert all(log.layout[f"xaxis{i}"].type == "log" for i in ("", "2", "3"))
+    assert list(log.layout.xaxis2.tickvals) == [0.5, 1.0]
+
+
+# ----------------------------------------------------------------------------- draft length
+def test_k_sweep_figure_best_k_at_argmax(pair):
+    measured = pagedata.reprice(demos.k_sweep(pair.P, pair.Q, 0, 0.0, (1, 2, 4, 8, 16),
+                                           n_rounds=2_000, seed=2), 0.1)
+    curve = pagedata.k_curve(pair.P, pair.Q, 0, 0.1, range(1, 17))
+    best = demos.best_row(measured)
+    best_exact = demos.best_row(curve, "speedup_exact")
+    fig = charts.k_sweep_figure(measured, curve, best, best_exact)
+    star = _trace(fig, "best k")
+    speeds = [r["speedup"] for r in measured]
+    assert star.x[0] == measured[int(np.argmax(speeds))]["k"]
+    assert star.y[0] == max(speeds)
+    cost = _trace(fig, "cost of a round")
+    assert list(cost.y) == pytest.approx([1 + 0.1 * k for k in range(1, 17)])
+    theory_tokens = _trace(fig, "(1 − alpha^(k+1))")
+    a = curve[0]["alpha_eff"]
+    assert list(theory_tokens.y) == pytest.approx([(1 - a ** (k + 1)) / (1 - a)
+                                                   for k in range(1, 17)])
+    assert best_exact["k"] in _vlines(fig)
+    assert 1 < best_exact["k"] < 16  # an interior best k
+
+
+def test_reprice_uses_each_rows_k():
+    rows = [{"k": 2, "cost": 0.0, "tokens_per_call": 2.0, "tokens_per_call_exact": 2.5,
+             "alpha_eff": 0.5}]
+    (r,) = pagedata.reprice(rows, 0.25)
+    assert r["cost"] == 1.5
+    assert r["speedup"] == pytest.approx(2.0 / 1.5)
+    assert r["speedup_exact"] == pytest.approx(2.5 / 1.5)
+    assert r["speedup_theory"] == pytest.approx(1.75 / 1.5)
+    assert rows[0]["cost"] == 0.0  # the input is not modified
+
+
+# ----------------------------------------------------------------------------- cost
+@pytest.fixture(scope="module")
+def cm(pair):
+    return demos.cost_model(pair.P, pair.Q, 0, 4, pagedata.COST_GRID)
+
+
+def test_cost_curve_break_even(cm):
+    marks = pagedata.slow_cases(cm, (0.1, 0.6, 1.0))
+    fig = charts.cost_curve(cm, marks)
+    curve = _trace(fig, "speedup at k = 4")
+    assert list(curve.x) == list(pagedata.COST_GRID)
+    assert list(curve.y) == [r["speedup"] for r in cm.rows]
+    star = _trace(fig, "break-even")
+    assert star.x[0] == cm.break_even and star.y[0] == 1.0
+    assert theory.speedup(cm.tokens_per_call, 4, cm.break_even) == pytest.approx(1.0)
+    assert _hlines(fig) == [1.0]
+    assert cm.break_even in _vlines(fig)
+    m = _trace(fig, "marked")
+    assert list(m.x) == [0.1, 0.6, 1.0]
+    assert [r["slower"] for r in marks] == [c > cm.break_even for c in (0.1, 0.6, 1.0)]
+    assert [r["slower"] for r in marks] == [r["speedup"] < 1 for r in marks]
+
+
+def test_surface_figures(pair):
+    alpha = 0.78
+    surface = demos.speedup_surface(alpha)
+    point = pagedata.surface_point(surface, 7, 0.2)
+    line = pagedata.break_even_curve(surface)
+    fig = charts.surface_3d(surface, point, line)
+    surf = fig.data[0]
+    assert surf.type == "surface"
+    assert np.array_equal(np.asarray(surf.z), surface.speedup)
+    assert surf.contours.z.show and surf.contours.z.start == 1.0
+    assert surf.contours.z.start + surf.contours.z.size > surf.contours.z.end  # one level: 1
+    assert fig.layout.scene.xaxis.type == "log"
+    ridge = _trace(fig, "ridge")
+    assert list(ridge.y) == list(surface.best_k)
+    assert np.allclose(ridge.z, surface.speedup.max(axis=0))
+    be = _trace(fig, "break-even")
+    assert set(be.z) == {1.0} and len(be.x) > 0
+    for r in line:
+        assert theory.walltime_speedup(alpha, r["k"], r["c"]) == pytest.approx(1.0)
+    sidebar = _trace(fig, "sidebar")
+    assert sidebar.z[0] == pytest.approx(theory.walltime_speedup(alpha, 7, 0.2))
+    assert pagedata.surface_point(surface, 7, 0.0) is None  # off the log axis
+
+    hm = charts.surface_heatmap(surface)
+    assert [t.type for t in hm.data] == ["heatmap", "contour", "scatter"]
+    contour = hm.data[1]
+    assert contour.contours.start == contour.contours.end == 1.0
+    assert hm.layout.xaxis.type == "log"
+    assert np.array_equal(np.asarray(hm.data[0].z), surface.speedup)
+
+
+def test_surface_rows_long_format():
+    surface = demos.speedup_surface(0.5, k_max=3, cs=np.array([0.01, 0.1]))
+    rows = pagedata.surface_rows(surface)
+    assert len(rows) == 6
+    assert rows[1] == {"k": 1, "c": 0.1, "speedup": pytest.approx(1.5 / 1.1),
+                       "best_k_at_c": int(surface.best_k[1])}
+
+
+# ----------------------------------------------------------------------------- roofline
+def test_roofline_page_and_figures():
+    page = pagedata.roofline_page("Llama-2-7B", "H100 SXM", 4, 512, "fp16", 1)
+    assert page.free_tokens == roofline.free_tokens("Llama-2-7B", "H100 SXM", 512)
+    tokens = [r["tokens"] for r in page.rows]
+    assert tokens[0] == 1 and tokens[-1] >= max(256, 2 * page.free_tokens)
+    assert page.rows[0]["mpb_full"] == pytest.approx(0.50, abs=0.005)  # SPEC.md: 0.50
+    assert page.rows[0]["mpb_tutorial"] == pytest.approx(0.38, abs=0.005)  # SPEC.md: 0.38
+    assert page.free_for_k and page.verify_ratio == pytest.approx(1.0)
+
+    fig = charts.roofline_figure(page)
+    assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
+    tut = _trace(fig, roofline.TUTORIAL_LABEL)
+    full = [t for t in fig.data if t.name == roofline.FULL_LABEL]
+    assert len(full) == 1 and list(full[0].y) == [r["mpb_full"] for r in page.rows]
+    assert list(tut.y) == [r["mpb_tutorial"] for r in page.rows]
+    for a in roofline.ACCELERATORS.values():
+        ridge = _trace(fig, f"ridge {a.name}")
+        assert set(ridge.y) == {a.ridge}
+        assert ridge.customdata[0] == a.source
+    assert _vlines(fig) == [5, page.free_tokens]
+    xs = sorted(a.x for a in fig.layout.annotations)  # labels at log10 on the log axis
+    assert xs == pytest.approx(sorted([math.log10(5), math.log10(page.free_tokens)]))
+
+    t = charts.pass_time_figure(page)
+    assert t.layout.xaxis.type == "log"
+    ratio = _trace(t, "pass time")
+    assert ratio.y[0] == 1.0 and ratio.y[-1] > 1.5  # compute-bound at the far end
+    mark = _trace(t, "verify k + 1")
+    assert (mark.x[0], mark.y[0]) == (5, page.verify_ratio)
+
+
+def test_roofline_grid_reaches_twice_the_free_tokens():
+    assert pagedata.roofline_grid(10)[-1] == 256
+    assert pagedata.roofline_grid(300)[-1] == 1024
+    assert pagedata.roofline_grid(10**6)[-1] == roofline.MAX_FREE_TOKENS
+    grid = pagedata.roofline_grid(300)
+    assert grid[0] == 1 and list(grid) == sorted(set(grid))
+
+
+def test_not_free_when_the_batch_is_compute_bound():
+    page = pagedata.roofline_page("Llama-2-7B", "A100 SXM 80GB", 31, 0, "fp16", 512)
+    assert not page.free_for_k and page.verify_ratio > 1.0
+
+
+def test_every_figure_serialises(ex, conv, cm, pair):
+    figs = [charts.tv_bars(pagedata.exactness_rows(ex)), charts.convergence_figure(conv, ex),
+            charts.cost_curve(cm), charts.surface_heatmap(demos.speedup_surface(0.6)),
+            charts.roofline_figure(pagedata.roofline_page())]
+    for f in figs:
+        assert f.to_json()
+
+
+# ----------------------------------------------------------------------------- issue 5
+from specviz.core.dynamic import run_policies  # noqa: E402
+from specviz.views import gallery  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def gal_rows(pair):
+    g = gallery.gallery(pair.P, pair.Q, 0, 4, 5_000, 2)
+    return gallery.gallery_rows(g), g
+
+
+def test_gallery_figure_puts_exact_rules_on_the_zero_line(gal_rows):
+    rows, g = gal_rows
+    fig = charts.gallery_figure(rows, g.threshold, g.n)
+    by_family = {t.name: t for t in fig.data}
+    assert set(by_family) == {"lossless", "lossy by design", "broken"}
+    zero = min(_hlines(fig))
+    assert _hlines(fig) == pytest.approx(sorted([zero, g.threshold]))
+    assert zero < min(r["exact_tv"] for r in rows if r["exact_tv"] > 0)
+    lossless = by_family["lossless"]
+    assert set(lossless.y) == {zero} and set(lossless.marker.symbol) == {"diamond"}
+    assert lossless.marker.color == charts.FAMILY_COLOURS["lossless"]
+    broken = by_family["broken"]
+    exact = {r["rule"]: r for r in rows}
+    for name, x, y in zip(broken.text, broken.x, broken.y, strict=True):
+        assert y == exact[name]["exact_tv"] and x == exact[name]["acceptance_long_run"]
+    assert fig.layout.yaxis.type == "log" and fig.layout.yaxis.ticktext[0] == "0"
+    assert fig.layout.yaxis.tickvals[0] == zero
+    lo, hi = fig.layout.yaxis.range
+    assert 10**lo < zero and 10**hi > max(r["exact_tv"] for r in rows)
+
+
+def test_label_spots_avoid_each_other():
+    xs, ys = [0.5, 0.51, 0.52, 0.5], [0.5, 0.5, 0.5, 0.56]
+    spots = charts._label_spots(xs, ys, ["continue", "inclusive_coin", "ab", "cd"])
+    assert len(set(spots)) == len(spots)  # four crowded points, four different spots
+
+
+def test_production_figure_overlays_theory(pair):
+    rep = gallery.production(pair.P, pair.Q, 0, 4, "correct", None, 3_000, 0)
+    fig = charts.production_figure(rep)
+    theory_pp = _trace(fig, "i.i.d. theory")
+    assert list(theory_pp.x) == [1, 2, 3, 4]
+    assert np.allclose(theory_pp.y, rep.alpha ** np.arange(1, 5))
+    bars = [t for t in fig.data if t.type == "bar"]
+    assert len(bars) == 1 and np.allclose(bars[0].y, rep.histogram["measured"])
+    cap = [t for t in fig.data if t.name == "theory"][0]
+    assert np.allclose(cap.y, theory.acceptance_histogram(rep.alpha, 4))
+
+
+def test_policy_rows_and_k_figure(pair):
+    runs = run_policies(pair.P, pair.Q, 0, 4, 500, 1)
+    assert pagedata.dynamic_runs(pair.P, pair.Q, 0, 4, 500, 1)["heuristic"].ks == runs[
+        "heuristic"].ks
+    rows = pagedata.policy_rows(runs, 0.25)
+    for r in rows:
+        run = runs[r["policy"]]
+        assert r["speedup"] == pytest.approx(run.tokens / (run.target_calls
+                                                           + 0.25 * run.draft_calls))
+        assert r["mean_k"] == pytest.approx(np.mean(run.ks))
+    fig = charts.policy_k_figure(runs, rows, shown=50)
+    assert len(fig.data) == 4
+    assert [list(t.y) for t in fig.data] == [runs[p].ks for p in runs]
+    assert fig.layout.xaxis.range == (-0.5, 49.5)
+    assert pagedata.dynamic_k_max(4) == pagedata.DYN_K_MAX and pagedata.dynamic_k_max(30) == 30
+
+
+def test_batch_curve_kv_read_keeps_llama7b_memory_bound_at_k4():
+    """At ctx 512 the KV cache to read grows with B as fast as the MACs, so on an H100 the
+    verify pass of k + 1 = 5 tokens never reaches the ridge: speedup flat at Thm 3.8's."""
+    kv = pagedata.batch_curve("Llama-2-7B", "H100 SXM", 0.7, 4, 0.1, 512, "fp16", True)
+    assert kv.free_throughout and kv.stops_paying is None
+    s = [r["speedup"] for r in kv.rows]
+    assert s == pytest.approx([theory.walltime_speedup(0.7, 4, 0.1)] * len(s))
+    assert kv.rows[-1]["tokens_in_pass"] == 1024 * 5
+
+
+def test_batch_curve_without_kv_stops_paying(pair):
+    c = pagedata.batch_curve("Llama-2-7B", "H100 SXM", 0.7, 4, 0.1, 512, "fp16", False)
+    assert c.stops_free is not None and c.stops_paying is not None
+    assert 1 < c.stops_free < c.stops_paying
+    by = {r["batch"]: r for r in c.rows}
+    assert by[c.stops_paying]["speedup"] < 1.0 <= by[c.stops_paying - 1]["speedup"]
+    assert by[c.stops_free]["verify_ratio"] > 1.01 >= by[c.stops_free - 1]["verify_ratio"]
+    assert by[1]["speedup"] == pytest.approx(c.memory_bound_speedup)
+    fig = charts.batch_figure(c, batch=64)
+    assert _vlines(fig) == [c.stops_free, c.stops_paying]
+    assert 1.0 in _hlines(fig)
+    assert fig.layout.xaxis.type == "log"
+    dot = _trace(fig, "this page's batch")
+    assert dot.x == (64,) and dot.y[0] == pytest.approx(by[64]["speedup"])
+    assert fig.to_json()

@@ -1,0 +1,143 @@
+"""Hostile URLs end to end: every page, through AppTest, at least 30 query strings each.
+
+Each case is a fresh session (a fresh AppTest: the URL is read on a session's first run).
+The pure layer (settings.parse_query) is the oracle for which notes must appear; the page
+must show each of them as a warning, raise nothing, and reflect no markup.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+from pathlib import Path
+from urllib.parse import parse_qs, urlencode
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from specviz.web import settings as S
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = {
+    "home": ("app.py", ()),
+    "round": ("pages/1_round.py", ("step", "rnd")),
+    "exactness": ("pages/2_exactness.py", ("n",)),
+    "acceptance": ("pages/3_acceptance.py", ()),
+    "draft-length": ("pages/4_draft-length.py", ()),
+    "cost": ("pages/5_cost.py", ()),
+    "roofline": ("pages/6_roofline.py", ("preset", "dtype", "ctxlen", "batch", "accel")),
+    "text": ("pages/7_text.py", ("step", "rnd")),
+    "rules": ("pages/8_rules.py", ()),
+    "tour": ("pages/9_tour.py", ("chapter",)),
+}
+SHARED = tuple(k for k in ("k", "c", "draft", "alpha", "T", "seed", "rule", "ctx", "notation",
+                           "present") if k in S.KEYS)
+SMALL_N = "2000"  # keeps /exactness fast whenever n itself is not under test
+# what the payloads would leave behind if reflected (the app's own markup has none of it)
+MARKUP = ("alert(1)", "<img src=x", "<svg/onload", "onerror=", "javascript:alert")
+TAG = re.compile(r"<[A-Za-z/!]")
+NASTY = ["<script>alert(1)</script>", "\"><img src=x onerror=alert(1)>", "nan", "-inf", "inf",
+         "1e308", "-1", "", " ", "abc", "😀", "٤", "4.5", "0x10", "1_000", "\x00", "9" * 400,
+         "<svg/onload=alert(1)>", "javascript:alert(1)", "%3Cb%3E", "None", "-0"]
+V = 6
+NAN_TABLE = ";".join([",".join(["nan"] * V)] * V)
+BIG_TABLE = ";".join([",".join(["1e308"] * V)] * V)
+NEG_TABLE = ";".join([",".join(["-1"] + ["0.4"] * (V - 1))] * V)
+
+
+def cases_for(page: str) -> list[dict]:
+    """30+ hostile query strings for one page (deterministic)."""
+    own = PAGES[page][1]
+    cases: list[dict] = [
+        {"k": "<script>alert(1)</script>"},
+        {"c": "nan"},
+        {"c": "inf", "alpha": "-inf"},
+        {"k": "1e308"},
+        {"k": "-1", "seed": "-5"},
+        {"seed": "9" * 400},
+        {"T": "0"},
+        {"T": "1e-320", "alpha": "1.5"},
+        {"rule": "<img src=x onerror=alert(1)>"},
+        {"ctx": "z"},
+        {"ctx": "😀", "draft": "<b>mix</b>"},
+        {"draft": ""},
+        {"k": ["2", "3", "x"]},  # repeated key: the last counts
+        {"k": ["3", "5"], "c": ["0.2", "0.3"]},
+        {"unknown": "1", "K": "9", "<b>": "x", "__proto__": "{}"},  # unknown keys only
+        {"P": "garbage"},
+        {"Q": "0.5,0.5;0.5,0.5"},  # the wrong shape
+        {"P": NAN_TABLE},
+        {"P": BIG_TABLE, "Q": NEG_TABLE},
+        {"P": "1," * 5000},  # a huge value
+        {"k": "٤"},  # a unicode digit: Python reads it as 4
+        {"k": "4.5", "seed": "0.5"},
+        {"c": "-0.0"},
+        {"k": "", "c": "", "seed": "", "rule": ""},
+        {key: "<script>alert(1)</script>" for key in SHARED},
+        {"k": "\x00", "T": "\n"},
+        {"seed": "1_000", "c": "0x10"},
+    ]
+    if "notation" in S.KEYS:
+        cases.append({"notation": "<x>"})
+    cases += [{key: v} for key in own for v in ("-1", "abc", "1e308", "<b>1</b>")]
+    rng = random.Random(f"specviz-{page}")  # a few more, drawn from NASTY
+    while len(cases) < 36:
+        keys = rng.sample(SHARED + own, k=rng.randint(1, 3))
+        cases.append({key: rng.choice(NASTY) for key in keys})
+    return cases
+
+
+CASES = [(page, i, q) for page in PAGES for i, q in enumerate(cases_for(page))]
+
+
+def _all_text(at: AppTest) -> list[str]:
+    out = []
+    for kind in ("markdown", "caption", "warning", "error", "info", "success", "title",
+                 "header", "subheader", "text", "latex", "code"):
+        out += [str(getattr(e, "value", "")) for e in getattr(at, kind)]
+    out += [str(m.label) + str(m.value) for m in at.metric]
+    out += [str(h.proto.body) for h in at.get("html")]
+    out += [str(c.value) for c in at.code]
+    return out
+
+
+@pytest.mark.parametrize("page, i, params", CASES,
+                         ids=[f"{p}-{i}" for p, i, _ in CASES])
+def test_hostile_url(page, i, params):
+    script, _ = PAGES[page]
+    query = dict(params)
+    if page == "exactness" and "n" not in query:
+        query["n"] = SMALL_N
+    at = AppTest.from_file(str(ROOT / script), default_timeout=60)
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+
+    # the oracle: what the URL layer says about this query, as the browser would send it
+    sent = parse_qs(urlencode(query, doseq=True), keep_blank_values=True)
+    _, notes = S.parse_query(sent)
+    warnings = [w.value for w in at.warning]
+    for note in notes:
+        assert note in warnings, (note, warnings)
+    if "P" in query or "Q" in query:
+        assert any("tables in the URL were not used" in w for w in warnings), warnings
+    if notes or "P" in query or "Q" in query:
+        assert warnings, "something was invalid but no note was shown"
+
+    # nothing reflected unescaped, no error box
+    for text in _all_text(at):
+        low = text.lower()
+        assert not any(m in low for m in MARKUP), text[:200]
+    for note in warnings:
+        assert not TAG.search(note), note
+    assert not at.error, [e.value for e in at.error]
+
+    # the rewritten URL holds only valid values
+    back, back_notes = S.parse_query(dict(at.query_params))
+    assert back_notes == [], dict(at.query_params)
+
+
+def test_enough_cases_per_page():
+    for page in PAGES:
+        assert len(cases_for(page)) >= 30, page

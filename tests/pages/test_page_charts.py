@@ -1,0 +1,273 @@
+"""AppTest of the chart pages: /exactness, /acceptance, /draft-length, /cost, /roofline.
+
+Each page runs without an exception, a widget change changes what is shown, URL parameters
+reach the widgets (and come back in the URL), and invalid parameters fall back with a note.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from specviz.web import settings as S
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = {
+    "exactness": "pages/2_exactness.py",
+    "acceptance": "pages/3_acceptance.py",
+    "draft-length": "pages/4_draft-length.py",
+    "cost": "pages/5_cost.py",
+    "roofline": "pages/6_roofline.py",
+}
+SMALL = {"exactness": {"n": "2000"}}  # keep the Monte Carlo short in tests
+
+
+def run(page: str, **params: str) -> AppTest:
+    at = AppTest.from_file(str(ROOT / PAGES[page]), default_timeout=60)
+    for key, value in {**SMALL.get(page, {}), **params}.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+def charts(at: AppTest) -> list[dict]:
+    return [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+
+
+def query(at: AppTest) -> dict[str, str]:
+    return dict(at.query_params)
+
+
+def test_the_page_files_give_the_documented_paths():
+    from streamlit.source_util import page_icon_and_name
+
+    for path, rel in PAGES.items():
+        assert page_icon_and_name(ROOT / rel)[1] == path
+
+
+@pytest.mark.parametrize("page", list(PAGES))
+def test_page_runs_with_charts_and_downloads(page):
+    at = run(page)
+    assert not at.warning
+    assert len(at.get("plotly_chart")) >= 1
+    assert len(at.get("download_button")) >= 1
+    assert at.title and at.title[0].value
+
+
+# ----------------------------------------------------------------------------- exactness
+def test_exactness_n_from_the_url_and_back():
+    at = run("exactness", n="3000", k="3")
+    assert at.number_input(key="w_n").value == 3000
+    assert at.slider(key="w_k").value == 3
+    rows = at.dataframe[0].value
+    assert list(rows["rule"]) == ["correct", "greedy", "no_resample", "continue"]
+    assert query(at)["n"] == "3000"
+    floor = metrics(at)["sampling floor (expected TV of n exact draws)"]
+    at.number_input(key="w_n").set_value(500).run()
+    assert not at.exception
+    assert metrics(at)["sampling floor (expected TV of n exact draws)"] != floor
+    assert query(at)["n"] == "500"
+    conv = charts(at)[-1]
+    stars = [t for t in conv["data"] if t["name"].startswith("this run")]
+    assert stars and set(stars[0]["x"]) == {500}
+
+
+def test_exactness_sidebar_rule_drives_the_marginal_and_the_heatmap():
+    at = run("exactness", rule="no_resample")
+    titles = [c["layout"]["title"]["text"] for c in charts(at)]
+    assert any("marginal" in t and "no_resample" in t for t in titles)
+    assert any("joint" in t and "no_resample" in t for t in titles)
+    at.selectbox(key="w_rule").set_value("greedy").run()
+    titles = [c["layout"]["title"]["text"] for c in charts(at)]
+    assert any("marginal" in t and "greedy" in t for t in titles)
+
+
+def test_exactness_runs_a_non_spec_rule_too():
+    other = [r for r in S.RULES if r not in ("correct", "greedy", "no_resample", "continue")]
+    if not other:
+        pytest.skip("only SPEC.md's four rules are registered")
+    at = run("exactness", rule=other[0])
+    assert other[0] in list(at.dataframe[0].value["rule"])
+
+
+def test_exactness_shows_the_cap():
+    at = run("exactness", n=str(S.N_APP_MAX + 1))
+    assert any("held at" in w.value for w in at.warning)  # out of range: held at the cap
+    assert at.number_input(key="w_n").value == S.N_APP_MAX
+    assert "capped" in " ".join(c.value for c in at.caption)
+
+
+# ----------------------------------------------------------------------------- acceptance
+def test_acceptance_k_slider_changes_the_sweep():
+    at = run("acceptance", k="2")
+    assert at.slider(key="w_k").value == 2
+    before = at.dataframe[0].value["tokens_per_call"].max()
+    assert before <= 3.0 + 1e-9  # k = 2: at most 3 tokens per call
+    at.slider(key="w_k").set_value(6).run()
+    assert not at.exception
+    after = at.dataframe[0].value["tokens_per_call"].max()
+    assert after > 3.0
+    assert query(at)["k"] == "6"
+
+
+def test_acceptance_c_reprices_without_remeasuring():
+    at = run("acceptance", c="0")
+    tokens = at.dataframe[0].value["tokens_per_call"].tolist()
+    speed0 = at.dataframe[0].value["speedup"].tolist()
+    assert speed0 == pytest.approx(tokens)  # c = 0: speedup = tokens per call
+    at.slider(key="w_c").set_value(0.5).run()
+    assert at.dataframe[0].value["tokens_per_call"].tolist() == tokens
+    assert at.dataframe[0].value["speedup"].tolist() == pytest.approx([t / 3 for t in tokens])
+
+
+# ----------------------------------------------------------------------------- draft length
+def test_draft_length_c_moves_the_best_k():
+    at = run("draft-length", c="0.02")
+    best_cheap = metrics(at)["best k (exact)"]
+    at.slider(key="w_c").set_value(0.5).run()
+    assert not at.exception
+    best_dear = metrics(at)["best k (exact)"]
+    assert int(best_dear.split()[0]) < int(best_cheap.split()[0])
+    assert query(at)["c"] == "0.5"
+
+
+# ----------------------------------------------------------------------------- cost
+def test_cost_deep_link_reaches_the_widgets():
+    at = run("cost", k="7", c="0.2")
+    assert at.slider(key="w_k").value == 7
+    assert at.slider(key="w_c").value == pytest.approx(0.2)
+    m = metrics(at)
+    assert "tokens per call (exact, k = 7)" in m and "speedup at c = 0.2" in m
+    text = " ".join(md.value for md in at.markdown)
+    assert "c = 0.6" in text and "c = 1" in text
+    c_star = m["break-even c*"]
+    at.slider(key="w_k").set_value(3).run()
+    assert metrics(at)["break-even c*"] != c_star
+    assert query(at) == {"k": "3", "c": "0.2"}
+
+
+def test_cost_states_the_slower_case():
+    at = run("cost", k="12")  # a long draft: c* = (tokens - 1) / k is well below 0.6
+    text = " ".join(md.value for md in at.markdown)
+    assert float(metrics(at)["break-even c*"]) < 0.6
+    assert "slower than decoding with the target alone" in text
+    surface = [c for c in charts(at) if c["data"][0]["type"] == "surface"]
+    assert surface and surface[0]["data"][0]["contours"]["z"]["start"] == 1.0
+
+
+# ----------------------------------------------------------------------------- roofline
+def test_roofline_params_reach_the_widgets():
+    at = run("roofline", preset="Llama-2-70B", dtype="int8", ctxlen="2048", batch="4",
+             accel="H200 SXM")
+    assert at.selectbox(key="w_preset").value == "Llama-2-70B"
+    assert at.selectbox(key="w_dtype").value == "int8"
+    assert at.number_input(key="w_ctxlen").value == 2048
+    assert at.number_input(key="w_batch").value == 4
+    assert at.selectbox(key="w_accel").value == "H200 SXM"
+    assert query(at) == {"preset": "Llama-2-70B", "dtype": "int8", "ctxlen": "2048",
+                         "batch": "4", "accel": "H200 SXM"}
+    assert "free tokens on H200 SXM" in metrics(at)
+
+
+def test_roofline_batch_changes_the_free_tokens():
+    at = run("roofline")
+    free = metrics(at)["free tokens on H100 SXM"]
+    assert at.success  # k + 1 = 5 is free for one sequence
+    at.number_input(key="w_batch").set_value(256).run()
+    assert not at.exception
+    assert metrics(at)["free tokens on H100 SXM"] != free
+    assert query(at) == {"batch": "256"}
+
+
+# ----------------------------------------------------------------------------- bad input
+@pytest.mark.parametrize("page, params, key", [
+    ("exactness", {"n": "lots"}, "n"),
+    ("acceptance", {"k": "99"}, "k"),
+    ("draft-length", {"c": "-1"}, "c"),
+    ("cost", {"k": "0", "c": "nan"}, "k"),
+    ("roofline", {"preset": "GPT-9<script>", "batch": "0"}, "preset"),
+])
+def test_invalid_params_fall_back_with_a_note(page, params, key):
+    at = run(page, **params)
+    notes = " ".join(w.value for w in at.warning)
+    assert f"URL parameter {key}=" in notes
+    assert "<script>" not in notes
+    assert at.get("plotly_chart")
+
+
+# ----------------------------------------------------------------------------- issue 5
+def _frame_with(at: AppTest, column: str):
+    return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
+def test_draft_length_dynamic_section():
+    at = run("draft-length", k="3", c="0.2")
+    pol = _frame_with(at, "target_calls").set_index("policy")
+    assert list(pol.index) == ["constant", "heuristic", "confidence", "oracle"]
+    assert pol.loc["constant", "draft_calls"] == 3 * pol.loc["constant", "target_calls"]
+    assert (pol["tokens"] >= 3_000).all()
+    assert pol.loc["oracle", "target_calls"] == pol["target_calls"].min()
+    speed = pol["tokens"] / (pol["target_calls"] + 0.2 * pol["draft_calls"])
+    assert pol["speedup"].tolist() == pytest.approx(speed.tolist())
+    fig = next(c for c in charts(at) if "round by round" in c["layout"]["title"]["text"])
+    assert len(fig["data"]) == 4 and set(fig["data"][0]["y"]) == {3}  # constant k = 3
+    at.slider(key="w_c").set_value(0.0).run()  # c reprices without a new decode
+    again = _frame_with(at, "target_calls").set_index("policy")
+    assert again["target_calls"].equals(pol["target_calls"])
+    assert again["speedup"].tolist() == pytest.approx(again["tokens_per_call"].tolist())
+    at.slider(key="w_threshold").set_value(0.9).run()  # only the confidence policy moves
+    high = _frame_with(at, "target_calls").set_index("policy")
+    assert high.loc["confidence", "draft_calls"] != again.loc["confidence", "draft_calls"]
+    assert high.drop("confidence")["draft_calls"].equals(again.drop("confidence")["draft_calls"])
+
+
+def test_roofline_batch_section_kv_toggle():
+    at = run("roofline")
+    m = metrics(at)
+    assert m["verifying stops being free at B"] == "never"
+    assert m["speculation stops paying at B"] == "never"
+    assert any("Llama-2-7B at a context of 512 tokens stays memory-bound" in i.value
+               for i in at.info)
+    fig = next(c for c in charts(at) if "batch size" in c["layout"]["title"]["text"])
+    line = fig["data"][0]
+    assert line["x"][0] == 1 and line["x"][-1] == 1024
+    assert max(line["y"]) - min(line["y"]) < 1e-9  # flat: memory-bound throughout
+    at.toggle(key="w_kv").set_value(False).run()
+    assert not at.exception
+    m = metrics(at)
+    free, paying = int(m["verifying stops being free at B"]), int(
+        m["speculation stops paying at B"])
+    assert 1 < free < paying <= 1024
+    fig = next(c for c in charts(at) if "batch size" in c["layout"]["title"]["text"])
+    assert {free, paying} <= {s["x0"] for s in fig["layout"]["shapes"]}
+    assert not any("stays memory-bound" in i.value for i in at.info)
+
+
+def test_roofline_batch_follows_the_accelerator_and_k():
+    at = run("roofline", accel="A100 SXM 80GB", k="8")
+    m = metrics(at)  # A100's ridge is lower: even with the KV read the pass turns compute-bound
+    assert m["verifying stops being free at B"] != "never"
+
+
+def test_chen_letters_on_a_chart_page():
+    lev, chen = run("acceptance"), run("acceptance", notation="chen")
+    md_lev = " ".join(m.value for m in lev.markdown)
+    md_chen = " ".join(m.value for m in chen.markdown)
+    assert "min(p(x), q(x))" in md_lev and "min(q(x), p(x))" in md_chen
+    ex = run("exactness", notation="chen")
+    names = [t.get("name", "") for c in charts(ex) for t in c["data"]]
+    assert "target q(x1 | ctx)" in names and "target p(x1 | ctx)" not in names
+
+
+def test_exactness_holds_n_at_the_work_cap_for_long_drafts():
+    at = run("exactness", k="32", n="3000000")
+    info = " ".join(i.value for i in at.info)
+    assert f"{S.n_cap(32):,}" in info and "cap bites" in info

@@ -1,0 +1,161 @@
+"""/text through Streamlit's AppTest: the round animation on n-gram models, URL state,
+user text (errors and escaping), the comparisons and the exactness check."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from streamlit.testing.v1 import AppTest
+from support import chips, frame, run_page, statuses
+
+from specviz.text import corpus
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGE = str(ROOT / "pages" / "7_text.py")
+PLAIN = ("The quick brown fox jumps over the lazy dog. The lazy dog sleeps in the sun. "
+         "A brown fox and a lazy dog share the sun and the shade. ") * 6
+
+
+MODULES = ("textwrap.py", "functools.py", "collections/__init__.py", "pathlib.py",
+           "shutil.py", "argparse.py", "json/__init__.py", "subprocess.py", "tarfile.py",
+           "zipfile/__init__.py", "logging/__init__.py", "enum.py")
+
+
+@pytest.fixture(autouse=True, scope="module")
+def small_default_corpus(tmp_path_factory):
+    """A fresh cache directory seeded with the docstrings of a dozen stdlib modules, which
+    the page then reads as its default corpus: no earlier cache is used, and the page
+    tests need not parse the whole library (tests/test_corpus.py does that once)."""
+    cache = tmp_path_factory.mktemp("specviz-cache")
+    root = corpus.stdlib_root()
+    text = "\n".join(corpus.collect_docstrings([root / m for m in MODULES]))
+    corpus.default_cache_path(cache=cache).write_text(text, encoding="utf-8")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SPECVIZ_CACHE_DIR", str(cache))
+        yield
+
+
+def _run(timeout: float = 90, **params: str) -> AppTest:
+    return run_page(PAGE, timeout, **params)
+
+
+def _captions(at: AppTest) -> str:
+    return " | ".join(c.value for c in at.caption)
+
+
+def test_page_runs_with_defaults():
+    at = _run()
+    assert statuses(at) == ["context"] + ["pending"] * 4  # k = 4 by default
+    assert len(at.get("plotly_chart")) == 5  # bars, coin, last token, orders, drafters
+    assert "Python standard library docstrings" in _captions(at)
+    assert "6-gram" in _captions(at) and "2-gram" in _captions(at)
+    assert [m.label for m in at.metric][2] == "tokens per target call"
+    assert any('class="sv-text"' in h.proto.body for h in at.html)
+    assert not at.warning and not at.error
+    tables = [d.value for d in at.dataframe if d.key is None]  # the sidebar's editors have keys
+    assert len(tables) == 1 and list(tables[0]["drafter"]) == ["n-gram draft", "prompt lookup"]
+
+
+def test_query_params_reach_the_round():
+    at = _run(k="3", step="3", seed="2")
+    assert "k = 3" in frame(at)
+    assert statuses(at).count("drafted") == 3 and "pending" not in statuses(at)
+
+
+def test_next_prev_and_new_round_follow_the_url():
+    at = _run(seed="2", step="3")
+    before = chips(at)
+    at.button(key="text_next").click().run()
+    assert at.slider(key="text_scrub").value == 4 and at.query_params["step"] == "4"
+    at.button(key="text_prev").click().run()
+    assert chips(at) == before
+    at.button(key="text_new_round").click().run()
+    assert "Round 1" in frame(at) and at.query_params["rnd"] == "1"
+    at.slider(key="text_scrub").set_value(2).run()
+    again = _run(seed="2", rnd="1", step="2")  # the link replays the same round
+    assert chips(again) == chips(at)
+
+
+def test_past_the_last_step_is_clamped_and_next_starts_a_round():
+    at = _run(seed="1", step="999")
+    assert any("past the end" in w.value for w in at.warning)
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["rounds (target calls)"] == "1"  # the round is done, so it counts
+    at.button(key="text_next").click().run()
+    assert "Round 1" in frame(at) and at.slider(key="text_scrub").value == 0
+
+
+def test_word_level_and_orders():
+    at = _run()
+    at.radio(key="w_level").set_value("word").run()
+    assert not at.exception
+    caps = _captions(at)
+    assert "3-gram" in caps and "1-gram" in caps
+    V = int(re.search(r"V = ([\d,]+)", caps).group(1).replace(",", ""))
+    assert V > 2_000
+    at.slider(key="w_order").set_value(2).run()
+    assert not at.exception and "2-gram at" in _captions(at)
+
+
+def test_draft_order_stays_below_the_target():
+    at = _run()
+    at.slider(key="w_dorder").set_value(5).run()
+    at.slider(key="w_order").set_value(3).run()
+    assert not at.exception
+    assert at.slider(key="w_dorder").value == 2
+
+
+def test_bad_pasted_text_falls_back_with_an_error():
+    at = _run()
+    at.radio(key="text_source").set_value("paste").run()
+    at.text_area(key="text_paste").input("too short").run()
+    assert not at.exception
+    assert any("too short" in e.value for e in at.error)
+    assert "Python standard library docstrings" in _captions(at)
+
+
+def test_pasted_text_is_used_and_escaped():
+    at = _run()
+    at.radio(key="text_source").set_value("paste").run()
+    at.text_area(key="text_paste").input(PLAIN + " <script>alert(1)</script> " * 3).run()
+    at.text_area(key="w_prompt").input("<script>alert(").run()
+    assert not at.exception and not at.error
+    assert "pasted text" in _captions(at)
+    at.button(key="text_new_round").click().run()
+    ours = " ".join(h.proto.body for h in at.html
+                    if 'class="sv-chips"' in h.proto.body or 'class="sv-text"' in h.proto.body)
+    assert "<script>" not in ours and "&lt;script&gt;" in ours
+
+
+def test_unknown_prompt_tokens_are_noted_and_an_empty_prompt_stops():
+    at = _run()
+    at.text_area(key="w_prompt").input("Return 漢字 the").run()
+    assert "not in the corpus" in _captions(at)
+    at.text_area(key="w_prompt").input("").run()
+    assert not at.exception and any("Type a prompt" in i.value for i in at.info)
+
+
+def test_rules_from_the_url():
+    at = _run(rule="greedy", step="999")
+    assert any("greedy" in w.value for w in at.warning)
+    at = _run(rule="multi_draft")
+    assert any("uses 'correct'" in w.value for w in at.warning)
+
+
+def test_prompt_lookup_in_the_animation():
+    at = _run(seed="3")
+    at.radio(key="w_drafter").set_value("lookup").run()
+    assert not at.exception
+    assert any(i.value.startswith("Context") for i in at.info)
+
+
+def test_exactness_check_runs_on_demand():
+    at = _run(k="3")
+    at.button(key="text_exact").click().run(timeout=120)
+    assert not at.exception
+    table = next(d.value for d in at.dataframe if d.key is None and "rule" in d.value)
+    verdict = dict(zip(table["rule"], table["verdict"], strict=True))
+    assert verdict["correct"] == "at the floor"
+    assert verdict["greedy"] == "biased" and verdict["no_resample"] == "biased"

@@ -1,0 +1,185 @@
+"""The rules gallery's data (specviz.gallery): exact and Monte Carlo audits of every rule,
+the verdicts (never "at the floor" for a biased rule), parameters, production metrics."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from support import random_tables
+
+from specviz.analysis import theory
+from specviz.analysis.stats import tv_threshold
+from specviz.core.exact import target_joint
+from specviz.core.rules import FAMILIES, RULES
+from specviz.core.tables import default_tables
+from specviz.views import gallery as G
+
+
+@pytest.fixture(scope="module")
+def pair():
+    return default_tables()
+
+
+@pytest.fixture(scope="module")
+def gal(pair):
+    """The page's default: every rule at n = GALLERY_N, k = 4, context 'a', seed 0."""
+    return G.gallery(pair.P, pair.Q, 0, 4, G.GALLERY_N, 0)
+
+
+def test_every_rule_is_in_the_gallery_once(gal):
+    assert [r.rule.name for r in gal.results] == list(RULES)
+    assert gal.n == G.GALLERY_N and gal.floor < gal.threshold
+
+
+@pytest.mark.parametrize("name", [n for n, r in RULES.items() if r.lossless])
+def test_lossless_rules_are_exact_and_at_the_floor(gal, name):
+    r = gal.result(name)
+    assert r.exact_tv < 1e-12
+    assert r.mc_tv <= gal.threshold and r.verdict == G.AT_FLOOR
+    assert r.n_resolve is None
+
+
+@pytest.mark.parametrize("name", [n for n, r in RULES.items() if not r.lossless])
+def test_lossy_and_broken_rules_are_biased_and_caught(gal, name):
+    r = gal.result(name)
+    assert r.exact_tv > 1e-3
+    assert r.mc_tv > gal.threshold and r.verdict == G.CAUGHT
+    assert r.n_resolve is not None and r.n_resolve <= gal.n
+    # the Monte Carlo TV sits near the bias: within a few sampling floors
+    assert abs(r.mc_tv - r.exact_tv) < 3 * gal.floor
+
+
+def test_lossless_rules_are_exact_on_random_tables_with_zeros():
+    P, Q = random_tables(np.random.default_rng(5), 5, zero_frac=0.35)
+    g = G.gallery(P, Q, 2, 3, 2_000, 1, names=[n for n, r in RULES.items() if r.lossless])
+    for r in g.results:
+        assert r.exact_tv < 1e-12, r.rule.name
+
+
+def test_a_bias_too_small_for_n_is_not_called_exact(pair):
+    """lenient at l = 0.999 and a 24-bit inclusive coin are biased, but 200,000 decodes
+    cannot see it: the verdict says so, with the n that would."""
+    g = G.gallery(pair.P, pair.Q, 0, 4, G.GALLERY_N, 0,
+                  {"lenient": {"l": 0.999}, "inclusive_coin": {"u_bits": 24}},
+                  names=("lenient", "inclusive_coin"))
+    for r in g.results:
+        assert r.exact_tv > 1e-12 and r.mc_tv <= g.threshold
+        assert r.verdict == G.UNRESOLVED != G.AT_FLOOR
+    lenient, coin = g.result("lenient"), g.result("inclusive_coin")
+    assert lenient.n_resolve > g.n
+    assert coin.n_resolve is None  # beyond the search limit
+    rows = {r["rule"]: r for r in G.gallery_rows(g)}
+    assert rows["lenient"]["n_to_resolve"] == f"{lenient.n_resolve:,}"
+    assert rows["inclusive_coin"]["n_to_resolve"].startswith("more than")
+
+
+def test_the_continue_rule_is_unresolved_at_small_n_and_caught_at_the_default(pair, gal):
+    small = G.gallery(pair.P, pair.Q, 0, 4, 2_000, 0, names=("continue",))
+    r = small.result("continue")
+    assert r.n_resolve > 2_000 and r.verdict == G.UNRESOLVED
+    assert gal.result("continue").verdict == G.CAUGHT
+
+
+def test_n_to_resolve_is_where_the_threshold_crosses_the_bias(pair):
+    target = target_joint(pair.P, 0, 2)
+    for bias in (0.3, 0.02, 0.004):
+        n = G.n_to_resolve(target, bias)
+        assert tv_threshold(target, n) < bias <= tv_threshold(target, n - 1)
+    assert G.n_to_resolve(target, 0.0) is None
+    assert G.n_to_resolve(target, 1e-13) is None
+    assert G.n_to_resolve(target, 1e-7) is None  # would need more than 10^12 decodes
+
+
+def test_verdicts():
+    base = G.RuleResult(RULES["correct"], 0.0, 0.001, 0.5, 0.5, 3.0, 0.5, 3.0, 0.01, None)
+    assert base.verdict == G.AT_FLOOR
+    from dataclasses import replace
+    assert replace(base, mc_tv=0.02).verdict == G.FALSE_ALARM
+    assert replace(base, exact_tv=0.005).verdict == G.UNRESOLVED
+    assert replace(base, exact_tv=0.05, mc_tv=0.05).verdict == G.CAUGHT
+
+
+def test_configure_checks_rules_and_parameters():
+    rules = G.configure({"multi_draft": {"m": 5}, "lenient": {"l": 0.25}})
+    by = {r.name: r for r in rules}
+    assert by["multi_draft"].prm["m"] == 5 and by["lenient"].prm["l"] == 0.25
+    assert by["typical"].prm == RULES["typical"].prm
+    with pytest.raises(ValueError, match="unknown rules"):
+        G.configure({"nope": {}})
+    with pytest.raises(ValueError, match="no parameter"):
+        G.configure({"lenient": {"m": 2}})
+    with pytest.raises(ValueError, match="in \\[0.01, 1\\]"):
+        G.configure({"lenient": {"l": 3.0}})
+
+
+def test_a_parameter_change_reruns_only_that_rule_and_results_do_not_depend_on_reuse(pair):
+    a = G.gallery(pair.P, pair.Q, 0, 3, 3_000, 7)
+    b = G.gallery(pair.P, pair.Q, 0, 3, 3_000, 7, {"lenient": {"l": 0.8}})
+    assert b.result("correct") is a.result("correct")  # reused
+    assert b.result("lenient").exact_tv < a.result("lenient").exact_tv  # closer to exact
+    G._MEMO.clear()
+    c = G.gallery(pair.P, pair.Q, 0, 3, 3_000, 7, {"lenient": {"l": 0.8}})
+    assert [r.mc_tv for r in c.results] == [r.mc_tv for r in b.results]
+    solo = G.gallery(pair.P, pair.Q, 0, 3, 3_000, 7, names=("greedy",))
+    assert solo.result("greedy").mc_tv == c.result("greedy").mc_tv  # threads do not matter
+
+
+def test_gallery_rows(gal):
+    rows = G.gallery_rows(gal)
+    assert len(rows) == len(RULES) == 12
+    fams = [r["family"] for r in rows]
+    assert fams == sorted(fams, key=FAMILIES.index)
+    assert rows[0]["rule"] == "correct" and rows[0]["exact_tv"] == 0.0
+    for r in rows:
+        assert r["exact_here"] == (r["exact_tv"] == 0.0)
+        assert r["source"] and 0.0 <= r["acceptance_long_run"] <= 1.0
+        assert 1.0 <= r["tokens_per_call_long_run"] <= 5.0
+    assert {r["rule"]: r["params"] for r in rows}["typical"] == "eps = 0.09, delta = 0.3"
+
+
+def test_rule_notes_and_param_specs(gal):
+    notes = {n["rule"]: n for n in G.rule_notes(gal)}
+    assert "min(1, p/q)" in notes["correct"]["description"]
+    assert "Medusa" in notes["typical"]["source"]
+    assert [q["name"] for q in notes["typical"]["params"]] == ["eps", "delta"]
+    specs = {(s["rule"], s["name"]) for s in G.param_specs()}
+    assert specs == {("multi_draft", "m"), ("typical", "eps"), ("typical", "delta"),
+                     ("lenient", "l"), ("topk_q", "top_k"), ("inclusive_coin", "u_bits")}
+
+
+# ----------------------------------------------------------------- production metrics
+def test_production_metrics_one_candidate_spec_infer_is_the_standard_rule(pair):
+    a = G.production(pair.P, pair.Q, 0, 4, "correct", None, 4_000, 3)
+    b = G.production(pair.P, pair.Q, 0, 4, "multi_draft", {"multi_draft": {"m": 1}}, 4_000, 3)
+    for ra, rb in zip(a.rows, b.rows, strict=True):
+        assert rb["exact"] == pytest.approx(ra["exact"], abs=1e-12)
+    more = G.production(pair.P, pair.Q, 0, 4, "multi_draft", {"multi_draft": {"m": 4}}, 4_000, 3)
+    assert more.rows[1]["exact"] > b.rows[1]["exact"]  # more candidates, more kept
+
+
+def test_production_metrics_match_the_closed_forms_on_identical_rows():
+    """Every context has the same p and q, so acceptance is i.i.d. with alpha = sum min(p, q)
+    and the exact values equal the theory (Leviathan et al. 2022, Sec. 3.3)."""
+    p, q = np.array([0.5, 0.3, 0.2]), np.array([0.2, 0.3, 0.5])
+    P, Q = np.tile(p, (3, 1)), np.tile(q, (3, 1))
+    rep = G.production(P, Q, 0, 5, "correct", None, 20_000, 0)
+    alpha = float(np.minimum(p, q).sum())
+    assert rep.alpha == pytest.approx(alpha)
+    for row in rep.rows:
+        assert row["exact"] == pytest.approx(row["theory"], abs=1e-12)
+        if not math.isnan(row["measured"]):
+            assert row["measured"] == pytest.approx(row["exact"], rel=0.03)
+    np.testing.assert_allclose(rep.per_position["exact"], alpha ** np.arange(1, 6), atol=1e-12)
+    np.testing.assert_allclose(rep.histogram["exact"], theory.acceptance_histogram(alpha, 5),
+                               atol=1e-12)
+
+
+def test_production_rows_are_long_form(pair):
+    rep = G.production(pair.P, pair.Q, 0, 3, "greedy", None, 2_000, 0)
+    rows = G.production_rows(rep)
+    assert len(rows) == len(rep.rows) + 3 + 4
+    hist = [r for r in rows if r["metric"].startswith("acceptance histogram")]
+    assert sum(r["exact"] for r in hist) == pytest.approx(1.0)
+    assert sum(r["measured"] for r in hist) == pytest.approx(1.0)

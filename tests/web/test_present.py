@@ -1,0 +1,155 @@
+"""Presenter mode, the key listener and the share box: the pure strings, and pages under
+AppTest with present=1 (CSS injected, sidebar marked hidden, URL keeps it) or a bad value."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import plotly.graph_objects as go
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from specviz.web import present, ui
+from specviz.web import settings as S
+
+ROOT = Path(__file__).resolve().parents[2]
+PAGES = ("app.py", "pages/1_round.py", "pages/5_cost.py", "pages/9_tour.py")
+
+
+def run(rel: str, params: dict[str, str]) -> AppTest:
+    at = AppTest.from_file(str(ROOT / rel), default_timeout=60)
+    for key, value in params.items():
+        at.query_params[key] = value
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def bodies(at: AppTest) -> list[str]:
+    return [h.proto.body for h in at.html]
+
+
+def presenter_css_shown(at: AppTest) -> bool:
+    return any(f'id="{present.MARKER}-css"' in b for b in bodies(at))
+
+
+# ----------------------------------------------------------------------------- pure
+def test_settings_know_present_and_chapter():
+    assert S.DEFAULTS.present == 0 and S.DEFAULTS.chapter == 0
+    assert S.parse_query({"present": "1"})[0].present == 1
+    s, notes = S.parse_query({"present": "banana"})
+    assert s.present == 0 and len(notes) == 1 and "present='banana'" in notes[0]
+    s, notes = S.parse_query({"present": "7"})
+    assert s.present == 1 and "held at 1" in notes[0]
+    assert S.to_query(S.DEFAULTS) == {}  # neither appears in a default URL
+
+
+def test_presenter_css_hides_the_chrome_and_enlarges_the_type():
+    css = present.presenter_css()
+    for hidden in ('[data-testid="stSidebar"]', '[data-testid="stHeader"]',
+                   '[data-testid="stToolbar"]', '[data-testid="stSidebarCollapsedControl"]'):
+        assert hidden in css.split("display: none")[0], hidden
+    assert f"font-size: {present.BASE_PX}px" in css
+    assert '[data-testid="stMetricValue"]' in css and '[data-testid="stCaptionContainer"]' in css
+    assert css.count("{") == css.count("}")
+    assert present.BASE_PX >= 20 and present.TITLE_REM > 1.5
+
+
+def test_projector_palette_keeps_contrast_on_white():
+    def luminance(hex_colour: str) -> float:
+        rgb = [int(hex_colour[i:i + 2], 16) / 255 for i in (1, 3, 5)]
+        lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
+        return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+    for name, colour in present.PROJECTOR_PALETTE.items():
+        contrast = (1.05) / (luminance(colour) + 0.05)  # against white
+        assert contrast >= 2.0, (name, colour, contrast)  # graphics, WCAG 1.4.11 asks 3 for
+        # UI parts; the palette's weakest (orange) is used for fills, never for text
+    assert "yellow" not in present.PROJECTOR_PALETTE and "sky" not in present.PROJECTOR_PALETTE
+    assert (1.05) / (luminance(present.INK) + 0.05) == pytest.approx(21.0)
+
+
+def test_presenter_html_has_a_marker_and_a_way_out():
+    h = present.presenter_html()
+    assert f'class="{present.MARKER}"' in h and 'data-sidebar="hidden"' in h
+    assert "leave presenter mode" in h and f"{present.MARKER}-exit" in h
+    assert "searchParams.delete('present')" in present.EXIT_JS
+
+
+def test_play_pause_listener_skips_typing_and_controls():
+    js = present.play_pause_js("autoplay")
+    assert ".st-key-autoplay input[type=checkbox]" in js
+    for busy in ("input", "textarea", "select", "button", "[contenteditable", "[role=\"slider\"]"):
+        assert busy in js, busy
+    assert "e.repeat" in js and "e.ctrlKey" in js and "preventDefault" in js
+    assert "__svPlayPause" in js  # installed once per page load
+
+
+def test_play_pause_rejects_odd_keys():
+    with pytest.raises(ValueError):
+        ui.play_pause_shortcut("auto play'); alert(1); ('")
+
+
+def test_key_hints_escape_and_list_every_key():
+    h = present.key_hints_html()
+    for key, _ in present.KEY_HINTS:
+        assert f"<kbd>{key}</kbd>" in h
+    assert "&lt;b&gt;" in present.key_hints_html((("<b>", "x"),))
+
+
+def test_copy_link_button_reads_the_live_address():
+    h = present.copy_link_html()
+    assert '<button type="button" class="sv-copy-link"' in h
+    assert "window.location.href" in h and "navigator.clipboard.writeText" in h
+    assert "execCommand('copy')" in h and 'role="status"' in h
+
+
+def test_present_figure_enlarges_type_without_touching_the_original():
+    fig = go.Figure(go.Scatter(x=[0, 1], y=[1, 2]), layout=dict(title="t"))
+    big = ui.present_figure(fig)
+    assert big.layout.font.size == present.FIGURE_FONT_PX
+    assert big.layout.xaxis.tickfont.size == present.FIGURE_TICK_PX
+    assert fig.layout.font.size is None
+
+
+# ----------------------------------------------------------------------------- AppTest
+@pytest.mark.parametrize("rel", PAGES)
+def test_present_1_injects_the_theme_and_hides_the_sidebar(rel):
+    at = run(rel, {"present": "1"})
+    assert presenter_css_shown(at)
+    marker = next(b for b in bodies(at) if f'class="{present.MARKER}"' in b)
+    assert 'data-sidebar="hidden"' in marker
+    assert at.query_params.get("present") == "1"  # the rewritten URL keeps presenter mode
+    assert not at.warning
+
+
+def test_presenter_mode_survives_a_rerun_and_a_widget_change():
+    at = run("pages/5_cost.py", {"present": "1"})
+    at.sidebar.slider(key="w_k").set_value(7).run()
+    assert not at.exception
+    assert presenter_css_shown(at)
+    assert at.query_params.get("present") == "1" and at.query_params.get("k") == "7"
+
+
+def test_present_banana_is_noted_and_off():
+    at = run("pages/1_round.py", {"present": "banana"})
+    assert not presenter_css_shown(at)
+    notes = [w.value for w in at.warning if "URL parameter present=" in w.value]
+    assert notes == ["URL parameter present='banana' is not an integer 0..1; using the default "
+                     "present=0."]
+    assert "present" not in at.query_params
+
+
+def test_without_present_nothing_changes_but_the_share_box():
+    at = run("pages/1_round.py", {"k": "5"})
+    assert not presenter_css_shown(at)
+    assert any("sv-copy-link" in b for b in (h.proto.body for h in at.sidebar.html))
+    codes = [c.value for c in at.sidebar.code]
+    assert codes and re.search(r"\?k=5$", codes[-1]), codes
+
+
+def test_share_box_shows_the_rewritten_url():
+    at = run("pages/5_cost.py", {"k": "6", "c": "0.3"})
+    at.sidebar.slider(key="w_k").set_value(9).run()
+    assert at.sidebar.code[-1].value.endswith("?k=9&c=0.3")

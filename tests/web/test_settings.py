@@ -1,0 +1,50 @@
+"""The URL layer's contract with the rest of the app (fuzzing lives in test_fuzz_settings)."""
+
+from __future__ import annotations
+
+import pytest
+
+from specviz.core.rules import RULES
+from specviz.web import settings as S
+
+
+def test_every_rule_parameter_is_a_url_field_with_the_registry_default():
+    for r in RULES.values():
+        for q in r.params:
+            field = f"{r.name}_{q.name}"
+            assert field in S.KEYS, field
+            assert getattr(S.DEFAULTS, field) == q.default
+
+
+def test_text_choices_match_the_text_engine():
+    from specviz.text import textspec
+    from specviz.views import textpage
+
+    assert S.TEXT_DRAFTERS == textspec.DRAFTERS
+    assert set(S.TEXT_LEVELS) == set(textpage.TARGET_ORDERS)
+    assert S.DEFAULTS.prompt == textpage.DEFAULT_PROMPT
+    assert (S.DEFAULTS.order, S.DEFAULTS.dorder) == textpage.DEFAULT_ORDERS["char"]
+
+
+def test_prompt_keeps_its_spaces_and_round_trips():
+    s, notes = S.parse_query({"prompt": "  def f(x): ", "level": "word", "order": "3"})
+    assert not notes and s.prompt == "  def f(x): " and s.level == "word"
+    assert S.parse_query(S.to_query(s))[0] == s
+
+
+@pytest.mark.parametrize("raw, held", [("9", 8), ("-4", 2), ("1e9", 8)])
+def test_numbers_past_a_cap_are_held_with_a_note(raw, held):
+    s, notes = S.parse_query({"order": raw})
+    assert s.order == held and "held at" in notes[0]
+
+
+def test_garbage_takes_the_default_with_a_note():
+    s, notes = S.parse_query({"rules_n": "5", "kv": "yes", "prompt": "x" * 5000})
+    assert (s.rules_n, s.kv, s.prompt) == (S.DEFAULTS.rules_n, 1, S.DEFAULTS.prompt)
+    assert len(notes) == 3 and all("using the default" in n for n in notes)
+
+
+def test_work_cap_shrinks_n_for_long_drafts():
+    assert S.n_cap(4) == S.N_APP_MAX
+    assert S.n_cap(32) == S.WORK_APP_MAX // 33 < S.N_APP_MAX
+    assert all(S.n_cap(k) * (k + 1) <= S.WORK_APP_MAX for k in range(1, S.K_APP_MAX + 1))
