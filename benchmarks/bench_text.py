@@ -25,7 +25,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from specviz.text import corpus, ngram  # noqa: E402
-from specviz.text import textspec as ts  # noqa: E402
+from specviz.text import measure as ts  # noqa: E402
+from specviz.text import pair as tp  # noqa: E402
 
 TEXT_BYTES = 5_000_000
 PROMPT = "Return the number of "
@@ -84,7 +85,7 @@ def train_peak(text: str, level: str, order: int) -> float:
 
 def decode_timed(counts, target: int, draft: int, drafter: str, k: int = 4,
                  n: int = 1_000) -> ts.TextDecodeStats:
-    dec = ts.TextDecoder(counts, target, draft)  # fresh: no cached rows
+    dec = tp.TextDecoder(counts, target, draft)  # fresh: no cached rows
     return ts.long_text_decode(dec, dec.encode(PROMPT), k, n, seed=0, drafter=drafter)
 
 
@@ -149,7 +150,7 @@ def main() -> int:
 
     print("\n1,000 tokens of speculative decoding (k = 4, fresh decoder, no cached rows)")
     for level, target, draft in (("char", 6, 2), ("word", 3, 1), ("word50k", 3, 1)):
-        for drafter in ts.DRAFTERS:
+        for drafter in tp.DRAFTERS:
             st = decode_timed(results[level], target, draft, drafter)
             V = results[level].V
             name = (f"{level[:4]} V={V:,}: {target}-gram target, "

@@ -9,7 +9,7 @@ from dataclasses import replace
 import streamlit as st
 
 from specviz.figures import animation
-from specviz.views import transcript
+from specviz.views import stepping, transcript
 from specviz.web import ui
 
 SPEEDS = (0.5, 1.0, 2.0, 3.0)  # autoplay: seconds per step
@@ -33,10 +33,10 @@ ui.md(
 )
 
 rnd = ss["round_rnd"]
-tr = ui.cached(transcript.round_transcript)(app.P, app.Q, app.ctx, s.k, rnd, s.seed, s.rule,
-                                       app.vocab)
+tr = ui.cached(transcript.round_transcript)(app.pair, app.pair.fingerprint, app.ctx, s.k,
+                                           rnd=rnd, seed=s.seed, rule=s.rule)
 trace = tr.current
-step, note = animation.clamp_step(trace, ss.get("scrub", ss["round_step"]))
+step, note = stepping.clamp_step(trace, ss.get("scrub", ss["round_step"]))
 if note:
     st.warning(ui.text(note))
 ss["scrub"] = step
@@ -49,24 +49,24 @@ def _goto(new_step: int, new_rnd: int) -> None:
     ss["scrub"], ss["round_step"], ss["round_rnd"] = new_step, new_step, new_rnd
 
 
-nxt = animation.advance(trace, step, rnd)
-prv = animation.retreat(step, rnd, tr.previous)
+nxt = stepping.advance(trace, step, rnd)
+prv = stepping.retreat(step, rnd, tr.previous)
 bar = st.columns([1, 1, 1.3, 1.3, 2.4], vertical_alignment="bottom")
 bar[0].button("◀ prev", key="prev", shortcut="Left", on_click=_goto, args=prv,
               disabled=prv == (step, rnd), help="One step back (←)", width="stretch")
 bar[1].button("next ▶", key="next", shortcut="Right", on_click=_goto, args=nxt,
               disabled=nxt == (step, rnd), help="One step on (→)", width="stretch")
 bar[2].button("new round", key="new_round", shortcut="N", on_click=_goto,
-              args=(0, animation.round_after(rnd)),
+              args=(0, stepping.round_after(rnd)),
               help="The next round of this seed's text (N)", width="stretch")
 autoplay = bar[3].toggle("autoplay", key="autoplay", help="Play and pause (space)")
 speed = bar[4].select_slider("speed", SPEEDS, value=1.0, key="speed",
                              format_func=lambda x: f"{x:g} s per step")
-step = st.slider("step", 0, animation.last_step(trace), key="scrub")
+step = st.slider("step", 0, stepping.last_step(trace), key="scrub")
 ss["round_step"] = step
 ui.play_pause_shortcut("autoplay")
 
-v = animation.view(trace, step)
+v = stepping.view(trace, step)
 ui.md(animation.frame_caption(trace, step, rnd))
 st.info(ui.text(v.caption))
 st.html(ui.text(animation.chips_html(trace, step)))  # text only: no p/q tags

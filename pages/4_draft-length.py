@@ -5,10 +5,8 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from specviz.analysis import theory
 from specviz.figures import charts
 from specviz.views import demos, pagedata
-from specviz.web import settings as S
 from specviz.web import ui
 
 app = ui.page("draft length")
@@ -29,7 +27,7 @@ measured = pagedata.reprice(ui.cached(demos.k_sweep)(
 curve = ui.cached(pagedata.k_curve)(app.P, app.Q, app.ctx, s.c, pagedata.K_GRID)
 best = demos.best_row(measured)
 best_exact = demos.best_row(curve, "speedup_exact")
-k_theory, s_theory = theory.best_k(curve[0]["alpha_eff"], s.c, S.K_APP_MAX)
+k_theory, s_theory = pagedata.theory_best_k(curve[0]["alpha_eff"], s.c)
 
 cols = st.columns(4)
 cols[0].metric(ui.text("best k (measured)"), f"{best['k']} · {best['speedup']:.3f}x")

@@ -3,7 +3,6 @@
 import pandas as pd
 import streamlit as st
 
-from specviz.core.exact import round_law
 from specviz.figures import charts
 from specviz.views import demos, pagedata
 from specviz.web import ui
@@ -21,7 +20,7 @@ ui.md(
 cm = ui.cached(demos.cost_model)(app.P, app.Q, app.ctx, s.k, pagedata.COST_GRID)
 marks = pagedata.slow_cases(cm, (s.c, *pagedata.SLOW_COSTS))
 now, *slow = marks
-alpha = ui.cached(round_law)(app.P, app.Q, app.ctx, s.k, "correct", True).alpha
+alpha = ui.cached(pagedata.long_run_alpha)(app.P, app.Q, app.ctx, s.k)
 
 cols = st.columns(4)
 cols[0].metric(ui.text("break-even c*"), f"{cm.break_even:.4f}")

@@ -5,8 +5,6 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from specviz.analysis import roofline
-from specviz.core.exact import round_law
 from specviz.figures import charts
 from specviz.views import pagedata
 from specviz.web import settings as S
@@ -27,9 +25,9 @@ ui.md(
 )
 cols = st.columns(5)
 with cols[0]:
-    preset = ui.bind("preset", st.selectbox, "model shape", tuple(roofline.PRESETS))
+    preset = ui.bind("preset", st.selectbox, "model shape", tuple(S.PRESETS))
 with cols[1]:
-    dtype = ui.bind("dtype", st.selectbox, "weight type", tuple(roofline.DTYPE_BYTES))
+    dtype = ui.bind("dtype", st.selectbox, "weight type", tuple(S.DTYPE_BYTES))
 with cols[2]:
     ctxlen = ui.bind("ctxlen", st.number_input, "context length (tokens)", min_value=0,
                      max_value=S.CTX_LEN_MAX, step=256)
@@ -37,7 +35,7 @@ with cols[3]:
     batch = ui.bind("batch", st.number_input, "batch (sequences)", min_value=1,
                     max_value=S.BATCH_MAX, step=1)
 with cols[4]:
-    accel = ui.bind("accel", st.selectbox, "accelerator", tuple(roofline.ACCELERATORS))
+    accel = ui.bind("accel", st.selectbox, "accelerator", tuple(S.ACCELERATORS))
 page = ui.cached(pagedata.roofline_page)(preset, accel, s.k, int(ctxlen), dtype, int(batch))
 one = page.rows[0]  # a one-token pass
 
@@ -50,19 +48,19 @@ m[3].metric(ui.text(f"verify k + 1 = {s.k + 1} tokens (x a decode step)"),
 if page.free_for_k:
     st.success(ui.text(f"Verifying k + 1 = {s.k + 1} tokens is free here: a pass of up to "
                        f"{page.free_tokens:,} tokens per sequence costs within "
-                       f"{roofline.FREE_TOLERANCE:.0%} of a one-token pass on {accel}."))
+                       f"{pagedata.FREE_TOLERANCE:.0%} of a one-token pass on {accel}."))
 else:
     st.warning(ui.text(f"Verifying k + 1 = {s.k + 1} tokens is not free here: it costs "
                        f"{page.verify_ratio:.3f}x a decode step; only {page.free_tokens:,} "
-                       f"tokens per sequence fit within {roofline.FREE_TOLERANCE:.0%} of a "
+                       f"tokens per sequence fit within {pagedata.FREE_TOLERANCE:.0%} of a "
                        "one-token pass."))
-if page.free_tokens >= roofline.MAX_FREE_TOKENS:
+if page.free_tokens >= pagedata.MAX_FREE_TOKENS:
     st.info(ui.text(f"The pass stays memory-bound over the whole search range "
-                    f"(1..{roofline.MAX_FREE_TOKENS:,} tokens)."))
+                    f"(1..{pagedata.MAX_FREE_TOKENS:,} tokens)."))
 
 ui.chart(charts.roofline_figure(page), key="roofline")
-st.caption(ui.text(f"Two counts, both shown: the **{roofline.TUTORIAL_LABEL}**, and the "
-                   f"**{roofline.FULL_LABEL}** (all three SwiGLU matrices, grouped-query K "
+st.caption(ui.text(f"Two counts, both shown: the **{pagedata.TUTORIAL_LABEL}**, and the "
+                   f"**{pagedata.FULL_LABEL}** (all three SwiGLU matrices, grouped-query K "
                    "and V, the LM head), with and without reading the KV cache. Bytes are the "
                    "weights (and the KV cache), read once per pass; MACs grow with tokens x "
                    "batch."))
@@ -95,7 +93,7 @@ ui.md(
     "those chosen above; alpha is the exact long-run alpha_eff of the sidebar's pair."
 )
 kv = ui.bind("kv", st.toggle, "read the KV cache in each pass", cast=bool)
-alpha = ui.cached(round_law)(app.P, app.Q, app.ctx, s.k, "correct", True).alpha
+alpha = ui.cached(pagedata.long_run_alpha)(app.P, app.Q, app.ctx, s.k)
 curve = ui.cached(pagedata.batch_curve)(preset, accel, alpha, s.k, s.c, int(ctxlen), dtype, kv)
 b = st.columns(4)
 b[0].metric(ui.text("alpha_eff of the pair (exact)"), f"{curve.alpha:.4f}")

@@ -10,10 +10,8 @@ from dataclasses import replace
 
 import streamlit as st
 
-from specviz.core.rules import get_rule
-from specviz.figures import animation
-from specviz.text import corpus, textspec
-from specviz.views import textpage
+from specviz.figures import animation, textfigs
+from specviz.views import stepping, textpage, transcript
 from specviz.web import settings as S
 from specviz.web import ui
 
@@ -36,12 +34,12 @@ if "text_step" not in ss:  # first visit in this session: the URL decides
 
 
 @st.cache_resource(show_spinner="Reading the standard library's docstrings…")
-def _default_corpus() -> corpus.Corpus:
-    return corpus.default_corpus()
+def _default_corpus() -> textpage.Corpus:
+    return textpage.default_corpus()
 
 
 @st.cache_resource(max_entries=6, show_spinner="Counting n-grams…")
-def _counts(fingerprint: str, _corpus: corpus.Corpus, level: str, max_order: int):
+def _counts(fingerprint: str, _corpus: textpage.Corpus, level: str, max_order: int):
     return textpage.train_counts(_corpus, level, max_order)
 
 
@@ -52,7 +50,7 @@ def _big(fig):
 
 @st.cache_resource(max_entries=16, show_spinner=False)
 def _decoder(key: str, _counts, target: int, draft: int, T_p: float, T_q: float):
-    return textspec.TextDecoder(_counts, target, draft, T_p, T_q)
+    return textpage.TextDecoder(_counts, target, draft, T_p, T_q)
 
 
 st.title("Real text: speculative decoding on n-gram models")
@@ -94,15 +92,15 @@ if source == "paste":
     pasted = st.text_area("Your text (plain text, up to 5 MB)", key="text_paste", height=140)
     if pasted.strip():
         try:
-            text_corpus = corpus.user_corpus(pasted, "pasted text")
-        except corpus.CorpusError as exc:
+            text_corpus = textpage.user_corpus(pasted, "pasted text")
+        except textpage.CorpusError as exc:
             st.error(f"Text not used: {exc} The default corpus stays in use.")
 elif source == "upload":
     up = st.file_uploader("A UTF-8 text file, up to 5 MB", key="text_upload")
     if up is not None:
         try:
-            text_corpus = corpus.user_corpus(up.getvalue(), up.name)
-        except corpus.CorpusError as exc:
+            text_corpus = textpage.user_corpus(up.getvalue(), up.name)
+        except textpage.CorpusError as exc:
             st.error(f"File not used: {exc} The default corpus stays in use.")
 if text_corpus is None:
     text_corpus = _default_corpus()
@@ -122,19 +120,17 @@ if n_unk:
     st.caption(f"{n_unk} prompt token(s) are not in the corpus's vocabulary; both models read "
                "them as <unk>.")
 rule = s.rule
-if get_rule(rule).kind != "single":
-    st.warning(ui.text(f"Rule '{rule}' drafts several candidates per position; this page "
-                       "plays one draft per position, so it uses 'correct'."))
-    rule = "correct"
 drafter = ui.bind("drafter", st.radio, "Drafter in the animation", S.TEXT_DRAFTERS,
                   horizontal=True, format_func=textpage.DRAFTER_LABELS.get)
 
 # ----------------------------------------------------------------------------- one round
 st.subheader("One round at a time")
 rnd = ss["text_rnd"]
-tr = ui.cached(textpage.text_transcript)(dec, dec.key, ids, s.k, rnd, s.seed, rule, drafter)
+pair = dec.pair(drafter)
+tr = ui.cached(transcript.round_transcript)(pair, pair.fingerprint, ids, s.k, rnd=rnd,
+                                           seed=s.seed, rule=rule, traced=2)
 trace = tr.current
-step, note = animation.clamp_step(trace, ss.get("text_scrub", ss["text_step"]))
+step, note = stepping.clamp_step(trace, ss.get("text_scrub", ss["text_step"]))
 if note:
     st.warning(note)
 ss["text_scrub"] = step
@@ -147,39 +143,39 @@ def _goto(new_step: int, new_rnd: int) -> None:
     ss["text_scrub"], ss["text_step"], ss["text_rnd"] = new_step, new_step, new_rnd
 
 
-nxt = animation.advance(trace, step, rnd)
-prv = animation.retreat(step, rnd, tr.previous)
+nxt = stepping.advance(trace, step, rnd)
+prv = stepping.retreat(step, rnd, tr.previous)
 bar = st.columns([1, 1, 1.3, 1.3, 2.4], vertical_alignment="bottom")
 bar[0].button("◀ prev", key="text_prev", on_click=_goto, args=prv,
               disabled=prv == (step, rnd), width="stretch")
 bar[1].button("next ▶", key="text_next", on_click=_goto, args=nxt,
               disabled=nxt == (step, rnd), width="stretch")
 bar[2].button("new round", key="text_new_round", on_click=_goto,
-              args=(0, animation.round_after(rnd)), width="stretch",
+              args=(0, stepping.round_after(rnd)), width="stretch",
               help="The next round: it starts where this one ended")
 autoplay = bar[3].toggle("autoplay", key="text_autoplay")
 speed = bar[4].select_slider("speed", SPEEDS, value=1.0, key="text_speed",
                              format_func=lambda x: f"{x:g} s per step")
-step = st.slider("step", 0, animation.last_step(trace), key="text_scrub")
+step = st.slider("step", 0, stepping.last_step(trace), key="text_scrub")
 ss["text_step"] = step
 
-v = animation.view(trace, step)
+v = stepping.view(trace, step)
 st.markdown(animation.frame_caption(trace, step, rnd))
 st.caption(textpage.context_caption(dec, tr))
 st.info(v.caption)
 st.html(animation.chips_html(trace, step))
 st.html(animation.legend_html())
 left, right = st.columns(2)
-left.plotly_chart(_big(textpage.text_bars_figure(trace, step)), key="text_bars")
+left.plotly_chart(_big(textfigs.text_bars_figure(trace, step)), key="text_bars")
 right.plotly_chart(_big(animation.coin_figure(trace, step)), key="text_coin")
-right.plotly_chart(_big(textpage.text_residual_figure(trace, step)), key="text_residual")
+right.plotly_chart(_big(textfigs.text_residual_figure(trace, step)), key="text_residual")
 
 st.markdown("**The text so far** (grey: the prompt; colours: how each token was made)")
 totals = textpage.totals_at(tr, step)
 for col, (label, value) in zip(st.columns(5), textpage.running_metrics(totals, s.k, s.c, drafter),
                                strict=True):
     col.metric(label, value)
-st.html(textpage.text_html(dec, tr, step))
+st.html(textfigs.text_html(dec, tr, step))
 
 # ----------------------------------------------------------------------------- comparisons
 st.subheader("Which draft order?")
@@ -190,7 +186,7 @@ st.caption(ui.text(f"Each bar is one decode of {textpage.PAGE_TOKENS} tokens fro
            "sidebar's c."))
 orders = ui.cached(textpage.page_order_sweep)(counts, counts.fingerprint, target, ids, s.k,
                                               s.seed, float(T_p), float(s.T))
-ui.chart(textpage.order_figure(textpage.reprice(orders, s.k, s.c), target), key="text_orders")
+ui.chart(textfigs.order_figure(textpage.reprice(orders, s.k, s.c), target), key="text_orders")
 
 st.subheader("Prompt lookup against the n-gram draft")
 st.caption(ui.text("Prompt lookup (Saxena 2023) drafts by copying: it finds the last earlier place "
@@ -200,7 +196,7 @@ st.caption(ui.text("Prompt lookup (Saxena 2023) drafts by copying: it finds the 
            "seed."))
 drafters = textpage.reprice(ui.cached(textpage.page_drafters)(dec, dec.key, ids, s.k, s.seed,
                                                               rule), s.k, s.c)
-ui.chart(textpage.drafter_figure(drafters), key="text_drafters")
+ui.chart(textfigs.drafter_figure(drafters), key="text_drafters")
 st.dataframe(textpage.drafter_rows(drafters), hide_index=True)
 
 with st.expander("Check exactness at this prompt"):

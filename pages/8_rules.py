@@ -5,8 +5,6 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from specviz.analysis import metrics
-from specviz.core.rules import RULES
 from specviz.figures import charts
 from specviz.views import gallery
 from specviz.web import settings as S
@@ -53,7 +51,7 @@ page_values["rules_n"] = int(n)
 st.caption(ui.text(f"Context '{s.ctx}', k = {s.k}, seed {s.seed}, the sidebar's draft. Every "
                    "rule runs on its own seeded stream, all rules side by side."))
 
-with st.spinner(f"{n:,} decodes under each of {len(RULES)} rules..."):
+with st.spinner(f"{n:,} decodes under each of {len(gallery.RULES)} rules..."):
     g = ui.cached(gallery.gallery)(app.P, app.Q, app.ctx, s.k, int(n), s.seed, params)
 rows = gallery.gallery_rows(g)
 
@@ -158,7 +156,7 @@ with left:
                     max_value=float(S.K_APP_MAX + 1), step=0.01)
     page_values.update(conv_given=given, conv_value=float(value))
 try:
-    conv = metrics.convert(float(value), s.k, given)
+    conv = gallery.convert_metric(float(value), s.k, given)
 except ValueError as exc:
     conv = None
     right.warning(ui.text(f"Cannot convert at k = {s.k}: {exc}."))

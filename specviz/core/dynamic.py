@@ -1,6 +1,7 @@
 """Dynamic draft length: policies that choose k each round, run on one shared random stream.
 
-Every policy decodes the same long text position by position from common random numbers:
+Each round is the one round of specviz.core.round under any rule of the registry. Every
+policy decodes the same long text position by position from common random numbers:
 the uniform that drafts position t, the coin that checks it, and the uniform of a
 rejection or bonus token at t are the same for every policy. A uniform is reused only
 after the draft it drove was thrown away unverified, so it never informed a decision
@@ -13,9 +14,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .rule import ratio, residual
-from .sampling import draw
-from .tables import K_MAX, check_ctx, validate_pair
+from .draws import StreamDraws
+from .pair import TablePair
+from .round import play
+from .rules import Rule, get_rule
+from .sampling import draw_row
+from .tables import K_MAX, check_ctx
+from .verify import draft_row
 
 POLICIES = ("constant", "heuristic", "confidence", "oracle")
 POLICY_LABELS = {
@@ -47,21 +52,36 @@ class PolicyRun:
         return self.tokens / self.target_calls
 
 
-class _Stream:
-    """Common random numbers indexed by output position t: draft, coin, final."""
+def _stream(seed: int, size: int, m: int) -> StreamDraws:
+    """Common random numbers for output positions 0..size-1: draft, coin, final columns
+    (m tries per position); position t's draws do not depend on size."""
+    return StreamDraws(np.random.default_rng(seed).random((size, 2 * m + 1)), m)
 
-    def __init__(self, seed: int, size: int) -> None:
-        rng = np.random.default_rng(seed)
-        self.U = rng.random((size, 3)).T  # (3, positions); position t's draws do not depend on size
 
-    def draft(self, t: int) -> float:
-        return float(self.U[0, t])
+def _check(P, Q, ctx, policy, k, k_max, n_tokens, threshold) -> TablePair:
+    pair = TablePair(P, Q)
+    check_ctx(ctx, pair.V)
+    if policy not in POLICIES:
+        raise ValueError(f"unknown policy {policy!r}; valid policies: {', '.join(POLICIES)}")
+    if not 1 <= k <= K_MAX or not 1 <= k_max <= K_MAX:
+        raise ValueError(f"k and k_max must be in 1..{K_MAX}; got k = {k}, k_max = {k_max}")
+    if not 1 <= n_tokens <= TOKENS_MAX:
+        raise ValueError(f"n_tokens must be 1..{TOKENS_MAX:,}; got {n_tokens}")
+    if not 0.0 <= threshold <= 1.0:
+        raise ValueError(f"threshold must be in [0, 1]; got {threshold}")
+    return pair
 
-    def coin(self, t: int) -> float:
-        return float(self.U[1, t])
 
-    def final(self, t: int) -> float:
-        return float(self.U[2, t])
+def _confident_k(pair: TablePair, rule: Rule, c: int, draws: StreamDraws, k_max: int,
+                 threshold: float) -> int:
+    """Draft while the draft's top probability at the newest token is >= threshold (at
+    least 1, at most k_max); the drafts are the ones the round will draw."""
+    k_now, z = 0, c
+    while k_now < k_max and (k_now == 0 or pair.q([z]).max() >= threshold):
+        qs = draft_row(rule, pair.p([z]), pair.q([z]))
+        z = draw_row(qs, draws.draft(k_now))
+        k_now += 1
+    return k_now
 
 
 def run_policy(
@@ -74,74 +94,40 @@ def run_policy(
     seed: int = 0,
     k_max: int = 16,
     threshold: float = 0.3,
+    *,
+    rule: str | Rule = "correct",
 ) -> PolicyRun:
-    """Decode n_tokens from ctx with the correct rule, k chosen per round by `policy`.
+    """Decode n_tokens from ctx under `rule`, k chosen per round by `policy`.
 
     constant: k every round. heuristic: start at k, then k + 2 after a round that kept
     every draft and max(1, k - 1) otherwise, capped at k_max. confidence: draft while the
     draft's top probability max_x q(x | last) is at least threshold, at least 1 and at most
-    k_max. oracle: looks ahead on the stream and drafts exactly the tokens that will be
-    kept (none if the first would be rejected); the token after them is the one the
-    standard rule would emit there: the residual's if the next draft would have failed,
-    the bonus from p if k_max were all kept. Its text is that of k = k_max; only the
-    draft calls differ, which makes it a bound on what any policy can save.
+    k_max. oracle: looks ahead on the stream and drafts exactly the tokens the round at
+    k = k_max will emit as drafts; its text is that of k = k_max, only the draft calls
+    differ, which makes it a bound on what any policy can save.
     """
-    P, Q = validate_pair(P, Q)
-    ctx = check_ctx(ctx, P.shape[0])
-    if policy not in POLICIES:
-        raise ValueError(f"unknown policy {policy!r}; valid policies: {', '.join(POLICIES)}")
-    if not 1 <= k <= K_MAX or not 1 <= k_max <= K_MAX:
-        raise ValueError(f"k and k_max must be in 1..{K_MAX}; got k = {k}, k_max = {k_max}")
-    if not 1 <= n_tokens <= TOKENS_MAX:
-        raise ValueError(f"n_tokens must be 1..{TOKENS_MAX:,}; got {n_tokens}")
-    if not 0.0 <= threshold <= 1.0:
-        raise ValueError(f"threshold must be in [0, 1]; got {threshold}")
-    A = ratio(P, Q)  # (V, V) keep iff u < A[c, x]
-    R = residual(P, Q)  # (V, V)
-    top = Q.max(axis=1)  # (V,) the draft's confidence at each context
-    stream = _Stream(seed, n_tokens + k_max + 2)
+    pair = _check(P, Q, ctx, policy, k, k_max, n_tokens, threshold)
+    r = get_rule(rule)
+    m = int(r.prm["m"]) if r.kind == "multi" else 1
+    draws = _stream(seed, n_tokens + k_max + 2, m)
     run = PolicyRun(policy)
-    c, t, k_now = ctx, 0, k
-    while t < n_tokens:
-        # how many to draft this round
+    c, k_now = int(ctx), k
+    while draws.start < n_tokens:
         if policy == "confidence":
-            k_now, z = 0, c
-            while k_now < k_max and (k_now == 0 or top[z] >= threshold):
-                z = draw(Q[z], stream.draft(t + k_now))
-                k_now += 1
-        elif policy == "oracle":
-            k_now, z, doomed = 0, c, False
-            while k_now < k_max:  # look ahead: would the next draft be kept?
-                x = draw(Q[z], stream.draft(t + k_now))
-                if not stream.coin(t + k_now) < A[z, x]:
-                    doomed = True  # it would be rejected: its residual token comes next
-                    break
-                z, k_now = x, k_now + 1
-        # the round itself: draft, verify, then a rejection or bonus token
-        accepted, z = 0, c
-        for i in range(k_now):
-            x = draw(Q[z], stream.draft(t + i))
-            if stream.coin(t + i) < A[z, x]:
-                run.text.append(x)
-                accepted, z = accepted + 1, x
-            else:
-                run.text.append(draw(R[z], stream.final(t + i)))
-                break
-        else:
-            if policy == "oracle" and doomed:  # the draft it skipped would have failed
-                run.text.append(draw(R[z], stream.final(t + k_now)))
-            else:
-                run.text.append(draw(P[z], stream.final(t + k_now)))  # bonus
-        emitted = accepted + 1
-        run.ks.append(k_now)
-        run.tokens += emitted
+            k_now = _confident_k(pair, r, c, draws, k_max, threshold)
+        d = play(pair, [c], k_max if policy == "oracle" else k_now, r, draws, light=True)
+        drafted = d.k if policy != "oracle" else sum(
+            1 for e in d.emitted if e.origin in ("accepted", "unverified"))
+        run.text += d.tokens
+        run.ks.append(drafted)
+        run.tokens += len(d.emitted)
         run.target_calls += 1
-        run.draft_calls += k_now
-        run.accepted += accepted
-        t += emitted
-        c = run.text[-1]
+        run.draft_calls += drafted
+        run.accepted += d.accepted
+        draws.start += len(d.emitted)
+        c = d.next_ctx
         if policy == "heuristic":
-            k_now = min(k_max, k_now + 2) if accepted == k_now else max(1, k_now - 1)
+            k_now = min(k_max, k_now + 2) if d.accepted == k_now else max(1, k_now - 1)
     return run
 
 
@@ -155,6 +141,9 @@ def run_policies(
     k_max: int = 16,
     threshold: float = 0.3,
     policies: tuple[str, ...] = POLICIES,
+    *,
+    rule: str | Rule = "correct",
 ) -> dict[str, PolicyRun]:
     """Every policy on the same stream."""
-    return {p: run_policy(P, Q, ctx, p, k, n_tokens, seed, k_max, threshold) for p in policies}
+    return {p: run_policy(P, Q, ctx, p, k, n_tokens, seed, k_max, threshold, rule=rule)
+            for p in policies}

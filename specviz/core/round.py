@@ -1,21 +1,43 @@
-"""One round of speculative decoding, played once and kept as a frozen trace.
+"""One round of speculative decoding against a model pair, played once into a frozen trace.
 
-The trace holds every draw the round made (drafts, coins, the residual or bonus
-token), so the app animates a round by moving an index through trace.steps; it
-never draws again.
+The round (Leviathan et al. 2022, Algorithm 1; Chen et al. 2023, Algorithm 2): draft
+x_1..x_k serially, each from q at its prefix (or take a deterministic proposal); one target
+call gives p at all k + 1 prefixes; keep x_i while its coin passes, u_i < min(1, p/q) for
+the standard rule; the first rejection emits one token from the rule's rejection law
+(norm(max(0, p - q)) for the standard rule) and ends the round; if all are kept, a bonus
+token comes from p at the last prefix. Multi-candidate rules (SpecInfer) try m drafts per
+position in turn. The rule is read from the registry, one position's rows at a time.
+
+The trace holds every draw (drafts, coins, the last token), so the app animates a round by
+moving an index through trace.steps; it never draws again. Uniforms are taken in this
+order: one per drafted token, one coin per verified position, one for the last token.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from .rules import RuleTables, apply_rule, coin_passes, keep_prob
-from .sampling import draw
-from .tables import VOCAB, check_ctx, check_k, token_name, validate_pair
+from .draws import Draws, RngDraws
+from .pair import ModelPair
+from .rule import overlap, ratio
+from .rules import Rule, coin_passes, get_rule, keep_prob
+from .sampling import draw_row
+from .steps import Step, steps_multi, steps_single
+from .tables import check_k
+from .verify import (
+    draft_row,
+    multi_chain,
+    reads_target_to_draft,
+    rejection_depends_on_draft,
+    rejection_row,
+    threshold,
+)
 
 ORIGINS = ("accepted", "resampled", "bonus", "unverified")
+ROUNDS_MAX = 10_000  # rounds one transcript may chain
 
 
 def _frozen(a: np.ndarray) -> np.ndarray:
@@ -40,14 +62,14 @@ class Position:
     """Draft position i (1-based): the drafted token and its verification."""
 
     i: int
-    context: int  # the token both models condition on here
-    token: int  # drafted x_i ~ q(.|context)
-    p_row: np.ndarray  # (V,) target p(.|context)
-    q_row: np.ndarray  # (V,) draft q(.|context)
+    context: int  # the newest token of the prefix both models condition on here
+    token: int  # drafted x_i
+    p_row: np.ndarray  # (V,) target p(.|prefix)
+    q_row: np.ndarray  # (V,) what the draft sampled from at prefix
     p: float  # p(x_i)
     q: float  # q(x_i)
-    ratio: float  # p / q (inf when q = 0)
-    threshold: float  # the rule's chance of keeping x_i, min(1, p/q) for the correct rule
+    ratio: float  # p / q with the draft's own q (inf when q = 0)
+    threshold: float  # the rule's chance of keeping x_i, min(1, p/q) for the standard rule
     u: float | None  # the coin, None when the position is never verified
     accepted: bool | None  # None when never verified
     tries: tuple[Try, ...] = ()  # multi-draft: every candidate tried here, in order
@@ -65,27 +87,18 @@ class Emitted:
 
 
 @dataclass(frozen=True)
-class Step:
-    """One frame of the animation."""
-
-    kind: str  # start | draft | verify | residual | flush | unverified | bonus | done
-    position: int | None  # 1-based draft position the frame is about, if any
-    caption: str
-
-
-@dataclass(frozen=True)
 class RoundTrace:
     rule: str
-    ctx: int
-    k: int
+    ctx: int  # the newest token of the prefix the round starts from
+    k: int  # tokens drafted (a proposal may hold fewer than asked for)
     vocab: tuple[str, ...]
-    positions: tuple[Position, ...]  # all k drafts, verified or not
+    positions: tuple[Position, ...]  # all drafts, verified or not
     rejected_at: int | None  # 1-based position of the first rejection, None if all kept
     rejection_row: np.ndarray | None  # (V,) the law the rejection token came from
     rejection_context: int | None
-    bonus_row: np.ndarray | None  # (V,) p at the last prefix, when all k were kept
+    bonus_row: np.ndarray | None  # (V,) p at the last prefix, when all were kept
     bonus_context: int | None
-    final_u: float  # the uniform behind the residual or bonus draw
+    final_u: float  # the uniform behind the rejection or bonus draw
     emitted: tuple[Emitted, ...]
     flushed: tuple[int, ...]  # 1-based positions of drafts thrown away
     steps: tuple[Step, ...]
@@ -103,260 +116,216 @@ class RoundTrace:
         return tuple(e.token for e in self.emitted)
 
     def name(self, x: int) -> str:
-        return token_name(self.vocab, x)
-
-
-def play_round(
-    P: np.ndarray,
-    Q: np.ndarray,
-    ctx: int,
-    k: int,
-    rng: np.random.Generator,
-    rule: str = "correct",
-    vocab: tuple[str, ...] | None = None,
-) -> RoundTrace:
-    """Play one round from ctx: draft k tokens, verify them with one coin each, emit 1..k+1."""
-    P, Q = validate_pair(P, Q, vocab)
-    k = check_k(k)
-    ctx = check_ctx(ctx, P.shape[0])
-    vocab = tuple(vocab) if vocab is not None else _default_vocab(P.shape[0])
-    return _play(apply_rule(rule, P, Q), ctx, k, rng, vocab)
-
-
-def _default_vocab(V: int) -> tuple[str, ...]:
-    return VOCAB if V == len(VOCAB) else tuple(str(i) for i in range(V))
+        return self.vocab[x] if 0 <= x < len(self.vocab) else str(x)
 
 
 @dataclass(frozen=True)
 class RoundDigest:
-    """What a round emitted, without its frames: enough for running totals."""
+    """What a round emitted, without rows or frames: enough for running totals."""
 
     ctx: int
-    k: int
+    k: int  # tokens drafted
     emitted: tuple[Emitted, ...]
     accepted: int
+    beta: tuple[float, ...] = ()  # sum_x min(p, q) at each verified position, when asked
 
     @property
     def next_ctx(self) -> int:
         return self.emitted[-1].token
 
-
-def _play(
-    rt: RuleTables, ctx: int, k: int, rng: np.random.Generator, vocab, light: bool = False
-) -> RoundTrace | RoundDigest:
-    """One round. light=True stops once the tokens are known (same draws, no frames)."""
-    if rt.rule.kind == "multi":
-        return _play_multi(rt, ctx, k, rng, vocab, light)
-    # 1. draft x_1..x_k serially, each from q at the previous token
-    contexts, drafts = [], []
-    c = ctx
-    for _ in range(k):
-        x = draw(rt.Qs[c], rng.random())
-        contexts.append(c)
-        drafts.append(x)
-        c = x
-    # 2-3. verify in order with one coin each, until the first rejection
-    coins: list[float] = []
-    rejected_at = None
-    for i, (c, x) in enumerate(zip(contexts, drafts, strict=True), start=1):
-        u = float(rng.random())
-        coins.append(u)
-        if not coin_passes(rt.rule, u, rt.A[c, x]):
-            rejected_at = i
-            break
-    # 3-4. one more token: from the rejection law at the rejected position, or the bonus
-    final_u = float(rng.random())
-    name = lambda x: token_name(vocab, x)  # noqa: E731
-    emitted: list[Emitted] = []
-    flushed: tuple[int, ...] = ()
-    rejection_row = bonus_row = None
-    rejection_context = bonus_context = None
-    n_acc = k if rejected_at is None else rejected_at - 1
-    emitted += [Emitted(drafts[i], "accepted", i + 1) for i in range(n_acc)]
-    if rejected_at is None:
-        bonus_context = drafts[-1]
-        bonus_row = _frozen(rt.P[bonus_context])
-        emitted.append(Emitted(draw(bonus_row, final_u), "bonus", k + 1))
-    else:
-        rejection_context = contexts[rejected_at - 1]
-        row = rt.R[rejection_context].copy()
-        if rt.rule.rejection_skips_draft:  # y ~ R[c] given y != the rejected draft
-            row[drafts[rejected_at - 1]] = 0.0
-            row /= row.sum()
-        rejection_row = _frozen(row)
-        emitted.append(Emitted(draw(rejection_row, final_u), "resampled", rejected_at))
-        later = range(rejected_at, k)  # 0-based indices of the drafts after the rejection
-        if rt.rule.keep_unverified:
-            emitted += [Emitted(drafts[i], "unverified", i + 1) for i in later]
-        else:
-            flushed = tuple(i + 1 for i in later)
-    if light:
-        return RoundDigest(ctx, k, tuple(emitted), n_acc)
-    positions = tuple(
-        Position(
-            i=i + 1,
-            context=c,
-            token=x,
-            p_row=_frozen(rt.P[c]),
-            q_row=_frozen(rt.Qs[c]),
-            p=float(rt.P[c, x]),
-            q=float(rt.Qs[c, x]),
-            ratio=float(rt.P[c, x] / rt.Q[c, x]) if rt.Q[c, x] > 0 else float("inf"),
-            threshold=float(keep_prob(rt.rule, rt.A[c, x])),
-            u=coins[i] if i < len(coins) else None,
-            accepted=bool(coin_passes(rt.rule, coins[i], rt.A[c, x])) if i < len(coins) else None,
-        )
-        for i, (c, x) in enumerate(zip(contexts, drafts, strict=True))
-    )
-    steps = _steps(rt, ctx, positions, rejected_at, emitted, flushed, name)
-    return RoundTrace(
-        rule=rt.rule.name,
-        ctx=ctx,
-        k=k,
-        vocab=vocab,
-        positions=positions,
-        rejected_at=rejected_at,
-        rejection_row=rejection_row,
-        rejection_context=rejection_context,
-        bonus_row=bonus_row,
-        bonus_context=bonus_context,
-        final_u=final_u,
-        emitted=tuple(emitted),
-        flushed=flushed,
-        steps=steps,
-    )
+    @property
+    def tokens(self) -> tuple[int, ...]:
+        return tuple(e.token for e in self.emitted)
 
 
-def _steps(rt, ctx, positions, rejected_at, emitted, flushed, name) -> tuple[Step, ...]:
-    """The animation's frames, in order; captions are plain statements of the numbers."""
-    k = len(positions)
-    steps = [Step("start", None, f"Context '{name(ctx)}'. The draft will guess {k} tokens.")]
-    for pos in positions:
-        steps.append(
-            Step("draft", pos.i, f"Draft {pos.i}: '{name(pos.token)}' drawn from q(.|'"
-                 f"{name(pos.context)}'), q = {pos.q:.4f}.")
-        )
-    for pos in positions:
-        if not pos.verified:
-            break
-        verdict = "kept" if pos.accepted else "rejected"
-        steps.append(
-            Step("verify", pos.i, f"Check '{name(pos.token)}': p = {pos.p:.4f}, q = {pos.q:.4f}, "
-                 f"keep if u < {pos.threshold:.4f}; u = {pos.u:.4f}, {verdict}.")
-        )
-    if rejected_at is not None:
-        res = next(e for e in emitted if e.origin == "resampled")
-        steps.append(
-            Step("residual", rejected_at, f"Rejected at position {rejected_at}: '{name(res.token)}'"
-                 f" drawn from {rt.rule.reject_law} instead.")
-        )
-        if rt.rule.keep_unverified and rejected_at < k:
-            steps.append(Step("unverified", rejected_at + 1, f"Rule '{rt.rule.name}': the "
-                              f"{k - rejected_at} later drafts are emitted without a check."))
-        elif flushed:
-            steps.append(Step("flush", flushed[0], f"The {len(flushed)} later draft(s) were "
-                              "conditioned on the rejected token, so they are thrown away."))
-    else:
-        last = emitted[-1]
-        steps.append(Step("bonus", k + 1, f"All {k} kept: bonus token '{name(last.token)}' from "
-                          f"p(.|'{name(positions[-1].token)}') at no extra target call."))
-    text = " ".join(name(e.token) for e in emitted)
-    steps.append(Step("done", None, f"Round emits {len(emitted)} token(s) for one target call: "
-                      f"{text}."))
-    return tuple(steps)
+def play_round(pair: ModelPair, ctx: int | Sequence[int], k: int, *,
+               rng: np.random.Generator, rule: str | Rule = "correct") -> RoundTrace:
+    """Play one round from ctx (a token, or a prefix of tokens, newest last)."""
+    prefix = pair.check_prefix(ctx)
+    return play(pair, prefix, check_k(k), get_rule(rule), RngDraws(rng))
 
 
-def play_rounds(
-    P: np.ndarray,
-    Q: np.ndarray,
-    ctx: int,
-    k: int,
-    n_rounds: int,
-    seed: int = 0,
-    rule: str = "correct",
-    vocab: tuple[str, ...] | None = None,
-    traced: int | None = None,
-) -> tuple[RoundTrace | RoundDigest, ...]:
+def play_rounds(pair: ModelPair, ctx: int | Sequence[int], k: int, *, n_rounds: int,
+                seed: int = 0, rule: str | Rule = "correct",
+                traced: int | None = None) -> tuple[RoundTrace | RoundDigest, ...]:
     """A transcript: n_rounds rounds chained from ctx on one seeded stream.
 
-    With traced = m only the last m rounds carry their frames (RoundTrace); the earlier
-    ones are RoundDigest, played with the same draws at a fraction of the cost.
+    With traced = m only the last m rounds carry their rows and frames (RoundTrace); the
+    earlier ones are RoundDigest, played with the same draws at a fraction of the cost.
     """
-    P, Q = validate_pair(P, Q, vocab)
-    k, ctx = check_k(k), check_ctx(ctx, P.shape[0])
+    prefix = pair.check_prefix(ctx)
+    k, r = check_k(k), get_rule(rule)
     if isinstance(n_rounds, bool) or not isinstance(n_rounds, (int, np.integer)) \
-            or not 1 <= n_rounds <= 10_000:
-        raise ValueError(f"n_rounds must be an integer 1..10,000; got {n_rounds!r}")
-    vocab = tuple(vocab) if vocab is not None else _default_vocab(P.shape[0])
-    rt = apply_rule(rule, P, Q)
-    rng = np.random.default_rng(seed)
+            or not 1 <= n_rounds <= ROUNDS_MAX:
+        raise ValueError(f"n_rounds must be an integer 1..{ROUNDS_MAX:,}; got {n_rounds!r}")
+    draws = RngDraws(np.random.default_rng(seed))
     first_traced = 0 if traced is None else max(0, int(n_rounds) - int(traced))
     out = []
-    for r in range(int(n_rounds)):
-        tr = _play(rt, ctx, k, rng, vocab, light=r < first_traced)
+    for i in range(int(n_rounds)):
+        tr = play(pair, prefix, k, r, draws, light=i < first_traced)
         out.append(tr)
-        ctx = tr.next_ctx
+        prefix = prefix + list(tr.tokens)
     return tuple(out)
 
 
-def _play_multi(
-    rt: RuleTables, ctx: int, k: int, rng: np.random.Generator, vocab, light: bool = False
-) -> RoundTrace | RoundDigest:
-    """A multi-draft round: m candidates per position, the kept one carries the path on."""
-    name = lambda x: token_name(vocab, x)  # noqa: E731
-    positions: list[Position] = []
-    emitted: list[Emitted] = []
-    c = ctx
-    rejected_at = rejection_row = rejection_context = bonus_row = bonus_context = None
-    for i in range(1, k + 1):
+def play(pair: ModelPair, prefix: list[int], k: int, rule: Rule, draws: Draws,
+         light: bool = False, betas: bool = False) -> RoundTrace | RoundDigest:
+    """One round from a checked prefix. light=True stops once the tokens are known (same
+    draws, no frames); betas=True adds sum_x min(p, q) at each verified position."""
+    if rule.kind == "multi":
+        return _play_multi(pair, prefix, k, rule, draws, light)
+    return _play_single(pair, prefix, k, rule, draws, light, betas)
+
+
+def _one_hot(V: int, x: int) -> np.ndarray:
+    q = np.zeros(V)
+    q[x] = 1.0
+    return q
+
+
+def _draft(pair, prefix, k, rule, draws):
+    """Step 1: x_1..x_n from q serially (or the pair's proposal), with the rows they used."""
+    proposal = pair.propose(prefix, k)
+    n = k if proposal is None else min(k, len(proposal))
+    cur = list(prefix)
+    drafts, q_rows, qs_rows, p_rows = [], [], [], {}
+    for i in range(n):
+        if proposal is not None:  # deterministic: q is one-hot at the proposed token
+            x = int(proposal[i])
+            q = qs = _one_hot(pair.V, x)
+        elif reads_target_to_draft(rule):
+            q, p_rows[i] = pair.q(cur), pair.p(cur)
+            qs = draft_row(rule, p_rows[i], q)
+            x = draw_row(qs, draws.draft(i))
+        else:
+            q = qs = pair.q(cur)
+            x = pair.draw_q(cur, draws.draft(i))
+        drafts.append(x)
+        q_rows.append(q)
+        qs_rows.append(qs)
+        cur.append(x)
+    return proposal is not None, drafts, q_rows, qs_rows, p_rows
+
+
+def _play_single(pair, prefix, k, rule, draws, light, betas):
+    proposed, drafts, q_rows, qs_rows, p_rows = _draft(pair, prefix, k, rule, draws)
+    n = len(drafts)
+
+    def p_at(i: int) -> np.ndarray:  # the target's row at position i's prefix
+        if i not in p_rows:
+            p_rows[i] = pair.p(prefix + drafts[:i])
+        return p_rows[i]
+
+    # 2-3. one target call scores every prefix; verify in order until the first rejection
+    coins, A = [], []
+    rejected_at = None
+    for i in range(n):
+        A.append(threshold(rule, p_at(i), q_rows[i], drafts[i]))
+        coins.append(draws.coin(i))
+        if not coin_passes(rule, coins[i], A[i]):
+            rejected_at = i + 1
+            break
+    # 3-4. one more token: from the rejection law, or the bonus from p at the last prefix
+    n_acc = n if rejected_at is None else rejected_at - 1
+    final_u = draws.final(n_acc)
+    emitted = [Emitted(drafts[i], "accepted", i + 1) for i in range(n_acc)]
+    flushed: tuple[int, ...] = ()
+    rejection = bonus = None
+    if rejected_at is None:
+        bonus = prefix + drafts
+        emitted.append(Emitted(pair.draw_p(bonus, final_u), "bonus", n + 1))
+    else:
+        i = rejected_at - 1
+        rejection = _rejection(pair, prefix + drafts[:i], rule, drafts[i], p_at(i),
+                               q_rows[i], proposed)
+        emitted.append(Emitted(draw_row(rejection, final_u), "resampled", rejected_at))
+        later = range(rejected_at, n)
+        if rule.keep_unverified:
+            emitted += [Emitted(drafts[j], "unverified", j + 1) for j in later]
+        else:
+            flushed = tuple(j + 1 for j in later)
+    if light:
+        beta = tuple(float(overlap(p_at(i), qs_rows[i])) for i in range(len(coins))) \
+            if betas else ()
+        return RoundDigest(prefix[-1], n, tuple(emitted), n_acc, beta)
+    last = [prefix[-1]] + drafts  # the newest token at each position's prefix
+    positions = tuple(
+        Position(
+            i=i + 1, context=last[i], token=x, p_row=_frozen(p_at(i)),
+            q_row=_frozen(qs_rows[i]), p=float(p_at(i)[x]), q=float(qs_rows[i][x]),
+            ratio=float(ratio(p_at(i)[x], q_rows[i][x])),
+            threshold=float(keep_prob(rule, np.asarray(
+                A[i] if i < len(A) else threshold(rule, p_at(i), q_rows[i], x)))),
+            u=coins[i] if i < len(coins) else None,
+            accepted=bool(coin_passes(rule, coins[i], A[i])) if i < len(coins) else None,
+        )
+        for i, x in enumerate(drafts)
+    )
+    trace = RoundTrace(
+        rule=rule.name, ctx=prefix[-1], k=n, vocab=pair.names, positions=positions,
+        rejected_at=rejected_at,
+        rejection_row=None if rejection is None else _frozen(rejection),
+        rejection_context=None if rejected_at is None else last[rejected_at - 1],
+        bonus_row=None if bonus is None else _frozen(pair.p(bonus)),
+        bonus_context=None if bonus is None else last[n],
+        final_u=final_u, emitted=tuple(emitted), flushed=flushed, steps=(),
+    )
+    return _with_steps(trace, steps_single(pair, rule, prefix, trace, proposed))
+
+
+def _with_steps(trace: RoundTrace, steps: tuple[Step, ...]) -> RoundTrace:
+    object.__setattr__(trace, "steps", steps)
+    return trace
+
+
+def _rejection(pair, prefix, rule, x, p, q, proposed) -> np.ndarray:
+    """The rejection law at prefix, cached by what the models read of it."""
+    key = (rule.name, rule.values, pair.key(prefix), proposed,
+           x if rejection_depends_on_draft(rule, proposed) else None)
+    return pair.rejections.get(key, lambda: rejection_row(rule, p, q, x))
+
+
+def _play_multi(pair, prefix, k, rule, draws, light):
+    """m candidates per position from q, tried in turn against p_j; the kept one carries
+    the path on (its children in the token tree); if all fail, one token from p_(m+1)."""
+    m = int(rule.prm["m"])
+    cur, positions, emitted = list(prefix), [], []
+    rejected_at = None
+    for i in range(k):
+        p, q = pair.p(cur), pair.q(cur)
+        qs = draft_row(rule, p, q)
+        chain, after = multi_chain(p, qs, m)
         tries = []
-        for A_j in rt.chain:
-            x = draw(rt.Qs[c], rng.random())
-            u = float(rng.random())
-            tries.append(Try(x, float(rt.Qs[c, x]), float(min(1.0, A_j[c, x])), u,
-                             bool(u < A_j[c, x])))
+        for j, A_j in enumerate(chain):
+            x = draw_row(qs, draws.draft(i, j))
+            u = draws.coin(i, j)
+            tries.append(Try(x, float(qs[x]), float(min(1.0, A_j[x])), u, bool(u < A_j[x])))
             if tries[-1].accepted:
                 break
-        last = tries[-1]
+        t = tries[-1]
         positions.append(Position(
-            i=i, context=c, token=last.token, p_row=_frozen(rt.P[c]), q_row=_frozen(rt.Qs[c]),
-            p=float(rt.P[c, last.token]), q=last.q,
-            ratio=float(rt.P[c, last.token] / last.q) if last.q > 0 else float("inf"),
-            threshold=last.threshold, u=last.u, accepted=last.accepted, tries=tuple(tries),
-        ))
-        if not last.accepted:
-            rejected_at, rejection_context = i, c
-            rejection_row = _frozen(rt.R[c])
+            i=i + 1, context=cur[-1], token=t.token, p_row=_frozen(p), q_row=_frozen(qs),
+            p=float(p[t.token]), q=t.q, ratio=float(ratio(p[t.token], t.q)),
+            threshold=t.threshold, u=t.u, accepted=t.accepted, tries=tuple(tries)))
+        if not t.accepted:
+            rejected_at, rejection = i + 1, after
             break
-        emitted.append(Emitted(last.token, "accepted", i))
-        c = last.token
-    final_u = float(rng.random())
+        emitted.append(Emitted(t.token, "accepted", i + 1))
+        cur.append(t.token)
+    final_u = draws.final(len(emitted))
     if rejected_at is None:
-        bonus_context, bonus_row = c, _frozen(rt.P[c])
-        emitted.append(Emitted(draw(bonus_row, final_u), "bonus", k + 1))
+        emitted.append(Emitted(pair.draw_p(cur, final_u), "bonus", k + 1))
     else:
-        emitted.append(Emitted(draw(rejection_row, final_u), "resampled", rejected_at))
+        emitted.append(Emitted(draw_row(rejection, final_u), "resampled", rejected_at))
     if light:
-        return RoundDigest(ctx, k, tuple(emitted), len(emitted) - 1)
-    steps = [Step("start", None, f"Context '{name(ctx)}'. Up to {k} positions, "
-                  f"{len(rt.chain)} candidates each.")]
-    for pos in positions:
-        tried = ", ".join(f"'{name(t.token)}' (u = {t.u:.3f} vs {t.threshold:.3f}: "
-                          f"{'kept' if t.accepted else 'no'})" for t in pos.tries)
-        steps.append(Step("verify", pos.i, f"Position {pos.i}: {tried}."))
-    if rejected_at is not None:
-        steps.append(Step("residual", rejected_at, f"All candidates failed at position "
-                          f"{rejected_at}: '{name(emitted[-1].token)}' drawn from "
-                          f"{rt.rule.reject_law}."))
-    else:
-        steps.append(Step("bonus", k + 1, f"All {k} positions kept: bonus token "
-                          f"'{name(emitted[-1].token)}' from p."))
-    text = " ".join(name(e.token) for e in emitted)
-    steps.append(Step("done", None, f"Round emits {len(emitted)} token(s) for one target call: "
-                      f"{text}."))
-    return RoundTrace(
-        rule=rt.rule.name, ctx=ctx, k=k, vocab=vocab, positions=tuple(positions),
-        rejected_at=rejected_at, rejection_row=rejection_row,
-        rejection_context=rejection_context, bonus_row=bonus_row, bonus_context=bonus_context,
-        final_u=final_u, emitted=tuple(emitted), flushed=(), steps=tuple(steps),
+        return RoundDigest(prefix[-1], k, tuple(emitted), len(emitted) - 1)
+    trace = RoundTrace(
+        rule=rule.name, ctx=prefix[-1], k=k, vocab=pair.names, positions=tuple(positions),
+        rejected_at=rejected_at,
+        rejection_row=None if rejected_at is None else _frozen(rejection),
+        rejection_context=None if rejected_at is None else cur[-1],
+        bonus_row=None if rejected_at is not None else _frozen(pair.p(cur)),
+        bonus_context=None if rejected_at is not None else cur[-1],
+        final_u=final_u, emitted=tuple(emitted), flushed=(), steps=(),
     )
+    return _with_steps(trace, steps_multi(pair, rule, prefix, trace, m))

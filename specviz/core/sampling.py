@@ -20,6 +20,38 @@ def draw(w: np.ndarray, u: float) -> int:
     return min(x, last)
 
 
+DRAW_FLAT_MAX = 4_096  # up to this V a row draw is `draw` itself (one cumulative sum)
+DRAW_BLOCK = 256  # above it, the inverse CDF goes by blocks of this many tokens
+
+
+def block_cdf(w: np.ndarray, block: int = DRAW_BLOCK) -> np.ndarray:
+    """The mass up to the end of each block of `block` tokens: cumsum of block sums."""
+    nb = -(-len(w) // block)
+    wb = np.zeros(nb * block)
+    wb[: len(w)] = w
+    return np.cumsum(wb.reshape(nb, block).sum(axis=1))  # (nb,)
+
+
+def draw_row(w: np.ndarray, u: float, blocks: np.ndarray | None = None,
+             block: int = DRAW_BLOCK) -> int:
+    """One token from the (V,) law w with the uniform u, by inverse CDF.
+
+    Small V: exactly `draw`. Large V: the same inverse CDF in two steps (block sums, then
+    a cumulative sum inside the chosen block; blocks = block_cdf(w) when known), since a
+    cumulative sum over the whole row costs more than the rest of a position's work. The
+    token can differ from `draw`'s only where rounding moves an interval's edge past u.
+    """
+    V = len(w)
+    if V <= DRAW_FLAT_MAX:
+        return draw(w, u)
+    c = block_cdf(w, block) if blocks is None else blocks
+    t = u * c[-1]
+    b = min(int(np.searchsorted(c, t, side="right")), len(c) - 1)
+    inner = np.cumsum(w[b * block: (b + 1) * block]) + (c[b - 1] if b else 0.0)
+    x = b * block + min(int(np.searchsorted(inner, t, side="right")), len(inner) - 1)
+    return x if w[x] > 0 else draw(w, u)  # an edge case of rounding: the flat way
+
+
 def alias_tables(W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Vose's alias tables for each row of W. (R, V) -> keep (R, V) float, alias (R, V) int."""
     R, V = W.shape

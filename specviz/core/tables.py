@@ -15,6 +15,10 @@ VOCAB: tuple[str, ...] = ("a", "b", "c", "d", "e", "f")
 K_MAX = 64  # most drafted tokens per round the engine accepts
 N_MAX = 100_000_000  # most Monte Carlo decodes in one call (run in bounded chunks)
 V_MAX = 4096  # largest vocabulary a table may have
+# App caps: small enough that one request stays within seconds and ~200 MB.
+K_APP_MAX = 32  # drafted tokens per round in the app
+N_APP_MAX = 10_000_000  # Monte Carlo decodes per run in the app
+WORK_APP_MAX = 50_000_000  # decodes x (k + 1) per rule in one run: ~seconds and ~200 MB
 ROW_SUM_ATOL = 1e-6  # a row must sum to 1 within this; it is never renormalised silently
 
 # Row 'a' is the tutorial's published row (SPEC.md). It was published to 4 places, and its
@@ -127,6 +131,12 @@ def _row(vocab: tuple[str, ...] | None, r: int) -> str:
     return f"'{vocab[r]}'" if vocab is not None and r < len(vocab) else str(r)
 
 
+def n_cap(k: int) -> int:
+    """The most decodes one rule may run at draft length k: N_APP_MAX, or less for long k,
+    so that n (k + 1) <= WORK_APP_MAX."""
+    return max(1, min(N_APP_MAX, WORK_APP_MAX // (int(k) + 1)))
+
+
 def check_ctx(ctx: object, V: int) -> int:
     """A context token index in 0..V-1."""
     if isinstance(ctx, bool) or not isinstance(ctx, (int, np.integer)):
@@ -162,15 +172,32 @@ def normalise_rows(M: object) -> np.ndarray:
     return A / sums
 
 
+T_MIN, T_MAX = 0.05, 10.0  # temperatures a model may be run at
+
+
+def check_temperature(T: object, name: str = "T") -> float:
+    """A temperature in [T_MIN, T_MAX]."""
+    if isinstance(T, bool) or not isinstance(T, (int, float, np.floating, np.integer)) \
+            or not math.isfinite(T) or not T_MIN <= T <= T_MAX:
+        raise ValueError(f"temperature {name} must be a number in [{T_MIN:g}, {T_MAX:g}]; "
+                         f"got {T!r}")
+    return float(T)
+
+
+def temper_rows(A: np.ndarray, T: float) -> np.ndarray:
+    """A^(1/T) / sum A^(1/T) over the last axis (zeros stay zero); T = 1 returns A itself."""
+    if T == 1.0:
+        return A
+    logs = np.where(A > 0, np.log(np.where(A > 0, A, 1.0)), -np.inf) / T  # (..., V)
+    logs -= logs.max(axis=-1, keepdims=True)  # stable softmax
+    W = np.exp(logs)  # zeros stay zero
+    return W / W.sum(axis=-1, keepdims=True)
+
+
 def temper(P: object, T: float) -> np.ndarray:
     """temper(P, T)[c] = P[c]^(1/T) / sum_x P[c, x]^(1/T); T -> 0 is greedy, T -> inf uniform."""
-    if not isinstance(T, (int, float, np.floating, np.integer)) or not math.isfinite(T) or T <= 0:
-        raise ValueError(f"temperature T must be a finite number > 0; got {T!r}")
-    A = validate_table(P, "table")
-    logs = np.where(A > 0, np.log(np.where(A > 0, A, 1.0)), -np.inf) / T  # (V, V)
-    logs -= logs.max(axis=1, keepdims=True)  # stable softmax
-    W = np.exp(logs)  # (V, V), zeros stay zero
-    return W / W.sum(axis=1, keepdims=True)
+    T = check_temperature(T)
+    return temper_rows(validate_table(P, "table"), T).copy()
 
 
 def junk_table(P: object) -> np.ndarray:

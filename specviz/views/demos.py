@@ -17,6 +17,8 @@ from ..analysis import roofline, theory
 from ..analysis.stats import gof_pvalue, sampling_floor, tv, tv_threshold
 from ..core.exact import exact_joint, round_law, target_joint
 from ..core.montecarlo import long_decode, simulate
+from ..core.pair import TablePair
+from ..core.round import play_round
 from ..core.rule import overlap, ratio, residual
 from ..core.rules import SPEC_RULES, get_rule
 from ..core.tables import check_ctx, junk_table, mix_draft, temper, token_name, validate_pair
@@ -283,10 +285,8 @@ def summary(
     vocab: Sequence[str] | None = None,
 ) -> Row:
     """The home page's live numbers: one seeded round, and the exact long-run metrics."""
-    from ..core.round import play_round
-
     names = tuple(vocab) if vocab else None
-    tr = play_round(P, Q, ctx, k, np.random.default_rng(seed), rule, names)
+    tr = play_round(TablePair(P, Q, names), ctx, k, rng=np.random.default_rng(seed), rule=rule)
     law = round_law(P, Q, ctx, k, rule, long_run=True)
     tokens = law.tokens_per_call
     return {

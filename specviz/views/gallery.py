@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..analysis.metrics import MetricsReport, metrics_report
+from ..analysis.metrics import convert as convert_metric  # noqa: F401 (for /rules)
 from ..analysis.stats import gof_pvalue, sampling_floor, tv, tv_threshold
 from ..core.exact import exact_joint, round_law, target_joint
 from ..core.montecarlo import simulate

@@ -11,10 +11,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..analysis import roofline, theory
+from ..analysis.roofline import (  # noqa: F401 (for /roofline)
+    FREE_TOLERANCE,
+    FULL_LABEL,
+    MAX_FREE_TOKENS,
+    TUTORIAL_LABEL,
+)
 from ..core.dynamic import POLICY_LABELS, PolicyRun, run_policies
 from ..core.exact import round_law
 from ..core.rules import SPEC_RULES, get_rule
-from ..core.tables import junk_table, mix_draft, temper, token_name
+from ..core.tables import K_APP_MAX, junk_table, mix_draft, temper, token_name
 from .demos import CostModel, Exactness, Row, RuleAudit, Surface, roofline_rows
 
 # =============================================================================================
@@ -313,3 +319,13 @@ def batch_curve(
     return BatchCurve(preset, accel, float(alpha), int(k), float(c), int(ctx), dtype,
                       bool(kv_cache), rows, float(theory.walltime_speedup(alpha, k, c)),
                       stops_free, stops_paying, max(bs))
+
+
+def long_run_alpha(P: np.ndarray, Q: np.ndarray, ctx: int, k: int) -> float:
+    """alpha_eff of the pair: E[beta] over the contexts a long decode visits (exact)."""
+    return round_law(P, Q, ctx, k, "correct", True).alpha
+
+
+def theory_best_k(alpha: float, c: float) -> tuple[int, float]:
+    """The k in 1..K_APP_MAX that maximises Thm 3.8's speedup, and that speedup."""
+    return theory.best_k(alpha, c, K_APP_MAX)

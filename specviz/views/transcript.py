@@ -1,4 +1,4 @@
-"""The /round page's transcript: rounds 0..rnd of one seeded stream, and running totals.
+"""The transcript of /round and /text: rounds 0..rnd of one seeded stream, running totals.
 
 Only the rounds the page shows keep their frames, so a cached transcript stays small
 however deep the round index is.
@@ -9,9 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import numpy as np
-
-from ..core.round import ORIGINS, RoundTrace, play_rounds
+from ..core.pair import ModelPair
+from ..core.round import ORIGINS, RoundDigest, RoundTrace, play_rounds
 
 RND_MAX = 999  # last round of a seeded transcript the app replays
 
@@ -33,7 +32,7 @@ class Totals:
     acceptance_rate: float  # accepted / drafted (nan before the first round)
 
 
-def transcript_totals(traces: Sequence[RoundTrace]) -> Totals:
+def transcript_totals(traces: Sequence[RoundTrace | RoundDigest]) -> Totals:
     """Tokens per target call = emitted / rounds; acceptance = accepted / drafted."""
     rounds = len(traces)
     tokens = sum(len(t.emitted) for t in traces)
@@ -49,40 +48,49 @@ def transcript_totals(traces: Sequence[RoundTrace]) -> Totals:
 
 @dataclass(frozen=True)
 class RoundTranscript:
-    """Round rnd of a seeded transcript, the few rounds before it, and running totals."""
+    """Round rnd of a seeded run from a prompt, the few rounds before it, running totals."""
 
     rnd: int  # index of the current round (0 = the first)
+    k: int  # drafted tokens asked for per round
     current: RoundTrace  # round rnd
-    earlier: tuple[RoundTrace, ...]  # rounds first..rnd-1 (at most `shown`), oldest first
+    earlier: tuple[RoundTrace | RoundDigest, ...]  # rounds first..rnd-1 (at most `shown`)
     first: int  # round index of earlier[0]
     before: Totals  # rounds 0..rnd-1
     through: Totals  # rounds 0..rnd
+    context: tuple[int, ...]  # the prefix round rnd starts from: prompt + earlier output
+    prompt_len: int
 
     @property
-    def previous(self) -> RoundTrace | None:
+    def previous(self) -> RoundTrace | RoundDigest | None:
         """The round before the current one (None for round 0)."""
         return self.earlier[-1] if self.earlier else None
 
 
 def round_transcript(
-    P: np.ndarray,
-    Q: np.ndarray,
-    ctx: int,
+    _pair: ModelPair,
+    key: str,
+    prompt: int | Sequence[int],
     k: int,
+    *,
     rnd: int,
     seed: int = 0,
     rule: str = "correct",
-    vocab: Sequence[str] | None = None,
     shown: int = TRANSCRIPT_SHOWN,
+    traced: int | None = None,
 ) -> RoundTranscript:
-    """Rounds 0..rnd of play_rounds on one seeded stream; keeps only what the page shows,
-    so a cached copy stays small whatever rnd is."""
-    traces = play_rounds(P, Q, ctx, k, int(rnd) + 1, seed, rule,
-                         tuple(vocab) if vocab else None, traced=int(shown) + 1)
+    """Rounds 0..rnd of play_rounds from the prompt on one seeded stream; `key` names the
+    pair for caches. Only the last `traced` rounds (default: the shown ones) keep their
+    rows and frames, so a cached copy stays small whatever rnd is."""
+    rounds = play_rounds(_pair, prompt, k, n_rounds=int(rnd) + 1, seed=seed, rule=rule,
+                         traced=int(shown) + 1 if traced is None else int(traced))
+    context = _pair.check_prefix(prompt)
+    for r in rounds[:-1]:
+        context += r.tokens
     first = max(0, int(rnd) - int(shown))
     return RoundTranscript(
-        rnd=int(rnd), current=traces[-1], earlier=traces[first:-1], first=first,
-        before=transcript_totals(traces[:-1]), through=transcript_totals(traces),
+        rnd=int(rnd), k=int(k), current=rounds[-1], earlier=rounds[first:-1], first=first,
+        before=transcript_totals(rounds[:-1]), through=transcript_totals(rounds),
+        context=tuple(context), prompt_len=len(_pair.check_prefix(prompt)),
     )
 
 

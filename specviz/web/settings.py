@@ -15,26 +15,17 @@ from dataclasses import asdict, dataclass, fields, replace
 
 from ..analysis.roofline import ACCELERATORS, DTYPE_BYTES, PRESETS
 from ..core.rules import RULES
-from ..core.tables import VOCAB
+from ..core.tables import K_APP_MAX, N_APP_MAX, VOCAB, WORK_APP_MAX, n_cap  # noqa: F401
+from ..text.ngram import LEVELS as TEXT_LEVELS
+from ..text.pair import DRAFTERS as TEXT_DRAFTERS
 from ..views.gallery import GALLERY_NS
+from ..views.textpage import PROMPT_MAX_CHARS
 from ..views.tour import CHAPTER_MAX
 from ..views.transcript import RND_MAX
 
-# App caps: small enough that one request stays within seconds and ~200 MB.
-K_APP_MAX = 32  # drafted tokens per round in the app
-N_APP_MAX = 10_000_000  # Monte Carlo decodes per run in the app
-WORK_APP_MAX = 50_000_000  # decodes x (k + 1) per rule in one run: ~seconds and ~200 MB
-
-
-def n_cap(k: int) -> int:
-    """The most decodes one rule may run at draft length k: N_APP_MAX, or less for long k."""
-    return max(1, min(N_APP_MAX, WORK_APP_MAX // (int(k) + 1)))
 STEP_MAX = 1_000  # animation frames (a round has at most 2k + 4)
 NOTATIONS = ("leviathan", "chen")  # who is p: Leviathan et al. (p = target) or Chen et al.
 CONVERT_GIVEN = ("alpha", "rate", "length")  # /rules converter: what the number is
-TEXT_LEVELS = ("char", "word")  # /text: tokens are characters or words
-TEXT_DRAFTERS = ("ngram", "lookup")  # /text: n-gram draft or prompt lookup
-PROMPT_MAX_CHARS = 2_000  # /text: the longest prompt a URL may carry
 SEED_MAX = 2**31 - 1
 CTX_LEN_MAX = 131_072  # context length on the roofline
 BATCH_MAX = 4_096

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from ..core.pair import TablePair
 from ..core.tables import default_tables, mix_draft, temper, validate_pair
 from ..figures import export
 from . import present
@@ -43,6 +44,15 @@ class AppState:
     def ctx(self) -> int:
         """The context token's index."""
         return self.vocab.index(self.settings.ctx)
+
+    @property
+    def pair(self) -> TablePair:
+        """The tables in use as a model pair (made once per run)."""
+        if self._pair is None:
+            object.__setattr__(self, "_pair", TablePair(self.P, self.Q, self.vocab))
+        return self._pair
+
+    _pair: TablePair | None = None
 
 
 def cached(fn: Callable) -> Callable:

@@ -22,6 +22,7 @@ from specviz import (
     validate_pair,
     validate_table,
 )
+from specviz.core.pair import TablePair
 
 T = default_tables()
 RNG = np.random.default_rng(0)
@@ -69,7 +70,7 @@ def test_nothing_is_renormalised_silently():
 @pytest.mark.parametrize("ctx", [-1, 6, 2.0, "a", None, True])
 def test_ctx_out_of_range(ctx):
     with pytest.raises(ValueError, match="ctx"):
-        play_round(T.P, T.Q, ctx, 4, RNG)
+        play_round(TablePair(T.P, T.Q), ctx, 4, rng=RNG)
     with pytest.raises(ValueError, match="ctx"):
         exact_joint(T.P, T.Q, ctx, 4)
 
@@ -77,7 +78,8 @@ def test_ctx_out_of_range(ctx):
 @pytest.mark.parametrize("k", [0, -1, K_MAX + 1, 2.5, "4"])
 def test_k_range(k):
     for fn in (lambda: simulate(T.P, T.Q, 0, k, 10), lambda: exact_joint(T.P, T.Q, 0, k),
-               lambda: round_law(T.P, T.Q, 0, k), lambda: play_round(T.P, T.Q, 0, k, RNG)):
+               lambda: round_law(T.P, T.Q, 0, k),
+               lambda: play_round(TablePair(T.P, T.Q), 0, k, rng=RNG)):
         with pytest.raises(ValueError, match=f"1..{K_MAX}"):
             fn()
 

@@ -8,12 +8,13 @@ import numpy as np
 import pytest
 
 from specviz import RULES, RoundTrace, default_tables, play_round, play_rounds
+from specviz.core.pair import TablePair
 
 T = default_tables()
 
 
 def _round(seed, rule="correct", k=4, ctx=0):
-    return play_round(T.P, T.Q, ctx, k, np.random.default_rng(seed), rule)
+    return play_round(TablePair(T.P, T.Q), ctx, k, rng=np.random.default_rng(seed), rule=rule)
 
 
 SINGLE = [r for r in RULES if RULES[r].kind == "single"]
@@ -91,11 +92,11 @@ def test_trace_is_frozen():
 
 
 def test_transcript_chains_contexts():
-    trs = play_rounds(T.P, T.Q, 0, 3, 10, seed=2)
+    trs = play_rounds(TablePair(T.P, T.Q), 0, 3, n_rounds=10, seed=2)
     assert trs[0].ctx == 0
     for a, b in zip(trs, trs[1:], strict=False):
         assert b.ctx == a.next_ctx
-    assert play_rounds(T.P, T.Q, 0, 3, 10, seed=2)[-1].tokens == trs[-1].tokens
+    assert play_rounds(TablePair(T.P, T.Q), 0, 3, n_rounds=10, seed=2)[-1].tokens == trs[-1].tokens
 
 
 def test_row_a_walkthrough_numbers_in_the_trace():
@@ -112,8 +113,8 @@ def test_row_a_walkthrough_numbers_in_the_trace():
 
 @pytest.mark.parametrize("rule", ["correct", "continue", "multi_draft", "sampler_match"])
 def test_digests_replay_the_same_draws(rule):
-    full = play_rounds(T.P, T.Q, 0, 4, 40, seed=8, rule=rule)
-    light = play_rounds(T.P, T.Q, 0, 4, 40, seed=8, rule=rule, traced=3)
+    full = play_rounds(TablePair(T.P, T.Q), 0, 4, n_rounds=40, seed=8, rule=rule)
+    light = play_rounds(TablePair(T.P, T.Q), 0, 4, n_rounds=40, seed=8, rule=rule, traced=3)
     assert [t.emitted for t in full] == [t.emitted for t in light]
     assert [t.accepted for t in full] == [t.accepted for t in light]
     assert all(isinstance(t, RoundTrace) for t in light[-3:])

@@ -19,6 +19,7 @@ from specviz import (
     round_law,
     target_joint,
 )
+from specviz.core.pair import TablePair
 
 VOCAB = "abcdef"
 
@@ -86,7 +87,7 @@ def test_p_equals_q_always_accepts_and_has_no_nan():
     P = np.tile(p, (3, 1))
     law = round_law(P, P, 0, 4)
     assert law.histogram[-1] == pytest.approx(1.0)
-    tr = play_round(P, P, 0, 4, np.random.default_rng(0))
+    tr = play_round(TablePair(P, P), 0, 4, rng=np.random.default_rng(0))
     assert tr.accepted == 4 and tr.emitted[-1].origin == "bonus"
 
 
@@ -98,7 +99,7 @@ def test_disjoint_supports_always_reject_with_residual_p():
     law = round_law(P, Q, 0, 3)
     assert law.histogram[0] == pytest.approx(1.0)
     for seed in range(20):
-        tr = play_round(P, Q, 0, 3, np.random.default_rng(seed))
+        tr = play_round(TablePair(P, Q), 0, 3, rng=np.random.default_rng(seed))
         assert tr.rejected_at == 1 and tr.emitted[0].origin == "resampled"
         assert tr.emitted[0].token in (0, 1)
 

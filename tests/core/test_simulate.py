@@ -24,6 +24,7 @@ from specviz import (
 )
 from specviz.analysis import theory
 from specviz.analysis.stats import gof_pvalue
+from specviz.core.pair import TablePair
 from specviz.core.rule import overlap
 
 T = default_tables()
@@ -92,7 +93,8 @@ def test_scalar_rounds_match_exact(rule):
     n, k = 3_000, 3
     counts = np.zeros((6, 6))
     for d in range(n):
-        toks = [t for tr in play_rounds(T.P, T.Q, 0, k, 2, seed=d, rule=rule) for t in tr.tokens]
+        rounds = play_rounds(TablePair(T.P, T.Q), 0, k, n_rounds=2, seed=d, rule=rule)
+        toks = [t for tr in rounds for t in tr.tokens]
         counts[toks[0], toks[1]] += 1
     exact = exact_joint(T.P, T.Q, 0, k, 2, rule)
     assert tv(counts / n, exact) <= tv_threshold(exact, n)

@@ -5,9 +5,14 @@ from __future__ import annotations
 
 import pytest
 
+from specviz.core.pair import TablePair
 from specviz.core.tables import default_tables
 from specviz.figures import export
 from specviz.views import transcript
+
+
+def _transcript(pair, *args, **kw):
+    return transcript.round_transcript(pair, pair.fingerprint, *args, **kw)
 
 FRAME_MS = 250  # a quick export, so the test sees several frames in a couple of seconds
 GD = "document.getElementById('sv-round')"
@@ -40,7 +45,7 @@ def offline(browser):
 @pytest.fixture(scope="module")
 def trace():
     d = default_tables()
-    return transcript.round_transcript(d.P, d.Q, 0, 5, 0, 3, "correct", d.vocab).current
+    return _transcript(TablePair(d.P, d.Q, d.vocab), 0, 5, rnd=0, seed=3, rule="correct").current
 
 
 def test_exported_round_plays_offline(offline, trace, tmp_path):

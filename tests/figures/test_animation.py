@@ -9,14 +9,19 @@ import plotly.graph_objects as go
 import pytest
 
 from specviz import default_tables, play_round, play_rounds, residual
+from specviz.core.pair import TablePair
 from specviz.figures import animation as A
-from specviz.views import transcript
+from specviz.views import stepping, transcript
+
+
+def _transcript(pair, *args, **kw):
+    return transcript.round_transcript(pair, pair.fingerprint, *args, **kw)
 
 T = default_tables()
 
 
 def _round(seed: int, rule: str = "correct", k: int = 4, vocab=None):
-    return play_round(T.P, T.Q, 0, k, np.random.default_rng(seed), rule, vocab)
+    return play_round(TablePair(T.P, T.Q, vocab), 0, k, rng=np.random.default_rng(seed), rule=rule)
 
 
 def _find(pred, rule: str = "correct", k: int = 4, vocab=None):
@@ -52,45 +57,46 @@ def test_view_reveals_drafts_then_coins_in_order():
     tr = REJECTED_EARLY
     seen_drafts, seen_checks = [], []
     for step in range(len(tr.steps)):
-        v = A.view(tr, step)
+        v = stepping.view(tr, step)
         seen_drafts.append(v.drafted)
         seen_checks.append(v.verified)
         assert v.caption == tr.steps[step].caption and v.kind == tr.steps[step].kind
     assert seen_drafts == sorted(seen_drafts) and seen_drafts[0] == 0 and seen_drafts[-1] == 4
     assert seen_checks == sorted(seen_checks) and seen_checks[-1] == tr.rejected_at
-    assert A.view(tr, 0).focus is None and not A.view(tr, 0).final
-    v = A.view(tr, _idx(tr, "residual"))
+    assert stepping.view(tr, 0).focus is None and not stepping.view(tr, 0).final
+    v = stepping.view(tr, _idx(tr, "residual"))
     assert v.final and v.focus == tr.rejected_at and not v.settled
-    assert A.view(tr, _idx(tr, "flush")).settled
-    assert A.view(tr, A.last_step(tr)).done
+    assert stepping.view(tr, _idx(tr, "flush")).settled
+    assert stepping.view(tr, stepping.last_step(tr)).done
     with pytest.raises(ValueError):
-        A.view(tr, len(tr.steps))
+        stepping.view(tr, len(tr.steps))
 
 
 def test_clamp_step_moves_a_step_past_the_end_to_the_last_with_a_note():
     tr = ALL_KEPT
-    last = A.last_step(tr)
-    assert A.clamp_step(tr, 3) == (3, None)
-    step, note = A.clamp_step(tr, 500)
+    last = stepping.last_step(tr)
+    assert stepping.clamp_step(tr, 3) == (3, None)
+    step, note = stepping.clamp_step(tr, 500)
     assert step == last and str(last) in note and "500" in note
-    assert A.clamp_step(tr, -2)[0] == 0 and A.clamp_step(tr, -2)[1]
+    assert stepping.clamp_step(tr, -2)[0] == 0 and stepping.clamp_step(tr, -2)[1]
 
 
 def test_advance_and_retreat_are_inverse_and_cross_rounds():
     tr = REJECTED_EARLY
-    last = A.last_step(tr)
+    last = stepping.last_step(tr)
     for step in range(last):
-        assert A.retreat(*A.advance(tr, step, 2), tr) == (step, 2)
-    assert A.advance(tr, last, 2) == (0, 3)  # the last step leads into the next round
-    assert A.retreat(0, 3, tr) == (last, 2)
-    assert A.retreat(0, 0, None) == (0, 0)
-    assert A.advance(tr, last, A.RND_MAX) == (last, A.RND_MAX)
-    assert A.round_after(5) == 6 and A.round_after(A.RND_MAX) == A.RND_MAX
+        assert stepping.retreat(*stepping.advance(tr, step, 2), tr) == (step, 2)
+    assert stepping.advance(tr, last, 2) == (0, 3)  # the last step leads into the next round
+    assert stepping.retreat(0, 3, tr) == (last, 2)
+    assert stepping.retreat(0, 0, None) == (0, 0)
+    assert stepping.advance(tr, last, stepping.RND_MAX) == (last, stepping.RND_MAX)
+    R = stepping.RND_MAX
+    assert stepping.round_after(5) == 6 and stepping.round_after(R) == R
 
 
 def test_captions_and_rule_note():
     tr = ALL_KEPT
-    assert "step 2 of " + str(A.last_step(tr)) in A.frame_caption(tr, 2, 7)
+    assert "step 2 of " + str(stepping.last_step(tr)) in A.frame_caption(tr, 2, 7)
     assert "Round 7" in A.frame_caption(tr, 2, 7)
     assert A.rule_note(tr) is None
     assert "greedy" in A.rule_note(_round(0, "greedy"))
@@ -122,7 +128,7 @@ def test_chips_mark_verdicts_residual_and_flush():
     at_res = A.chips_html(tr, _idx(tr, "residual"))
     assert [s for s, _ in _statuses(at_res)].count("resampled") == 1
     assert "flushed" not in at_res
-    done = A.chips_html(tr, A.last_step(tr))
+    done = A.chips_html(tr, stepping.last_step(tr))
     statuses = [s for s, _ in _statuses(done)]
     assert statuses.count("flushed") == len(tr.flushed) > 0
     assert done.count("line-through") == len(tr.flushed)
@@ -138,14 +144,14 @@ def test_chips_bonus_only_once_drawn_and_unverified_for_continue():
     assert after[-1] == ("bonus", "5")
     assert [s for s, _ in after[1:5]] == ["accepted"] * 4
     tr = CONTINUED
-    done = [s for s, _ in _statuses(A.chips_html(tr, A.last_step(tr)))]
+    done = [s for s, _ in _statuses(A.chips_html(tr, stepping.last_step(tr)))]
     assert done.count("unverified") == 4 - tr.rejected_at and "flushed" not in done
 
 
 def test_token_names_are_escaped_everywhere():
     vocab = ("<b>", "a&b", "<script>x</script>", "d", "e", '"f"')
     tr = _round(1, vocab=vocab)
-    rounds = play_rounds(T.P, T.Q, 2, 4, 5, seed=1, vocab=vocab)
+    rounds = play_rounds(TablePair(T.P, T.Q, vocab), 2, 4, n_rounds=5, seed=1)
     for text in [A.chips_html(tr, s) for s in range(len(tr.steps))] + [
         A.transcript_html(rounds)
     ]:
@@ -185,7 +191,7 @@ def test_bars_show_q_while_drafting_then_p_and_q():
     widths = list(p.marker.line.width)
     assert widths[pos.token] > 0 and sum(w > 0 for w in widths) == 1
     # on the flush and done steps the bars stay on the rejected position
-    fig = A.bars_figure(tr, A.last_step(tr))
+    fig = A.bars_figure(tr, stepping.last_step(tr))
     np.testing.assert_allclose(fig.data[0].y, tr.positions[tr.rejected_at - 1].p_row)
 
 
@@ -241,7 +247,7 @@ def test_no_resample_rule_redraws_from_p():
 
 # ----------------------------------------------------------------------------- transcript
 def test_transcript_lists_each_round_and_marks_origins():
-    rounds = play_rounds(T.P, T.Q, 0, 4, 8, seed=3)
+    rounds = play_rounds(TablePair(T.P, T.Q), 0, 4, n_rounds=8, seed=3)
     text = A.transcript_html(rounds, first=10)
     assert text.count('class="sv-round"') == 8
     assert re.findall(r'data-round="(\d+)"', text) == [str(r) for r in range(10, 18)]
@@ -252,8 +258,8 @@ def test_transcript_lists_each_round_and_marks_origins():
 
 
 def test_transcript_totals_and_what_is_counted_at_a_step():
-    tr = transcript.round_transcript(T.P, T.Q, 0, 4, rnd=20, seed=3, shown=5)
-    rounds = play_rounds(T.P, T.Q, 0, 4, 21, seed=3)
+    tr = _transcript(TablePair(T.P, T.Q), 0, 4, rnd=20, seed=3, shown=5)
+    rounds = play_rounds(TablePair(T.P, T.Q), 0, 4, n_rounds=21, seed=3)
     assert _key(tr.current) == _key(rounds[20]) and tr.first == 15
     assert [_key(t) for t in tr.earlier] == [_key(t) for t in rounds[15:20]]
     assert tr.previous is tr.earlier[-1]
@@ -263,7 +269,7 @@ def test_transcript_totals_and_what_is_counted_at_a_step():
     assert tr.through.acceptance_rate == pytest.approx(sum(t.accepted for t in rounds) / 84)
     assert sum(tr.through.by_origin.values()) == tokens
     assert tr.before.rounds == 20
-    last = A.last_step(tr.current)
+    last = stepping.last_step(tr.current)
     assert A.totals_at(tr, 0) == tr.before and A.totals_at(tr, last) == tr.through
     assert [id(t) for t in A.listed_rounds(tr, 0)] == [id(t) for t in tr.earlier]
     assert [id(t) for t in A.listed_rounds(tr, last)] == [id(t) for t in tr.earlier] + [
@@ -278,7 +284,7 @@ def test_transcript_totals_and_what_is_counted_at_a_step():
 
 
 def test_round_transcript_is_seeded():
-    a = transcript.round_transcript(T.P, T.Q, 0, 4, rnd=3, seed=5)
-    b = transcript.round_transcript(T.P, T.Q, 0, 4, rnd=3, seed=5)
+    a = _transcript(TablePair(T.P, T.Q), 0, 4, rnd=3, seed=5)
+    b = _transcript(TablePair(T.P, T.Q), 0, 4, rnd=3, seed=5)
     assert a.current.tokens == b.current.tokens and a.through == b.through
     assert a.current.ctx == a.earlier[-1].next_ctx  # rounds chain

@@ -8,9 +8,14 @@ import re
 
 import pytest
 
+from specviz.core.pair import TablePair
 from specviz.core.tables import default_tables
 from specviz.figures import animation, export
-from specviz.views import transcript
+from specviz.views import stepping, transcript
+
+
+def _transcript(pair, *args, **kw):
+    return transcript.round_transcript(pair, pair.fingerprint, *args, **kw)
 
 CASES = [(4, 3, 0, "correct"), (5, 3, 0, "correct"), (3, 7, 0, "correct"), (6, 2, 2, "continue"),
          (1, 1, 0, "correct")]
@@ -18,7 +23,7 @@ CASES = [(4, 3, 0, "correct"), (5, 3, 0, "correct"), (3, 7, 0, "correct"), (6, 2
 
 def trace_of(k: int, seed: int, rnd: int, rule: str):
     d = default_tables()
-    return transcript.round_transcript(d.P, d.Q, 0, k, rnd, seed, rule, d.vocab).current
+    return _transcript(TablePair(d.P, d.Q, d.vocab), 0, k, rnd=rnd, seed=seed, rule=rule).current
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +95,7 @@ def test_bars_and_coin_appear_when_the_page_shows_them(traces):
     tr = traces[CASES[0]]
     fig = export.round_figure(tr, 0)
     for s, frame in enumerate(fig.frames):
-        v = animation.view(tr, s)
+        v = stepping.view(tr, s)
         p, q, law = (frame.data[len(export.STATUSES) + i].y for i in range(3))
         assert (sum(q) > 0) == (v.focus is not None)
         assert (sum(p) > 0) == (v.focus is not None and v.verified >= v.focus)
@@ -123,7 +128,7 @@ def test_token_names_are_escaped():
 
     d = default_tables()
     vocab = ("<b>", "a&b", "c", "d", "e", "f")
-    tr = play_round(d.P, d.Q, 0, 3, np.random.default_rng(0), "correct", vocab)
+    tr = play_round(TablePair(d.P, d.Q, vocab), 0, 3, rng=np.random.default_rng(0), rule="correct")
     page = export.round_html(tr, 0)
     assert "<b>" not in page.split("</title>")[0]
     assert "Context &#x27;&lt;b&gt;&#x27;" in page  # the step list

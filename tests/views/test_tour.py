@@ -9,9 +9,14 @@ import numpy as np
 import pytest
 
 from specviz.analysis import theory
+from specviz.core.pair import TablePair
 from specviz.core.tables import default_tables
 from specviz.views import demos, gallery, pagedata, tour, transcript
 from specviz.web import settings
+
+
+def _transcript(pair, *args, **kw):
+    return transcript.round_transcript(pair, pair.fingerprint, *args, **kw)
 
 ORDER = ["one-token", "exactness", "acceptance", "draft-length", "cost", "roofline", "rules",
          "text"]
@@ -77,8 +82,8 @@ def test_labels_and_neighbours():
 def test_one_token_answer(tables):
     ch = tour.CHAPTERS[0]
     s, a = _state(ch.preset), _state(ch.answer_url)
-    tr = transcript.round_transcript(tables.P, tables.Q, 0, s.k, s.rnd, s.seed, s.rule,
-                                tables.vocab).current
+    tr = _transcript(TablePair(tables.P, tables.Q, tables.vocab), 0, s.k, rnd=s.rnd,
+                     seed=s.seed, rule=s.rule).current
     pos = tr.positions[0]
     assert tr.name(tr.ctx) == "a" and tr.name(pos.token) == "e"
     assert tr.steps[s.step].kind == "draft"  # the question: q shown, p not yet
@@ -153,8 +158,8 @@ def test_draft_length_answer(tables):
                                                   abs=5e-3)
     # the answer's round: the first guess rejected, the rest flushed, at its last step
     a = _state(ch.answer_url)
-    tr = transcript.round_transcript(tables.P, tables.Q, 0, a.k, a.rnd, a.seed, a.rule,
-                                tables.vocab).current
+    tr = _transcript(TablePair(tables.P, tables.Q, tables.vocab), 0, a.k, rnd=a.rnd,
+                     seed=a.seed, rule=a.rule).current
     assert a.k == 16 and tr.rejected_at == 1
     assert len(tr.flushed) == _num(ch.answer, r"the (\d+) after it")
     assert a.step == len(tr.steps) - 1
@@ -217,9 +222,9 @@ def test_real_text_answer_claims_acceptance_falls_with_a_hot_draft():
     target, _ = textpage.DEFAULT_ORDERS["char"]
     counts = textpage.train_counts(corpus.default_corpus(), "char",
                                    textpage.counts_max_order(target))
-    from specviz.text import textspec
+    from specviz.text.pair import TextDecoder
 
-    dec = textspec.TextDecoder(counts, target, 1, 1.0, 1.0)
+    dec = TextDecoder(counts, target, 1, 1.0, 1.0)
     ids, _ = textpage.encode_prompt(dec, textpage.DEFAULT_PROMPT)
     cool = textpage.page_order_sweep(counts, counts.fingerprint, target, ids, s.k, s.seed,
                                      1.0, s.T)

@@ -16,16 +16,6 @@ def test_every_rule_parameter_is_a_url_field_with_the_registry_default():
             assert getattr(S.DEFAULTS, field) == q.default
 
 
-def test_text_choices_match_the_text_engine():
-    from specviz.text import textspec
-    from specviz.views import textpage
-
-    assert S.TEXT_DRAFTERS == textspec.DRAFTERS
-    assert set(S.TEXT_LEVELS) == set(textpage.TARGET_ORDERS)
-    assert S.DEFAULTS.prompt == textpage.DEFAULT_PROMPT
-    assert (S.DEFAULTS.order, S.DEFAULTS.dorder) == textpage.DEFAULT_ORDERS["char"]
-
-
 def test_prompt_keeps_its_spaces_and_round_trips():
     s, notes = S.parse_query({"prompt": "  def f(x): ", "level": "word", "order": "3"})
     assert not notes and s.prompt == "  def f(x): " and s.level == "word"

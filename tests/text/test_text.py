@@ -6,13 +6,30 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from specviz.core.round import RoundTrace
-from specviz.core.tables import temper
-from specviz.figures import animation
-from specviz.text import corpus, ngram
-from specviz.text import textspec as ts
-from specviz.views import textpage
+from specviz.core.pair import TablePair  # noqa: F401
+from specviz.core.round import RoundDigest, RoundTrace, play_round, play_rounds
+from specviz.core.sampling import draw_row
+from specviz.core.tables import temper, temper_rows
+from specviz.figures import animation, textfigs
+from specviz.text import corpus, measure, ngram
+from specviz.text import pair as tp
+from specviz.views import stepping, textpage, transcript
 
+
+def play_text_round(dec, context, k, rng, rule="correct", drafter="ngram"):
+    return play_round(dec.pair(drafter), list(context), k, rng=rng, rule=rule)
+
+
+def text_transcript(dec, prompt, k, rnd, seed=0, drafter="ngram", shown=12):
+    pair = dec.pair(drafter)
+    return transcript.round_transcript(pair, pair.fingerprint, prompt, k, rnd=rnd, seed=seed,
+                                       shown=shown, traced=2)
+
+
+def play_text_rounds(dec, prompt, k, n_rounds, seed=0, rule="correct", drafter="ngram",
+                     traced=None):
+    return play_rounds(dec.pair(drafter), list(prompt), k, n_rounds=n_rounds, seed=seed,
+                       rule=rule, traced=traced)
 
 @pytest.fixture(scope="module")
 def text() -> str:
@@ -37,9 +54,9 @@ def test_temper_row_matches_the_table_temper():
     rng = np.random.default_rng(0)
     P = rng.dirichlet(np.ones(7), size=7)
     for T in (0.3, 1.0, 2.5):
-        np.testing.assert_allclose(ts.temper_row(P, T), temper(P, T), rtol=1e-12)
+        np.testing.assert_allclose(temper_rows(P, T), temper(P, T), rtol=1e-12)
     row = P[0]
-    assert ts.temper_row(row, 1.0) is row  # T = 1 leaves the row as it is
+    assert temper_rows(row, 1.0) is row  # T = 1 leaves the row as it is
 
 
 @pytest.mark.parametrize("tokens, k, hi, lo, want", [
@@ -53,18 +70,18 @@ def test_temper_row_matches_the_table_temper():
     ([4], 3, 3, 1, ()),
 ])
 def test_prompt_lookup(tokens, k, hi, lo, want):
-    assert ts.lookup_draft(tokens, k, hi, lo) == want
+    assert tp.lookup_draft(tokens, k, hi, lo) == want
 
 
 def test_row_source_caches_by_state_and_draws_like_sampling_draw(chars):
     from specviz.core.sampling import draw
 
-    src = ts.RowSource(chars.model(3), T=0.8)
+    src = tp.RowSource(chars.model(3), T=0.8)
     ids = chars.tokenizer.encode("Return the value")
     a = src(ids)
     assert src(np.concatenate([[0, 1], ids])) is a  # same last two tokens: cached row
     assert not a.flags.writeable
-    np.testing.assert_allclose(a, ts.temper_row(chars.model(3).row(ids), 0.8))
+    np.testing.assert_allclose(a, temper_rows(chars.model(3).row(ids), 0.8))
     for u in np.random.default_rng(1).random(200):
         assert src.draw(ids, u) == draw(a, u)
 
@@ -78,16 +95,16 @@ def test_draw_row_by_blocks_agrees_with_the_flat_inverse_cdf():
         w[rng.random(V) < 0.3] = 0.0  # zeros in random places, never drawn
         w /= w.sum()
         us = np.concatenate([rng.random(300), [0.0, np.nextafter(1.0, 0.0)]])
-        got = [ts.draw_row(w, u) for u in us]
+        got = [draw_row(w, u) for u in us]
         assert got == [draw(w, u) for u in us]
         assert all(w[x] > 0 for x in got)
 
 
 # ----------------------------------------------------------------------------- rounds
 def test_a_traced_round_holds_the_computed_rows(chars):
-    dec = ts.TextDecoder(chars, 5, 2, T_p=0.9, T_q=1.3)
+    dec = tp.TextDecoder(chars, 5, 2, T_p=0.9, T_q=1.3)
     ctx = dec.encode("Return the ")
-    tr = ts.play_text_round(dec, ctx, 4, np.random.default_rng(3))
+    tr = play_text_round(dec, ctx, 4, np.random.default_rng(3))
     assert isinstance(tr, RoundTrace) and tr.k == 4 and len(tr.positions) == 4
     assert tr.ctx == ctx[-1] and tr.vocab == dec.names
     assert 1 <= len(tr.emitted) <= 5
@@ -95,7 +112,7 @@ def test_a_traced_round_holds_the_computed_rows(chars):
     for pos in tr.positions:
         np.testing.assert_array_equal(pos.p_row, dec.target(prefix))
         np.testing.assert_array_equal(pos.q_row, dec.draft(prefix))
-        np.testing.assert_allclose(pos.p_row, ts.temper_row(chars.model(5).row(prefix), 0.9))
+        np.testing.assert_allclose(pos.p_row, temper_rows(chars.model(5).row(prefix), 0.9))
         assert pos.threshold == pytest.approx(min(1.0, pos.p / pos.q))
         assert pos.p_row.shape == (dec.V,)
         prefix.append(pos.token)
@@ -109,74 +126,82 @@ def test_a_traced_round_holds_the_computed_rows(chars):
 
 
 def test_the_same_seed_replays_the_same_rounds(chars):
-    dec = ts.TextDecoder(chars, 5, 2)
+    dec = tp.TextDecoder(chars, 5, 2)
     ctx = dec.encode("If the file")
-    a = ts.play_text_rounds(dec, ctx, 3, 20, seed=4)
-    b = ts.play_text_rounds(ts.TextDecoder(chars, 5, 2), ctx, 3, 20, seed=4, traced=3)
+    a = play_text_rounds(dec, ctx, 3, 20, seed=4)
+    b = play_text_rounds(tp.TextDecoder(chars, 5, 2), ctx, 3, 20, seed=4, traced=3)
     assert [r.tokens for r in a] == [r.tokens for r in b]
-    assert isinstance(b[-1], RoundTrace) and isinstance(b[0], ts.TextDigest)
-    c = ts.play_text_rounds(dec, ctx, 3, 20, seed=5)
+    assert isinstance(b[-1], RoundTrace) and isinstance(b[0], RoundDigest)
+    c = play_text_rounds(dec, ctx, 3, 20, seed=5)
     assert [r.tokens for r in a] != [r.tokens for r in c]
 
 
 def test_lookup_rounds_use_a_one_hot_q(chars):
-    dec = ts.TextDecoder(chars, 5, 2)
+    dec = tp.TextDecoder(chars, 5, 2)
     ctx = dec.encode("the cat sat on the mat and the cat sat on the ")
-    tr = ts.play_text_round(dec, ctx, 4, np.random.default_rng(0), drafter="lookup")
+    tr = play_text_round(dec, ctx, 4, np.random.default_rng(0), drafter="lookup")
     assert [p.token for p in tr.positions] == dec.encode("mat ")
     for pos in tr.positions:
         assert pos.q == 1.0 and pos.q_row.sum() == 1.0
         assert pos.threshold == pytest.approx(pos.p)
-    none = ts.play_text_round(dec, dec.encode("xyz"), 4, np.random.default_rng(0),
+    none = play_text_round(dec, dec.encode("xyz"), 4, np.random.default_rng(0),
                               drafter="lookup")
     assert none.k == 0 and [e.origin for e in none.emitted] == ["bonus"]
     assert "no earlier match" in none.steps[0].caption
 
 
 def test_broken_rules_play_their_own_way(chars):
-    dec = ts.TextDecoder(chars, 5, 1)
+    dec = tp.TextDecoder(chars, 5, 1)
     ctx = dec.encode("Return the ")
     for seed in range(30):
-        tr = ts.play_text_round(dec, ctx, 4, np.random.default_rng(seed), rule="continue")
+        tr = play_text_round(dec, ctx, 4, np.random.default_rng(seed), rule="continue")
         if tr.rejected_at is not None and tr.rejected_at < 4:
             assert tr.emitted[-1].origin == "unverified" and not tr.flushed
             break
     else:
         pytest.fail("no early rejection in 30 rounds")
-    tr = ts.play_text_round(dec, ctx, 4, np.random.default_rng(0), rule="greedy")
+    tr = play_text_round(dec, ctx, 4, np.random.default_rng(0), rule="greedy")
     for pos in tr.positions:
         if pos.verified:
             assert pos.threshold in (0.0, 1.0)
 
 
 @pytest.mark.parametrize("kw, match", [
-    (dict(rule="multi_draft"), "one draft per position"),
     (dict(rule="nope"), "unknown rule"),
     (dict(drafter="oracle"), "drafter"),
-    (dict(k=0), "k must be"),
+    (dict(k=0), r"k \(drafted tokens per round\) must be"),
     (dict(context=[]), "at least one token"),
-    (dict(context=[10**6]), "token ids"),
+    (dict(context=[10**6]), "ctx must be a token index"),
 ])
 def test_bad_arguments_are_refused(chars, kw, match):
-    dec = ts.TextDecoder(chars, 5, 2)
+    dec = tp.TextDecoder(chars, 5, 2)
     args = dict(context=dec.encode("Return"), k=3, rule="correct", drafter="ngram")
     args.update(kw)
     with pytest.raises(ValueError, match=match):
-        ts.play_text_round(dec, args["context"], args["k"], np.random.default_rng(0),
+        play_text_round(dec, args["context"], args["k"], np.random.default_rng(0),
                            args["rule"], args["drafter"])
+
+
+def test_multi_candidate_rules_play_on_text(chars):
+    """SpecInfer's m candidates per position run on the n-gram pair too."""
+    dec = tp.TextDecoder(chars, 5, 2)
+    tr = play_text_round(dec, dec.encode("Return the"), 4, np.random.default_rng(1),
+                         rule="multi_draft")
+    assert all(1 <= len(pos.tries) <= 3 for pos in tr.positions)
+    assert tr.steps[0].kind == "start" and tr.steps[-1].kind == "done"
 
 
 def test_temperatures_are_checked(chars):
     with pytest.raises(ValueError, match="T_p"):
-        ts.TextDecoder(chars, 5, 2, T_p=0.0)
+        tp.TextDecoder(chars, 5, 2, T_p=0.0)
     with pytest.raises(ValueError, match="T_q"):
-        ts.TextDecoder(chars, 5, 2, T_q=float("nan"))
+        tp.TextDecoder(chars, 5, 2, T_q=float("nan"))
 
 
 # ----------------------------------------------------------------------------- long decodes
 def test_long_decode_counts(chars):
-    dec = ts.TextDecoder(chars, 5, 2)
-    st = ts.long_text_decode(dec, dec.encode("Return the "), 4, 1_000, seed=1)
+    dec = tp.TextDecoder(chars, 5, 2)
+    st = measure.long_text_decode(dec, dec.encode("Return the "), 4, 1_000, seed=1)
     assert st.tokens >= 1_000 and len(st.ids) == st.tokens
     assert 1.0 <= st.tokens_per_call <= 5.0 and 0.0 <= st.acceptance_rate <= 1.0
     assert st.drafted == 4 * st.rounds and st.accepted <= st.drafted
@@ -188,20 +213,20 @@ def test_long_decode_counts(chars):
 
 
 def test_a_draft_equal_to_the_target_is_always_kept(chars):
-    dec = ts.TextDecoder(chars, 4, 4, 0.8, 0.8)
-    st = ts.long_text_decode(dec, dec.encode("Return "), 3, 200)
+    dec = tp.TextDecoder(chars, 4, 4, 0.8, 0.8)
+    st = measure.long_text_decode(dec, dec.encode("Return "), 3, 200)
     assert st.acceptance_rate == 1.0 and st.tokens_per_call == 4.0
 
 
 def test_order_sweep_and_drafter_comparison(chars):
     prompt = chars.tokenizer.encode("Return the ").tolist()
-    rows = ts.order_sweep(chars, 5, prompt, 3, 300, seed=2, c=0.1)
+    rows = measure.order_sweep(chars, 5, prompt, 3, 300, seed=2, c=0.1)
     assert [r["draft order"] for r in rows] == [1, 2, 3, 4, 5]
     assert rows[-1]["acceptance"] == 1.0 and not rows[-1]["smaller than target"]
     beta = [r["beta"] for r in rows]
     assert beta[0] < beta[2] < beta[4]  # a closer draft overlaps the target more
-    dec = ts.TextDecoder(chars, 5, 2)
-    cmp = ts.drafter_comparison(dec, prompt, 3, 300, seed=2, c=0.2)
+    dec = tp.TextDecoder(chars, 5, 2)
+    cmp = measure.drafter_comparison(dec, prompt, 3, 300, seed=2, c=0.2)
     assert [r["drafter"] for r in cmp] == ["ngram", "lookup"]
     assert cmp[1]["c"] == 0.0 and cmp[1]["speedup"] == pytest.approx(cmp[1]["tokens per call"])
     assert cmp[0]["speedup"] == pytest.approx(cmp[0]["tokens per call"] / 1.6)
@@ -209,15 +234,15 @@ def test_order_sweep_and_drafter_comparison(chars):
 
 # ----------------------------------------------------------------------------- exactness
 def test_cells_hold_the_exact_law(chars, words):
-    dec = ts.TextDecoder(chars, 5, 2, 0.7)
+    dec = tp.TextDecoder(chars, 5, 2, 0.7)
     ctx = dec.encode("Return ")
-    full = ts.first_tokens_cells(dec, ctx, 2)
+    full = measure.first_tokens_cells(dec, ctx, 2)
     assert full.law.shape == (dec.V**2,) and abs(full.law.sum() - 1) < 1e-12
     x = 5
     np.testing.assert_allclose(full.law[x * dec.V:(x + 1) * dec.V],
                                dec.target(ctx)[x] * dec.target(ctx + [x]))
-    wdec = ts.TextDecoder(words, 3, 1)
-    coarse = ts.first_tokens_cells(wdec, wdec.encode("Return the"), 2, top=8)
+    wdec = tp.TextDecoder(words, 3, 1)
+    coarse = measure.first_tokens_cells(wdec, wdec.encode("Return the"), 2, top=8)
     assert len(coarse.law) == 8 * 9 + 1 and abs(coarse.law.sum() - 1) < 1e-12
     assert coarse.cell((10**6, 0)) == coarse.first[None]
 
@@ -225,64 +250,64 @@ def test_cells_hold_the_exact_law(chars, words):
 @pytest.mark.parametrize("prompt, T_p, T_q", [("Return the ", 1.0, 1.0),
                                                ("If the file ", 0.7, 1.5)])
 def test_char_models_are_exact_and_broken_rules_are_caught(chars, prompt, T_p, T_q):
-    dec = ts.TextDecoder(chars, 5, 2, T_p, T_q)
+    dec = tp.TextDecoder(chars, 5, 2, T_p, T_q)
     ctx = dec.encode(prompt)
     for n_tokens in (1, 2):
-        ok = ts.text_exactness(dec, ctx, 3, 4_000, 7, "correct", "ngram", n_tokens)
+        ok = measure.text_exactness(dec, ctx, 3, 4_000, 7, "correct", "ngram", n_tokens)
         assert ok.at_floor, (ok.tv, ok.threshold)
-    bad = ts.text_exactness(dec, ctx, 3, 4_000, 7, "no_resample", "ngram", 2)
+    bad = measure.text_exactness(dec, ctx, 3, 4_000, 7, "no_resample", "ngram", 2)
     assert not bad.at_floor and bad.tv > 1.4 * bad.threshold
 
 
 def test_prompt_lookup_is_exact(chars):
-    dec = ts.TextDecoder(chars, 5, 2)
+    dec = tp.TextDecoder(chars, 5, 2)
     ctx = dec.encode("Return the value. Return the ")
-    ex = ts.text_exactness(dec, ctx, 3, 3_000, 3, "correct", "lookup", 2, top=16)
+    ex = measure.text_exactness(dec, ctx, 3, 3_000, 3, "correct", "lookup", 2, top=16)
     assert ex.at_floor, (ex.tv, ex.threshold)
 
 
 def test_word_models_are_exact_and_greedy_is_caught(words):
-    dec = ts.TextDecoder(words, 3, 1)
+    dec = tp.TextDecoder(words, 3, 1)
     ctx = dec.encode("Return the")
-    ok = ts.text_exactness(dec, ctx, 3, 3_000, 1, "correct", "ngram", 2, top=12)
+    ok = measure.text_exactness(dec, ctx, 3, 3_000, 1, "correct", "ngram", 2, top=12)
     assert ok.at_floor, (ok.tv, ok.threshold)
-    bad = ts.text_exactness(dec, ctx, 3, 3_000, 1, "greedy", "ngram", 2, top=12)
+    bad = measure.text_exactness(dec, ctx, 3, 3_000, 1, "greedy", "ngram", 2, top=12)
     assert not bad.at_floor
 
 
 # ----------------------------------------------------------------------------- page data
 def test_page_builders_draw_every_frame(words):
-    dec = ts.TextDecoder(words, 3, 1)
+    dec = tp.TextDecoder(words, 3, 1)
     prompt = tuple(dec.encode("Return the"))
-    for drafter in ts.DRAFTERS:
-        tr = textpage.text_transcript(dec, dec.key, prompt, 4, 3, seed=2, drafter=drafter)
+    for drafter in tp.DRAFTERS:
+        tr = text_transcript(dec, prompt, 4, 3, seed=2, drafter=drafter)
         assert tr.rnd == 3 and tr.before.rounds == 3 and tr.through.rounds == 4
         assert tr.previous is not None and isinstance(tr.previous, RoundTrace)
         trace = tr.current
-        for step in range(animation.last_step(trace) + 1):
+        for step in range(stepping.last_step(trace) + 1):
             animation.chips_html(trace, step)
             animation.coin_figure(trace, step)
-            fig = textpage.text_bars_figure(trace, step)
+            fig = textfigs.text_bars_figure(trace, step)
             assert all(len(b.x) <= textpage.TOP_BARS + 1 for b in fig.data)
-            textpage.text_residual_figure(trace, step)
-            textpage.text_html(dec, tr, step)
+            textfigs.text_residual_figure(trace, step)
+            textfigs.text_html(dec, tr, step)
         labels = dict(textpage.running_metrics(tr.through, 4, 0.1, drafter))
         assert labels["rounds (target calls)"] == "4"
-    late = textpage.text_transcript(dec, dec.key, prompt, 4, 20, seed=2, shown=3)
+    late = text_transcript(dec, prompt, 4, 20, seed=2, shown=3)
     assert late.first == 17 and len(late.earlier) == 3 and late.through.rounds == 21
-    out = textpage.text_html(dec, late, animation.last_step(late.current))
+    out = textfigs.text_html(dec, late, stepping.last_step(late.current))
     assert 'title="earlier rounds"' in out and out.count("data-origin=") >= 4
     assert late.through.tokens == len(late.context) - len(prompt) + len(late.current.emitted)
 
 
 def test_text_html_escapes_the_text():
     cs = ngram.train("<b>bold</b> & <script>alert(1)</script> " * 20, "char", 3)
-    dec = ts.TextDecoder(cs, 3, 1)
+    dec = tp.TextDecoder(cs, 3, 1)
     prompt = tuple(dec.encode("<script>"))
-    tr = textpage.text_transcript(dec, dec.key, prompt, 3, 2, seed=0)
-    out = textpage.text_html(dec, tr, animation.last_step(tr.current))
+    tr = text_transcript(dec, prompt, 3, 2, seed=0)
+    out = textfigs.text_html(dec, tr, stepping.last_step(tr.current))
     assert "<script>" not in out and "&lt;script&gt;" in out
-    assert "<script" not in animation.chips_html(tr.current, animation.last_step(tr.current))
+    assert "<script" not in animation.chips_html(tr.current, stepping.last_step(tr.current))
 
 
 def test_reprice_keeps_lookup_free():

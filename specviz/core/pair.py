@@ -1,0 +1,131 @@
+"""Two models over one vocabulary: the interface every round is written against.
+
+A pair answers, at a prefix (a sequence of token ids, newest last):
+  p(prefix), q(prefix)   the target's and the draft's next-token rows, (V,) each
+  key(prefix)            what the two models read of the prefix (a cache key): the last
+                         token for a table, the last n - 1 tokens for an n-gram
+  propose(prefix, k)     a deterministic proposal of up to k tokens, or None when the
+                         draft samples from q (prompt lookup proposes)
+and names its tokens. TablePair holds V x V tables (row = the last token); the n-gram
+pair lives in specviz.text.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Hashable, Sequence
+
+import numpy as np
+
+from .sampling import draw_row
+from .tables import VOCAB, check_ctx, token_name, validate_pair
+
+CACHE_BYTES = 64 * 2**20  # rows a pair may cache (rejection laws), in bytes of float64
+
+
+class RowCache:
+    """Rows by key, emptied when full: bounded by bytes, safe to share between threads
+    (a row may be recomputed, never corrupted). Rows are read-only."""
+
+    def __init__(self, V: int, cache_bytes: int = CACHE_BYTES) -> None:
+        self.max_rows = max(16, int(cache_bytes) // (8 * max(1, V)))
+        self._rows: dict[Hashable, np.ndarray] = {}
+
+    def get(self, key: Hashable, make) -> np.ndarray:
+        row = self._rows.get(key)
+        if row is None:
+            row = make()
+            row.setflags(write=False)
+            if len(self._rows) >= self.max_rows:
+                self._rows.clear()
+            self._rows[key] = row
+        return row
+
+
+class ModelPair:
+    """The interface (and its defaults). Subclasses give V, names, p, q and key."""
+
+    V: int
+    names: tuple[str, ...]
+
+    def p(self, prefix: Sequence[int]) -> np.ndarray:  # (V,)
+        raise NotImplementedError
+
+    def q(self, prefix: Sequence[int]) -> np.ndarray:  # (V,)
+        raise NotImplementedError
+
+    def key(self, prefix: Sequence[int]) -> tuple:
+        raise NotImplementedError
+
+    def propose(self, prefix: Sequence[int], k: int) -> tuple[int, ...] | None:
+        return None
+
+    def draw_p(self, prefix: Sequence[int], u: float) -> int:
+        return draw_row(self.p(prefix), u)
+
+    def draw_q(self, prefix: Sequence[int], u: float) -> int:
+        return draw_row(self.q(prefix), u)
+
+    @property
+    def rejections(self) -> RowCache:
+        if getattr(self, "_rejections", None) is None:
+            self._rejections = RowCache(self.V)
+        return self._rejections
+
+    def name(self, x: int) -> str:
+        return self.names[x]
+
+    def check_prefix(self, prefix: int | Sequence[int]) -> list[int]:
+        """A prefix as a list of token ids; a single int is a one-token prefix."""
+        if isinstance(prefix, (int, np.integer)) and not isinstance(prefix, bool):
+            return [check_ctx(prefix, self.V)]
+        if isinstance(prefix, (str, bytes)) or not isinstance(prefix, Sequence):
+            raise ValueError(f"ctx must be a token id or a sequence of them; got {prefix!r}")
+        ids = [check_ctx(t, self.V) for t in prefix]
+        if not ids:
+            raise ValueError("the prompt must hold at least one token")
+        return ids
+
+    # words for the round's captions
+    def describe_start(self, prefix: Sequence[int], n_drafts: int, proposed: bool) -> str:
+        return f"Context '{self.name(prefix[-1])}'. The draft will guess {n_drafts} tokens."
+
+    def describe_draft(self, i: int, token: int, context: int, q: float, proposed: bool) -> str:
+        return (f"Draft {i}: '{self.name(token)}' drawn from q(.|'{self.name(context)}'), "
+                f"q = {q:.4f}.")
+
+    def describe_bonus(self, n_drafts: int, token: int, last: int) -> str:
+        return (f"All {n_drafts} kept: bonus token '{self.name(token)}' from "
+                f"p(.|'{self.name(last)}') at no extra target call.")
+
+
+class TablePair(ModelPair):
+    """V x V tables: p(. | prefix) = P[prefix[-1]], q(. | prefix) = Q[prefix[-1]]."""
+
+    def __init__(self, P: np.ndarray, Q: np.ndarray, vocab: Sequence[str] | None = None):
+        self.P, self.Q = validate_pair(P, Q, tuple(vocab) if vocab is not None else None)
+        self.V = self.P.shape[0]
+        self.names = tuple(vocab) if vocab is not None else default_vocab(self.V)
+
+    @property
+    def fingerprint(self) -> str:
+        """Identifies the pair for caches: a hash of both tables and the names."""
+        h = hashlib.sha256(self.P.tobytes() + self.Q.tobytes())
+        h.update("\x1f".join(self.names).encode())
+        return h.hexdigest()[:20]
+
+    def p(self, prefix: Sequence[int]) -> np.ndarray:
+        return self.P[prefix[-1]]
+
+    def q(self, prefix: Sequence[int]) -> np.ndarray:
+        return self.Q[prefix[-1]]
+
+    def key(self, prefix: Sequence[int]) -> tuple:
+        return (int(prefix[-1]),)
+
+    def name(self, x: int) -> str:
+        return token_name(self.names, x)
+
+
+def default_vocab(V: int) -> tuple[str, ...]:
+    return VOCAB if V == len(VOCAB) else tuple(str(i) for i in range(V))

@@ -1,0 +1,76 @@
+"""The animation's frames of a played round: kinds in order, captions in plain numbers.
+
+Kinds: start | draft | verify | residual | flush | unverified | bonus | done. The pair
+words the parts that depend on what the models are (a table's row, an n-gram's prefix).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Step:
+    """One frame of the animation."""
+
+    kind: str  # start | draft | verify | residual | flush | unverified | bonus | done
+    position: int | None  # 1-based draft position the frame is about, if any
+    caption: str
+
+
+def _done(pair, emitted) -> Step:
+    text = " ".join(pair.name(e.token) for e in emitted)
+    return Step("done", None, f"Round emits {len(emitted)} token(s) for one target call: "
+                f"{text}.")
+
+
+def _verify(pair, pos) -> Step:
+    verdict = "kept" if pos.accepted else "rejected"
+    return Step("verify", pos.i, f"Check '{pair.name(pos.token)}': p = {pos.p:.4f}, "
+                f"q = {pos.q:.4f}, keep if u < {pos.threshold:.4f}; u = {pos.u:.4f}, "
+                f"{verdict}.")
+
+
+def steps_single(pair, rule, prefix, tr, proposed: bool) -> tuple[Step, ...]:
+    """Frames of a one-draft-per-position round."""
+    name, n = pair.name, len(tr.positions)
+    steps = [Step("start", None, pair.describe_start(prefix, n, proposed))]
+    steps += [Step("draft", pos.i, pair.describe_draft(pos.i, pos.token, pos.context, pos.q,
+                                                       proposed)) for pos in tr.positions]
+    steps += [_verify(pair, pos) for pos in tr.positions if pos.verified]
+    if tr.rejected_at is not None:
+        res = next(e for e in tr.emitted if e.origin == "resampled")
+        steps.append(Step("residual", tr.rejected_at, f"Rejected at position "
+                          f"{tr.rejected_at}: '{name(res.token)}' drawn from "
+                          f"{rule.reject_law} instead."))
+        if rule.keep_unverified and tr.rejected_at < n:
+            steps.append(Step("unverified", tr.rejected_at + 1, f"Rule '{rule.name}': the "
+                              f"{n - tr.rejected_at} later drafts are emitted without a "
+                              "check."))
+        elif tr.flushed:
+            steps.append(Step("flush", tr.flushed[0], f"The {len(tr.flushed)} later draft(s) "
+                              "were conditioned on the rejected token, so they are thrown "
+                              "away."))
+    else:
+        steps.append(Step("bonus", n + 1, pair.describe_bonus(n, tr.emitted[-1].token,
+                                                               tr.bonus_context)))
+    return tuple(steps + [_done(pair, tr.emitted)])
+
+
+def steps_multi(pair, rule, prefix, tr, m: int) -> tuple[Step, ...]:
+    """Frames of a multi-candidate round: each position lists its tries."""
+    name, k = pair.name, tr.k
+    steps = [Step("start", None, f"Context '{name(prefix[-1])}'. Up to {k} positions, "
+                  f"{m} candidates each.")]
+    for pos in tr.positions:
+        tried = ", ".join(f"'{name(t.token)}' (u = {t.u:.3f} vs {t.threshold:.3f}: "
+                          f"{'kept' if t.accepted else 'no'})" for t in pos.tries)
+        steps.append(Step("verify", pos.i, f"Position {pos.i}: {tried}."))
+    if tr.rejected_at is not None:
+        steps.append(Step("residual", tr.rejected_at, f"All candidates failed at position "
+                          f"{tr.rejected_at}: '{name(tr.emitted[-1].token)}' drawn from "
+                          f"{rule.reject_law}."))
+    else:
+        steps.append(Step("bonus", k + 1, f"All {k} positions kept: bonus token "
+                          f"'{name(tr.emitted[-1].token)}' from p."))
+    return tuple(steps + [_done(pair, tr.emitted)])

@@ -1,0 +1,73 @@
+"""The rule registry applied to one position: rows p, q of shape (V,), not whole tables.
+
+Every table function of specviz.core.rules takes (R, V) arrays, so a rule is applied to
+one position by calling it on (1, V) rows. The common cases skip that call: the standard
+ratio is read at one entry, min(1, p(x)/q(x)), and the standard residual
+norm(max(0, p - q)) is built in two passes over V. Results are the rule's own tables'
+entries exactly.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .rule import RESIDUAL_EPS, ratio, residual
+from .rules import RULES, Rule
+
+_IDENTITY = RULES["correct"].draft_table  # q as given
+_RATIO = RULES["correct"].accept_table  # p / q
+_RESIDUAL = RULES["correct"].reject_table  # norm(max(0, p - q))
+
+
+def draft_row(rule: Rule, p: np.ndarray | None, q: np.ndarray) -> np.ndarray:
+    """What the draft really samples from at this position (Qs of the rule). (V,)
+
+    p may be None when the rule's draft law does not read it (the standard one)."""
+    if rule.draft_table is _IDENTITY:
+        return q
+    return np.asarray(rule.draft_table(p[None], q[None], rule.prm)[0], dtype=np.float64)
+
+
+def reads_target_to_draft(rule: Rule) -> bool:
+    """Whether draft_row needs p (a draft law other than q itself)."""
+    return rule.draft_table is not _IDENTITY
+
+
+def threshold(rule: Rule, p: np.ndarray, q: np.ndarray, x: int) -> float:
+    """A(x): the coin keeps x iff u < A(x) (u <= A(x) for an inclusive coin)."""
+    if rule.accept_table is _RATIO:
+        px, qx = float(p[x]), float(q[x])
+        return px / qx if qx > 0 else (math.inf if px > 0 else 0.0)
+    return float(rule.accept_table(p[None], q[None], rule.prm)[0, x])
+
+
+def rejection_row(rule: Rule, p: np.ndarray, q: np.ndarray, x: int) -> np.ndarray:
+    """The law of the token emitted when draft x is rejected here. (V,)"""
+    if rule.reject_table is _RESIDUAL and not rule.rejection_skips_draft:
+        row = p - q
+        np.maximum(row, 0.0, out=row)
+        mass = row.sum()
+        return p.copy() if mass < RESIDUAL_EPS else row / mass
+    row = np.array(rule.reject_table(p[None], q[None], rule.prm)[0], dtype=np.float64)
+    if rule.rejection_skips_draft:  # y ~ R given y != the rejected draft
+        row[x] = 0.0
+        row /= row.sum()
+    return row
+
+
+def rejection_depends_on_draft(rule: Rule, proposed: bool) -> bool:
+    """Whether the rejection law reads the rejected token (a one-hot q reads it always)."""
+    return proposed or rule.rejection_skips_draft
+
+
+def multi_chain(p: np.ndarray, qs: np.ndarray, m: int) -> tuple[list[np.ndarray], np.ndarray]:
+    """SpecInfer's tries: A_j = p_j / q with p_1 = p, p_(j+1) = norm(max(0, p_j - q)).
+
+    Returns ([A_1..A_m], p_(m+1)), the thresholds of each try and the law after m failures."""
+    chain, p_j = [], p
+    for _ in range(m):
+        chain.append(ratio(p_j, qs))
+        p_j = residual(p_j, qs)
+    return chain, p_j

@@ -1,0 +1,243 @@
+"""Measurements of speculative decoding on n-gram text: long decodes, draft orders,
+drafters side by side, and a Monte Carlo exactness check of the first tokens.
+
+Every decode plays the one round of specviz.core.round on the decoder's model pair.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..analysis.stats import empirical, sampling_floor, tv, tv_threshold
+from ..analysis.theory import speedup
+from ..core.draws import RngDraws
+from ..core.round import play
+from ..core.rules import get_rule
+from ..core.tables import check_k
+from .ngram import NGramCounts
+from .pair import DRAFTERS, TextDecoder
+
+COMPARE_ORDERS = (1, 2, 3, 4, 5)  # draft orders the comparison measures
+N_MC_MAX = 1_000_000  # Monte Carlo samples per exactness check
+N_TOKENS_MAX = 1_000_000  # tokens one long decode may emit
+
+
+@dataclass(frozen=True)
+class TextDecodeStats:
+    """Totals of one long decode (one target call per round)."""
+
+    drafter: str
+    rule: str
+    k: int
+    rounds: int
+    tokens: int
+    drafted: int
+    accepted: int
+    beta_mean: float  # mean of sum_x min(p, q) over the verified positions (nan if none)
+    per_position: tuple[float, ...]  # (k,) share of rounds whose position i was kept
+    seconds: float  # wall time of the decode
+    ids: tuple[int, ...]  # the generated tokens
+
+    @property
+    def tokens_per_call(self) -> float:
+        return self.tokens / self.rounds
+
+    @property
+    def acceptance_rate(self) -> float:
+        """accepted / drafted (nan when nothing was drafted)."""
+        return self.accepted / self.drafted if self.drafted else float("nan")
+
+    def speedup(self, c: float) -> float:
+        """tokens per call / (1 + k c) (Leviathan et al. 2022, Sec. 3.4); the lookup drafter
+        costs nothing to run, so its c is 0."""
+        return float(speedup(self.tokens_per_call, self.k, 0.0 if self.drafter == "lookup"
+                             else c))
+
+
+def long_text_decode(dec: TextDecoder, prompt: Sequence[int], k: int, n_tokens: int = 1_000,
+                     seed: int = 0, rule: str = "correct",
+                     drafter: str = "ngram") -> TextDecodeStats:
+    """Decode at least n_tokens tokens from the prompt, round after round, and count."""
+    k, r, pair = check_k(k), get_rule(rule), dec.pair(drafter)
+    ctx = pair.check_prefix(list(prompt))
+    if isinstance(n_tokens, bool) or not isinstance(n_tokens, (int, np.integer)) \
+            or not 1 <= n_tokens <= N_TOKENS_MAX:
+        raise ValueError(f"n_tokens must be an integer 1..{N_TOKENS_MAX:,}; got {n_tokens!r}")
+    draws = RngDraws(np.random.default_rng(seed))
+    n0 = len(ctx)
+    rounds = drafted = accepted = 0
+    betas: list[float] = []
+    kept = np.zeros(k)
+    t0 = time.perf_counter()
+    while len(ctx) - n0 < n_tokens:
+        d = play(pair, ctx, k, r, draws, light=True, betas=True)
+        rounds += 1
+        drafted += d.k
+        accepted += d.accepted
+        kept[: d.accepted] += 1
+        betas += d.beta
+        ctx += d.tokens
+    seconds = time.perf_counter() - t0
+    return TextDecodeStats(
+        drafter=drafter, rule=r.name, k=k, rounds=rounds, tokens=len(ctx) - n0,
+        drafted=drafted, accepted=accepted,
+        beta_mean=float(np.mean(betas)) if betas else float("nan"),
+        per_position=tuple(float(v) for v in kept / rounds), seconds=seconds,
+        ids=tuple(ctx[n0:]),
+    )
+
+
+def order_sweep(counts: NGramCounts, target_order: int, prompt: Sequence[int], k: int,
+                n_tokens: int = 500, seed: int = 0, T_p: float = 1.0, T_q: float = 1.0,
+                c: float = 0.1, orders: Sequence[int] = COMPARE_ORDERS) -> list[dict]:
+    """Draft orders against one target, each measured on a long decode from the prompt."""
+    rows = []
+    for n in orders:
+        if n > counts.max_order:
+            continue
+        st = long_text_decode(TextDecoder(counts, target_order, n, T_p, T_q), prompt, k,
+                              n_tokens, seed)
+        rows.append({"draft order": n, "acceptance": st.acceptance_rate,
+                     "beta": st.beta_mean, "tokens per call": st.tokens_per_call,
+                     "speedup": st.speedup(c), "smaller than target": n < target_order,
+                     "rounds": st.rounds, "tokens": st.tokens})
+    return rows
+
+
+def drafter_comparison(dec: TextDecoder, prompt: Sequence[int], k: int, n_tokens: int = 500,
+                       seed: int = 0, c: float = 0.1, rule: str = "correct") -> list[dict]:
+    """The n-gram draft against prompt lookup on the same prompt, seed and target."""
+    rows = []
+    for drafter in DRAFTERS:
+        st = long_text_decode(dec, prompt, k, n_tokens, seed, rule, drafter)
+        rows.append({"drafter": drafter, "acceptance": st.acceptance_rate,
+                     "drafted per round": st.drafted / st.rounds,
+                     "tokens per call": st.tokens_per_call,
+                     "c": 0.0 if drafter == "lookup" else float(c),
+                     "speedup": st.speedup(c), "rounds": st.rounds, "tokens": st.tokens,
+                     "text": dec.decode(st.ids)})
+    return rows
+
+
+# ----------------------------------------------------------------------------- exactness
+@dataclass(frozen=True)
+class Cells:
+    """A partition of the first n_tokens emitted tokens into cells, with the exact law.
+
+    Full (top = None): every token (pair). Coarse: the top tokens of p one by one
+    (and, for pairs, the top tokens of p after each of them), the rest lumped into
+    'other' cells. A coarse law is a sum of exact cell masses, so it is exact too.
+    """
+
+    n_tokens: int
+    law: np.ndarray  # (n_cells,) exact probabilities
+    index: dict  # token tuple -> cell (full: None, computed arithmetically)
+    first: dict  # first token -> its 'other' cell (coarse pairs), or the lumped cell
+    V: int
+    full: bool
+    labels: tuple[str, ...]
+
+    def cell(self, toks: Sequence[int]) -> int:
+        if self.full:
+            return int(toks[0]) if self.n_tokens == 1 else int(toks[0]) * self.V + int(toks[1])
+        key = tuple(int(t) for t in toks[: self.n_tokens])
+        if key in self.index:
+            return self.index[key]
+        return self.first.get(key[0], self.first[None])
+
+
+def first_tokens_cells(dec: TextDecoder, context: Sequence[int], n_tokens: int = 2,
+                       top: int | None = None) -> Cells:
+    """The target's exact law of its next 1 or 2 tokens, computed row by row."""
+    ctx = dec.pair().check_prefix(list(context))
+    if n_tokens not in (1, 2):
+        raise ValueError(f"n_tokens must be 1 or 2; got {n_tokens!r}")
+    p1 = dec.target(ctx)
+    names = dec.names
+    if top is None:
+        if n_tokens == 1:
+            return Cells(1, p1.copy(), {}, {}, dec.V, True, names)
+        joint = np.stack([p1[x] * dec.target(ctx + [x]) for x in range(dec.V)])  # (V, V)
+        labels = tuple(f"{a}{b}" for a in names for b in names)
+        return Cells(2, joint.ravel(), {}, {}, dec.V, True, labels)
+    S1 = [int(x) for x in np.argsort(-p1, kind="stable")[:top]]
+    law, index, first, labels = [], {}, {}, []
+    for x in S1:
+        if n_tokens == 1:
+            index[(x,)] = len(law)
+            law.append(p1[x])
+            labels.append(names[x])
+            continue
+        p2 = dec.target(ctx + [x])
+        S2 = [int(y) for y in np.argsort(-p2, kind="stable")[:top]]
+        for y in S2:
+            index[(x, y)] = len(law)
+            law.append(p1[x] * p2[y])
+            labels.append(f"{names[x]} {names[y]}")
+        first[x] = len(law)
+        law.append(p1[x] * (1.0 - p2[S2].sum()))
+        labels.append(f"{names[x]} (other)")
+    first[None] = len(law)
+    law.append(1.0 - p1[S1].sum())
+    labels.append("(other)")
+    a = np.maximum(np.asarray(law), 0.0)
+    return Cells(n_tokens, a / a.sum(), index, first, dec.V, False, tuple(labels))
+
+
+def sample_first_tokens(dec: TextDecoder, context: Sequence[int], k: int, n: int,
+                        seed: int = 0, rule: str = "correct", drafter: str = "ngram",
+                        n_tokens: int = 2) -> list[tuple[int, ...]]:
+    """n independent decodes from the context by speculative decoding; each keeps its
+    first n_tokens emitted tokens (a second round runs when the first emits too few)."""
+    k, r, pair = check_k(k), get_rule(rule), dec.pair(drafter)
+    ctx = pair.check_prefix(list(context))
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= N_MC_MAX:
+        raise ValueError(f"n must be an integer 1..{N_MC_MAX:,}; got {n!r}")
+    draws = RngDraws(np.random.default_rng(seed))
+    out = []
+    for _ in range(int(n)):
+        got: list[int] = []
+        while len(got) < n_tokens:
+            got += play(pair, ctx + got, k, r, draws, light=True).tokens
+        out.append(tuple(got[:n_tokens]))
+    return out
+
+
+@dataclass(frozen=True)
+class TextExactness:
+    """Speculative decoding's first-token(s) law against the target's own, at one context."""
+
+    rule: str
+    drafter: str
+    k: int
+    n: int
+    n_tokens: int
+    cells: Cells
+    counts: np.ndarray  # (n_cells,) Monte Carlo counts
+    tv: float  # TV(empirical, exact)
+    floor: float  # E[TV] of n exact draws
+    threshold: float  # floor + sqrt(ln(1/delta) / 2n) (stats.tv_threshold)
+
+    @property
+    def at_floor(self) -> bool:
+        return self.tv <= self.threshold
+
+
+def text_exactness(dec: TextDecoder, context: Sequence[int], k: int, n: int, seed: int = 0,
+                   rule: str = "correct", drafter: str = "ngram", n_tokens: int = 2,
+                   top: int | None = None) -> TextExactness:
+    """Monte Carlo check: n decodes, their first n_tokens tokens binned into cells, the
+    TV to the exact law against the pass line of stats.tv_threshold."""
+    cells = first_tokens_cells(dec, context, n_tokens, top)
+    counts = np.zeros(len(cells.law))
+    for toks in sample_first_tokens(dec, context, k, n, seed, rule, drafter, n_tokens):
+        counts[cells.cell(toks)] += 1
+    return TextExactness(
+        rule=get_rule(rule).name, drafter=drafter, k=int(k), n=int(n), n_tokens=n_tokens,
+        cells=cells, counts=counts, tv=tv(empirical(counts), cells.law),
+        floor=sampling_floor(cells.law, int(n)), threshold=tv_threshold(cells.law, int(n)),
+    )

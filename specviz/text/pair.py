@@ -1,0 +1,176 @@
+"""The n-gram text models as a model pair: rows computed at a prefix, prompt lookup.
+
+A row p(. | prefix) is computed when a position needs it (specviz.text.ngram), at the
+model's temperature, and cached by the context the model reads (its last n - 1 tokens).
+Two drafters: "ngram", a low-order model over the same counts, and "lookup", prompt lookup
+(Saxena 2023, "Prompt Lookup Decoding"): find the last earlier occurrence of the context's
+newest n-gram (longest first) and propose the tokens that followed it. Its q is one-hot,
+so the standard rule keeps x with probability p(x) and on rejection draws from p with x
+removed; the output still follows p exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ..core.pair import CACHE_BYTES, ModelPair, RowCache
+from ..core.sampling import DRAW_FLAT_MAX, block_cdf, draw, draw_row
+from ..core.tables import check_temperature, temper_rows
+from .ngram import NGramCounts, NGramModel
+
+DRAFTERS = ("ngram", "lookup")
+LOOKUP_NGRAM = {"char": (2, 8), "word": (1, 3)}  # (shortest, longest) prompt lookup matches
+TAIL_TOKENS = {"char": 24, "word": 8}  # context shown in captions
+
+
+class RowSource:
+    """Rows of one model at one temperature, cached by the context the model reads."""
+
+    def __init__(self, model: NGramModel, T: float = 1.0, cache_bytes: int = CACHE_BYTES):
+        self.model = model
+        self.T = check_temperature(T)
+        self._rows = RowCache(model.V, cache_bytes)
+        self._blocks = RowCache(model.V, cache_bytes)  # block_cdf of drawn rows
+
+    @property
+    def max_rows(self) -> int:
+        return self._rows.max_rows
+
+    def __call__(self, context: Sequence[int]) -> np.ndarray:
+        """p(. | context) at this source's temperature, (V,)."""
+        key = self.model.state(context)
+        return self._rows.get(key, lambda: np.asarray(
+            temper_rows(self.model.row(context), self.T), dtype=np.float64))
+
+    def draw(self, context: Sequence[int], u: float) -> int:
+        """A token from the row at context with the uniform u (draw_row); a large row keeps
+        its block sums, so the next draw from it is cheap."""
+        row = self(context)
+        if len(row) <= DRAW_FLAT_MAX:
+            return draw(row, u)
+        blocks = self._blocks.get(self.model.state(context), lambda: block_cdf(row))
+        return draw_row(row, u, blocks)
+
+
+class TextDecoder:
+    """A target and a draft over one NGramCounts, each at its own temperature."""
+
+    def __init__(self, counts: NGramCounts, target_order: int, draft_order: int,
+                 T_p: float = 1.0, T_q: float = 1.0) -> None:
+        self.counts = counts
+        self.target = RowSource(counts.model(target_order), check_temperature(T_p, "T_p"))
+        self.draft = RowSource(counts.model(draft_order), check_temperature(T_q, "T_q"))
+        self.names = counts.tokenizer.names  # (V,) display names
+        self._pairs: dict[str, TextPair] = {}
+
+    V = property(lambda self: self.counts.V)
+    level = property(lambda self: self.counts.level)
+    target_order = property(lambda self: self.target.model.order)
+    draft_order = property(lambda self: self.draft.model.order)
+    T_p = property(lambda self: self.target.T)
+    T_q = property(lambda self: self.draft.T)
+
+    @property
+    def key(self) -> str:
+        """Identifies the pair for caches: the counts, both orders and temperatures."""
+        return (f"{self.counts.fingerprint}|p{self.target_order}@{self.T_p:g}|"
+                f"q{self.draft_order}@{self.T_q:g}")
+
+    def pair(self, drafter: str = "ngram") -> TextPair:
+        """The model pair with this drafter (made once, so its caches are kept)."""
+        if drafter not in DRAFTERS:
+            raise ValueError(f"drafter must be one of {', '.join(DRAFTERS)}; got {drafter!r}")
+        if drafter not in self._pairs:
+            self._pairs[drafter] = TextPair(self, drafter)
+        return self._pairs[drafter]
+
+    def encode(self, text: str) -> list[int]:
+        return [int(t) for t in self.counts.tokenizer.encode(text)]
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return self.counts.tokenizer.decode(ids)
+
+    def tail(self, context: Sequence[int], n: int | None = None) -> str:
+        """The newest tokens of the context as text, with an ellipsis when cut."""
+        n = TAIL_TOKENS[self.level] if n is None else n
+        text = self.decode(context[-n:])
+        return ("…" if len(context) > n else "") + text.replace("\n", "⏎")
+
+
+class TextPair(ModelPair):
+    """The decoder's two models, drafting from q ("ngram") or by prompt lookup."""
+
+    def __init__(self, dec: TextDecoder, drafter: str) -> None:
+        self.dec, self.drafter = dec, drafter
+        self.V, self.names = dec.V, dec.names
+
+    @property
+    def fingerprint(self) -> str:
+        return f"{self.dec.key}|{self.drafter}"
+
+    def p(self, prefix: Sequence[int]) -> np.ndarray:
+        return self.dec.target(prefix)
+
+    def q(self, prefix: Sequence[int]) -> np.ndarray:
+        return self.dec.draft(prefix)
+
+    def draw_p(self, prefix: Sequence[int], u: float) -> int:
+        return self.dec.target.draw(prefix, u)
+
+    def draw_q(self, prefix: Sequence[int], u: float) -> int:
+        return self.dec.draft.draw(prefix, u)
+
+    def key(self, prefix: Sequence[int]) -> tuple:
+        draft = self.dec.draft.model.state(prefix) if self.drafter == "ngram" else ("lookup",)
+        return (self.dec.target.model.state(prefix), draft)
+
+    def propose(self, prefix: Sequence[int], k: int) -> tuple[int, ...] | None:
+        if self.drafter != "lookup":
+            return None
+        lo, hi = LOOKUP_NGRAM[self.dec.level]
+        return lookup_draft(prefix, k, hi, lo)
+
+    def describe_start(self, prefix: Sequence[int], n_drafts: int, proposed: bool) -> str:
+        tail = self.dec.tail(prefix)
+        if not proposed:
+            return (f"Context '{tail}'. The {self.dec.draft_order}-gram draft will guess "
+                    f"{n_drafts} tokens.")
+        what = (f"Prompt lookup found a match and copies the {n_drafts} token(s) that "
+                "followed it" if n_drafts else
+                "Prompt lookup found no earlier match: nothing is drafted")
+        return f"Context '{tail}'. {what}."
+
+    def describe_draft(self, i: int, token: int, context: int, q: float, proposed: bool) -> str:
+        src = "the text after the match (q = 1)" if proposed else f"q(.|…'{self.name(context)}')"
+        return f"Draft {i}: '{self.name(token)}' from {src}, q = {q:.4f}."
+
+    def describe_bonus(self, n_drafts: int, token: int, last: int) -> str:
+        if not n_drafts:
+            return f"The target's call gives one token from p: '{self.name(token)}'."
+        return (f"All {n_drafts} kept: bonus token '{self.name(token)}' from p at the last "
+                "prefix, at no extra target call.")
+
+
+def lookup_draft(tokens: Sequence[int], k: int, max_ngram: int = 3,
+                 min_ngram: int = 1) -> tuple[int, ...]:
+    """Prompt lookup: up to k tokens that followed the last earlier occurrence of the
+    newest n-gram of tokens, trying n = max_ngram down to min_ngram; () when none matches."""
+    a = np.asarray(tokens, dtype=np.int64)
+    N = len(a)
+    if N < 2 or max_ngram < 1:
+        return ()
+    ends = np.flatnonzero(a[: N - 1] == a[N - 1])  # where an earlier match could end
+    length = np.ones(len(ends), dtype=np.int64)  # how far back each one matches, capped
+    alive = np.ones(len(ends), dtype=bool)
+    for d in range(1, min(max_ngram, N - 1)):
+        j = ends - d
+        alive &= (j >= 0) & (a[np.maximum(j, 0)] == a[N - 1 - d])
+        length += alive
+    for n in range(max_ngram, max(min_ngram, 1) - 1, -1):
+        hits = ends[length >= n]
+        if len(hits):
+            j = int(hits[-1]) + 1  # first token after the last match of length n
+            return tuple(int(t) for t in a[j: j + k])
+    return ()

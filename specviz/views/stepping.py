@@ -1,0 +1,88 @@
+"""Stepping through a played round: which frame is on screen, and what it has shown.
+
+A round is played once into a trace; stepping only moves an index into trace.steps, and
+a View says what a viewer has been shown by that index.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..core.round import RoundTrace
+from .transcript import RND_MAX
+
+
+@dataclass(frozen=True)
+class View:
+    """What a viewer has been shown by step `step` of a round."""
+
+    step: int  # index into trace.steps
+    n_steps: int
+    kind: str  # the step's kind
+    caption: str
+    drafted: int  # drafts revealed so far, 0..k
+    verified: int  # positions whose coin has been shown, 0..k
+    focus: int | None  # 1-based position the bars and the coin are about
+    final: bool  # the rejection draw or the bonus token has been shown
+    settled: bool  # the later drafts have been flushed (or emitted unchecked)
+    done: bool  # the last step: the round's output is complete
+
+
+def last_step(trace: RoundTrace) -> int:
+    """Index of the round's last step."""
+    return len(trace.steps) - 1
+
+
+def clamp_step(trace: RoundTrace, step: int) -> tuple[int, str | None]:
+    """step moved into 0..last_step(trace), with a note for the user when it had to move."""
+    last = last_step(trace)
+    if step < 0:
+        return 0, f"Step {step} is before the first step; showing step 0."
+    if step > last:
+        return last, (f"Step {step} is past the end of this round (steps 0..{last}); "
+                      f"showing the last step, {last}.")
+    return int(step), None
+
+
+def view(trace: RoundTrace, step: int) -> View:
+    """Replay trace.steps[0..step] and report what is on screen at that step."""
+    if not 0 <= step <= last_step(trace):
+        raise ValueError(f"step must be in 0..{last_step(trace)}; got {step}")
+    drafted = verified = 0
+    focus = None
+    final = settled = False
+    for st in trace.steps[: step + 1]:
+        if st.kind == "draft":
+            drafted, focus = st.position, st.position
+        elif st.kind == "verify":
+            verified, focus = st.position, st.position
+        elif st.kind in ("residual", "bonus"):
+            final = True
+        elif st.kind in ("flush", "unverified"):
+            settled = True
+    cur = trace.steps[step]
+    return View(step, len(trace.steps), cur.kind, cur.caption, drafted, verified, focus,
+                final, settled, cur.kind == "done")
+
+
+def advance(trace: RoundTrace, step: int, rnd: int) -> tuple[int, int]:
+    """(step, rnd) one frame on: the next step, or step 0 of the next round after the last."""
+    if step < last_step(trace):
+        return step + 1, rnd
+    return (0, rnd + 1) if rnd < RND_MAX else (step, rnd)
+
+
+def retreat(step: int, rnd: int, previous: RoundTrace | None) -> tuple[int, int]:
+    """(step, rnd) one frame back: the step before, or the last step of the previous round."""
+    if step > 0:
+        return step - 1, rnd
+    if rnd > 0 and previous is not None:
+        return last_step(previous), rnd - 1
+    return step, rnd
+
+
+def round_after(rnd: int) -> int:
+    """The next round's index (stays at RND_MAX)."""
+    return min(rnd + 1, RND_MAX)
+
+
