@@ -122,9 +122,11 @@ def test_the_two_locks_agree_with_each_other():
     assert {n: dev.get(n) for n in runtime} == runtime
 
 
-def test_ci_installs_from_the_dev_lock_with_hashes():
-    ci = (ROOT / ".ci" / "run").read_text()
-    assert "--require-hashes -r requirements-dev.lock" in ci
+def test_ci_runs_the_readme_test_command_which_installs_the_dev_lock():
+    blocks = re.findall(r"```bash\n(.*?)```", (ROOT / "README.md").read_text(), re.S)
+    command = blocks[1].strip().splitlines()[-1]
+    assert "pip install -q --require-hashes -r requirements-dev.lock" in command
+    assert command in (ROOT / ".ci" / "run").read_text().splitlines()
 
 
 # ----------------------------------------------------------------------------- Dockerfile
