@@ -1,8 +1,11 @@
 # specviz: the Streamlit app in a container.
 #   docker build -t specviz . && docker run --rm -p 8501:8501 specviz   # then open http://localhost:8501
+#   docker stop -t 30 <container>   # a heavy run needs ~15 s to end after SIGTERM
 # tests/test_entrypoint.py runs this file's CMD and HEALTHCHECK verbatim (only the port is
-# swapped for a free one), so the entry command cannot rot even where Docker cannot build.
-FROM python:3.11-slim-bookworm
+# swapped for a free one), so the entry command cannot rot even where Docker cannot build;
+# tests/test_deploy.py lints it with hadolint.
+# Debian 13 "trixie", the Debian release under the image, named so that it moves only here.
+FROM python:3.11-slim-trixie
 
 ENV PYTHONDONTWRITEBYTECODE=1 \
     PYTHONUNBUFFERED=1 \
@@ -11,19 +14,22 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 WORKDIR /app
 
-# Pinned runtime requirements first, so code edits reuse this layer.
-COPY requirements.txt ./
-RUN pip install --no-cache-dir -r requirements.txt
+# A numeric non-root user and group (10001:10001), so that Kubernetes' runAsNonRoot can
+# check it; the code stays root-owned and read-only.
+RUN groupadd --gid 10001 specviz \
+    && useradd --uid 10001 --gid 10001 --create-home --shell /usr/sbin/nologin specviz
 
-# A non-root user owns nothing it does not need: the code stays root-owned and read-only.
-RUN useradd --create-home --uid 10001 --shell /usr/sbin/nologin specviz
+# Every transitive package pinned with its hashes (requirements.lock, made from
+# pyproject.toml by uv), first, so that code edits reuse this layer.
+COPY requirements.lock ./
+RUN pip install --no-cache-dir --require-hashes -r requirements.lock
 
 COPY .streamlit/ ./.streamlit/
 COPY specviz/ ./specviz/
 COPY pages/ ./pages/
 COPY app.py ./
 
-USER specviz
+USER 10001:10001
 EXPOSE 8501
 
 # Streamlit's own health endpoint, probed with the standard library (the slim image has no curl).
