@@ -38,7 +38,8 @@ elif n >= S.N_APP_MAX:
 rules = pagedata.page_rules(s.rule)
 with st.spinner(f"{n:,} decodes under each rule..."):
     ex = ui.cached(demos.exactness)(app.P, app.Q, app.ctx, s.k, int(n), s.seed, rules)
-rows = pagedata.exactness_rows(ex)
+rows = [{**row, "verdict": a.verdict.text}
+        for row, a in zip(pagedata.exactness_rows(ex), ex.audits, strict=True)]
 
 cols = st.columns(3)
 cols[0].metric(ui.text("sampling floor (expected TV of n exact draws)"),
@@ -53,7 +54,8 @@ st.dataframe(pd.DataFrame(rows), hide_index=True, column_config={
     "exact_tv": st.column_config.NumberColumn(ui.text("exact TV"), format="%.5f"),
     "floor": st.column_config.NumberColumn(ui.text("floor"), format="%.5f"),
     "threshold": st.column_config.NumberColumn(ui.text("threshold"), format="%.5f"),
-    "at_floor": st.column_config.CheckboxColumn(ui.text("at the floor")),
+    "at_floor": st.column_config.CheckboxColumn(ui.text("TV under the threshold")),
+    "verdict": st.column_config.TextColumn(ui.text("verdict (TV and chi-square)")),
     "p_value": st.column_config.NumberColumn("chi-square p", format="%.4f"),
     "acceptance_rate": st.column_config.NumberColumn(ui.text("acceptance"), format="%.4f"),
     "tokens_per_call": st.column_config.NumberColumn(ui.text("tokens / call"),
@@ -63,7 +65,8 @@ ui.download_csv(rows, f"exactness_n{n}")
 st.caption(ui.text("Threshold = floor + sqrt(ln(1/delta) / (2 n)), delta = 1e-6: by "
                    "McDiarmid's inequality an exact sampler crosses it with probability at "
                    "most 1e-6. The p-value is Pearson's chi-square goodness of fit of the "
-                   "counts to the target's joint."))
+                   "counts to the target's joint. A rule differs from the target when either "
+                   f"test says so: TV above the threshold, or p below {demos.GOF_ALPHA:g}."))
 ui.chart(charts.tv_bars(rows, ex.direct_tv), key="tv_bars")
 
 left, right = st.columns(2)

@@ -17,6 +17,7 @@ from typing import TextIO
 import numpy as np
 
 from .analysis.roofline import FULL_LABEL, PRESETS, TUTORIAL_LABEL
+from .analysis.stats import GOF_ALPHA
 from .core.rules import RULES
 from .core.tables import check_ctx, default_tables
 from .views import demos
@@ -149,7 +150,7 @@ def demo_exactness(P: np.ndarray, Q: np.ndarray, vocab: tuple[str, ...], ctx: in
         rows.append({"rule": a.rule, "lossless": "yes" if a.lossless else "no",
                      "mc_tv": a.mc_tv, "exact_tv": a.exact_tv, "floor": a.floor,
                      "threshold": a.threshold, "p_value": a.p_value,
-                     "verdict": "at floor" if a.at_floor else "ABOVE floor: biased"})
+                     "verdict": a.verdict.text})
     out = [_heading(2, "the lossless rules (the correct one and its exact variants) stay at "
                        "the sampling floor, which is all that n perfect samples would show; "
                        "every broken rule sits near its own exact bias, and more runs would "
@@ -165,7 +166,9 @@ def demo_exactness(P: np.ndarray, Q: np.ndarray, vocab: tuple[str, ...], ctx: in
     ]))
     out.append(_wrap("floor = expected TV of n exact samples; threshold = the pass line "
                      "derived from n; exact TV = the rule's own bias (0 for a lossless rule); "
-                     "GoF p = chi-square goodness of fit of the counts to the target.", "  "))
+                     "GoF p = chi-square goodness of fit of the counts to the target. A rule "
+                     "differs from the target when either test says so: TV above the "
+                     f"threshold, or p < {GOF_ALPHA:g}.", "  "))
     return "\n".join(out)
 
 

@@ -59,10 +59,21 @@ def test_demo_2_lists_every_rule_and_the_direct_sampler():
         assert re.search(rf"^\s+{name}\s", text, re.M), name
     assert "target sampled directly" in text
     line = next(s for s in text.splitlines() if s.strip().startswith("correct"))
-    assert "at floor" in line
+    assert "consistent with the target" in line
     for broken in ("greedy", "no_resample"):
         line = next(s for s in text.splitlines() if s.strip().startswith(broken))
-        assert "ABOVE floor" in line
+        assert "differs from the target" in line
+
+
+def test_demo_2_at_n_2000_does_not_pass_a_rule_its_p_value_rejects():
+    """At 2,000 decodes no_resample's TV is under the threshold but its chi-square p-value
+    is about 1e-15: the verdict beside that p-value must not call it consistent."""
+    text = run("demo", "2", "--n", "2000")
+    line = next(s for s in text.splitlines() if s.strip().startswith("no_resample"))
+    assert re.search(r"differs from the target \(p = \d\.\de-1\d\)", line), line
+    assert "at floor" not in text
+    correct = next(s for s in text.splitlines() if s.strip().startswith("correct"))
+    assert "consistent with the target" in correct
 
 
 def test_demo_2_one_rule():

@@ -7,6 +7,7 @@ that sums to 1; "counts" is an array of non-negative observation counts of the s
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -229,6 +230,46 @@ def gof_pvalue(counts: ArrayLike, law: ArrayLike) -> float:
     return chi2_sf(stat, df)
 
 
+# --------------------------------------------------------------------------- the verdict
+
+GOF_ALPHA = 1e-3  # the goodness-of-fit test's level: an exact sampler fails it this often
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Whether n decodes look like the target, by the stronger of two tests."""
+
+    tv_above: bool  # the TV exceeds the threshold derived from n (tv_threshold)
+    p_below: bool  # the goodness-of-fit p-value is below alpha
+    text: str
+
+    @property
+    def consistent(self) -> bool:
+        return not (self.tv_above or self.p_below)
+
+
+def _p_text(p_value: float) -> str:
+    return f"p = {p_value:.2g}" if p_value > 0 else "p < 1e-300"
+
+
+def verdict(mc_tv: float, threshold: float, p_value: float,
+            alpha: float = GOF_ALPHA) -> Verdict:
+    """The sample differs from the target if either test says so: its TV is above the
+    threshold derived from n, or its goodness-of-fit p-value is below alpha.
+
+    An exact sampler fails the TV test with probability at most 1e-6 (tv_threshold's delta)
+    and the chi-square test with about alpha, so it is flagged with about alpha + 1e-6.
+    """
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1); got {alpha!r}")
+    tv_above, p_below = mc_tv > threshold, p_value < alpha
+    reasons = (["TV above the threshold"] if tv_above else []) + (
+        [_p_text(p_value)] if p_below else [])
+    text = (f"differs from the target ({', '.join(reasons)})" if reasons
+            else "consistent with the target")
+    return Verdict(tv_above, p_below, text)
+
+
 def mean_and_se(hist: ArrayLike, values: ArrayLike) -> tuple[float, float]:
     """Mean and standard error of a quantity from a histogram of counts over its values.
 
@@ -248,6 +289,8 @@ def mean_and_se(hist: ArrayLike, values: ArrayLike) -> tuple[float, float]:
 
 
 __all__ = [
+    "GOF_ALPHA",
+    "Verdict",
     "chi2_sf",
     "empirical",
     "gof_pvalue",
@@ -255,4 +298,5 @@ __all__ = [
     "sampling_floor",
     "tv",
     "tv_threshold",
+    "verdict",
 ]

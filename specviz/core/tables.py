@@ -19,7 +19,8 @@ V_MAX = 4096  # largest vocabulary a table may have
 K_APP_MAX = 32  # drafted tokens per round in the app
 N_APP_MAX = 10_000_000  # Monte Carlo decodes per run in the app
 WORK_APP_MAX = 50_000_000  # decodes x (k + 1) per rule in one run: ~seconds and ~200 MB
-ROW_SUM_ATOL = 1e-6  # a row must sum to 1 within this; it is never renormalised silently
+ROW_SUM_ATOL = 1e-6  # a row must sum to 1 within this; rows accepted are then renormalised
+ROW_ROUNDING = 1e-13  # a row closer than this to 1 is float rounding, and is left as it is
 
 # Row 'a' is the tutorial's published row (SPEC.md). It was published to 4 places, and its
 # walkthrough (0.8532 for 'e', the residual) was computed from more precise values; we store
@@ -77,8 +78,9 @@ def validate_table(
 ) -> np.ndarray:
     """Check that M is a square, finite, non-negative table whose rows each sum to 1.
 
-    Returns M as a float64 array; raises ValueError naming the first problem found.
-    Nothing is renormalised here: use normalise_rows explicitly for that.
+    Returns M as a float64 array, with every row that sums to 1 only within ROW_SUM_ATOL
+    divided by its sum (renormalised_rows names them), so that each row is a distribution
+    for every engine and statistic downstream; raises ValueError naming the first problem.
     """
     try:
         A = np.asarray(M, dtype=np.float64)
@@ -112,7 +114,31 @@ def validate_table(
             f"row {_row(vocab, r)} of {name} sums to {sums[r]:.6g}, not 1 "
             f"(tolerance {ROW_SUM_ATOL:g}); fix it or normalise the rows explicitly"
         )
-    return A
+    rescale = np.abs(sums - 1.0) > ROW_ROUNDING  # (V,)
+    return np.where(rescale[:, None], A / np.where(rescale, sums, 1.0)[:, None], A)
+
+
+def renormalised_rows(M: object) -> list[int]:
+    """The rows of a valid table that validate_table divides by their sum."""
+    sums = np.asarray(M, dtype=np.float64).sum(axis=1)
+    return [int(r) for r in np.flatnonzero(np.abs(sums - 1.0) > ROW_ROUNDING)]
+
+
+def renormalisation_note(
+    tables: dict[str, object], vocab: tuple[str, ...] | None = None
+) -> str | None:
+    """What validate_table rescaled in valid tables {name: table}, in a sentence (or None)."""
+    parts = []
+    for name, M in tables.items():
+        rows = renormalised_rows(M)
+        if rows:
+            sums = np.asarray(M, dtype=np.float64).sum(axis=1)
+            parts.append(f"{name} row{'s' if len(rows) > 1 else ''} " + ", ".join(
+                f"{_row(vocab, r)} (sum {sums[r]:.9g})" for r in rows))
+    if not parts:
+        return None
+    return ("Rows summing to 1 only within the tolerance "
+            f"{ROW_SUM_ATOL:g} were divided by their sums: " + "; ".join(parts) + ".")
 
 
 def validate_pair(

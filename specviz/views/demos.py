@@ -14,7 +14,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..analysis import roofline, theory
-from ..analysis.stats import gof_pvalue, sampling_floor, tv, tv_threshold
+from ..analysis.stats import (  # noqa: F401 (GOF_ALPHA for /exactness)
+    GOF_ALPHA,
+    Verdict,
+    gof_pvalue,
+    sampling_floor,
+    tv,
+    tv_threshold,
+    verdict,
+)
 from ..core.exact import exact_joint, round_law, target_joint
 from ..core.montecarlo import long_decode, simulate
 from ..core.pair import TablePair
@@ -75,7 +83,13 @@ class RuleAudit:
 
     @property
     def at_floor(self) -> bool:
+        """The TV test alone: the Monte Carlo TV is under the threshold derived from n."""
         return self.mc_tv <= self.threshold
+
+    @property
+    def verdict(self) -> Verdict:
+        """The TV test and the goodness-of-fit test together (stats.verdict)."""
+        return verdict(self.mc_tv, self.threshold, self.p_value)
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,15 @@ import numpy as np
 
 from ..analysis.metrics import MetricsReport, metrics_report
 from ..analysis.metrics import convert as convert_metric  # noqa: F401 (for /rules)
-from ..analysis.stats import gof_pvalue, sampling_floor, tv, tv_threshold
+from ..analysis.stats import (  # noqa: F401 (GOF_ALPHA for /rules)
+    GOF_ALPHA,
+    Verdict,
+    gof_pvalue,
+    sampling_floor,
+    tv,
+    tv_threshold,
+    verdict,
+)
 from ..core.exact import exact_joint, round_law, target_joint
 from ..core.montecarlo import simulate
 from ..core.rules import FAMILIES, RULES, Rule
@@ -34,10 +42,10 @@ BIAS_MIN = 1e-12  # an exact TV at or below this is rounding: the rule is exact 
 N_RESOLVE_MAX = 10**12  # the search limit of n_to_resolve (floor arithmetic stays accurate)
 METRICS_ROUNDS = 50_000  # long-decode rounds of the production-metrics section
 
-AT_FLOOR = "at the floor"
-CAUGHT = "caught"
-UNRESOLVED = "not resolvable at this n"
-FALSE_ALARM = "above the threshold (false alarm)"  # an exact rule crossing: chance <= 1e-6
+CONSISTENT = "consistent with the target"  # an exact rule that passes both tests
+CAUGHT = "caught"  # a biased rule that fails either test
+UNRESOLVED = "not resolvable at this n"  # a biased rule that passes both
+FALSE_ALARM = "differs from the target (false alarm)"  # an exact rule failing: chance ~ alpha
 
 Params = Mapping[str, Mapping[str, float]]  # rule name -> parameter name -> value
 
@@ -106,11 +114,17 @@ class RuleResult:
         return self.exact_tv > BIAS_MIN
 
     @property
+    def test(self) -> Verdict:
+        """The Monte Carlo run against the target: TV and goodness of fit (stats.verdict)."""
+        return verdict(self.mc_tv, self.threshold, self.p_value)
+
+    @property
     def verdict(self) -> str:
-        """caught / at the floor / not resolvable at this n (biased, but under the line)."""
-        if self.mc_tv > self.threshold:
+        """caught / consistent with the target / not resolvable at this n (biased, but
+        both tests pass) / false alarm (exact, yet a test fails)."""
+        if not self.test.consistent:
             return CAUGHT if self.biased else FALSE_ALARM
-        return UNRESOLVED if self.biased else AT_FLOOR
+        return UNRESOLVED if self.biased else CONSISTENT
 
 
 @dataclass(frozen=True)
@@ -264,7 +278,7 @@ def production_rows(rep: MetricsReport) -> list[Row]:
 
 
 __all__ = [
-    "AT_FLOOR", "CAUGHT", "FALSE_ALARM", "GALLERY_N", "GALLERY_NS", "Gallery", "RuleResult",
+    "CAUGHT", "CONSISTENT", "FALSE_ALARM", "GALLERY_N", "GALLERY_NS", "Gallery", "RuleResult",
     "UNRESOLVED", "configure", "gallery", "gallery_rows", "n_to_resolve", "param_specs",
     "production", "production_rows", "rule_notes",
 ]

@@ -19,7 +19,7 @@ import pandas as pd
 import streamlit as st
 
 from ..core.pair import TablePair
-from ..core.tables import default_tables, mix_draft, temper, validate_pair
+from ..core.tables import default_tables, mix_draft, renormalisation_note, temper, validate_pair
 from ..figures import export
 from . import present
 from . import settings as S
@@ -122,6 +122,7 @@ def _tables_state() -> dict:
                 P = np.array(S.decode_table(params.get("P", S.encode_table(d.P)), d.V))
                 Q = np.array(S.decode_table(params.get("Q", S.encode_table(d.Q)), d.V))
                 state["P"], state["Q"] = validate_pair(P, Q, d.vocab)
+                state["note"] = renormalisation_note({"P": P, "Q": Q}, d.vocab)
             except ValueError as exc:
                 state["note"] = f"The tables in the URL were not used ({exc}); defaults kept."
         st.session_state["_tables"] = state
@@ -182,6 +183,8 @@ def _table_editor() -> None:
             reason = "the tables hold entries that are not numbers"
         if reason:
             st.error(f"Tables not used: {reason}. The last valid pair stays in use.")
+        elif note := renormalisation_note({"P": P, "Q": Q}, state["vocab"]):
+            st.info(note)
         if st.button("Reset tables to the defaults", key="reset_tables"):
             d = default_tables()
             state["P"], state["Q"] = d.P, d.Q

@@ -29,6 +29,7 @@ def laws(size: int) -> st.SearchStrategy[np.ndarray]:
 # --------------------------------------------------------------------------- tv
 
 
+@settings(deadline=None)  # no deadline: the machine may be loaded
 @given(laws(6), laws(6))
 def test_tv_symmetric_and_bounded(a: np.ndarray, b: np.ndarray) -> None:
     d = tv(a, b)
@@ -36,6 +37,7 @@ def test_tv_symmetric_and_bounded(a: np.ndarray, b: np.ndarray) -> None:
     assert 0.0 <= d <= 1.0 + 1e-12
 
 
+@settings(deadline=None)  # no deadline: the machine may be loaded
 @given(laws(6), laws(6))
 def test_tv_zero_iff_equal(a: np.ndarray, b: np.ndarray) -> None:
     assert tv(a, a) == 0.0
@@ -152,6 +154,7 @@ def test_chi2_sf_known_values(x: float, df: float, p: float) -> None:
     assert chi2_sf(x, df) == pytest.approx(p, rel=1e-9)
 
 
+@settings(deadline=None)  # no deadline: the machine may be loaded
 @given(st.floats(0.0, 60.0, allow_nan=False))
 def test_chi2_sf_df3_closed_form(x: float) -> None:
     # Q(3/2, x/2) = erfc(sqrt(x/2)) + sqrt(2 x / pi) exp(-x/2)
@@ -159,11 +162,13 @@ def test_chi2_sf_df3_closed_form(x: float) -> None:
     assert chi2_sf(x, 3) == pytest.approx(closed, rel=1e-9, abs=1e-300)
 
 
+@settings(deadline=None)  # no deadline: the machine may be loaded
 @given(st.floats(0.0, 200.0, allow_nan=False))
 def test_chi2_sf_df2_is_exponential(x: float) -> None:
     assert chi2_sf(x, 2) == pytest.approx(math.exp(-x / 2), rel=1e-9, abs=1e-300)
 
 
+@settings(deadline=None)  # no deadline: the machine may be loaded
 @given(st.floats(1e-6, 100.0, allow_nan=False))
 def test_chi2_sf_df1_is_erfc(x: float) -> None:
     assert chi2_sf(x, 1) == pytest.approx(math.erfc(math.sqrt(x / 2)), rel=1e-9, abs=1e-300)
@@ -216,6 +221,7 @@ def test_gof_pvalue_pools_small_cells() -> None:
 # --------------------------------------------------------------------------- mean and SE
 
 
+@settings(deadline=None)  # no deadline: the machine may be loaded
 @given(st.lists(st.integers(0, 50), min_size=5, max_size=5).filter(lambda h: sum(h) >= 2))
 def test_mean_and_se_matches_expanded_sample(hist: list[int]) -> None:
     values = np.array([1.0, 2.0, 3.0, 4.0, 5.0])

@@ -42,12 +42,14 @@ def test_expected_tokens_is_one_at_alpha_zero() -> None:
     assert expected_tokens(0.0, 7) == 1.0
 
 
+@settings(deadline=None)  # no deadline: the machine may be loaded
 @given(alphas, ks)
 def test_expected_tokens_matches_direct_sum(alpha: float, k: int) -> None:
     direct = math.fsum(alpha**i for i in range(k + 1))
     assert expected_tokens(alpha, k) == pytest.approx(direct, rel=1e-12)
 
 
+@settings(deadline=None)  # no deadline: the machine may be loaded
 @given(st.floats(0.0, 0.999, allow_nan=False), ks)
 def test_expected_tokens_matches_closed_form(alpha: float, k: int) -> None:
     closed = (1 - alpha ** (k + 1)) / (1 - alpha)
@@ -88,11 +90,13 @@ def test_speedup_tutorial_numbers() -> None:
     assert round(speedup(2.8064, 4, 1.0), 3) == 0.561
 
 
+@settings(deadline=None)  # no deadline: the machine may be loaded
 @given(st.floats(1.0, 5.0), st.integers(4, K_MAX))
 def test_speedup_is_one_at_break_even(tokens: float, k: int) -> None:
     assert speedup(tokens, k, break_even_cost(tokens, k)) == pytest.approx(1.0)
 
 
+@settings(deadline=None)  # no deadline: the machine may be loaded
 @given(alphas, ks, costs)
 def test_walltime_speedup_is_thm_3_8(alpha: float, k: int, c: float) -> None:
     expected = expected_tokens(alpha, k) / (k * c + 1)
@@ -120,7 +124,7 @@ def test_best_k_interior_for_middling_alpha() -> None:
     assert s > walltime_speedup(0.7, k + 1, 0.1)
 
 
-@settings(max_examples=50)
+@settings(deadline=None, max_examples=50)  # no deadline: the machine may be loaded
 @given(alphas, costs)
 def test_best_k_is_one_when_alpha_le_c(alpha: float, c: float) -> None:
     if alpha <= c:
@@ -136,7 +140,7 @@ def test_best_k_ties_go_to_smallest_k() -> None:
     assert best_k(1.0, 0.0, k_max=8) == (8, 9.0)
 
 
-@settings(max_examples=50)
+@settings(deadline=None, max_examples=50)  # no deadline: the machine may be loaded
 @given(alphas, costs)
 def test_cor_3_9(alpha: float, c: float) -> None:
     # k = 1 gives exactly (1 + alpha)/(1 + c), so the best k gives at least that.
@@ -157,6 +161,7 @@ def test_some_k_gains_broadcasts() -> None:
 # --------------------------------------------------------------------------- arithmetic
 
 
+@settings(deadline=None)  # no deadline: the machine may be loaded
 @given(alphas, ks, costs)
 def test_arithmetic_increase_thm_3_11(alpha: float, k: int, c_hat: float) -> None:
     got = arithmetic_increase(alpha, k, c_hat)
@@ -179,6 +184,7 @@ def test_per_position_acceptance() -> None:
     assert per_position_acceptance(np.array([0.2, 0.9]), 5).shape == (2, 5)
 
 
+@settings(deadline=None)  # no deadline: the machine may be loaded
 @given(alphas, ks)
 def test_histogram_sums_to_one_and_mean_matches(alpha: float, k: int) -> None:
     h = acceptance_histogram(alpha, k)
@@ -203,6 +209,7 @@ def test_histogram_matches_simulation() -> None:
     assert (np.abs(counts / n - h) < 5 * se).all()
 
 
+@settings(deadline=None)  # no deadline: the machine may be loaded
 @given(alphas, ks)
 def test_draft_acceptance_rate_is_brute_force_expectation(alpha: float, k: int) -> None:
     h = acceptance_histogram(alpha, k)
@@ -220,6 +227,7 @@ def test_draft_acceptance_rate_is_not_alpha() -> None:
     assert mean_acceptance_length(0.6, 4) == expected_tokens(0.6, 4)
 
 
+@settings(deadline=None)  # no deadline: the machine may be loaded
 @given(alphas, ks)
 def test_alpha_from_rate_round_trip(alpha: float, k: int) -> None:
     rate = draft_acceptance_rate(alpha, k)

@@ -1,5 +1,5 @@
 """The rules gallery's data (specviz.gallery): exact and Monte Carlo audits of every rule,
-the verdicts (never "at the floor" for a biased rule), parameters, production metrics."""
+the verdicts (never "consistent" for a biased rule), parameters, production metrics."""
 
 from __future__ import annotations
 
@@ -37,7 +37,7 @@ def test_every_rule_is_in_the_gallery_once(gal):
 def test_lossless_rules_are_exact_and_at_the_floor(gal, name):
     r = gal.result(name)
     assert r.exact_tv < 1e-12
-    assert r.mc_tv <= gal.threshold and r.verdict == G.AT_FLOOR
+    assert r.mc_tv <= gal.threshold and r.verdict == G.CONSISTENT
     assert r.n_resolve is None
 
 
@@ -66,7 +66,7 @@ def test_a_bias_too_small_for_n_is_not_called_exact(pair):
                   names=("lenient", "inclusive_coin"))
     for r in g.results:
         assert r.exact_tv > 1e-12 and r.mc_tv <= g.threshold
-        assert r.verdict == G.UNRESOLVED != G.AT_FLOOR
+        assert r.verdict == G.UNRESOLVED != G.CONSISTENT
     lenient, coin = g.result("lenient"), g.result("inclusive_coin")
     assert lenient.n_resolve > g.n
     assert coin.n_resolve is None  # beyond the search limit
@@ -94,11 +94,14 @@ def test_n_to_resolve_is_where_the_threshold_crosses_the_bias(pair):
 
 def test_verdicts():
     base = G.RuleResult(RULES["correct"], 0.0, 0.001, 0.5, 0.5, 3.0, 0.5, 3.0, 0.01, None)
-    assert base.verdict == G.AT_FLOOR
+    assert base.verdict == G.CONSISTENT
     from dataclasses import replace
     assert replace(base, mc_tv=0.02).verdict == G.FALSE_ALARM
     assert replace(base, exact_tv=0.005).verdict == G.UNRESOLVED
     assert replace(base, exact_tv=0.05, mc_tv=0.05).verdict == G.CAUGHT
+    assert replace(base, p_value=1e-5).verdict == G.FALSE_ALARM  # exact, yet p is tiny
+    assert replace(base, exact_tv=0.05, p_value=1e-5).verdict == G.CAUGHT  # TV under the line
+    assert replace(base, exact_tv=0.005, p_value=0.002).verdict == G.UNRESOLVED
 
 
 def test_configure_checks_rules_and_parameters():

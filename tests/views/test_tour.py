@@ -104,18 +104,23 @@ def test_exactness_answer(tables):
     ch = tour.CHAPTERS[1]
     few, many = _state(ch.preset), _state(ch.answer_url)
     rules = pagedata.page_rules(few.rule)
-    lo = {r["rule"]: r for r in pagedata.exactness_rows(
-        demos.exactness(tables.P, tables.Q, 0, few.k, few.n, few.seed, rules))}
-    hi = {r["rule"]: r for r in pagedata.exactness_rows(
-        demos.exactness(tables.P, tables.Q, 0, many.k, many.n, many.seed, rules))}
+    lo_ex = demos.exactness(tables.P, tables.Q, 0, few.k, few.n, few.seed, rules)
+    hi_ex = demos.exactness(tables.P, tables.Q, 0, many.k, many.n, many.seed, rules)
+    lo = {r["rule"]: r for r in pagedata.exactness_rows(lo_ex)}
+    hi = {r["rule"]: r for r in pagedata.exactness_rows(hi_ex)}
+    lo_v = {a.rule: a.verdict for a in lo_ex.audits}
+    hi_v = {a.rule: a.verdict for a in hi_ex.audits}
     assert lo["correct"]["floor"] == pytest.approx(
         _num(ch.answer, r"floor \(([\d.]+)\)"), abs=5e-4)
     for rule in ("no_resample", "continue"):
-        assert lo[rule]["at_floor"], rule  # hidden at 2,000
-        assert not hi[rule]["at_floor"], rule  # caught at 300,000
+        assert lo[rule]["at_floor"], rule  # both under the TV threshold at 2,000
+        assert not hi_v[rule].consistent and hi_v[rule].tv_above, rule  # caught at 300,000
         assert lo[rule]["exact_tv"] == pytest.approx(
             _num(ch.answer, rf"{rule}\*\* \((?:exact TV )?([\d.]+)\)"), abs=5e-4)
-    assert lo["correct"]["at_floor"] and hi["correct"]["at_floor"]
+    assert lo_v["continue"].consistent  # hidden at 2,000
+    assert lo_v["no_resample"].p_below and not lo_v["no_resample"].tv_above
+    assert "p around 1e-15" in ch.answer and 1e-16 < lo["no_resample"]["p_value"] < 1e-14
+    assert lo_v["correct"].consistent and hi_v["correct"].consistent
     assert hi["correct"]["floor"] == pytest.approx(
         _num(ch.answer, r"1/sqrt\(n\) to ([\d.]+)"), abs=5e-5)
 
