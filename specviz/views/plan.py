@@ -96,7 +96,8 @@ def plan_page(*, metrics_text: str, target_text: str = "", target_preset: str = 
               draft_text: str = "", draft_preset: str = "Llama-3.2-1B",
               accel: Accelerator, ctx: int = 4096, target_dtype: str = "bf16",
               draft_dtype: str = "bf16", kv_dtype: str = "bf16", k_max: int = 8,
-              k_len: int = 0, rounds: int = 0, batch: int = 0) -> PlanPage:
+              k_len: int = 0, rounds: int = 0, batch: int = 0, target_name: str = "target",
+              draft_name: str = "draft") -> PlanPage:
     """Everything /plan shows; errors instead of exceptions for any bad input."""
     page = PlanPage()
     try:
@@ -106,8 +107,8 @@ def plan_page(*, metrics_text: str, target_text: str = "", target_preset: str = 
         page.tables["acceptance"] = page.report.rows
     except servermetrics.MetricsError as exc:
         page.errors.append(f"Measurements: {exc}")
-    target = _model(target_text, target_preset, "target", page.errors)
-    draft = _model(draft_text, draft_preset, "draft", page.errors)
+    target = _model(target_text, target_preset, target_name, page.errors)
+    draft = _model(draft_text, draft_preset, draft_name, page.errors)
     if page.report is None or target is None or draft is None:
         return page
     if target.vocab != draft.vocab:
