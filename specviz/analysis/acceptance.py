@@ -33,7 +33,9 @@ def wilson(x: float, n: float, *, z: float = Z95) -> tuple[float, float]:
     centre = p + z * z / (2 * n)
     half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
     den = 1 + z * z / n
-    return (max(0.0, (centre - half) / den), min(1.0, (centre + half) / den))
+    lo = 0.0 if x <= 0 else max(0.0, (centre - half) / den)
+    hi = 1.0 if x >= n else min(1.0, (centre + half) / den)
+    return (min(lo, p), max(hi, p))
 
 
 def _xlogy(x: np.ndarray, y: np.ndarray) -> np.ndarray:
