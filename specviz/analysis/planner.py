@@ -152,7 +152,7 @@ def plan(setup: Setup, report: AcceptanceReport, *, k_max: int = 8,
     speedup = per_user / plain
     best = np.where(room, np.argmax(np.nan_to_num(speedup, nan=-1.0), axis=0) + 1, 0)
     best_s = np.where(room, np.nanmax(np.where(room, speedup, 0.0), axis=0), np.nan)
-    losing = np.flatnonzero(~(best_s >= 1.0))
+    losing = np.flatnonzero(best_s < 1.0)  # nan (no room for the draft) is not losing
     loses_from = int(B[losing[0]]) if len(losing) else None
     return Plan(setup, report, cap, ks, B, E, per_user, plain, speedup, td / t1, best, best_s,
                 _break_even(t1, td, tk, ks), loses_from)
