@@ -85,10 +85,11 @@ st.dataframe(table, hide_index=True, height=35 * (len(table) + 1) + 3, column_co
 })
 ui.download_csv(rows, f"rules_gallery_k{s.k}_n{g.n}")
 st.caption(ui.text(
-    f"Verdict: **caught** when the Monte Carlo TV exceeds the threshold {g.threshold:.5f} "
-    f"or the chi-square p-value is below {gallery.GOF_ALPHA:g}; **consistent with the "
-    "target** when neither happens and the exact TV is 0; **not resolvable at this n** when the rule is "
-    "biased but neither test sees it at this n. 'n to resolve' is the smallest n whose "
+    f"Verdict: **caught** when the Monte Carlo TV exceeds the threshold "
+    f"{g.threshold:.5f} or the chi-square p-value is below {gallery.GOF_ALPHA:g}; "
+    "**consistent with the target** when neither happens and the exact TV is 0; **not "
+    "resolvable at this n** when the rule is biased but neither test sees it at this n. "
+    "'n to resolve' is the smallest n whose "
     "threshold lies under the exact TV: from there "
     "on a biased rule is expected above the line, since its expected Monte Carlo TV is at least "
     "its exact TV (sampling noise adds to the bias, so it is often caught sooner). "

@@ -2,6 +2,7 @@
 
     python -m specviz                 all six, on the default tables (about a second)
     python -m specviz demo N [...]    one of them, N in 1..6
+    python -m specviz plan [...]      the planner on your metrics, configs and GPU (cliplan.py)
 
 Every number comes from specviz.demos; this module only formats and prints.
 """
@@ -16,6 +17,7 @@ from typing import TextIO
 
 import numpy as np
 
+from . import cliplan
 from .analysis.roofline import FULL_LABEL, PRESETS, TUTORIAL_LABEL
 from .analysis.stats import GOF_ALPHA
 from .core.rules import RULES
@@ -325,7 +327,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="demonstrations: " + "; ".join(f"{n} {t}" for n, t in TITLES.items()),
     )
     _add_options(parser, suppress=False)
-    sub = parser.add_subparsers(dest="command", metavar="{demo,all}")
+    sub = parser.add_subparsers(dest="command", metavar="{demo,all,plan}")
     one = sub.add_parser("demo", help="print one demonstration",
                          description="Print one demonstration: "
                          + "; ".join(f"{n} {t}" for n, t in TITLES.items()))
@@ -334,6 +336,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_options(one, suppress=True)
     every = sub.add_parser("all", help="print all six (the default)")
     _add_options(every, suppress=True)
+    cliplan.add_parser(sub)
     return parser
 
 
@@ -378,6 +381,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     args = parser.parse_args(argv)
     which = [args.N] if args.command == "demo" else list(TITLES)
     try:
+        if args.command == "plan":
+            return cliplan.run(args, out, format_table)
         for i, n in enumerate(which):
             if i:
                 print("\n", file=out)

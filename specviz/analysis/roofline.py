@@ -13,6 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
+
+FloatOrArray = float | np.ndarray
 
 DTYPE_BYTES: dict[str, float] = {
     "fp32": 4,
@@ -32,19 +35,32 @@ FREE_TOLERANCE = 0.01  # "about as cheap": within 1 % of a one-token pass
 
 @dataclass(frozen=True)
 class ModelShape:
-    """A Llama-style decoder: SwiGLU MLP, RMSNorm, grouped-query attention, untied LM head."""
+    """A decoder as the roofline sees it: SwiGLU MLP (dense, or routed experts), RMSNorm,
+    grouped-query attention, an LM head that is its own matrix unless tied to the embedding."""
 
     name: str
     layers: int
     d_model: int
-    ffn: int
+    ffn: int  # dense MLP width (unused by routed layers)
     heads: int
     kv_heads: int
     vocab: int
+    head_size: int = 0  # per-head width; 0 = d_model // heads
+    tied: bool = False  # LM head shares the embedding matrix
+    experts: int = 0  # routed experts per layer E; 0 = a dense MLP
+    experts_per_tok: int = 0  # experts each token chooses (top-k of E)
+    expert_ffn: int = 0  # each routed expert's MLP width
+    shared_ffn: int = 0  # total width of the always-on shared experts
+    source: str = ""
 
     @property
     def head_dim(self) -> int:
-        return self.d_model // self.heads
+        return self.head_size or self.d_model // self.heads
+
+    @property
+    def q_dim(self) -> int:
+        """Width of Q (and of the attention output): heads * head_dim."""
+        return self.heads * self.head_dim
 
     @property
     def kv_dim(self) -> int:
@@ -52,15 +68,64 @@ class ModelShape:
         return self.kv_heads * self.head_dim
 
     @property
+    def moe(self) -> bool:
+        return self.experts > 0
+
+    @property
+    def expert_params(self) -> int:
+        """Weights of one routed expert summed over the layers: layers * 3 d expert_ffn."""
+        return self.layers * 3 * self.d_model * self.expert_ffn if self.moe else 0
+
+    @property
     def params(self) -> int:
         """Exact parameter count.
 
-        Per layer: q, o (d^2 each), k, v (d * kv_dim each), MLP 3 d ffn (gate, up, down),
-        2 RMSNorm vectors of d. Plus embedding vocab * d, LM head vocab * d, final norm d.
+        Per layer: q, o (d * q_dim each), k, v (d * kv_dim each), 2 RMSNorm vectors of d, and
+        the MLP: 3 d ffn (gate, up, down) dense, or E * 3 d expert_ffn + 3 d shared_ffn + d E
+        (router) routed. Plus embedding vocab * d, LM head vocab * d unless tied, final norm d.
         """
         d = self.d_model
-        per_layer = 2 * d * d + 2 * d * self.kv_dim + 3 * d * self.ffn + 2 * d
-        return self.layers * per_layer + 2 * self.vocab * d + d
+        if self.moe:
+            mlp = self.experts * 3 * d * self.expert_ffn + 3 * d * self.shared_ffn
+            mlp += d * self.experts
+        else:
+            mlp = 3 * d * self.ffn
+        per_layer = 2 * d * self.q_dim + 2 * d * self.kv_dim + mlp + 2 * d
+        return self.layers * per_layer + (1 if self.tied else 2) * self.vocab * d + d
+
+    def macs_per_token(self, ctx: int) -> int:
+        """Full-count MACs of one token at context ctx: per layer 2 d q_dim + 2 d kv_dim
+        (q, o, k, v) + the active MLP (3 d ffn, or top-k 3 d expert_ffn + 3 d shared_ffn + d E)
+        + 2 ctx q_dim (scores and values), plus vocab d for the LM head."""
+        d = self.d_model
+        if self.moe:
+            mlp = self.experts_per_tok * 3 * d * self.expert_ffn + 3 * d * self.shared_ffn
+            mlp += d * self.experts
+        else:
+            mlp = 3 * d * self.ffn
+        per_layer = 2 * d * self.q_dim + 2 * d * self.kv_dim + mlp + 2 * ctx * self.q_dim
+        return self.layers * per_layer + self.vocab * d
+
+    def kv_bytes_per_token(self, kv_dtype: str = "fp16") -> float:
+        """KV cache of one token of context: 2 (K and V) * layers * kv_dim * dtype bytes."""
+        return 2 * self.layers * self.kv_dim * _dtype_bytes(kv_dtype)
+
+    def experts_touched(self, n_tokens: ArrayLike) -> FloatOrArray:
+        """Expected distinct experts per layer that n tokens touch, each choosing top-k of E
+        (uniform routing, k distinct per token): E (1 - (1 - k/E)^n). E for a dense model's
+        single MLP is reported as 0."""
+        if not self.moe:
+            return 0.0 * np.asarray(n_tokens, dtype=float)
+        n = np.asarray(n_tokens, dtype=float)
+        e = self.experts * (1.0 - (1.0 - self.experts_per_tok / self.experts) ** n)
+        return float(e) if e.ndim == 0 else e
+
+    def weight_bytes(self, n_tokens: ArrayLike = 1, dtype: str = "fp16") -> FloatOrArray:
+        """Bytes of weights a pass over n tokens reads: every weight once, except routed
+        experts, of which only the expected number touched (experts_touched) per layer."""
+        nbytes = _dtype_bytes(dtype)
+        fixed = (self.params - self.experts * self.expert_params) * nbytes
+        return fixed + np.asarray(self.experts_touched(n_tokens)) * self.expert_params * nbytes
 
 
 PRESETS: dict[str, ModelShape] = {
@@ -72,39 +137,59 @@ PRESETS: dict[str, ModelShape] = {
 
 @dataclass(frozen=True)
 class Accelerator:
-    """An accelerator as the roofline sees it: peak dense MACs/s and memory bandwidth."""
+    """An accelerator as the roofline sees it: peak dense MACs/s, memory bandwidth, capacity."""
 
     name: str
     peak_macs_per_s: float  # dense fp16/bf16 tensor-core MACs/s (= FLOP/s / 2)
     bandwidth_bytes_per_s: float  # HBM bytes/s
     source: str
+    memory_bytes: float = 0.0  # device memory capacity
+    peak_fp8_macs_per_s: float = 0.0  # dense fp8 MACs/s; 0 = no fp8 tensor cores
 
     @property
     def ridge(self) -> float:
         """MACs per byte above which a pass is compute-bound: peak / bandwidth."""
         return self.peak_macs_per_s / self.bandwidth_bytes_per_s
 
+    def peak_for(self, compute: str) -> float:
+        """Peak MACs/s for a pass computed in `compute`: fp8 (and int8) use the fp8 tensor
+        cores where the chip has them; every other type computes at the bf16 peak (int4
+        weights are widened to bf16 before the matmul)."""
+        if compute in ("fp8", "int8") and self.peak_fp8_macs_per_s > 0:
+            return self.peak_fp8_macs_per_s
+        return self.peak_macs_per_s
 
-ACCELERATORS: dict[str, Accelerator] = {
-    "A100 SXM 80GB": Accelerator(
-        "A100 SXM 80GB",
-        312e12 / 2,
-        2.039e12,
-        "NVIDIA A100 Tensor Core GPU datasheet: 312 TFLOPS dense FP16/BF16, 2,039 GB/s HBM2e",
-    ),
-    "H100 SXM": Accelerator(
-        "H100 SXM",
-        989e12 / 2,
-        3.35e12,
-        "NVIDIA H100 Tensor Core GPU datasheet: 989 TFLOPS dense BF16, 3.35 TB/s HBM3",
-    ),
-    "H200 SXM": Accelerator(
-        "H200 SXM",
-        989e12 / 2,
-        4.8e12,
-        "NVIDIA H200 Tensor Core GPU datasheet: 989 TFLOPS dense BF16, 4.8 TB/s HBM3e",
-    ),
-}
+
+def _gpu(name: str, tflops: float, fp8_tflops: float, tb_s: float, gb: float,
+         source: str) -> Accelerator:
+    """An accelerator from datasheet units: dense TFLOP/s, TB/s, GB (10^9 bytes)."""
+    return Accelerator(name, tflops * 1e12 / 2, tb_s * 1e12, source, gb * 1e9,
+                       fp8_tflops * 1e12 / 2)
+
+
+ACCELERATORS: dict[str, Accelerator] = {a.name: a for a in (
+    _gpu("A100 SXM 80GB", 312, 0, 2.039, 80,
+         "NVIDIA A100 Tensor Core GPU datasheet: 312 TFLOPS dense FP16/BF16, 2,039 GB/s "
+         "HBM2e, 80 GB; no FP8"),
+    _gpu("H100 SXM", 989, 1979, 3.35, 80,
+         "NVIDIA H100 Tensor Core GPU datasheet: 989 TFLOPS dense BF16, 1,979 dense FP8, "
+         "3.35 TB/s HBM3, 80 GB"),
+    _gpu("H200 SXM", 989, 1979, 4.8, 141,
+         "NVIDIA H200 Tensor Core GPU datasheet: 989 TFLOPS dense BF16, 1,979 dense FP8, "
+         "4.8 TB/s HBM3e, 141 GB"),
+    _gpu("B200", 2250, 4500, 8.0, 180,
+         "NVIDIA HGX B200 datasheet, per GPU (1/8 of the 8-GPU board, sparse figures "
+         "halved): 2.25 PFLOPS dense BF16, 4.5 dense FP8, 8 TB/s HBM3e, 180 GB"),
+    _gpu("MI300X", 1307.4, 2614.9, 5.3, 192,
+         "AMD Instinct MI300X data sheet: 1,307.4 TFLOPS dense FP16/BF16, 2,614.9 dense "
+         "FP8, 5.3 TB/s HBM3, 192 GB"),
+    _gpu("L4", 121, 242.5, 0.3, 24,
+         "NVIDIA L4 Tensor Core GPU datasheet (sparse figures halved): 121 TFLOPS dense "
+         "BF16, 242.5 dense FP8, 300 GB/s GDDR6, 24 GB"),
+    _gpu("RTX 4090", 165.2, 330.3, 1.008, 24,
+         "NVIDIA Ada Lovelace architecture whitepaper, GeForce RTX 4090: 165.2 TFLOPS dense "
+         "BF16 and 330.3 dense FP8 (FP32 accumulate), 1,008 GB/s GDDR6X, 24 GB"),
+)}
 
 
 @dataclass(frozen=True)
@@ -117,6 +202,7 @@ class PassCost:
     bytes: float  # weight_bytes + kv_bytes
     macs_per_byte: float  # arithmetic intensity
     label: str
+    compute: str = "bf16"  # the type the matmuls run in: picks the accelerator's peak
 
 
 # --------------------------------------------------------------------------- validation
@@ -158,6 +244,9 @@ def pass_cost(
     batch: int = 1,
     count: str = "full",
     kv_cache: bool = True,
+    *,
+    kv_dtype: str | None = None,
+    compute: str = "bf16",
 ) -> PassCost:
     """MACs and bytes of one forward pass over `tokens` new positions per sequence.
 
@@ -165,34 +254,57 @@ def pass_cost(
     + 2 ctx d (attention scores and values), plus vocab d for the LM head; with kv_cache the
     bytes include reading K and V: 2 * layers * ctx * kv_dim * dtype bytes * batch.
     count="tutorial": per layer and token 4 d^2 + 2 d ffn + 2 ctx d, no LM head, no KV read.
-    MACs scale with tokens * batch; weights (params * dtype bytes) are read once per pass.
+    MACs scale with tokens * batch; weights (params * dtype bytes) are read once per pass,
+    routed experts only as far as the tokens * batch tokens touch them (weight_bytes).
+    kv_dtype is the KV cache's type (default: dtype); compute picks the peak (peak_for).
     """
     s = _shape(shape)
     tokens = _int_at_least(tokens, 1, "tokens", "new positions per sequence")
     ctx = _int_at_least(ctx, 0, "ctx", "context length in tokens")
     batch = _int_at_least(batch, 1, "batch", "sequences per pass")
-    nbytes = _dtype_bytes(dtype)
     if count not in COUNTS:
         raise ValueError(f"unknown count {count!r}; choose one of {list(COUNTS)}")
     d = s.d_model
-    weight_bytes = float(s.params * nbytes)
+    weight_bytes = float(s.weight_bytes(tokens * batch, dtype))
     if count == "tutorial":
         per_token = s.layers * (4 * d * d + 2 * d * s.ffn + 2 * ctx * d)
         kv_bytes = 0.0
         label = TUTORIAL_LABEL
     else:
-        per_layer = 2 * d * d + 2 * d * s.kv_dim + 3 * d * s.ffn + 2 * ctx * d
-        per_token = s.layers * per_layer + s.vocab * d
-        kv_bytes = float(2 * s.layers * ctx * s.kv_dim * nbytes * batch) if kv_cache else 0.0
+        per_token = s.macs_per_token(ctx)
+        kv_bytes = float(s.kv_bytes_per_token(kv_dtype or dtype) * ctx * batch) if kv_cache else 0.0
         label = FULL_LABEL
     macs = float(per_token * tokens * batch)
     total = weight_bytes + kv_bytes
-    return PassCost(macs, weight_bytes, kv_bytes, total, macs / total, label)
+    return PassCost(macs, weight_bytes, kv_bytes, total, macs / total, label, compute)
 
 
 def pass_time(cost: PassCost, accel: Accelerator) -> float:
     """Roofline time of a pass in seconds: max(macs / peak, bytes / bandwidth)."""
-    return max(cost.macs / accel.peak_macs_per_s, cost.bytes / accel.bandwidth_bytes_per_s)
+    peak = accel.peak_for(cost.compute)
+    return max(cost.macs / peak, cost.bytes / accel.bandwidth_bytes_per_s)
+
+
+def pass_times(
+    shape: ModelShape | str,
+    accel: Accelerator,
+    tokens: ArrayLike,
+    batch: ArrayLike,
+    *,
+    ctx: int,
+    dtype: str = "bf16",
+    kv_dtype: str | None = None,
+    compute: str = "bf16",
+) -> np.ndarray:
+    """pass_time(pass_cost(...)) of the full count with the KV read, broadcast over arrays of
+    tokens per sequence and batch sizes: max(MACs / peak, bytes / bandwidth) with
+    MACs = macs_per_token(ctx) t B and bytes = weight_bytes(t B) + kv_bytes_per_token ctx B.
+    """
+    s = _shape(shape)
+    t, b = np.broadcast_arrays(np.asarray(tokens, dtype=float), np.asarray(batch, dtype=float))
+    macs = float(s.macs_per_token(ctx)) * t * b
+    nbytes = s.weight_bytes(t * b, dtype) + s.kv_bytes_per_token(kv_dtype or dtype) * ctx * b
+    return np.maximum(macs / accel.peak_for(compute), nbytes / accel.bandwidth_bytes_per_s)
 
 
 def _accel(accel: Accelerator | str) -> Accelerator:
@@ -304,5 +416,6 @@ __all__ = [
     "get_preset",
     "pass_cost",
     "pass_time",
+    "pass_times",
     "verify_cost_ratio",
 ]

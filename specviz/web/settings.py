@@ -8,17 +8,22 @@ never echo more than a short, sanitised piece of what arrived.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import math
 import re
+import zlib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields, replace
 
+from ..analysis.modelcfg import preset_names
 from ..analysis.roofline import ACCELERATORS, DTYPE_BYTES, PRESETS
 from ..core.rules import RULES
 from ..core.tables import K_APP_MAX, N_APP_MAX, VOCAB, WORK_APP_MAX, n_cap  # noqa: F401
 from ..text.ngram import LEVELS as TEXT_LEVELS
 from ..text.pair import DRAFTERS as TEXT_DRAFTERS
 from ..views.gallery import GALLERY_NS
+from ..views.plan import EXAMPLES
 from ..views.textpage import PROMPT_MAX_CHARS
 from ..views.tour import CHAPTER_MAX
 from ..views.transcript import RND_MAX
@@ -74,6 +79,26 @@ class Settings:
     Tp: float = 1.0  # target temperature (the draft's is T)
     drafter: str = "ngram"  # the draft: the low-order n-gram, or prompt lookup
     prompt: str = "Return the number of "  # where the text starts
+    # /plan: pasted texts travel zlib-compressed and base64url-encoded (blob: "" = none)
+    plan_example: str = "vllm_metrics.prom"  # shipped metrics example used when none pasted
+    plan_metrics: str = ""  # blob of pasted metrics text
+    plan_target: str = "Llama-3.1-8B"  # target preset
+    plan_target_cfg: str = ""  # blob of a pasted target config.json (overrides the preset)
+    plan_draft: str = "Llama-3.2-1B"  # draft preset
+    plan_draft_cfg: str = ""  # blob of a pasted draft config.json
+    plan_gpu: str = "H100 SXM"  # accelerator preset
+    plan_mem_gb: float = 0.0  # overrides of the preset (0 = the preset's value)
+    plan_bw_tbs: float = 0.0
+    plan_tflops: float = 0.0  # dense bf16
+    plan_fp8_tflops: float = 0.0
+    plan_ctx: int = 4096  # context tokens per sequence
+    plan_tdtype: str = "bf16"  # target weights
+    plan_ddtype: str = "bf16"  # draft weights
+    plan_kvdtype: str = "bf16"  # KV cache
+    plan_kmax: int = 8  # longest draft priced
+    plan_klen: int = 0  # draft length where the metrics do not say it (llama.cpp); 0 = none
+    plan_rounds: int = 0  # rounds behind hand-entered per-position rates; 0 = none
+    plan_batch: int = 0  # the batch you run (0 = none): checked against memory
 
 
 DEFAULTS = Settings()
@@ -144,6 +169,54 @@ def _choice(options):
     return parse
 
 
+BLOB_URL_MAX_CHARS = 6_000  # a compressed paste longer than this stays out of the link
+BLOB_TEXT_MAX_CHARS = 2_000_000  # what a blob may expand to
+PLAN_DTYPES = ("bf16", "fp16", "fp8", "int8", "int4")
+
+
+def encode_blob(text: str) -> str:
+    """Text as URL text: zlib-compressed, base64url without padding; "" for no text."""
+    if not text:
+        return ""
+    raw = zlib.compress(text.encode("utf-8"), 9)
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+def decode_blob(blob: str) -> str:
+    """encode_blob's inverse; ValueError for anything that is not one (or expands too far)."""
+    if not blob:
+        return ""
+    if len(blob) > BLOB_URL_MAX_CHARS:
+        raise ValueError(f"longer than {BLOB_URL_MAX_CHARS:,} characters")
+    try:
+        raw = base64.urlsafe_b64decode(blob + "=" * (-len(blob) % 4))
+        d = zlib.decompressobj()
+        text = d.decompress(raw, BLOB_TEXT_MAX_CHARS + 1)
+        if len(text) > BLOB_TEXT_MAX_CHARS or d.unconsumed_tail or not d.eof:
+            raise ValueError("not a complete compressed text")
+        return text.decode("utf-8")
+    except (binascii.Error, zlib.error, UnicodeDecodeError) as exc:
+        raise ValueError("not a compressed text") from exc
+
+
+def url_blob(text: str, what: str) -> tuple[str, str | None]:
+    """(blob for the URL, note): a paste whose blob exceeds the cap stays out of the link."""
+    blob = encode_blob(text)
+    if len(blob) <= BLOB_URL_MAX_CHARS:
+        return blob, None
+    return "", (f"The {what} is too long for a link ({len(blob):,} characters compressed; "
+                f"the cap is {BLOB_URL_MAX_CHARS:,}): the link keeps every other setting, "
+                "and whoever opens it must paste or upload it again.")
+
+
+def _blob():
+    def parse(s: str) -> str:
+        decode_blob(s)
+        return s
+    parse.range = "a compressed text (zlib + base64url) from a specviz link"
+    return parse
+
+
 PARSERS = {
     "k": _int(1, K_APP_MAX),
     "c": _float(0.0, 2.0),
@@ -177,6 +250,25 @@ PARSERS = {
     "Tp": _float(0.05, 10.0),
     "drafter": _choice(TEXT_DRAFTERS),
     "prompt": _text(PROMPT_MAX_CHARS),
+    "plan_example": _choice(EXAMPLES),
+    "plan_metrics": _blob(),
+    "plan_target": _choice(preset_names()),
+    "plan_target_cfg": _blob(),
+    "plan_draft": _choice(preset_names()),
+    "plan_draft_cfg": _blob(),
+    "plan_gpu": _choice(ACCELERATORS),
+    "plan_mem_gb": _float(0.0, 4096.0),
+    "plan_bw_tbs": _float(0.0, 100.0),
+    "plan_tflops": _float(0.0, 100_000.0),
+    "plan_fp8_tflops": _float(0.0, 100_000.0),
+    "plan_ctx": _int(1, CTX_LEN_MAX),
+    "plan_tdtype": _choice(PLAN_DTYPES),
+    "plan_ddtype": _choice(PLAN_DTYPES),
+    "plan_kvdtype": _choice(PLAN_DTYPES),
+    "plan_kmax": _int(1, 16),
+    "plan_klen": _int(0, 64),
+    "plan_rounds": _int(0, 10**12),
+    "plan_batch": _int(0, BATCH_MAX),
 }
 KEYS = tuple(f.name for f in fields(Settings))
 

@@ -8,6 +8,7 @@ the URL is rewritten from the widgets, so a copied link reopens the same state.
 from __future__ import annotations
 
 import io
+import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -384,3 +385,37 @@ def autoplay(toggle_key: str, now: Callable[[], tuple], goto: Callable, target: 
 
     ss[flag] = True
     st.fragment(_tick, run_every=every)(target)
+
+
+# ----------------------------------------------------------------------------- pastes
+def download_json(obj, name: str, label: str = "Download JSON") -> None:
+    """A download button for JSON-able data (rows of dicts, a dict)."""
+    st.download_button(label, json.dumps(obj, indent=2, default=float).encode(),
+                       file_name=f"{name}.json", mime="application/json", key=f"dlj_{name}")
+
+
+def download_table(rows, name: str) -> None:
+    """CSV and JSON download buttons side by side for one table."""
+    a, b = st.columns(2)
+    with a:
+        download_csv(rows, name)
+    with b:
+        download_json(rows, name)
+
+
+def paste_or_upload(key: str, label: str, *, types: Sequence[str], max_bytes: int,
+                    height: int = 160, help: str | None = None) -> tuple[str, str | None]:
+    """A text area bound to URL blob `key` (decoded on the way in) and an upload that, when
+    given, replaces it; returns (text, problem with the upload or None)."""
+    text = bind(key, st.text_area, label, cast=S.decode_blob, height=height, help=help)
+    up = st.file_uploader(f"or upload ({', '.join(types)})", type=list(types),
+                          key=f"up_{key}")
+    if up is None:
+        return text, None
+    raw = up.getvalue()
+    if len(raw) > max_bytes:
+        return text, f"the file is {len(raw):,} bytes; the cap is {max_bytes:,}"
+    try:
+        return raw.decode("utf-8"), None
+    except UnicodeDecodeError:
+        return text, "the file is not UTF-8 text"

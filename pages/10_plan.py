@@ -1,0 +1,119 @@
+"""/plan: your measurements, models and hardware in; which k at which batch out."""
+
+from dataclasses import replace
+
+import pandas as pd
+import streamlit as st
+
+from specviz.figures import plan as figs
+from specviz.views import plan as pv
+from specviz.web import settings as S
+from specviz.web import ui
+
+KEYS = ("plan_example", "plan_metrics", "plan_target", "plan_target_cfg", "plan_draft",
+        "plan_draft_cfg", "plan_gpu", "plan_mem_gb", "plan_bw_tbs", "plan_tflops",
+        "plan_fp8_tflops", "plan_ctx", "plan_tdtype", "plan_ddtype", "plan_kvdtype",
+        "plan_kmax", "plan_klen", "plan_rounds", "plan_batch")
+MAX_BYTES = 2_000_000
+
+app = ui.page("plan")
+st.title("Plan: does a draft model pay on your server?")
+ui.md("Bring what your server measured, your models' `config.json` and your accelerator. Each "
+      "forward pass is priced by the roofline (bytes over bandwidth or MACs over peak, "
+      "whichever is slower); tokens per round come from the measured per-position acceptance "
+      "(Leviathan et al. 2022, eq. 1 and Thm 3.8; Chen et al. 2023).")
+m_col, mod_col, hw_col = st.columns(3)
+with m_col:
+    st.subheader("Measurements")
+    example = ui.bind("plan_example", st.selectbox, "shipped example (used when nothing is "
+                      "pasted)", pv.EXAMPLES, format_func=pv.EXAMPLE_LABELS.get)
+    pasted, up_err = ui.paste_or_upload(
+        "plan_metrics", "paste metrics: vLLM /metrics, vLLM or SGLang JSON, llama.cpp log, CSV",
+        types=("txt", "prom", "json", "csv", "log"), max_bytes=MAX_BYTES)
+    with st.expander("only for some formats"):
+        klen = ui.bind("plan_klen", st.number_input, "draft length k (llama.cpp timings)",
+                       min_value=0, max_value=64)
+        rounds = ui.bind("plan_rounds", st.number_input, "rounds (hand-entered rates)",
+                         min_value=0, step=100)
+with mod_col:
+    st.subheader("Models")
+    names = pv.preset_names()
+    target = ui.bind("plan_target", st.selectbox, "target preset", names)
+    tdtype = ui.bind("plan_tdtype", st.selectbox, "target weights", S.PLAN_DTYPES)
+    with st.expander("or paste the target's config.json"):
+        t_cfg, t_err = ui.paste_or_upload("plan_target_cfg", "target config.json",
+                                          types=("json",), max_bytes=MAX_BYTES, height=120)
+    draft = ui.bind("plan_draft", st.selectbox, "draft preset", names)
+    ddtype = ui.bind("plan_ddtype", st.selectbox, "draft weights", S.PLAN_DTYPES)
+    with st.expander("or paste the draft's config.json"):
+        d_cfg, d_err = ui.paste_or_upload("plan_draft_cfg", "draft config.json",
+                                          types=("json",), max_bytes=MAX_BYTES, height=120)
+with hw_col:
+    st.subheader("Hardware and serving")
+    gpu = ui.bind("plan_gpu", st.selectbox, "accelerator", tuple(pv.ACCELERATORS))
+    with st.expander("edit the accelerator (0 keeps the preset's number)"):
+        mem = ui.bind("plan_mem_gb", st.number_input, "memory (GB)", min_value=0.0)
+        bw = ui.bind("plan_bw_tbs", st.number_input, "bandwidth (TB/s)", min_value=0.0)
+        tf = ui.bind("plan_tflops", st.number_input, "dense bf16 TFLOP/s", min_value=0.0)
+        tf8 = ui.bind("plan_fp8_tflops", st.number_input, "dense fp8 TFLOP/s", min_value=0.0)
+    ctx = ui.bind("plan_ctx", st.number_input, "context (tokens per sequence)", min_value=1,
+                  max_value=S.CTX_LEN_MAX, step=512)
+    kvd = ui.bind("plan_kvdtype", st.selectbox, "KV cache", S.PLAN_DTYPES)
+    kmax = ui.bind("plan_kmax", st.slider, "longest draft k priced", 1, 16)
+    batch = ui.bind("plan_batch", st.number_input, "your batch size (0 = none)", min_value=0,
+                    max_value=S.BATCH_MAX)
+accel = pv.accelerator(gpu, mem_gb=mem, bw_tbs=bw, tflops=tf, fp8_tflops=tf8)
+st.caption("Accelerator source: " + pv.ACCELERATORS[gpu].source + ".")
+for where, err in (("metrics upload", up_err), ("target upload", t_err),
+                   ("draft upload", d_err)):
+    if err:
+        st.error(f"The {where} was not used: {err}.")
+text = pasted if pasted.strip() else pv.example_text(example)
+page = ui.cached(pv.plan_page)(
+    metrics_text=text, target_text=t_cfg, target_preset=target, draft_text=d_cfg,
+    draft_preset=draft, accel=accel, ctx=int(ctx), target_dtype=tdtype, draft_dtype=ddtype,
+    kv_dtype=kvd, k_max=int(kmax), k_len=int(klen), rounds=int(rounds), batch=int(batch))
+for e in page.errors:
+    st.error(e)
+for n in page.notes:
+    st.info(n)
+if page.verdict:
+    st.success(page.verdict)
+if page.batch_note:
+    (st.warning if "does not fit" in page.batch_note else st.info)(page.batch_note)
+if page.report is not None:
+    rep = page.report
+    c = st.columns(4)
+    c[0].metric("alpha (95% CI)", f"{rep.alpha:.3f}",
+                f"{rep.alpha_ci[0]:.3f}-{rep.alpha_ci[1]:.3f}", delta_color="off")
+    c[1].metric("mean acceptance length", f"{rep.record.mean_acceptance_length:.3f}")
+    c[2].metric("acceptance by position", rep.shape)
+    c[3].metric("measured k", rep.k)
+if page.plan is not None:
+    every = st.toggle("show every k on the frontier", value=True, key="plan_every_k")
+    ui.chart(figs.frontier_figure(page.plan, every_k=every), key="plan_frontier")
+    ui.download_table(page.tables["frontier"], "plan_frontier")
+    ui.chart(figs.best_k_figure(page.plan), key="plan_best_k")
+    ui.download_table(page.tables["by_batch"], "plan_by_batch")
+    with st.expander("the table by batch size"):
+        st.dataframe(pd.DataFrame(page.tables["by_batch"]), hide_index=True)
+if page.report is not None:
+    ui.chart(figs.acceptance_figure(page.report), key="plan_acceptance")
+    ui.download_table(page.tables["acceptance"], "plan_acceptance")
+if page.plan is not None:
+    st.subheader("Tokens per call by k")
+    st.dataframe(pd.DataFrame(page.tables["by_k"]), hide_index=True)
+    ui.download_table(page.tables["by_k"], "plan_by_k")
+blobs = {}
+for key, value, what in (("plan_metrics", pasted, "metrics paste"),
+                         ("plan_target_cfg", t_cfg, "target config"),
+                         ("plan_draft_cfg", d_cfg, "draft config")):
+    blobs[key], note = S.url_blob(value, what)
+    if note:
+        st.warning(note)
+ui.finish(app, replace(app.settings, plan_example=example, plan_target=target,
+                       plan_draft=draft, plan_gpu=gpu, plan_mem_gb=float(mem),
+                       plan_bw_tbs=float(bw), plan_tflops=float(tf), plan_fp8_tflops=float(tf8),
+                       plan_ctx=int(ctx), plan_tdtype=tdtype, plan_ddtype=ddtype,
+                       plan_kvdtype=kvd, plan_kmax=int(kmax), plan_klen=int(klen),
+                       plan_rounds=int(rounds), plan_batch=int(batch), **blobs), KEYS)

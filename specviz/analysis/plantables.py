@@ -1,0 +1,137 @@
+"""A plan as tables (rows of dicts, for CSV, JSON and the CLI) and as a one-paragraph verdict."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .acceptance import summary
+from .planner import Plan
+
+
+def _f(x: float) -> float | None:
+    return None if x is None or not math.isfinite(float(x)) else float(x)
+
+
+def batch_rows(p: Plan) -> list[dict]:
+    """One row per batch size: the best k and what it buys, per user and per GPU."""
+    out = []
+    for j, b in enumerate(p.batches):
+        k = int(p.best_k[j])
+        spec = p.per_user[k - 1, j] if k else float("nan")
+        out.append({
+            "batch": int(b), "best_k": k or None,
+            "speedup": _f(p.best_speedup[j]),
+            "user_tok_s_plain": float(p.plain_user[j]),
+            "user_tok_s_spec": _f(spec),
+            "gpu_tok_s_plain": float(p.plain_user[j] * b),
+            "gpu_tok_s_spec": _f(spec * b),
+            "draft_cost_c": float(p.cost[j]),
+            "break_even_alpha": _f(p.break_even_alpha[j]),
+        })
+    return out
+
+
+def frontier_rows(p: Plan) -> list[dict]:
+    """Long form: k (0 = no speculation), batch, tokens/s per user and per GPU."""
+    rows = [{"k": 0, "batch": int(b), "user_tok_s": float(u), "gpu_tok_s": float(u * b),
+             "speedup": 1.0} for b, u in zip(p.batches, p.plain_user, strict=True)]
+    for i, k in enumerate(p.ks):
+        for j, b in enumerate(p.batches):
+            u = p.per_user[i, j]
+            if math.isfinite(u):
+                rows.append({"k": int(k), "batch": int(b), "user_tok_s": float(u),
+                             "gpu_tok_s": float(u * b), "speedup": float(p.speedup[i, j])})
+    return rows
+
+
+def k_rows(p: Plan) -> list[dict]:
+    """Per k: tokens per call (predicted from the per-position rates), and whether that is
+    past the measured draft length."""
+    rep = p.acceptance
+    return [{"k": int(k), "tokens_per_call": float(p.tokens_per_call[i]),
+             "extrapolated": rep.extrapolates(int(k)),
+             "speedup_at_batch_1": _f(p.speedup[i, 0])} for i, k in enumerate(p.ks)]
+
+
+def segments(p: Plan) -> list[tuple[int, int, int, float, float]]:
+    """Runs of batch sizes with one best k while speculation wins:
+    (first B, last B, k, speedup at first B, speedup at last B)."""
+    out: list[tuple[int, int, int, float, float]] = []
+    for j, b in enumerate(p.batches):
+        s = p.best_speedup[j]
+        if not (s >= 1.0):
+            break
+        k = int(p.best_k[j])
+        if out and out[-1][2] == k:
+            out[-1] = (out[-1][0], int(b), k, out[-1][3], float(s))
+        else:
+            out.append((int(b), int(b), k, float(s), float(s)))
+    return out
+
+
+def _span(a: int, b: int) -> str:
+    return f"batch {a}" if a == b else ("batch <= " + str(b) if a == 1 else f"batch {a}-{b}")
+
+
+def verdict(p: Plan) -> str:
+    """One paragraph: which k at which batch, where to switch speculation off, and why."""
+    s, cap = p.setup, p.capacity
+    segs = segments(p)
+    head = (f"{s.target.name} ({s.target_dtype}) with {s.draft.name} ({s.draft_dtype}) as "
+            f"draft on {s.accel.name}, context {s.ctx:,}, KV cache {s.kv_dtype}: ")
+    if not segs:
+        first = p.best_speedup[0]
+        why = ("the draft does not fit next to the target" if cap.batch_with_draft < 1 else
+               f"even at batch 1 the best k gives {first:.2f}x")
+        return head + f"turn speculation off; {why}." + _tail(p)
+    parts = []
+    for i, (a, b, k, sa, sb) in enumerate(segs):
+        gain = f"{sa:.2f}x" if a == b or abs(sa - sb) < 0.05 else f"{sa:.2f}x falling to {sb:.2f}x"
+        parts.append(("at " if i == 0 else "") + f"{_span(a, b)} use k = {k} for {gain}")
+    text = head + "; ".join(parts) + "; "
+    last = segs[-1][1]
+    if p.loses_from is not None and p.loses_from <= cap.batch_with_draft:
+        text += (f"above {last} turn speculation off (at batch {p.loses_from} the best k "
+                 f"gives {p.best_speedup[p.loses_from - 1]:.2f}x).")
+    elif cap.batch_with_draft < p.batches[-1]:
+        text += (f"above {cap.batch_with_draft} the draft no longer fits in memory next to "
+                 f"the target (the target alone holds {cap.batch_target_only:,} sequences).")
+    else:
+        text += f"speculation pays at every batch priced (up to {last})."
+    return text + _tail(p)
+
+
+def peak_gpu(p: Plan) -> tuple[float, int, float, int]:
+    """(best tokens/s per GPU with speculation, at batch; without, at batch)."""
+    gpu = np.nan_to_num(p.per_user * p.batches[None, :], nan=0.0)  # (K, B)
+    i, j = np.unravel_index(int(np.argmax(gpu)), gpu.shape)
+    plain = p.plain_user * p.batches
+    jp = int(np.argmax(plain))
+    return float(gpu[i, j]), int(p.batches[j]), float(plain[jp]), int(p.batches[jp])
+
+
+def _tail(p: Plan) -> str:
+    cap, rep = p.capacity, p.acceptance
+    spec, bs, plain, bp = peak_gpu(p)
+    note = (f" Most tokens/s per GPU: {spec:,.0f} with speculation (batch {bs}), {plain:,.0f} "
+            f"without (batch {bp}). Memory holds {cap.batch_with_draft:,} sequences with the "
+            f"draft and {cap.batch_target_only:,} without; the draft costs c = {p.cost[0]:.3f} "
+            f"of a target pass at batch 1. {summary(rep)}")
+    if p.ks[-1] > rep.k:
+        note += (f" Tokens per call beyond the measured k = {rep.k} are extrapolated with a "
+                 f"conditional rate of {rep.tail:.3f} per extra position.")
+    return note
+
+
+def to_json(p: Plan) -> dict:
+    """Everything behind the page and the CLI, as plain JSON-able values."""
+    return {"verdict": verdict(p), "acceptance": p.acceptance.rows,
+            "alpha": p.acceptance.alpha, "alpha_ci": list(p.acceptance.alpha_ci),
+            "iid_p_value": p.acceptance.p_value, "shape": p.acceptance.shape,
+            "by_k": k_rows(p), "by_batch": batch_rows(p),
+            "capacity": {"with_draft": p.capacity.batch_with_draft,
+                         "target_only": p.capacity.batch_target_only},
+            "loses_from": p.loses_from,
+            "best_k_at_1": int(np.asarray(p.best_k)[0])}

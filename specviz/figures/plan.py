@@ -1,0 +1,95 @@
+"""Figures of /plan: data in (a Plan, an AcceptanceReport), go.Figure out."""
+
+from __future__ import annotations
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ..analysis.acceptance import AcceptanceReport
+from ..analysis.planner import Plan
+
+PLAIN, BEST, MEASURED, IID = "#444444", "#d62728", "#1f77b4", "#e76f51"
+K_COLOURS = ("#2a9d8f", "#1f77b4", "#9467bd", "#8c564b", "#e9b949", "#17becf", "#bcbd22",
+             "#e377c2")
+HEIGHT = 440
+
+
+def _layout(fig: go.Figure, title: str) -> go.Figure:
+    fig.update_layout(title=title, height=HEIGHT, margin=dict(l=60, r=20, t=60, b=50),
+                      legend=dict(orientation="h", y=-0.2), hovermode="closest")
+    return fig
+
+
+def frontier_figure(p: Plan, *, every_k: bool = True) -> go.Figure:
+    """Tokens/s per user (y) against tokens/s per GPU (x), one point per batch size: no
+    speculation, each k (every_k) and the best-k envelope. Up and right is better."""
+    fig = go.Figure()
+    B = p.batches
+    hover = "B = %{customdata}<br>per GPU %{x:,.0f} tok/s<br>per user %{y:,.1f} tok/s"
+    fig.add_scatter(x=p.plain_user * B, y=p.plain_user, customdata=B, mode="lines",
+                    name="no speculation", line=dict(color=PLAIN, width=3, dash="dash"),
+                    hovertemplate=hover + "<extra>no speculation</extra>")
+    if every_k:
+        for i, k in enumerate(p.ks):
+            u = p.per_user[i]
+            fig.add_scatter(x=u * B, y=u, customdata=B, mode="lines", name=f"k = {k}",
+                            line=dict(color=K_COLOURS[i % len(K_COLOURS)], width=1),
+                            opacity=0.7, hovertemplate=hover + f"<extra>k = {k}</extra>")
+    j = p.best_k > 0
+    best = np.where(j, p.per_user[np.maximum(p.best_k - 1, 0), np.arange(len(B))], np.nan)
+    fig.add_scatter(x=best * B, y=best, customdata=np.stack([B, p.best_k], axis=-1),
+                    mode="lines+markers", name="best k at each batch",
+                    line=dict(color=BEST, width=3), marker=dict(size=4),
+                    hovertemplate="B = %{customdata[0]}, k = %{customdata[1]}<br>per GPU "
+                                  "%{x:,.0f} tok/s<br>per user %{y:,.1f} tok/s<extra></extra>")
+    fig.update_xaxes(title="tokens/s per GPU (throughput)", rangemode="tozero")
+    fig.update_yaxes(title="tokens/s per user (latency)", rangemode="tozero")
+    return _layout(fig, "Latency against throughput: every batch size, with and without "
+                        "speculation")
+
+
+def best_k_figure(p: Plan) -> go.Figure:
+    """Best k (steps, left axis) and its speedup (right axis) against batch size."""
+    fig = go.Figure()
+    k = np.where(p.best_k > 0, p.best_k, np.nan)
+    fig.add_scatter(x=p.batches, y=k, mode="lines", line=dict(color=MEASURED, width=3,
+                    shape="hv"), name="best k", hovertemplate="B = %{x}<br>best k = %{y}"
+                                                              "<extra></extra>")
+    fig.add_scatter(x=p.batches, y=p.best_speedup, mode="lines", yaxis="y2",
+                    line=dict(color=BEST, width=2), name="speedup at the best k",
+                    hovertemplate="B = %{x}<br>%{y:.3f}x<extra></extra>")
+    fig.add_scatter(x=[p.batches[0], p.batches[-1]], y=[1, 1], mode="lines", yaxis="y2",
+                    line=dict(color=PLAIN, dash="dot"), name="speedup = 1", hoverinfo="skip")
+    if p.loses_from is not None:
+        fig.add_vrect(x0=p.loses_from, x1=p.batches[-1], fillcolor=BEST, opacity=0.08,
+                      line_width=0)
+    top = float(np.nanmax(np.append(p.best_speedup, 1.0)))
+    fig.update_layout(yaxis=dict(title="best k", rangemode="tozero", dtick=1),
+                      yaxis2=dict(title="speedup (x)", overlaying="y", side="right",
+                                  range=[0, top * 1.15]))
+    fig.update_xaxes(title="batch size B (sequences)")
+    return _layout(fig, "Best draft length by batch size")
+
+
+def acceptance_figure(rep: AcceptanceReport) -> go.Figure:
+    """Per-position and conditional acceptance with 95 % Wilson intervals; alpha^i dashed."""
+    rows = rep.rows
+    i = [r["position"] for r in rows]
+    fig = go.Figure()
+    if rows and rows[0]["rate_lo"] is not None:
+        fig.add_scatter(x=i, y=[r["rate"] for r in rows], mode="markers",
+                        name="P(draft i kept), measured", marker=dict(color=MEASURED, size=9),
+                        error_y=dict(type="data", symmetric=False,
+                                     array=[r["rate_hi"] - r["rate"] for r in rows],
+                                     arrayminus=[r["rate"] - r["rate_lo"] for r in rows]))
+        fig.add_scatter(x=i, y=[r["conditional"] for r in rows], mode="markers+lines",
+                        name="P(kept | drafts before kept)", marker=dict(color=BEST, size=8),
+                        error_y=dict(type="data", symmetric=False,
+                                     array=[r["cond_hi"] - r["conditional"] for r in rows],
+                                     arrayminus=[r["conditional"] - r["cond_lo"] for r in rows]))
+    fig.add_scatter(x=i, y=[r["iid_rate"] for r in rows], mode="lines",
+                    name=f"i.i.d.: alpha^i, alpha = {rep.alpha:.3f}",
+                    line=dict(color=IID, dash="dash"))
+    fig.update_xaxes(title="draft position i", dtick=1)
+    fig.update_yaxes(title="acceptance", range=[0, 1.05])
+    return _layout(fig, f"Acceptance by position ({rep.shape})")

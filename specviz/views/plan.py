@@ -1,0 +1,129 @@
+"""The /plan page's data, and the CLI's: read the inputs, plan, and collect what went wrong.
+
+Every input problem becomes a message in `errors` (the page shows it, the CLI prints it); the
+plan is None when an input the plan needs could not be read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from ..analysis import acceptance, modelcfg, planner, plantables, servermetrics
+from ..analysis.roofline import ACCELERATORS, Accelerator
+
+preset_names = modelcfg.preset_names
+EXAMPLE_DIR = Path(__file__).resolve().parents[1] / "analysis" / "examples"
+EXAMPLES = ("vllm_metrics.prom", "vllm_request.json", "sglang_meta_info.json",
+            "llamacpp_log.txt", "hand_histogram.csv")
+EXAMPLE_LABELS = {
+    "vllm_metrics.prom": "vLLM /metrics, two scrapes (Prometheus)",
+    "vllm_request.json": "vLLM per-request metrics (JSON)",
+    "sglang_meta_info.json": "SGLang meta_info (JSON)",
+    "llamacpp_log.txt": "llama.cpp server log line",
+    "hand_histogram.csv": "hand-entered histogram (CSV)",
+}
+
+
+def example_text(name: str) -> str:
+    if name not in EXAMPLES:
+        raise ValueError(f"unknown example {name!r}; choose one of {EXAMPLES}")
+    return (EXAMPLE_DIR / name).read_text()
+
+
+def find_gpu(name: str) -> str:
+    """An accelerator preset by its name or an unambiguous part of it ("H100" -> "H100 SXM")."""
+    if name in ACCELERATORS:
+        return name
+    hits = [n for n in ACCELERATORS if name.lower().replace(" ", "") in
+            n.lower().replace(" ", "")]
+    if len(hits) != 1:
+        raise ValueError(f"unknown accelerator {name!r}; choose one of {list(ACCELERATORS)}")
+    return hits[0]
+
+
+def accelerator(name: str, *, mem_gb: float = 0, bw_tbs: float = 0, tflops: float = 0,
+                fp8_tflops: float = 0) -> Accelerator:
+    """A preset with any of its numbers replaced (0 keeps the preset's)."""
+    a = ACCELERATORS[find_gpu(name)]
+    changes = {k: v for k, v in (("memory_bytes", mem_gb * 1e9),
+                                 ("bandwidth_bytes_per_s", bw_tbs * 1e12),
+                                 ("peak_macs_per_s", tflops * 1e12 / 2),
+                                 ("peak_fp8_macs_per_s", fp8_tflops * 1e12 / 2)) if v > 0}
+    if not changes:
+        return a
+    return replace(a, name=f"{a.name} (edited)", **changes)
+
+
+@dataclass
+class PlanPage:
+    errors: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    report: acceptance.AcceptanceReport | None = None
+    plan: planner.Plan | None = None
+    verdict: str = ""
+    tables: dict[str, list[dict]] = field(default_factory=dict)  # name -> rows
+    batch_note: str | None = None  # the user's batch against memory and the sweep
+
+
+def _model(text: str, preset: str, who: str, errors: list[str]):
+    try:
+        if text.strip():
+            return modelcfg.parse_config(text, name=who)
+        return modelcfg.preset(preset)
+    except modelcfg.ConfigError as exc:
+        errors.append(f"{who} model: {exc}")
+        return None
+
+
+def _batch_note(p: planner.Plan, batch: int) -> str:
+    cap = p.capacity
+    if batch > cap.batch_with_draft:
+        fits = (f"at most {cap.batch_with_draft:,} sequences fit with the draft"
+                if cap.batch_with_draft else "the draft does not fit at all")
+        return (f"Batch {batch:,} does not fit in memory at context {p.setup.ctx:,}: {fits} "
+                f"({cap.batch_target_only:,} for the target alone).")
+    j = batch - 1
+    if j >= len(p.batches):
+        return f"Batch {batch:,} is beyond the priced range (up to {p.batches[-1]:,})."
+    k, s = int(p.best_k[j]), float(p.best_speedup[j])
+    if s >= 1:
+        return f"At your batch {batch:,}: use k = {k} for {s:.2f}x tokens/s per user."
+    return f"At your batch {batch:,}: turn speculation off (the best k, {k}, gives {s:.2f}x)."
+
+
+def plan_page(*, metrics_text: str, target_text: str = "", target_preset: str = "Llama-3.1-8B",
+              draft_text: str = "", draft_preset: str = "Llama-3.2-1B",
+              accel: Accelerator, ctx: int = 4096, target_dtype: str = "bf16",
+              draft_dtype: str = "bf16", kv_dtype: str = "bf16", k_max: int = 8,
+              k_len: int = 0, rounds: int = 0, batch: int = 0, target_name: str = "target",
+              draft_name: str = "draft") -> PlanPage:
+    """Everything /plan shows; errors instead of exceptions for any bad input."""
+    page = PlanPage()
+    try:
+        rec = servermetrics.parse_any(metrics_text, k=k_len or None, rounds=rounds or None)
+        page.report = acceptance.analyse(rec)
+        page.notes += list(rec.notes)
+        page.tables["acceptance"] = page.report.rows
+    except servermetrics.MetricsError as exc:
+        page.errors.append(f"Measurements: {exc}")
+    target = _model(target_text, target_preset, target_name, page.errors)
+    draft = _model(draft_text, draft_preset, draft_name, page.errors)
+    if page.report is None or target is None or draft is None:
+        return page
+    if target.vocab != draft.vocab:
+        page.notes.append(f"The vocabularies differ ({target.vocab:,} vs {draft.vocab:,}): "
+                          "a draft must share the target's tokenizer.")
+    setup = planner.Setup(target, draft, accel, ctx, target_dtype, draft_dtype, kv_dtype)
+    try:
+        page.plan = planner.plan(setup, page.report, k_max=k_max)
+    except planner.PlanError as exc:
+        page.errors.append(f"Memory: {exc}")
+        return page
+    p = page.plan
+    page.verdict = plantables.verdict(p)
+    page.tables.update(by_batch=plantables.batch_rows(p), frontier=plantables.frontier_rows(p),
+                       by_k=plantables.k_rows(p))
+    if batch:
+        page.batch_note = _batch_note(p, batch)
+    return page

@@ -1,0 +1,39 @@
+"""/plan in a real browser: paste a metrics file, pick a preset, read the verdict; screenshots."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from urllib.parse import parse_qsl, urlsplit
+
+FX = Path(__file__).resolve().parents[1] / "fixtures" / "plan"
+SHOTS = os.environ.get("SPECVIZ_SHOTS")  # a folder: screenshots are written there when set
+
+
+def test_plan_paste_and_preset(server, page):
+    page.goto(f"{server.url}/plan")
+    page.get_by_text("does a draft model pay").wait_for()
+    page.get_by_text("use k = 3").first.wait_for()  # the shipped example's verdict
+    box = page.get_by_label("paste metrics", exact=False)
+    box.fill((FX / "vllm_iid.prom").read_text())
+    box.press("Control+Enter")
+    page.get_by_text("100,000 rounds of k = 5").first.wait_for()
+    page.get_by_text("consistent with position independence").first.wait_for()
+    q = dict(parse_qsl(urlsplit(page.url).query))
+    assert q.get("plan_metrics")  # the paste travels in the link, compressed
+    page.get_by_text("Latency against throughput").first.wait_for()
+    if SHOTS:
+        page.set_viewport_size({"width": 1440, "height": 900})
+        page.screenshot(path=f"{SHOTS}/plan-1440.png", full_page=False)
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.wait_for_timeout(1500)
+        page.screenshot(path=f"{SHOTS}/plan-390.png", full_page=False)
+
+
+def test_plan_bad_paste_is_a_message(server, page):
+    page.goto(f"{server.url}/plan")
+    box = page.get_by_label("paste metrics", exact=False)
+    box.fill((FX / "not_prometheus.txt").read_text())
+    box.press("Control+Enter")
+    page.get_by_text("not Prometheus exposition text").first.wait_for()
+    assert page.get_by_text("Traceback").count() == 0

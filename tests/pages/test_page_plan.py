@@ -1,0 +1,41 @@
+"""/plan under AppTest: the shipped example, pasted text, bad input, the URL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from support import run_page
+
+from specviz.web import settings as S
+
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "10_plan.py")
+FX = Path(__file__).resolve().parents[1] / "fixtures" / "plan"
+
+
+def test_default_example_gives_a_verdict():
+    at = run_page(PAGE, timeout=60)
+    assert at.success and "use k = 3" in at.success[0].value
+    assert not at.error
+
+
+def test_pasted_metrics_from_the_url_and_bad_paste():
+    text = (FX / "vllm_iid.prom").read_text()
+    at = run_page(PAGE, timeout=60, plan_metrics=S.encode_blob(text), plan_gpu="H200 SXM")
+    assert "100,000 rounds of k = 5" in at.success[0].value
+    bad = run_page(PAGE, timeout=60,
+                   plan_metrics=S.encode_blob((FX / "vllm_decreasing.prom").read_text()))
+    assert any("decreased between scrapes" in e.value for e in bad.error)
+    assert not bad.success
+
+
+def test_config_too_big_for_memory_and_bad_url():
+    at = run_page(PAGE, timeout=60, plan_target="Llama-3.1-70B", plan_ctx="zzz")
+    assert any("fits with fp8" in e.value for e in at.error)
+    assert any("plan_ctx" in w.value for w in at.warning)
+
+
+def test_edits_reach_the_url():
+    at = run_page(PAGE, timeout=60)
+    at.selectbox(key="w_plan_gpu").set_value("B200").run()
+    assert at.query_params["plan_gpu"] == ["B200"] or at.query_params["plan_gpu"] == "B200"
+    assert "B200" in at.success[0].value
