@@ -19,24 +19,35 @@ from ..core.dynamic import PolicyRun
 from ..core.rules import RULES
 from ..views.demos import Convergence, CostModel, Exactness, Row, Surface
 from ..views.pagedata import BatchCurve, RooflinePage
+from .palette import (
+    ACCEL_COLOURS,
+    BEST,
+    BREAK_EVEN,
+    EXACT,
+    FAMILY_COLOURS,
+    FLOOR,
+    GREY,
+    MEASURED,
+    OTHER_RULE_COLOURS,
+    PALE,
+    POLICY_COLOURS,
+    RULE_COLOURS,
+    THEORY,
+    THRESHOLD,
+)
 
-RULE_COLOURS = {"correct": "#2a9d8f", "greedy": "#e76f51", "no_resample": "#e9b949",
-                "continue": "#8e6cc4"}
-MEASURED, EXACT, THEORY = "#1f77b4", "#2a9d8f", "#e76f51"  # markers, solid line, dashed line
-FLOOR, THRESHOLD = "#555555", "#d62728"
-ACCEL_COLOURS = ("#9467bd", "#8c564b", "#17becf", "#bcbd22")
-OTHER_COLOURS = ("#1f77b4", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f",
-                 "#264653")
 HEIGHT = 420
 BIAS_MIN = 1e-12  # exact TVs at or below this are rounding, drawn as no bias
 
 
 def _colour(rule: str) -> str:
-    """A fixed colour per rule: SPEC.md's four by name, the others from a palette."""
+    """A fixed colour per rule: the first paper's rule and its three broken variants by name,
+    the others in turn."""
     if rule in RULE_COLOURS:
         return RULE_COLOURS[rule]
     names = [r for r in RULES if r not in RULE_COLOURS]
-    return OTHER_COLOURS[names.index(rule) % len(OTHER_COLOURS)] if rule in names else "#7f7f7f"
+    return (OTHER_RULE_COLOURS[names.index(rule) % len(OTHER_RULE_COLOURS)] if rule in names
+            else GREY)
 
 
 def _vline(fig: go.Figure, x: float, text: str, colour: str, dash: str, log_x: bool,
@@ -115,7 +126,7 @@ def marginal_bars(rows: Sequence[Row], rule: str) -> go.Figure:
     tokens = _col(rows, "token")
     fig = go.Figure()
     fig.add_bar(x=tokens, y=_col(rows, "target"), name="target p(x1 | ctx)",
-                marker_color="#999999",
+                marker_color=PALE,
                 hovertemplate="x1 = %{x}<br>target = %{y:.5f}<extra></extra>")
     fig.add_bar(x=tokens, y=_col(rows, "speculative"), name=f"speculative ({rule}, Monte Carlo)",
                 marker_color=_colour(rule),
@@ -277,7 +288,7 @@ def k_sweep_figure(measured: Sequence[Row], curve: Sequence[Row], best: Row,
                     row=1, col=2)
     fig.add_scatter(x=[best["k"]], y=[best["speedup"]], mode="markers",
                     name=f"best k = {best['k']} (measured)",
-                    marker=dict(symbol="star", size=18, color="#ffbf00",
+                    marker=dict(symbol="star", size=18, color=BEST,
                                 line=dict(color="#000", width=1)),
                     hovertemplate="best k = %{x}<br>speedup = %{y:.4f}<extra></extra>",
                     row=1, col=2)
@@ -340,24 +351,24 @@ def surface_3d(surface: Surface, point: Row | None = None,
     fig.add_surface(x=cs, y=ks, z=S, colorscale="Viridis", name="speedup",
                     colorbar=dict(title="speedup", len=0.7),
                     contours=dict(z=dict(show=True, start=1.0, end=1.5, size=1.0,
-                                         color="#ff2d2d", width=8, usecolormap=False)),
+                                         color=BREAK_EVEN, width=8, usecolormap=False)),
                     hovertemplate="k = %{y}<br>c = %{x:.4f}<br>speedup = %{z:.4f}x"
                                   "<extra></extra>")
     fig.add_scatter3d(x=cs, y=surface.best_k, z=S.max(axis=0), mode="lines+markers",
-                      name="best k (ridge)", line=dict(color="#ffbf00", width=8),
-                      marker=dict(size=2, color="#ffbf00"),
+                      name="best k (ridge)", line=dict(color=BEST, width=8),
+                      marker=dict(size=2, color=BEST),
                       hovertemplate="best k = %{y}<br>c = %{x:.4f}<br>speedup = %{z:.4f}x"
                                     "<extra></extra>")
     if break_even:
         fig.add_scatter3d(x=_col(break_even, "c"), y=_col(break_even, "k"),
                           z=_col(break_even, "speedup"), mode="lines",
-                          name="speedup = 1 (break-even)", line=dict(color="#ff2d2d", width=8),
+                          name="speedup = 1 (break-even)", line=dict(color=BREAK_EVEN, width=8),
                           hovertemplate="k = %{y}<br>c* = %{x:.4f}<br>speedup = 1"
                                         "<extra></extra>")
     if point is not None:
         fig.add_scatter3d(x=[point["c"]], y=[point["k"]], z=[point["speedup"]],
                           mode="markers", name=f"sidebar k = {point['k']}, c = {point['c']:g}",
-                          marker=dict(size=7, color="#ff2d2d", symbol="diamond",
+                          marker=dict(size=7, color=BREAK_EVEN, symbol="diamond",
                                       line=dict(color="#000", width=2)),
                           hovertemplate="k = %{y}<br>c = %{x:.4f}<br>speedup = %{z:.4f}x"
                                         "<extra></extra>")
@@ -385,9 +396,9 @@ def surface_heatmap(surface: Surface) -> go.Figure:
     fig.add_contour(x=cs, y=ks, z=S, name="speedup = 1 (break-even)", showscale=False,
                     contours=dict(start=1.0, end=1.0, size=1.0, coloring="none",
                                   showlabels=True),
-                    line=dict(color="#ff2d2d", width=3), showlegend=True, hoverinfo="skip")
+                    line=dict(color=BREAK_EVEN, width=3), showlegend=True, hoverinfo="skip")
     fig.add_scatter(x=cs, y=surface.best_k, mode="lines", name="best k (ridge)",
-                    line=dict(color="#ffbf00", width=3, shape="hv"),
+                    line=dict(color=BEST, width=3, shape="hv"),
                     hovertemplate="c = %{x:.4f}<br>best k = %{y}<extra></extra>")
     fig.update_xaxes(type="log", title="c: draft cost per token (log)")
     fig.update_yaxes(title="k")
@@ -402,7 +413,7 @@ def roofline_figure(page: RooflinePage) -> go.Figure:
     t = _col(rows, "tokens")
     fig = go.Figure()
     fig.add_scatter(x=t, y=_col(rows, "mpb_tutorial"), mode="lines",
-                    name=roofline.TUTORIAL_LABEL, line=dict(color="#999999", dash="dash"),
+                    name=roofline.TUTORIAL_LABEL, line=dict(color=PALE, dash="dash"),
                     hovertemplate="tokens = %{x}<br>%{y:.3f} MACs/byte (tutorial)"
                                   "<extra></extra>")
     fig.add_scatter(x=t, y=_col(rows, "mpb_full"), mode="lines", name=roofline.FULL_LABEL,
@@ -471,10 +482,7 @@ __all__ = [
 # Beyond the paper (issue 5): the rules gallery, production metrics, dynamic k, batch size.
 # =============================================================================================
 
-FAMILY_COLOURS = {"lossless": "#2a9d8f", "lossy by design": "#e9a03b", "broken": "#d62728"}
 FAMILY_SYMBOLS = {"lossless": "diamond", "lossy by design": "square", "broken": "circle"}
-POLICY_COLOURS = {"constant": "#555555", "heuristic": "#1f77b4", "confidence": "#e9a03b",
-                  "oracle": "#2a9d8f"}
 _LABEL_SPOTS = ("top center", "bottom center", "middle right", "middle left", "top right",
                 "bottom right", "top left", "bottom left")
 

@@ -11,15 +11,13 @@ from __future__ import annotations
 
 import html
 
-# Okabe & Ito (2008) colours whose contrast on white survives a projector, darkest first.
-PROJECTOR_PALETTE = {
-    "black": "#000000", "blue": "#0072B2", "vermillion": "#D55E00", "green": "#009E73",
-    "purple": "#CC79A7", "orange": "#E69F00",
-}
-INK = "#000000"  # body text
+from ..figures import palette
+
+PROJECTOR_PALETTE = palette.PROJECTOR  # the colours that keep their contrast projected
+INK = palette.BLACK  # body text
 PAPER = "#FFFFFF"  # background
 LINK = "#0050A0"  # links: a darker blue than the palette's, underlined
-FOCUS = "#D55E00"  # keyboard focus ring (vermillion)
+FOCUS = palette.VERMILLION  # keyboard focus ring
 
 BASE_PX = 21  # body text in presenter mode (Streamlit's default is 16)
 TITLE_REM = 2.2  # h1

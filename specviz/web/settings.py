@@ -35,6 +35,8 @@ SEED_MAX = 2**31 - 1
 CTX_LEN_MAX = 131_072  # context length on the roofline
 BATCH_MAX = 4_096
 DRAFTS = ("table", "mix")
+SPEEDS = (0.5, 1.0, 2.0, 3.0)  # autoplay: seconds per step
+ACCEPTANCE_TABS = ("alpha", "T")  # /acceptance: draft quality, or temperature mismatch
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,8 @@ class Settings:
     n: int = 60_000  # Monte Carlo decodes
     step: int = 0  # animation frame on /round
     rnd: int = 0  # which round of the transcript /round shows (0 = the first)
+    speed: float = 1.0  # autoplay on /round and /text: seconds per step
+    tab: str = "alpha"  # /acceptance: which sweep is open
     preset: str = "Llama-2-7B"  # roofline model shape
     dtype: str = "fp16"  # roofline weight type
     ctxlen: int = 512  # roofline context length in tokens
@@ -158,6 +162,18 @@ def _int_choice(options):
     return parse
 
 
+def _float_choice(options):
+    opts = tuple(float(o) for o in options)
+
+    def parse(s: str) -> float:
+        v = float(s)
+        if v not in opts:
+            raise ValueError
+        return v
+    parse.range = "one of " + ", ".join(f"{o:g}" for o in opts)
+    return parse
+
+
 def _choice(options):
     opts = tuple(options)
 
@@ -229,6 +245,8 @@ PARSERS = {
     "n": _int(1, N_APP_MAX),
     "step": _int(0, STEP_MAX),
     "rnd": _int(0, RND_MAX),
+    "speed": _float_choice(SPEEDS),
+    "tab": _choice(ACCEPTANCE_TABS),
     "preset": _choice(PRESETS),
     "dtype": _choice(DTYPE_BYTES),
     "ctxlen": _int(0, CTX_LEN_MAX),

@@ -69,25 +69,16 @@ def _url_settings() -> tuple[S.Settings, list[str]]:
     return st.session_state["_url_settings"]
 
 
-def _seed(key: str, value: object) -> str:
-    """Give widget `key` its starting value, kept across page switches in the session."""
-    wkey = f"w_{key}"
-    if wkey in st.session_state:
-        # Re-assign: after a page switch Streamlit no longer counts the value as this
-        # widget's, and the widget would restart at its minimum.
-        st.session_state[wkey] = st.session_state[wkey]
-    else:
-        st.session_state[wkey] = st.session_state.get(f"v_{key}", value)
-    return wkey
-
-
 def bind(key: str, widget: Callable, *args, cast: Callable | None = None, **kwargs):
-    """Draw a widget bound to URL parameter `key`; returns its value. cast turns the URL's
-    value into the widget's type (bool for a toggle bound to a 0/1 parameter)."""
-    url, _ = _url_settings()
-    start = getattr(url, key)
-    wkey = _seed(key, cast(start) if cast else start)
-    value = widget(*args, key=wkey, **kwargs)
+    """Draw a widget bound to URL parameter `key`; returns its value. The URL gives its
+    first value (cast turns it into the widget's type: bool for a toggle bound to a 0/1
+    parameter); Streamlit keeps it for the session, across page switches."""
+    wkey = f"w_{key}"
+    if wkey not in st.session_state:
+        url, _ = _url_settings()
+        start = getattr(url, key)
+        st.session_state[wkey] = cast(start) if cast else start
+    value = widget(*args, key=wkey, persist_state="session", **kwargs)
     st.session_state[f"v_{key}"] = value
     return value
 
@@ -96,7 +87,7 @@ def clamp(key: str, lo, hi) -> None:
     """Hold widget `key`'s value inside [lo, hi] before it is drawn (its range just moved)."""
     url, _ = _url_settings()
     wkey = f"w_{key}"
-    now = st.session_state.get(wkey, st.session_state.get(f"v_{key}", getattr(url, key)))
+    now = st.session_state.get(wkey, getattr(url, key))
     st.session_state[wkey] = min(max(now, lo), hi)
 
 
@@ -250,11 +241,23 @@ def finish(app: AppState, settings: S.Settings, keys: Sequence[str] = ()) -> Non
     _share_box(q)
 
 
-def download_csv(rows, name: str, label: str = "Download CSV") -> None:
-    """A download button for a table (rows of dicts or a DataFrame)."""
-    df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
+def download_csv(rows, name: str, label: str = "Download CSV", *,
+                 columns: Sequence[str] | None = None) -> None:
+    """A download button for a table (rows of dicts or a DataFrame); with columns, the
+    header is written even before there is a row."""
+    df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows, columns=columns)
     st.download_button(label, df.to_csv(index=False).encode(), file_name=f"{name}.csv",
                        mime="text/csv", key=f"dl_{name}")
+
+
+def table(rows, columns: dict[str, tuple[str, str | None]], **kwargs) -> None:
+    """st.dataframe with human headers and one number format per column (columns: key ->
+    (header, printf format, or None for text)); columns not named keep their key."""
+    df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
+    config = {key: (st.column_config.NumberColumn(text(label), format=fmt) if fmt else
+                    st.column_config.TextColumn(text(label)))
+              for key, (label, fmt) in columns.items() if key in df.columns}
+    st.dataframe(df, hide_index=True, column_config=config, **kwargs)
 
 
 # ----------------------------------------------------------------------------- letters
@@ -272,9 +275,37 @@ def md(t: str, **kwargs) -> None:
     st.markdown(text(t), **kwargs)
 
 
-def chart(fig, key: str | None = None, **kwargs) -> None:
+def letters(t: str, swap_letters: bool = True) -> str:
+    """t in the reader's letters, or as it is (token names may themselves be p and q)."""
+    return text(t) if swap_letters else t
+
+
+def intro(t: str) -> None:
+    """A page's opening explanation; in presenter mode it folds away under an expander,
+    so that the stage starts on the first screen."""
+    if presenter_active():
+        with st.expander("About this page"):
+            md(t)
+    else:
+        md(t)
+
+
+def set_params(**values) -> None:
+    """Rewrite these query parameters only (dropped at their defaults): for a fragment,
+    which reruns without the rest of the page."""
+    q = S.to_query(replace(S.DEFAULTS, **values), tuple(values))
+    for key in values:
+        if key in q:
+            if st.query_params.get(key) != q[key]:
+                st.query_params[key] = q[key]
+        elif key in st.query_params:
+            del st.query_params[key]
+
+
+def chart(fig, key: str | None = None, *, swap_letters: bool = True, **kwargs) -> None:
     """st.plotly_chart in the reader's letters (and, in presenter mode, larger type)."""
-    fig = swap_figure(fig, _notation())
+    if swap_letters:
+        fig = swap_figure(fig, _notation())
     if presenter_active():
         fig = present_figure(fig)
     st.plotly_chart(fig, key=key, **kwargs)
@@ -341,28 +372,17 @@ def _share_box(q: dict[str, str]) -> None:
     sb.code(share_url(q) or "(this page, all defaults)", language=None, wrap_lines=True)
 
 
-def download_round_html(trace, rnd: int, key: str = "dl_round_html",
+def download_round_html(trace, rnd: int, step: int = 0, key: str = "dl_round_html",
                         label: str = "Export this round as HTML") -> None:
     """A download button for the round's animation as one standalone HTML file (plays
-    offline). The file is built when the button is pressed, not on every run."""
+    offline, opening at `step`). The file is built when the button is pressed, not on
+    every run."""
     st.download_button(
-        label, data=partial(export.round_html_bytes, trace, int(rnd)),
+        label, data=partial(export.round_html_bytes, trace, int(rnd), start=int(step)),
         file_name=f"specviz-round{int(rnd)}-k{trace.k}-{trace.rule}.html", mime="text/html",
         key=key, on_click="ignore",
         help="One file with the round's animation: play, pause and a step slider. It opens "
              "in any browser with no server and no network.")
-
-
-def chart_png(fig, name: str, key: str | None = None) -> None:
-    """A PNG download of a figure where kaleido renders offline here; otherwise a caption
-    that points to the camera button of the chart's own toolbar."""
-    png = export.figure_png(fig) if export.png_available() else None
-    if png is None:
-        st.caption(export.PNG_HELP)
-        return
-    st.download_button("Download PNG", png, file_name=f"{name}.png", mime="image/png",
-                       key=key or f"png_{name}", on_click="ignore")
-
 
 
 # ----------------------------------------------------------------------------- autoplay

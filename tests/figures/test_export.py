@@ -136,36 +136,3 @@ def test_token_names_are_escaped():
     assert fig.frames[0].data[0].text[0] == "&lt;b&gt;<br>context"  # the context chip
     bars = fig.frames[0].data[len(export.STATUSES)]
     assert list(bars.x[:2]) == ["&lt;b&gt;", "a&amp;b"]  # tick labels
-
-
-def test_png_is_none_without_kaleido(monkeypatch):
-    import importlib.util
-
-    import plotly.graph_objects as go
-
-    real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == "kaleido" else real(name, *a))
-    assert not export.png_available()
-    assert export.figure_png(go.Figure()) is None
-
-
-def test_png_is_none_when_kaleido_cannot_start(monkeypatch):
-    import plotly.graph_objects as go
-
-    monkeypatch.setattr(export, "png_available", lambda: True)
-
-    def broken(self, *a, **kw):
-        raise RuntimeError("no browser for kaleido here")
-
-    monkeypatch.setattr(go.Figure, "to_image", broken)
-    assert export.figure_png(go.Figure()) is None
-
-
-def test_png_bytes_pass_through(monkeypatch):
-    import plotly.graph_objects as go
-
-    monkeypatch.setattr(export, "png_available", lambda: True)
-    monkeypatch.setattr(go.Figure, "to_image", lambda self, **kw: b"\x89PNG\r\n\x1a\nxx")
-    assert export.figure_png(go.Figure()).startswith(b"\x89PNG")
-    assert "camera" in export.PNG_HELP

@@ -287,9 +287,9 @@ def test_page_builders_draw_every_frame(words):
         for step in range(stepping.last_step(trace) + 1):
             animation.chips_html(trace, step)
             animation.coin_figure(trace, step)
-            fig = textfigs.text_bars_figure(trace, step)
+            fig = animation.bars_figure(trace, step, top=textpage.TOP_BARS)
             assert all(len(b.x) <= textpage.TOP_BARS + 1 for b in fig.data)
-            textfigs.text_residual_figure(trace, step)
+            animation.residual_figure(trace, step, top=textpage.TOP_BARS)
             textfigs.text_html(dec, tr, step)
         labels = dict(textpage.running_metrics(tr.through, 4, 0.1, drafter))
         assert labels["rounds (target calls)"] == "4"
