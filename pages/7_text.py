@@ -16,7 +16,7 @@ from specviz.web import stage, textmodels, ui
 app = ui.page("text")
 s = app.settings
 st.title("Real text: speculative decoding on n-gram models")
-ui.intro(
+INTRO = (
     "Here the two models are n-gram language models counted from real text: the target "
     "reads the last n − 1 tokens, the draft fewer. Both come from one set of counts, so they "
     "share the tokeniser. Each next-token row is computed when a position needs it, with "
@@ -27,19 +27,20 @@ ui.intro(
 if s.notation != "leviathan":
     st.caption("The round's frames below keep Leviathan's letters (p = target, q = draft): "
                "their tokens can themselves be the letters p and q.")
-m = textmodels.models(T_q=s.T)
-st.caption(m.caption)
-ids, unk_note = textmodels.prompt(m)
+with ui.folded("About this page, the models, the prompt and the drafter"):
+    ui.md(INTRO)
+    m = textmodels.models(T_q=s.T)
+    st.caption(m.caption)
+    ids, unk_note = textmodels.prompt(m)
+    if unk_note:
+        st.caption(unk_note)
+    drafter = textmodels.drafter()
 keys = stepping.STAGE_KEYS + textmodels.TEXT_KEYS
 if not ids:
     st.info("Type a prompt: the rounds start from its last tokens.")
     ui.finish(app, replace(s, **textmodels.page_values(s)), keys)
     st.stop()
-if unk_note:
-    st.caption(unk_note)
-drafter = textmodels.drafter()
 
-st.subheader("One round at a time")
 step, rnd = stage.play(stage.text_stage(m.dec, ids, k=s.k, c=s.c, seed=s.seed, rule=s.rule,
                                         drafter=drafter),
                        start_step=s.step, start_rnd=s.rnd, speed=s.speed)

@@ -29,6 +29,7 @@ from ..views.transcript import RoundTranscript, Totals
 from .palette import BLACK, GREY, LAW_COLOUR, LEGEND_STATUSES, MARKS, P_COLOUR, Q_COLOUR
 
 FIGURE_DECIMALS = 6  # bars carry 6 decimals to the browser (the hover shows 4)
+STAGE_HEIGHT = 320  # pixels: the three charts of a step side by side, on the first screen
 HEADROOM = 1.3  # the y axis reaches this far over the tallest bar (room for the label)
 NOTE_WRAP = 38  # characters per line of a placeholder's note
 
@@ -37,15 +38,14 @@ PLACEHOLDER_PX = 14  # the grey note of an empty chart
 
 def step_html(trace: RoundTrace, step: int, rnd: int) -> str:
     """The step counter ('Round r · step s · kind', which does not tell how many steps
-    are left) over the step's caption. Written with p = target; escaped."""
+    are left), then the step's caption, in one box. Written with p = target; escaped."""
     cur = trace.steps[step]
     counter = (f"<b>Round {rnd}</b> · step {step} · <i>{html.escape(cur.kind)}</i> · rule "
                f"<code>{html.escape(trace.rule)}</code> · k = {trace.k}")
-    return (f'<div class="sv-step" role="status" aria-live="polite">'
-            f'<div class="sv-counter" style="font-size:0.95em">{counter}</div>'
-            f'<div class="sv-caption" style="margin-top:4px;padding:8px 12px;'
+    return (f'<div class="sv-step" role="status" aria-live="polite" style="padding:6px 12px;'
             f'border-radius:8px;background:#E8F1F8;border-left:5px solid {P_COLOUR};'
-            f'color:{BLACK}">{html.escape(cur.caption)}</div></div>')
+            f'color:{BLACK};line-height:1.45"><span class="sv-counter">{counter}</span>'
+            f'<br><span class="sv-caption">{html.escape(cur.caption)}</span></div>')
 
 
 def rule_note(trace: RoundTrace) -> str | None:
@@ -98,12 +98,13 @@ def legend_html() -> str:
 
 
 # ----------------------------------------------------------------------------- figures
-def _empty(title: str, note: str, x_range=None, height: int = 320) -> go.Figure:
+def _empty(title: str, note: str, x_range=None, height: int | None = None) -> go.Figure:
     """A placeholder: the title and a grey note, wrapped to short lines so that no width
     clips it."""
     text = "<br>".join(textwrap.wrap(note, NOTE_WRAP))
     fig = go.Figure()
-    fig.update_layout(title=title, height=height, margin=dict(l=40, r=20, t=50, b=40),
+    fig.update_layout(title=title, height=height or STAGE_HEIGHT,
+                      margin=dict(l=40, r=20, t=50, b=40),
                       annotations=[dict(text=text, showarrow=False, xref="paper", yref="paper",
                                         x=0.5, y=0.5, font=dict(size=PLACEHOLDER_PX,
                                                                 color=GREY))])
@@ -153,13 +154,12 @@ def _bar(name: str, labels: list[str], y: np.ndarray, colour: str, what: str,
 
 def _axes(fig: go.Figure, title: str, top: float, slanted: bool) -> go.Figure:
     """The bars' layout: the legend under the axis, head room over the tallest bar."""
-    fig.update_layout(title=title, barmode="group", height=380, showlegend=True,
-                      margin=dict(l=50, r=20, t=60, b=110 if slanted else 90),
-                      legend=dict(orientation="h", x=0.0, y=-0.38 if slanted else -0.25,
+    fig.update_layout(title=title, barmode="group", height=STAGE_HEIGHT, showlegend=True,
+                      margin=dict(l=50, r=20, t=70, b=100 if slanted else 70),
+                      legend=dict(orientation="h", x=0.0, y=-0.34 if slanted else -0.14,
                                   yanchor="top"))
     fig.update_yaxes(range=[0.0, HEADROOM * top], title="probability")
-    fig.update_xaxes(type="category", tickangle=-40 if slanted else 0,
-                     title=None if slanted else "next token")
+    fig.update_xaxes(type="category", tickangle=-40 if slanted else 0)  # tokens: no title
     return fig
 
 
@@ -171,7 +171,7 @@ def _mark_token(fig: go.Figure, label: str, y: float, text: str) -> None:
 def _subset(trace: RoundTrace, toks: Sequence[int], row: np.ndarray) -> str:
     if len(toks) == len(trace.vocab):
         return ""
-    return (f", top {len(toks)} of {len(trace.vocab):,} tokens "
+    return (f"<br>top {len(toks)} of {len(trace.vocab):,} tokens "
             f"({float(row[list(toks)].sum()):.0%} of q)")
 
 
@@ -181,7 +181,7 @@ def bars_figure(trace: RoundTrace, step: int, *, top: int | None = None) -> go.F
     if v.focus is None:
         return _empty("p and q", "The bars appear with the first draft.")
     pos = trace.positions[v.focus - 1]
-    checked = v.verified >= pos.i
+    checked = v.scored
     toks = _columns(trace, [pos.q_row] + ([pos.p_row] if checked else []), pos.token, top)
     labels, mark = _labels(trace, toks), [x == pos.token for x in toks]
     fig = go.Figure()
@@ -192,7 +192,7 @@ def bars_figure(trace: RoundTrace, step: int, *, top: int | None = None) -> go.F
     _mark_token(fig, labels[toks.index(pos.token)],
                 float(max(pos.p, pos.q) if checked else pos.q),
                 f"x{pos.i} = {trace.name(pos.token)}")
-    what = "p and q" if checked else "q only (the target has not been called yet)"
+    what = "p and q" if checked else "q only<br>(the target is not called yet)"
     title = (f"Position {pos.i}, after '{html.escape(trace.name(pos.context))}': {what}"
              f"{_subset(trace, toks, pos.q_row)}")
     return _axes(fig, title, tall, slanted=len(toks) != len(trace.vocab))
@@ -203,7 +203,7 @@ def coin_figure(trace: RoundTrace, step: int) -> go.Figure:
     v = view(trace, step)
     if v.focus is None or v.verified < v.focus:
         return _empty("The coin", "Each draft gets a coin u ~ U[0, 1) once the target "
-                      "has scored all drafts.", x_range=[0.0, 1.0], height=220)
+                      "has scored all drafts.", x_range=[0.0, 1.0])
     pos = trace.positions[v.focus - 1]
     t, u = pos.threshold, float(pos.u)
     m = MARKS["accepted" if pos.accepted else "rejected"]
@@ -221,16 +221,18 @@ def coin_figure(trace: RoundTrace, step: int) -> go.Figure:
         name=f"u ({m.label})", x=[u], y=[0.45], mode="markers+text",
         marker=dict(symbol="triangle-down", size=18, color=m.colour,
                     line=dict(color=BLACK, width=1)),
-        text=[f"u = {u:.4f} {m.symbol} {m.label}"], textposition="top center",
+        text=[f"u = {u:.4f} {m.symbol} {m.label}"],
+        textposition="top left" if u > 0.6 else "top right" if u < 0.4 else "top center",
         textfont=dict(size=14, color=m.colour), hovertemplate=f"u = {u:.4f}<extra></extra>",
     ))
     tok = html.escape(trace.name(pos.token))
     how = "min(1, p/q)" if trace.rule != "greedy" else "[x is the target's top token]"
     fig.update_layout(
-        title=f"Coin at position {pos.i}: keep '{tok}' iff u < t = {how} = {t:.4f}",
-        barmode="overlay", height=220, margin=dict(l=20, r=20, t=50, b=40), showlegend=False,
+        title=f"Coin at position {pos.i}: keep '{tok}'<br>iff u < t = {how} = {t:.4f}",
+        barmode="overlay", height=STAGE_HEIGHT, margin=dict(l=20, r=20, t=70, b=50),
+        showlegend=False,
     )
-    fig.update_xaxes(range=[0.0, 1.0], title="u", dtick=0.1)
+    fig.update_xaxes(range=[0.0, 1.0], title="u", dtick=0.2)
     fig.update_yaxes(range=[-0.6, 1.2], visible=False)
     return fig
 
@@ -254,7 +256,7 @@ def residual_figure(trace: RoundTrace, step: int | None = None, *,
         fig.add_trace(_bar("p", labels, pos.p_row[toks], P_COLOUR, "p", mark, 0.45))
         fig.add_trace(_bar("q", labels, pos.q_row[toks], Q_COLOUR, "q", mark, 0.45))
         fig.add_trace(_bar(law, labels, row[toks], LAW_COLOUR, law, mark))
-        title = (f"Rejected at position {pos.i}: redraw from {law} after "
+        title = (f"Rejected at position {pos.i}:<br>redraw from {law} after "
                  f"'{trace.name(pos.context)}'")
         tall = float(max(pos.p_row[toks].max(), pos.q_row[toks].max(), row[toks].max()))
     else:
@@ -264,12 +266,13 @@ def residual_figure(trace: RoundTrace, step: int | None = None, *,
         fig.add_trace(_bar("p", labels, row[toks], P_COLOUR, "p",
                            [x == last.token for x in toks]))
         ctx = trace.name(trace.bonus_context)
-        title = (f"All {trace.k} kept: bonus token from p(·|'{ctx}')" if trace.k else
-                 f"Nothing drafted: plain decoding, one token from p(·|'{ctx}')")
+        title = (f"All {trace.k} kept:<br>bonus token from p(·|'{ctx}')" if trace.k else
+                 f"Nothing drafted: plain decoding,<br>one token from p(·|'{ctx}')")
         tall = float(row[toks].max())
     _mark_token(fig, labels[toks.index(last.token)], float(row[last.token]),
                 f"drawn: {trace.name(last.token)}")
-    return _axes(fig, html.escape(title), tall, slanted=len(toks) != len(trace.vocab))
+    return _axes(fig, html.escape(title).replace("&lt;br&gt;", "<br>"), tall,
+                 slanted=len(toks) != len(trace.vocab))
 
 
 # ----------------------------------------------------------------------------- transcript

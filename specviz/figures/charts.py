@@ -37,6 +37,8 @@ from .palette import (
 )
 
 HEIGHT = 420
+# log axes: a label at each decade only (Plotly's minor labels read "5, 2, 0.1, 5, 2, 0.01")
+LOG_DECADES = dict(type="log", dtick=1)
 BIAS_MIN = 1e-12  # exact TVs at or below this are rounding, drawn as no bias
 
 
@@ -112,7 +114,7 @@ def tv_bars(rows: Sequence[Row], direct_tv: float | None = None) -> go.Figure:
     shown = [v for v in (*_col(rows, "mc_tv"), *_col(rows, "exact_tv"), line, floor)
              if v > BIAS_MIN] or [1.0]
     lo, top = min(shown + [line]) / 4, max(shown) * 1.6
-    fig.update_yaxes(type="log", range=[float(np.log10(lo)), float(np.log10(top))],
+    fig.update_yaxes(**LOG_DECADES, range=[float(np.log10(lo)), float(np.log10(top))],
                      title="TV distance to the target's joint (log)")
     fig.update_layout(barmode="group", xaxis_title="rule")
     return _layout(fig, "TV of the first two tokens: Monte Carlo and exact")
@@ -177,8 +179,8 @@ def convergence_figure(conv: Convergence, run: Exactness | None = None) -> go.Fi
                                     color=[_colour(a.rule) for a in run.audits],
                                     line=dict(color="#000", width=1)),
                         hovertemplate="%{text}<br>n = %{x:,}<br>TV = %{y:.5f}<extra></extra>")
-    fig.update_xaxes(type="log", title="decodes n")
-    fig.update_yaxes(type="log", title="TV distance to the target's joint")
+    fig.update_xaxes(**LOG_DECADES, title="decodes n")
+    fig.update_yaxes(**LOG_DECADES, title="TV distance to the target's joint")
     return _layout(fig, "Convergence: exact rules follow the floor, broken ones level off", 460)
 
 
@@ -227,13 +229,14 @@ def sweep_figure(measured: Sequence[Row], curve: Sequence[Row], x: str, x_title:
                         hovertemplate=f"{x} = %{{x}}<br>measured {label} = %{{y:.4f}}"
                                       "<extra></extra>")
         fig.add_scatter(x=cx, y=_col(curve, e), mode="lines", name="exact (long run)",
-                        line=dict(color=EXACT, width=2), legendgroup="e", showlegend=first,
+                        line=dict(color=EXACT, width=6), opacity=0.45, legendgroup="e",
+                        showlegend=first,
                         row=1, col=i,
                         hovertemplate=f"{x} = %{{x}}<br>exact {label} = %{{y:.4f}}"
                                       "<extra></extra>")
         fig.add_scatter(x=cx, y=_col(curve, t), mode="lines",
                         name="theory at alpha_eff (Leviathan et al. 2022, eq. 1, Thm 3.8)",
-                        line=dict(color=THEORY, dash="dash"), legendgroup="t",
+                        line=dict(color=THEORY, dash="dash", width=2.5), legendgroup="t",
                         showlegend=first, row=1, col=i, customdata=_col(curve, "alpha_eff"),
                         hovertemplate=f"{x} = %{{x}}<br>theory {label} = %{{y:.4f}}"
                                       "<br>alpha_eff = %{customdata:.4f}<extra></extra>")
@@ -294,9 +297,9 @@ def k_sweep_figure(measured: Sequence[Row], curve: Sequence[Row], best: Row,
                     row=1, col=2)
     if best_exact is not None:
         fig.add_vline(x=best_exact["k"], line_dash="dot", line_color=EXACT, row=1, col=2)
-        fig.add_annotation(x=best_exact["k"], y=1.0, yref="y2 domain", xref="x2",
-                           text=f"best exact k = {best_exact['k']}", showarrow=False,
-                           xanchor="left", yanchor="top", font=dict(color=EXACT))
+        fig.add_annotation(x=best_exact["k"], y=0.02, yref="y2 domain", xref="x2",
+                           text=f" best exact k = {best_exact['k']}", showarrow=False,
+                           xanchor="left", yanchor="bottom", font=dict(color=EXACT))
     fig.add_hline(y=1.0, line_dash="dot", line_color=FLOOR, row=1, col=2)
     fig.update_xaxes(title_text="k (drafted tokens per round)")
     fig.update_yaxes(title_text="target-call units per round", row=1, col=1)
@@ -367,12 +370,13 @@ def surface_3d(surface: Surface, point: Row | None = None,
                                         "<extra></extra>")
     if point is not None:
         fig.add_scatter3d(x=[point["c"]], y=[point["k"]], z=[point["speedup"]],
-                          mode="markers", name=f"sidebar k = {point['k']}, c = {point['c']:g}",
+                          mode="markers",
+                          name=f"current settings: k = {point['k']}, c = {point['c']:g}",
                           marker=dict(size=7, color=BREAK_EVEN, symbol="diamond",
                                       line=dict(color="#000", width=2)),
                           hovertemplate="k = %{y}<br>c = %{x:.4f}<br>speedup = %{z:.4f}x"
                                         "<extra></extra>")
-    fig.update_scenes(xaxis=dict(type="log", title="c (log)"), yaxis_title="k",
+    fig.update_scenes(xaxis=dict(**LOG_DECADES, title="c (log)"), yaxis_title="k",
                       zaxis_title="speedup", aspectmode="manual",
                       aspectratio=dict(x=1.5, y=1.3, z=0.75), domain=dict(y=[0.07, 1.0]),
                       camera=dict(eye=dict(x=1.45, y=-1.7, z=0.75),
@@ -400,7 +404,7 @@ def surface_heatmap(surface: Surface) -> go.Figure:
     fig.add_scatter(x=cs, y=surface.best_k, mode="lines", name="best k (ridge)",
                     line=dict(color=BEST, width=3, shape="hv"),
                     hovertemplate="c = %{x:.4f}<br>best k = %{y}<extra></extra>")
-    fig.update_xaxes(type="log", title="c: draft cost per token (log)")
+    fig.update_xaxes(**LOG_DECADES, title="c: draft cost per token (log)")
     fig.update_yaxes(title="k")
     return _layout(fig, f"Speedup over k and c at alpha = {surface.alpha:.4f}", 460)
 
@@ -437,8 +441,8 @@ def roofline_figure(page: RooflinePage) -> go.Figure:
     _vline(fig, page.k + 1, f" k + 1 = {page.k + 1}", THRESHOLD, "dash", True)
     _vline(fig, page.free_tokens, f"free up to {page.free_tokens} ({page.accel}) ", "#000",
            "dot", True, 0.08, "right")
-    fig.update_xaxes(type="log", title="tokens in the pass (per sequence)")
-    fig.update_yaxes(type="log", title="MACs per byte read")
+    fig.update_xaxes(**LOG_DECADES, title="tokens in the pass (per sequence)")
+    fig.update_yaxes(**LOG_DECADES, title="MACs per byte read")
     return _layout(fig, f"Roofline: {page.preset}, MACs per byte by tokens in the pass", 500)
 
 
@@ -458,8 +462,8 @@ def pass_time_figure(page: RooflinePage) -> go.Figure:
                     hovertemplate="tokens = %{x}<br>time = %{y:.3f}x<extra></extra>")
     _vline(fig, page.free_tokens, f"free up to {page.free_tokens} ", "#000", "dot", True,
            1.0, "right")
-    fig.update_xaxes(type="log", title="tokens in the pass (per sequence)")
-    fig.update_yaxes(type="log", title="pass time (x one-token pass)")
+    fig.update_xaxes(**LOG_DECADES, title="tokens in the pass (per sequence)")
+    fig.update_yaxes(**LOG_DECADES, title="pass time (x one-token pass)")
     return _layout(fig, "When verifying k + 1 tokens stops being free", 420)
 
 
@@ -564,7 +568,7 @@ def gallery_figure(rows: Sequence[Row], threshold: float, n: int) -> go.Figure:
                           "%{customdata[4]:.3f}<br>n to resolve: %{customdata[5]}"
                           "<extra></extra>")
     ticks = [10.0 ** e for e in range(int(np.log10(zero_y)) + 1, int(np.floor(y_hi)) + 1)]
-    fig.update_yaxes(type="log", range=[y_lo, y_hi], title="exact TV from the target (log)",
+    fig.update_yaxes(**LOG_DECADES, range=[y_lo, y_hi], title="exact TV from the target (log)",
                      tickvals=[zero_y, *ticks],
                      ticktext=["0", *[f"{t:g}" for t in ticks]])
     fig.update_xaxes(range=[-0.02, 1.08], title="acceptance: accepted / drafted "
@@ -688,7 +692,7 @@ def batch_figure(curve: BatchCurve, batch: int | None = None) -> go.Figure:
                                                                            width=1)),
                             hovertemplate="B = %{x}<br>speedup = %{y:.3f}x<extra></extra>")
     hi = max(max(_col(rows, "speedup")), 1.0)
-    fig.update_xaxes(type="log", title="batch size B (sequences; the verify pass holds "
+    fig.update_xaxes(**LOG_DECADES, title="batch size B (sequences; the verify pass holds "
                                        f"B (k + 1) = B x {curve.k + 1} tokens)")
     fig.update_yaxes(range=[0.0, hi * 1.25], title="speculative speedup (x)")
     return _layout(fig, f"Speedup against batch size: {curve.preset}, k = {curve.k}, "

@@ -89,7 +89,7 @@ def _bars(trace: RoundTrace, step: int) -> tuple[list[float], list[float], list[
     if v.focus is not None:
         pos = trace.positions[v.focus - 1]
         q = [float(x) for x in pos.q_row]
-        if v.verified >= pos.i:
+        if v.scored:
             p = [float(x) for x in pos.p_row]
         where = f"next token after '{html.escape(trace.name(pos.context))}' (position {pos.i})"
     if v.final:

@@ -58,7 +58,7 @@ class Mark:
 MARKS: dict[str, Mark] = {
     "context": Mark(BLACK, "▸", "context"),
     "pending": Mark(GREY, "·", "not drafted yet"),
-    "drafted": Mark(GREY, "?", "drafted, not checked"),
+    "drafted": Mark(GREY, "?", "drafted"),
     "accepted": Mark(GREEN, "✓", "kept"),
     "rejected": Mark(VERMILLION, "✗", "rejected"),
     "resampled": Mark(PURPLE, "↻", "redrawn"),

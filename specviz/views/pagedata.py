@@ -19,7 +19,7 @@ from ..analysis.roofline import (  # noqa: F401 (for /roofline)
 )
 from ..core.dynamic import POLICY_LABELS, PolicyRun, run_policies
 from ..core.exact import round_law
-from ..core.rules import SPEC_RULES, get_rule
+from ..core.rules import TUTORIAL_RULES, get_rule
 from ..core.tables import K_APP_MAX, junk_table, mix_draft, temper, token_name
 from .demos import CostModel, Exactness, Row, RuleAudit, Surface, roofline_rows
 
@@ -37,15 +37,15 @@ T_GRID = tuple(float(t) for t in np.round(np.geomspace(0.2, 5.0, 41), 4))  # cur
 K_POINTS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 28, 32)  # measured draft lengths
 K_GRID = tuple(range(1, 33))  # exact and theory curves
 COST_GRID = tuple(round(0.01 * i, 2) for i in range(201))  # c = 0..2, the sidebar's range
-SLOW_COSTS = (0.6, 1.0)  # the "bigger draft is slower" draft costs (SPEC.md demonstration 5)
+SLOW_COSTS = (0.6, 1.0)  # the "bigger draft is slower" draft costs (the tutorial's demonstration 5)
 ROOFLINE_TOKENS_MIN_MAX = 256  # the roofline's x axis reaches at least this many tokens
 ROOFLINE_POINTS = 160  # tokens grid size (log-spaced integers)
-EXACTNESS_RULES = SPEC_RULES  # the exactness page always runs SPEC.md's four
+EXACTNESS_RULES = TUTORIAL_RULES  # the exactness page always runs the tutorial's four
 PAGE_ROUNDS = 10_000  # long-decode rounds per measured point (keeps a k change < 300 ms)
 
 
 def page_rules(rule: str, base: Sequence[str] = EXACTNESS_RULES) -> tuple[str, ...]:
-    """The rules the exactness page runs: SPEC.md's four, plus the sidebar's rule if it is
+    """The rules the exactness page runs: the tutorial's four, plus the sidebar's rule if it is
     another (every rule at 10^6 decodes would not fit the page's time budget)."""
     get_rule(rule)  # ValueError on an unknown name
     return tuple(base) + (() if rule in base else (rule,))
@@ -329,3 +329,14 @@ def long_run_alpha(P: np.ndarray, Q: np.ndarray, ctx: int, k: int) -> float:
 def theory_best_k(alpha: float, c: float) -> tuple[int, float]:
     """The k in 1..K_APP_MAX that maximises Thm 3.8's speedup, and that speedup."""
     return theory.best_k(alpha, c, K_APP_MAX)
+
+
+KV_SWITCH_NOTE = (
+    "Off (the default): a pass reads the weights only, so a large enough batch carries it "
+    "past the ridge. On: it also reads every sequence's KV cache, which grows with B as "
+    "fast as the MACs do, so the pass may never turn compute-bound.")
+
+
+def bytes_label(b: float) -> str:
+    """Bytes as the CLI writes them: '13.48 GB (12.55 GiB)'."""
+    return f"{b / 1e9:.2f} GB ({b / 2**30:.2f} GiB)"

@@ -26,6 +26,7 @@ class View:
     drafted: int  # drafts revealed so far, 0..k
     verified: int  # positions whose coin has been shown, 0..k
     focus: int | None  # 1-based position the bars and the coin are about
+    scored: bool  # the target has been called: p is known at every prefix
     final: bool  # the rejection draw or the bonus token has been shown
     settled: bool  # the later drafts have been flushed (or emitted unchecked)
     done: bool  # the last step: the round's output is complete
@@ -53,19 +54,21 @@ def view(trace: RoundTrace, step: int) -> View:
         raise ValueError(f"step must be in 0..{last_step(trace)}; got {step}")
     drafted = verified = 0
     focus = None
-    final = settled = False
+    final = settled = scored = False
     for frame in trace.steps[: step + 1]:
         if frame.kind == "draft":
             drafted, focus = frame.position, frame.position
+        elif frame.kind == "score":
+            scored = True
         elif frame.kind == "verify":
-            verified, focus = frame.position, frame.position
+            verified, focus, scored = frame.position, frame.position, True
         elif frame.kind in ("residual", "bonus"):
             final = True
         elif frame.kind in ("flush", "unverified"):
             settled = True
     cur = trace.steps[step]
     return View(step, len(trace.steps), cur.kind, cur.caption, drafted, verified, focus,
-                final, settled, cur.kind == "done")
+                scored, final, settled, cur.kind == "done")
 
 
 def advance(trace: RoundTrace, step: int, rnd: int) -> tuple[int, int]:

@@ -75,7 +75,7 @@ class Settings:
     conv_given: str = "alpha"  # /rules converter: what the number is
     conv_value: float = 0.8  # /rules converter: the number
     threshold: float = 0.3  # /draft-length: the confidence policy's threshold on max q
-    kv: int = 1  # /roofline batch section: 1 = the pass also reads the KV cache
+    kv: int = 0  # /roofline batch section: 1 = the pass also reads the KV cache
     # /text: the n-gram models and the prompt (the corpus itself cannot travel in a URL)
     level: str = "char"  # tokens: characters or words
     order: int = 6  # target n-gram order (2..8 for characters, 2..4 for words)

@@ -77,27 +77,30 @@ def _tick(stage: Stage, full_run: bool) -> None:
 
 
 def _transport(stage: Stage, tr: RoundTranscript, step: int, rnd: int) -> int:
-    """prev, next, new round, autoplay, speed and the step slider, each with its key."""
+    """prev, next, new round, autoplay, speed and the step slider; Streamlit shows each
+    button's key (← → N) on the button, the toggle's label names space."""
     trace = tr.current
     nxt = stepping.advance(trace, step, rnd)
     prv = stepping.retreat(step, rnd, tr.previous)
-    bar = st.columns([1, 1, 1.25, 1.15, 1.5, 3.2], vertical_alignment="bottom")
-    bar[0].button("◀ prev  ←", key=stage.key("prev"), shortcut="Left", on_click=_goto,
+    bar = st.columns([1, 1, 1.25, 1.6, 1.4, 3], vertical_alignment="bottom")
+    bar[0].button("◀ prev", key=stage.key("prev"), shortcut="Left", on_click=_goto,
                   args=(stage, *prv), disabled=prv == (step, rnd),
                   help="One step back (←)", width="stretch")
-    bar[1].button("next ▶  →", key=stage.key("next"), shortcut="Right", on_click=_goto,
+    bar[1].button("next ▶", key=stage.key("next"), shortcut="Right", on_click=_goto,
                   args=(stage, *nxt), disabled=nxt == (step, rnd),
                   help="One step on (→)", width="stretch")
-    bar[2].button("new round  N", key=stage.key("new"), shortcut="N", on_click=_goto,
+    bar[2].button("new round", key=stage.key("new"), shortcut="N", on_click=_goto,
                   args=(stage, 0, stepping.round_after(rnd)),
                   help="The next round: it starts where this one ended (N)", width="stretch")
-    bar[3].toggle("autoplay ␣", key=stage.key("autoplay"), on_change=_replay, args=(stage,),
+    bar[3].toggle("autoplay (space)", key=stage.key("autoplay"), on_change=_replay, args=(stage,),
                   help="Play and pause (space)")
     bar[4].select_slider("speed", S.SPEEDS, key=stage.key("speed"), on_change=_replay,
-                         args=(stage,), format_func=lambda x: f"{x:g} s/step")
+                         args=(stage,), format_func=lambda x: f"{x:g} s per step",
+                         label_visibility="collapsed")
     st.session_state[stage.key("scrub")] = step
     return bar[5].slider("step", 0, stepping.last_step(trace), key=stage.key("scrub"),
-                         on_change=_scrubbed, args=(stage,))
+                         on_change=_scrubbed, args=(stage,), format="step %d",
+                         label_visibility="collapsed")
 
 
 def _charts(stage: Stage, trace, step: int) -> None:

@@ -56,7 +56,9 @@ def _orders(col_level, col_target, col_draft) -> tuple[str, int, int]:
     level = ui.bind("level", col_level.radio, "Tokens", S.TEXT_LEVELS,
                     format_func=textpage.LEVEL_LABELS.get, horizontal=True)
     if ss.get("_text_level", level) != level:  # new tokens: start from that level's orders
-        ss["w_order"], ss["w_dorder"] = textpage.DEFAULT_ORDERS[level]
+        for key, value in zip(("order", "dorder"), textpage.DEFAULT_ORDERS[level],
+                              strict=True):
+            ui.assign(key, value)
     ss["_text_level"] = level
     lo, hi = textpage.TARGET_ORDERS[level]
     ui.clamp("order", lo, hi)  # a URL may ask a word model for order 8

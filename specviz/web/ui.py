@@ -69,15 +69,26 @@ def _url_settings() -> tuple[S.Settings, list[str]]:
     return st.session_state["_url_settings"]
 
 
+INDEXED = ("radio", "selectbox")  # widgets whose start is an index into their options
+
+
 def bind(key: str, widget: Callable, *args, cast: Callable | None = None, **kwargs):
     """Draw a widget bound to URL parameter `key`; returns its value. The URL gives its
-    first value (cast turns it into the widget's type: bool for a toggle bound to a 0/1
-    parameter); Streamlit keeps it for the session, across page switches."""
+    starting value (cast turns it into the widget's type: bool for a toggle bound to a 0/1
+    parameter); Streamlit's persist_state="session" keeps the reader's value for the
+    session, across page switches."""
     wkey = f"w_{key}"
-    if wkey not in st.session_state:
+    assigned = st.session_state.get("_assigned", set())
+    if wkey in assigned:  # its value was set by assign() for this run: no default on top
+        assigned.discard(wkey)
+    else:
         url, _ = _url_settings()
-        start = getattr(url, key)
-        st.session_state[wkey] = cast(start) if cast else start
+        start = cast(getattr(url, key)) if cast else getattr(url, key)
+        if getattr(widget, "__name__", "") in INDEXED:
+            options = list(args[1] if len(args) > 1 else kwargs["options"])
+            kwargs["index"] = options.index(start) if start in options else 0
+        else:
+            kwargs["value"] = start
     value = widget(*args, key=wkey, persist_state="session", **kwargs)
     st.session_state[f"v_{key}"] = value
     return value
@@ -88,7 +99,15 @@ def clamp(key: str, lo, hi) -> None:
     url, _ = _url_settings()
     wkey = f"w_{key}"
     now = st.session_state.get(wkey, getattr(url, key))
-    st.session_state[wkey] = min(max(now, lo), hi)
+    held = min(max(now, lo), hi)
+    if wkey not in st.session_state or held != now:
+        assign(key, held)
+
+
+def assign(key: str, value) -> None:
+    """Set the widget bound to `key` to value (before it is drawn, or in a callback)."""
+    st.session_state[f"w_{key}"] = value
+    st.session_state.setdefault("_assigned", set()).add(f"w_{key}")
 
 
 def write_url(s: S.Settings, keys: Sequence[str],
@@ -312,14 +331,14 @@ def chart(fig, key: str | None = None, *, swap_letters: bool = True, **kwargs) -
 
 
 def present_figure(fig):
-    """A copy of the figure with the presenter's type sizes: base, titles, ticks, legend
-    (Streamlit's chart theme sets the tick and title sizes itself, so they are set here)."""
-    out = type(fig)(fig)
-    out.update_layout(font_size=present.FIGURE_FONT_PX, title_font_size=present.FIGURE_TITLE_PX,
-                      legend_font_size=present.FIGURE_TICK_PX)
-    out.update_xaxes(tickfont_size=present.FIGURE_TICK_PX, title_font_size=present.FIGURE_FONT_PX)
-    out.update_yaxes(tickfont_size=present.FIGURE_TICK_PX, title_font_size=present.FIGURE_FONT_PX)
-    return out
+    """A copy of the figure in presenter mode's type (present.big_figure)."""
+    return present.big_figure(fig)
+
+
+def folded(label: str):
+    """A container that, in presenter mode, folds away under an expander (controls a
+    speaker sets before the talk), so that the stage starts on the first screen."""
+    return st.expander(label) if presenter_active() else st.container()
 
 
 # ----------------------------------------------------------------------------- presenting

@@ -98,7 +98,7 @@ def test_bars_and_coin_appear_when_the_page_shows_them(traces):
         v = stepping.view(tr, s)
         p, q, law = (frame.data[len(export.STATUSES) + i].y for i in range(3))
         assert (sum(q) > 0) == (v.focus is not None)
-        assert (sum(p) > 0) == (v.focus is not None and v.verified >= v.focus)
+        assert (sum(p) > 0) == (v.focus is not None and v.scored)  # p from the target's call
         assert (sum(law) > 0) == v.final
         coin = frame.data[-1]
         assert (coin.x[0] is not None) == (v.focus is not None and v.verified >= v.focus)

@@ -281,7 +281,7 @@ def test_surface_figures(pair):
     assert set(be.z) == {1.0} and len(be.x) > 0
     for r in line:
         assert theory.walltime_speedup(alpha, r["k"], r["c"]) == pytest.approx(1.0)
-    sidebar = _trace(fig, "sidebar")
+    sidebar = _trace(fig, "current settings")
     assert sidebar.z[0] == pytest.approx(theory.walltime_speedup(alpha, 7, 0.2))
     assert pagedata.surface_point(surface, 7, 0.0) is None  # off the log axis
 

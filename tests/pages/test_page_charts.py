@@ -12,16 +12,12 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from specviz.views import site
 from specviz.web import settings as S
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = {
-    "exactness": "pages/2_exactness.py",
-    "acceptance": "pages/3_acceptance.py",
-    "draft-length": "pages/4_draft-length.py",
-    "cost": "pages/5_cost.py",
-    "roofline": "pages/6_roofline.py",
-}
+PAGES = {path: site.BY_PATH[path].script
+         for path in ("exactness", "acceptance", "draft-length", "cost", "roofline")}
 SMALL = {"exactness": {"n": "2000"}}  # keep the Monte Carlo short in tests
 
 
@@ -46,11 +42,12 @@ def query(at: AppTest) -> dict[str, str]:
     return dict(at.query_params)
 
 
-def test_the_page_files_give_the_documented_paths():
-    from streamlit.source_util import page_icon_and_name
-
-    for path, rel in PAGES.items():
-        assert page_icon_and_name(ROOT / rel)[1] == path
+def test_every_page_file_is_listed_once():
+    scripts = [p.script for p in site.PAGES]
+    assert len(set(scripts)) == len(scripts) and len({p.path for p in site.PAGES}) == len(scripts)
+    files = sorted(str(f.relative_to(ROOT)) for f in (ROOT / "pages").glob("*.py"))
+    assert sorted(scripts) == files
+    assert [p.path for p in site.PAGES if not p.path] == [""]  # one home page
 
 
 @pytest.mark.parametrize("page", list(PAGES))
@@ -93,7 +90,7 @@ def test_exactness_sidebar_rule_drives_the_marginal_and_the_heatmap():
 def test_exactness_runs_a_non_spec_rule_too():
     other = [r for r in S.RULES if r not in ("correct", "greedy", "no_resample", "continue")]
     if not other:
-        pytest.skip("only SPEC.md's four rules are registered")
+        pytest.skip("only the tutorial's four rules are registered")
     at = run("exactness", rule=other[0])
     assert other[0] in list(at.dataframe[0].value["rule"])
 
@@ -230,7 +227,20 @@ def test_draft_length_dynamic_section():
 
 
 def test_roofline_batch_section_kv_toggle():
+    """By default (weights only) the batch chart shows the turn; with the KV-cache read it
+    stays flat and says why."""
     at = run("roofline")
+    m = metrics(at)
+    free, paying = int(m["verifying stops being free at B"]), int(
+        m["speculation stops paying at B"])
+    assert 1 < free < paying <= 1024
+    fig = next(c for c in charts(at) if "batch size" in c["layout"]["title"]["text"])
+    assert {free, paying} <= {s["x0"] for s in fig["layout"]["shapes"]}
+    assert not any("stays memory-bound" in i.value for i in at.info)
+    assert m["bytes read per pass"] == "13.48 GB (12.55 GiB)"
+    assert any("KV cache" in c.value and "default" in c.value for c in at.caption)
+    at.toggle(key="w_kv").set_value(True).run()
+    assert not at.exception
     m = metrics(at)
     assert m["verifying stops being free at B"] == "never"
     assert m["speculation stops paying at B"] == "never"
@@ -240,15 +250,6 @@ def test_roofline_batch_section_kv_toggle():
     line = fig["data"][0]
     assert line["x"][0] == 1 and line["x"][-1] == 1024
     assert max(line["y"]) - min(line["y"]) < 1e-9  # flat: memory-bound throughout
-    at.toggle(key="w_kv").set_value(False).run()
-    assert not at.exception
-    m = metrics(at)
-    free, paying = int(m["verifying stops being free at B"]), int(
-        m["speculation stops paying at B"])
-    assert 1 < free < paying <= 1024
-    fig = next(c for c in charts(at) if "batch size" in c["layout"]["title"]["text"])
-    assert {free, paying} <= {s["x0"] for s in fig["layout"]["shapes"]}
-    assert not any("stays memory-bound" in i.value for i in at.info)
 
 
 def test_roofline_batch_follows_the_accelerator_and_k():

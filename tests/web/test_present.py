@@ -50,7 +50,7 @@ def test_presenter_css_hides_the_chrome_and_enlarges_the_type():
     for hidden in ('[data-testid="stSidebar"]', '[data-testid="stHeader"]',
                    '[data-testid="stToolbar"]', '[data-testid="stSidebarCollapsedControl"]'):
         assert hidden in css.split("display: none")[0], hidden
-    assert f"font-size: {present.BASE_PX}px" in css
+    assert f"font-size: clamp(16px, 1.1vw, {present.BASE_PX}px)" in css  # 21 px at 1920
     assert '[data-testid="stMetricValue"]' in css and '[data-testid="stCaptionContainer"]' in css
     assert css.count("{") == css.count("}")
     assert present.BASE_PX >= 20 and present.TITLE_REM > 1.5
@@ -111,6 +111,15 @@ def test_present_figure_enlarges_type_without_touching_the_original():
     assert big.layout.font.size == present.FIGURE_FONT_PX
     assert big.layout.xaxis.tickfont.size == present.FIGURE_TICK_PX
     assert fig.layout.font.size is None
+
+
+def test_present_figure_lifts_every_text_to_18_px():
+    fig = go.Figure(go.Scatter(x=[0], y=[1], mode="text", text=["u"], textfont=dict(size=12)))
+    fig.add_annotation(text="x3 = a", x=0, y=1, font=dict(size=13))
+    big = ui.present_figure(fig)
+    assert present.FIGURE_TICK_PX >= 18
+    assert big.layout.annotations[0].font.size >= 18 and big.data[0].textfont.size >= 18
+    assert big.layout.legend.font.size >= 18 and big.layout.yaxis.tickfont.size >= 18
 
 
 # ----------------------------------------------------------------------------- AppTest
