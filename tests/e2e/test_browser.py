@@ -18,6 +18,8 @@ import pytest
 from harness import IDLE, ROOT, SETTLED_JS, Server, start_server
 from playwright.sync_api import Page, expect
 
+from specviz.views import site
+
 # "Error" as an exception name or label, but not prose such as "Error bars: one standard error".
 ERROR_RE = re.compile(r"\b(?:[A-Z]\w*)?(?:Error|Exception)\b(?! bars)")
 CAPTION_RE = re.compile(r"Round (\d+) · step (\d+) ·")
@@ -119,7 +121,7 @@ def _check_deep_link(page: Page, base: str, link: DeepLink) -> None:
     for key, value in link.sliders.items():
         if key == "round_scrub":  # the page's own step slider
             thumb = page.locator(".st-key-round_scrub [data-testid='stSliderThumbValue']")
-            expect(thumb).to_have_text(value)
+            expect(thumb).to_have_text(f"step {value}")
         else:
             expect(slider(page, key)).to_have_text(value)
     for text in link.texts:
@@ -156,7 +158,7 @@ def _visit_every_page_from_the_sidebar(page: Page, check) -> None:
     nav = page.locator("[data-testid='stSidebarNav']")
     for link in DEEP_LINKS[1:]:
         name = link.path.split("?")[0].strip("/")
-        nav.get_by_role("link", name=name, exact=True).click()
+        nav.get_by_role("link", name=site.BY_PATH[name].title, exact=True).click()
         expect(page).to_have_url(re.compile(rf"/{re.escape(name)}(\?|$)"))
         page.get_by_text(link.title).first.wait_for()
         settle(page)
@@ -337,7 +339,7 @@ def test_uploads_in_the_browser(server, page, tmp_path):
     cap_mb = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())["server"][
         "maxUploadSize"]
     huge.write_bytes(b"0.1," * (cap_mb * 2**20 // 4 + 1000))  # just over the cap
-    open_page(page, server.url + "/", "one round emits")
+    open_page(page, server.url + "/", "this round emits")
     page.get_by_text("Tables (target P, draft Q)").click()
     uploader = page.locator(".st-key-up_Q input[type='file']")
     acceptance = page.locator("[data-testid='stMetricValue']").nth(1)

@@ -50,7 +50,7 @@ def test_presenter_mode_on_the_tour(server, screen):
     expect(page.locator("[data-testid='stHeader']")).to_be_hidden()
     size = page.evaluate("() => parseFloat(getComputedStyle(document.querySelector("
                          "'[data-testid=stMarkdownContainer] p')).fontSize)")
-    assert size >= 20, size
+    assert size >= 16, size  # 1.1 vw at 1280 px wide, held at 16 px (21 px at 1920)
     expect(page.get_by_role("heading", name="3 · Acceptance")).to_be_visible()
     # the way out keeps the chapter and drops present
     href = page.locator("a.sv-present-exit").get_attribute("href")
@@ -74,7 +74,7 @@ def test_presenter_mode_on_the_round(server, screen):
     expect(page.locator("[data-testid='stToolbar']")).to_be_hidden()
     title = page.evaluate("() => parseFloat(getComputedStyle(document.querySelector('h1'))"
                           ".fontSize)")
-    assert title >= 40, title
+    assert title >= 32, title
     no_horizontal_overflow(page)
     page.keyboard.press("ArrowRight")
     expect(page.get_by_text(CAPTION_RE).first).to_contain_text("step 3 ·")
