@@ -340,3 +340,22 @@ KV_SWITCH_NOTE = (
 def bytes_label(b: float) -> str:
     """Bytes as the CLI writes them: '13.48 GB (12.55 GiB)'."""
     return f"{b / 1e9:.2f} GB ({b / 2**30:.2f} GiB)"
+
+
+DRAFT_NAMES = {"table": "the draft table Q", "mix": "the mix of P and junk"}
+ACCEPTANCE_TABS = {"alpha": "draft quality alpha", "T": "temperature mismatch T"}
+# the sweeps' tables: key -> (header, number format); one format per column
+SWEEP_COLUMNS: dict[str, tuple[str, str | None]] = {
+    "alpha": ("alpha (mix weight)", "%.2f"), "T": ("draft temperature T", "%.2f"),
+    "k": ("k", "%d"), "cost": ("round cost 1 + k c", "%.2f"),
+    "alpha_eff": ("alpha (exact, long run)", "%.4f"),
+    "acceptance": ("acceptance, measured", "%.4f"),
+    "acceptance_exact": ("acceptance, exact", "%.4f"),
+    "acceptance_theory": ("acceptance, theory", "%.4f"),
+    "tokens_per_call": ("tokens per call, measured", "%.3f"),
+    "tokens_per_call_se": ("± one standard error", "%.3f"),
+    "tokens_per_call_exact": ("tokens per call, exact", "%.3f"),
+    "tokens_theory": ("tokens per call, theory", "%.3f"),
+    "speedup": ("speedup, measured", "%.3fx"), "speedup_exact": ("speedup, exact", "%.3fx"),
+    "speedup_theory": ("speedup, theory", "%.3fx"),
+}

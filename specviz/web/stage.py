@@ -82,7 +82,7 @@ def _transport(stage: Stage, tr: RoundTranscript, step: int, rnd: int) -> int:
     trace = tr.current
     nxt = stepping.advance(trace, step, rnd)
     prv = stepping.retreat(step, rnd, tr.previous)
-    bar = st.columns([1, 1, 1.25, 1.6, 1.4, 3], vertical_alignment="bottom")
+    bar = st.columns([1, 1, 1.3, 1.3, 1.4, 3], vertical_alignment="bottom")
     bar[0].button("◀ prev", key=stage.key("prev"), shortcut="Left", on_click=_goto,
                   args=(stage, *prv), disabled=prv == (step, rnd),
                   help="One step back (←)", width="stretch")
@@ -92,7 +92,7 @@ def _transport(stage: Stage, tr: RoundTranscript, step: int, rnd: int) -> int:
     bar[2].button("new round", key=stage.key("new"), shortcut="N", on_click=_goto,
                   args=(stage, 0, stepping.round_after(rnd)),
                   help="The next round: it starts where this one ended (N)", width="stretch")
-    bar[3].toggle("autoplay (space)", key=stage.key("autoplay"), on_change=_replay, args=(stage,),
+    bar[3].toggle("autoplay ␣", key=stage.key("autoplay"), on_change=_replay, args=(stage,),
                   help="Play and pause (space)")
     bar[4].select_slider("speed", S.SPEEDS, key=stage.key("speed"), on_change=_replay,
                          args=(stage,), format_func=lambda x: f"{x:g} s per step",

@@ -24,7 +24,7 @@ from ..core.tables import default_tables, mix_draft, renormalisation_note, tempe
 from ..figures import export
 from . import present
 from . import settings as S
-from .notation import LETTERS, swap, swap_figure
+from .notation import LETTERS, swap, swap_figure, swap_tables
 
 SHARED_KEYS = ("k", "c", "draft", "alpha", "T", "seed", "rule", "ctx", "notation", "present")
 UPLOAD_MAX_BYTES = 64 * 1024  # a 64 x 64 table of long floats fits; anything bigger is refused
@@ -92,6 +92,20 @@ def bind(key: str, widget: Callable, *args, cast: Callable | None = None, **kwar
     value = widget(*args, key=wkey, persist_state="session", **kwargs)
     st.session_state[f"v_{key}"] = value
     return value
+
+
+def tabs(key: str, labels: dict[str, str]) -> tuple[str, list]:
+    """Tabs bound to URL parameter `key` (labels: value -> tab label); only the open tab
+    runs. Returns the open tab's value and the tab containers."""
+    url, _ = _url_settings()
+    wkey = f"w_{key}"
+    start = labels.get(st.session_state.get(f"v_{key}", getattr(url, key)))
+    containers = st.tabs([text(v) for v in labels.values()], key=wkey, on_change="rerun",
+                         default=text(start))
+    shown = {text(v): k for k, v in labels.items()}
+    value = shown.get(st.session_state.get(wkey), getattr(url, key))
+    st.session_state[f"v_{key}"] = value
+    return value, containers
 
 
 def clamp(key: str, lo, hi) -> None:
@@ -174,13 +188,14 @@ def _table_editor() -> None:
     """Sidebar expander: edit P and Q in place, or upload either as CSV."""
     state = _tables_state()
     vocab = list(state["vocab"])
-    with st.sidebar.expander("Tables (target P, draft Q)"):
+    with st.sidebar.expander(tables("Tables (target P, draft Q)")):
         st.caption("Row = current token, columns = next token; each row must sum to 1.")
         edited = {}
         for name in ("P", "Q"):
             df = pd.DataFrame(state[name], index=vocab, columns=vocab)
             edited[name] = st.data_editor(df, key=f"edit_{name}", num_rows="fixed")
-            up = st.file_uploader(f"Upload {name} as CSV", type=["csv"], key=f"up_{name}")
+            up = st.file_uploader(tables(f"Upload {name} as CSV"), type=["csv"],
+                                  key=f"up_{name}")
             if up is not None:
                 try:
                     edited[name] = _read_csv_table(up, len(vocab))
@@ -229,7 +244,7 @@ def page(title: str, keys: Sequence[str] = (), layout: str = "wide") -> AppState
     k = bind("k", sb.slider, "k: drafted tokens per round", 1, S.K_APP_MAX)
     c = bind("c", sb.slider, "c: draft cost per token (x one target call)", 0.0, 2.0, step=0.01)
     draft = bind("draft", sb.radio, "Draft model", S.DRAFTS, horizontal=True,
-                 format_func=lambda d: {"table": "table Q", "mix": "mix of P and junk"}[d])
+                 format_func=lambda d: tables({"table": "table Q", "mix": "mix of P and junk"}[d]))
     alpha = bind("alpha", sb.slider, "alpha: draft quality (1 copies the target)", 0.0, 1.0,
                  step=0.01, disabled=draft != "mix")
     T = bind("T", sb.number_input, "T: draft temperature", min_value=0.05, max_value=10.0,
@@ -281,12 +296,20 @@ def table(rows, columns: dict[str, tuple[str, str | None]], **kwargs) -> None:
 
 # ----------------------------------------------------------------------------- letters
 def _notation() -> str:
-    return st.session_state.get("v_notation", S.DEFAULTS.notation)
+    """The reader's letters, as the widget holds them in this run (it is drawn after some
+    of the labels it re-letters)."""
+    ss = st.session_state
+    return ss.get("w_notation", ss.get("v_notation", _url_settings()[0].notation))
 
 
 def text(t: str) -> str:
     """t (written with p = target) in the reader's letters."""
     return swap(t, _notation())
+
+
+def tables(t: str) -> str:
+    """t (naming the tables P = target and Q = draft) in the reader's letters."""
+    return swap_tables(t, _notation())
 
 
 def md(t: str, **kwargs) -> None:

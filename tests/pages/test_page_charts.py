@@ -272,3 +272,23 @@ def test_exactness_holds_n_at_the_work_cap_for_long_drafts():
     at = run("exactness", k="32", n="3000000")
     info = " ".join(i.value for i in at.info)
     assert f"{S.n_cap(32):,}" in info and "cap bites" in info
+
+
+def test_acceptance_tab_is_in_the_url_and_only_the_open_tab_runs():
+    at = run("acceptance")
+    titles = [c["layout"]["title"]["text"] for c in charts(at)]
+    assert len(titles) == 1 and "draft quality alpha" in titles[0]
+    assert "tab" not in query(at)  # the default tab
+    at = run("acceptance", tab="T")
+    titles = [c["layout"]["title"]["text"] for c in charts(at)]
+    assert len(titles) == 1 and "temperature mismatch T" in titles[0]
+    assert query(at).get("tab") == "T"
+
+
+def test_sweep_tables_have_human_headers_and_one_format_per_column():
+    at = run("draft-length")
+    table = next(d for d in at.dataframe if "tokens_per_call_se" in d.value.columns)
+    config = json.loads(table.proto.columns)
+    assert config["tokens_per_call_se"]["label"] == "± one standard error"
+    assert config["alpha_eff"]["type_config"]["format"] == "%.4f"
+    assert all("_" not in c["label"] for c in config.values() if "label" in c)

@@ -125,3 +125,28 @@ def test_transcript_counts_the_current_round_once_done():
     assert rounds[0].value == "3"
     transcript = next(h.proto.body for h in at.html if "sv-transcript" in h.proto.body)
     assert transcript.count('class="sv-round"') == 3
+
+
+def test_the_autoplay_speed_is_in_the_url():
+    at = _run(speed="2")
+    assert at.select_slider(key="round_speed").value == 2.0
+    assert at.query_params.get("speed") == "2"
+    at.select_slider(key="round_speed").set_value(0.5).run()
+    assert at.query_params.get("speed") == "0.5"
+
+
+def test_csv_has_its_header_before_any_round_is_done():
+    import pandas as pd
+
+    from specviz.core.pair import TablePair
+    from specviz.core.tables import default_tables
+    from specviz.views import transcript
+
+    d = default_tables()
+    pair = TablePair(d.P, d.Q, d.vocab)
+    tr = transcript.round_transcript(pair, pair.fingerprint, 0, 4, rnd=0)
+    assert transcript.transcript_rows(tr, False) == []  # nothing finished yet
+    empty = pd.DataFrame([], columns=transcript.TRANSCRIPT_COLUMNS).to_csv(index=False)
+    assert empty.strip() == ",".join(transcript.TRANSCRIPT_COLUMNS)
+    (row,) = transcript.transcript_rows(tr, True)
+    assert tuple(row) == transcript.TRANSCRIPT_COLUMNS  # the header names every column
