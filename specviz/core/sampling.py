@@ -86,11 +86,15 @@ class RowSampler:
 
     def __call__(self, rows: np.ndarray, u: np.ndarray) -> np.ndarray:
         """rows: (n,) int, u: (n,) in [0, 1) -> (n,) tokens."""
+        return self.at(rows * self.V, u)
+
+    def at(self, base: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Draws from the rows whose first entry is at base = row V. (n,) -> (n,) tokens."""
         t = u * self.V
         j = t.astype(np.int64)  # bucket, 0..V-1
         np.minimum(j, self.V - 1, out=j)  # u V can round up to V
         t -= j  # fractional part: a fresh uniform in [0, 1)
-        idx = rows * self.V + j
+        idx = base + j
         return np.where(t < self.keep[idx], j, self.alias[idx])
 
 
@@ -139,12 +143,16 @@ class GuideSampler:
         grid = np.arange(self.V) / self.V  # (V,) bucket starts
         self.guide = np.stack([np.searchsorted(row, grid, side="right") for row in self.cdf])
         self.flat = self.cdf.ravel()  # (R*V,)
+        self.guide_flat = self.guide.ravel()  # (R*V,)
 
     def __call__(self, rows: np.ndarray, u: np.ndarray) -> np.ndarray:
         """rows: (n,) int, u: (n,) in [0, 1) -> (n,) tokens."""
+        return self.at(rows * self.V, u)
+
+    def at(self, base: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Draws from the rows whose first entry is at base = row V. (n,) -> (n,) tokens."""
         j = np.minimum((u * self.V).astype(np.int64), self.V - 1)
-        base = rows * self.V
-        x = self.guide[rows, j]  # (n,) never past the answer
+        x = self.guide_flat[base + j]  # (n,) never past the answer
         todo = np.flatnonzero(self.flat[base + x] <= u)
         while len(todo):  # step right until cdf(x) > u; the last cdf is 1 > u
             x[todo] += 1
