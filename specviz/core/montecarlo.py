@@ -13,11 +13,11 @@ import numpy as np
 
 from .exact import _check_n_tokens
 from .rules import RuleTables, apply_rule, coin_passes
-from .sampling import GuideSampler, InverseCDF, RowSampler
+from .sampling import BucketSampler, GuideSampler, InverseCDF
 from .tables import N_MAX, check_ctx, check_k, check_n, validate_pair
 
 CHUNK_CELLS = 1 << 17  # entries of one chunk's (k + 1, n) arrays: 1 MB each, cache-sized
-ALIAS_MAX_V = 64  # above this, draws use the inverse CDF (alias set-up is a Python loop)
+SMALL_V = 64  # up to this V, bucket tables (V rows x 2^14 / V buckets); above, a guide
 JOINT_MAX_CELLS = 20_000_000  # V^n_tokens: the size of the count table
 
 
@@ -85,9 +85,9 @@ class _Engine:
 
     def __init__(self, rt: RuleTables) -> None:
         self.rt, self.V = rt, rt.V
-        # Small vocabularies: the alias method (a few array operations per draw). Large ones:
-        # inverse CDF with a guide table, whose set-up is vectorised, not a Python loop.
-        sampler = RowSampler if rt.V <= ALIAS_MAX_V else GuideSampler
+        # Small vocabularies: a table of fine buckets per row (one gather per draw). Large
+        # ones: inverse CDF with a guide table of V buckets per row.
+        sampler = BucketSampler if rt.V <= SMALL_V else GuideSampler
         self.draft = sampler(rt.Qs)  # x ~ Qs[c]
         self.final = sampler(np.vstack([rt.R, rt.P]))  # rows 0..V-1: R, V..2V-1: P (bonus)
         self.A = rt.A.ravel()  # (V*V,) the coin's threshold at (c, x)
@@ -102,19 +102,19 @@ class _Engine:
             return self._round_multi(ctx, k, rng)
         n, V, rule = len(ctx), self.V, self.rt.rule
         U = rng.random((2 * k + 1, n))  # draft uniforms, coins, the final draw
-        lazy = V > ALIAS_MAX_V and not rule.keep_unverified
-        X, B, J, all_kept = (self._lazy if lazy else self._whole)(ctx, k, U)
+        lazy = V > SMALL_V and not rule.keep_unverified
+        X, C, J, all_kept = (self._lazy if lazy else self._whole)(ctx, k, U)
         # 4. one more token: from R at the rejected position's context, or the bonus from p.
         # Flat indices into the (k + 1, n) and (k, n) arrays: entry (i, d) is at i n + d.
         d = np.arange(n)
         at_J = J * n + d  # (n,) where the round's last token goes
-        b_J = B.ravel()[np.minimum(at_J, k * n - n + d)]  # c V at the rejected position
+        c_J = C.ravel()[np.minimum(at_J, k * n - n + d)]  # the rejected position's context
         if rule.rejection_skips_draft:  # y ~ R[c] given y != the rejected draft
             rej = np.flatnonzero(~all_kept)
             skip = X.ravel()[at_J[rej]]
-        last = self.final.at(np.where(all_kept, (V + X[k - 1]) * V, b_J), U[2 * k])
+        last = self.final(np.where(all_kept, V + X[k - 1], c_J), U[2 * k])
         if rule.rejection_skips_draft:
-            last[rej] = self.R_cdf.skipping(b_J[rej] // V, skip, U[2 * k][rej])
+            last[rej] = self.R_cdf.skipping(c_J[rej], skip, U[2 * k][rej])
         X.ravel()[at_J] = last
         if rule.keep_unverified:
             L = np.where(all_kept, k + 1, k)  # the later drafts stay in X, unverified
@@ -123,22 +123,22 @@ class _Engine:
 
     def _whole(self, ctx: np.ndarray, k: int, U: np.ndarray):
         """Steps 1-3 on whole arrays: draft x_1..x_k serially, then one coin per position.
-        -> X (k+1, n) drafts, B (k, n) c V at each position, J first misses, all kept."""
+        -> X (k+1, n) drafts, C (k, n) each position's context, J first misses, all kept."""
         n, V = len(ctx), self.V
         X = np.empty((k + 1, n), dtype=np.int64)  # drafts by position, then room for the last
-        B = np.empty((k, n), dtype=np.int64)  # c V for the context c of each position
-        B[0] = ctx * V
+        C = np.empty((k, n), dtype=np.int64)  # the context of each position
+        C[0] = ctx
         for i in range(k):  # 1. draft serially
-            X[i] = self.draft.at(B[i], U[i])
+            X[i] = self.draft(C[i], U[i])
             if i + 1 < k:
-                np.multiply(X[i], V, out=B[i + 1])
-        kept = coin_passes(self.rt.rule, U[k:2 * k], self.A[B + X[:k]])  # 3. (k, n)
+                C[i + 1] = X[i]
+        kept = coin_passes(self.rt.rule, U[k:2 * k], self.A[C * V + X[:k]])  # 3. (k, n)
         alive = kept[0].copy()  # every draft so far passed
         J = alive.astype(np.int64)  # drafts kept before the first miss
         for i in range(1, k):
             alive &= kept[i]
             J += alive
-        return X, B, J, alive
+        return X, C, J, alive
 
     def _lazy(self, ctx: np.ndarray, k: int, U: np.ndarray):
         """Steps 1-3 for large vocabularies, where each draw is a cache miss: a decode's
@@ -146,18 +146,18 @@ class _Engine:
         uniforms they would use stay unread too). Same outputs as _whole in law."""
         n, V = len(ctx), self.V
         X = np.zeros((k + 1, n), dtype=np.int64)
-        B = np.zeros((k, n), dtype=np.int64)
+        C = np.zeros((k, n), dtype=np.int64)
         J = np.full(n, k, dtype=np.int64)
-        live, base = np.arange(n), ctx * V  # decodes whose drafts have all passed
+        live, c = np.arange(n), ctx  # decodes whose drafts have all passed
         for i in range(k):
-            B[i, live] = base
-            x = X[i, live] = self.draft.at(base, U[i, live])
-            ok = coin_passes(self.rt.rule, U[k + i, live], self.A[base + x])
+            C[i, live] = c
+            x = X[i, live] = self.draft(c, U[i, live])
+            ok = coin_passes(self.rt.rule, U[k + i, live], self.A[c * V + x])
             J[live[~ok]] = i
-            live, base = live[ok], x[ok] * V
+            live, c = live[ok], x[ok]
             if not len(live):
                 break
-        return X, B, J, J == k
+        return X, C, J, J == k
 
     def _round_multi(self, ctx: np.ndarray, k: int, rng: np.random.Generator):
         """SpecInfer: at each position m candidates ~ q(.|c), tried in turn against p_j.

@@ -52,12 +52,14 @@ def test_alpha_must_be_a_level(alpha):
         verdict(0.0, 0.1, 0.5, alpha)
 
 
-def test_the_issues_case_no_resample_at_n_2000_differs():
+@pytest.mark.parametrize("seed", range(3))
+def test_the_issues_case_no_resample_at_n_2000_differs(seed):
     """`python -m specviz demo 2 --n 2000`: no_resample's TV is under the threshold while
-    its p-value is about 1.6e-15; the verdict follows the p-value."""
-    ex = demos.exactness(D.P, D.Q, 0, 4, 2_000, 0)
+    its p-value is far below the level (about 1e-15 to 1e-7 across seeds); the verdict
+    follows the p-value."""
+    ex = demos.exactness(D.P, D.Q, 0, 4, 2_000, seed)
     a = next(x for x in ex.audits if x.rule == "no_resample")
-    assert a.at_floor and a.p_value < 1e-12
+    assert a.at_floor and a.p_value < GOF_ALPHA / 1_000
     assert not a.verdict.consistent and a.verdict.text.startswith("differs from the target (p =")
 
 

@@ -87,13 +87,13 @@ def test_negative_control_another_rules_law_is_refused(bigram):
 
 @pytest.mark.parametrize("rule", list(RULES))
 def test_large_vocabulary_monte_carlo_is_exact(rule):
-    """Above ALIAS_MAX_V the vectorised engine draws lazily (no drafts after a decode's
+    """Above SMALL_V the vectorised engine draws lazily (no drafts after a decode's
     first rejection) and by inverse CDF: its law is still the exact one."""
     from support import random_tables
 
-    from specviz.core.montecarlo import ALIAS_MAX_V
+    from specviz.core.montecarlo import SMALL_V
 
-    V = ALIAS_MAX_V + 16
+    V = SMALL_V + 16
     P, Q = random_tables(np.random.default_rng(80), V, zero_frac=0.5)
     exact = exact_joint(P, Q, 3, K, 2, rule)
     n = 400_000
