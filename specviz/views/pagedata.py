@@ -87,7 +87,7 @@ def exact_row(P: np.ndarray, Q: np.ndarray, ctx: int, k: int, c: float,
               rule: str = "correct") -> Row:
     """Exact long-run metrics and the i.i.d. theory at alpha_eff (Leviathan et al. 2022,
     eq. 1 and Thm 3.8) for one draft; no sampling."""
-    ex = round_law(P, Q, ctx, k, rule, long_run=True)
+    ex = round_law(P, Q, ctx, k, rule=rule, long_run=True)
     return {
         "alpha_eff": ex.alpha,
         "acceptance_exact": ex.acceptance_rate,
@@ -251,8 +251,9 @@ def dynamic_runs(
 ) -> dict[str, PolicyRun]:
     """Every dynamic-k policy on one shared random stream (specviz.dynamic.run_policies),
     starting from the sidebar's k, with k_max = dynamic_k_max(k). Samples."""
-    return run_policies(P, Q, ctx, int(k), int(n_tokens), int(seed), dynamic_k_max(k),
-                        float(threshold))
+    return run_policies(P, Q, ctx, int(k), n_tokens=int(n_tokens), seed=int(seed),
+                        k_max=dynamic_k_max(k),
+                        threshold=float(threshold))
 
 
 def dynamic_k_max(k: int) -> int:
@@ -323,7 +324,7 @@ def batch_curve(
 
 def long_run_alpha(P: np.ndarray, Q: np.ndarray, ctx: int, k: int) -> float:
     """alpha_eff of the pair: E[beta] over the contexts a long decode visits (exact)."""
-    return round_law(P, Q, ctx, k, "correct", True).alpha
+    return round_law(P, Q, ctx, k, rule="correct", long_run=True).alpha
 
 
 def theory_best_k(alpha: float, c: float) -> tuple[int, float]:

@@ -13,11 +13,11 @@ from specviz.analysis.stats import GOF_ALPHA, gof_pvalue, tv, tv_threshold, verd
 from specviz.views import demos
 
 D = default_tables()
-TARGET = target_joint(D.P, 0, 2)
+TARGET = target_joint(D.P, 0, n_tokens=2)
 
 
 def run_verdict(rule: str, n: int, seed: int):
-    sim = simulate(D.P, D.Q, 0, 4, n, rule, 2, seed)
+    sim = simulate(D.P, D.Q, 0, 4, n=n, rule=rule, n_tokens=2, seed=seed)
     return verdict(tv(sim.law, TARGET), tv_threshold(TARGET, n), gof_pvalue(sim.joint, TARGET))
 
 
