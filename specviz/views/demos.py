@@ -272,16 +272,16 @@ def speedup_surface(
 def roofline_rows(
     preset: str = "Llama-2-7B",
     tokens: Sequence[int] = ROOFLINE_TOKENS,
-    ctx: int = 512,
+    context_len: int = 512,
     dtype: str = "fp16",
     batch: int = 1,
 ) -> list[Row]:
     """Demonstration 6: MACs per byte by tokens in the pass, the tutorial's count and ours."""
     rows = []
     for t in tokens:
-        tut = roofline.pass_cost(preset, t, ctx, dtype, batch, "tutorial", kv_cache=False)
-        full = roofline.pass_cost(preset, t, ctx, dtype, batch, "full", kv_cache=False)
-        kv = roofline.pass_cost(preset, t, ctx, dtype, batch, "full", kv_cache=True)
+        tut = roofline.pass_cost(preset, t, context_len, dtype, batch, "tutorial", kv_cache=False)
+        full = roofline.pass_cost(preset, t, context_len, dtype, batch, "full", kv_cache=False)
+        kv = roofline.pass_cost(preset, t, context_len, dtype, batch, "full", kv_cache=True)
         rows.append({"tokens": t, "macs_tutorial": tut.macs, "mpb_tutorial": tut.macs_per_byte,
                      "macs_full": full.macs, "mpb_full": full.macs_per_byte,
                      "mpb_full_kv": kv.macs_per_byte, "bytes": tut.bytes})
