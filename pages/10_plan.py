@@ -72,7 +72,8 @@ text = pasted if pasted.strip() else pv.example_text(example)
 page = ui.cached(pv.plan_page)(
     metrics_text=text, target_text=t_cfg, target_preset=target, draft_text=d_cfg,
     draft_preset=draft, accel=accel, context_len=int(context_len), target_dtype=tdtype,
-    draft_dtype=ddtype, kv_dtype=kvd, k_max=int(kmax), k_len=int(klen), rounds=int(rounds), batch=int(batch))
+    draft_dtype=ddtype, kv_dtype=kvd, k_max=int(kmax), k_len=int(klen), rounds=int(rounds),
+    batch=int(batch))
 for e in page.errors:
     st.error(e)
 for n in page.notes:

@@ -81,8 +81,9 @@ def _batch_note(p: planner.Plan, batch: int) -> str:
     if batch > cap.batch_with_draft:
         fits = (f"at most {cap.batch_with_draft:,} sequences fit with the draft"
                 if cap.batch_with_draft else "the draft does not fit at all")
-        return (f"Batch {batch:,} does not fit in memory at context {p.setup.context_len:,}: {fits} "
-                f"({cap.batch_target_only:,} for the target alone).")
+        return (f"Batch {batch:,} does not fit in memory at context "
+                f"{p.setup.context_len:,}: {fits} ({cap.batch_target_only:,} for the target "
+                "alone).")
     j = batch - 1
     if j >= len(p.batches):
         return f"Batch {batch:,} is beyond the priced range (up to {p.batches[-1]:,})."
