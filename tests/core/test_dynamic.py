@@ -63,6 +63,9 @@ def test_confidence_threshold_hand_worked():
     assert run.ks[0] == 2 and run.text[:2] == [1, 2] and run.accepted == 2
     every = run_policy(Q, Q, 0, policy="confidence", n_tokens=30, threshold=0.0, k_max=6)
     assert set(every.ks) == {6}
+    # at a top probability equal to the threshold the draft goes on ("while top >= threshold")
+    edge = run_policy(Q, Q, 0, policy="confidence", n_tokens=3, threshold=0.4, k_max=3)
+    assert edge.ks[0] == 3
 
 
 def test_policies_share_the_stream():
