@@ -38,7 +38,7 @@ sys.path.insert(0, {root!r})
 from specviz import default_tables, simulate
 t = default_tables()
 t0 = time.perf_counter()
-r = simulate(t.P, t.Q, 0, 4, {n}, n_tokens=2)
+r = simulate(t.P, t.Q, 0, 4, n={n}, n_tokens=2)
 hwm = open("/proc/self/status").read().split("VmHWM:")[1].split()[0]  # kB, this process
 print(time.perf_counter() - t0, int(r.joint.sum()), hwm)
 """
