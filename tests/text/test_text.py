@@ -9,7 +9,7 @@ import pytest
 from specviz.core.pair import TablePair  # noqa: F401
 from specviz.core.round import RoundDigest, RoundTrace, play_round, play_rounds
 from specviz.core.sampling import draw_row
-from specviz.core.tables import temper, temper_rows
+from specviz.core.tables import temper_rows
 from specviz.figures import animation, textfigs
 from specviz.text import measure, ngram
 from specviz.text import pair as tp
@@ -47,11 +47,17 @@ def words(text) -> ngram.NGramCounts:
 
 
 # ----------------------------------------------------------------------------- pieces
-def test_temper_row_matches_the_table_temper():
+def test_temper_rows_is_the_formula():
+    """p^(1/T) / sum p^(1/T) row by row, zeros staying zero."""
     rng = np.random.default_rng(0)
     P = rng.dirichlet(np.ones(7), size=7)
+    P[0, 3] = 0.0
+    P /= P.sum(axis=1, keepdims=True)
     for T in (0.3, 1.0, 2.5):
-        np.testing.assert_allclose(temper_rows(P, T), temper(P, T), rtol=1e-12)
+        W = P ** (1.0 / T)
+        np.testing.assert_allclose(temper_rows(P, T), W / W.sum(axis=1, keepdims=True),
+                                   rtol=1e-12)
+        assert temper_rows(P, T)[0, 3] == 0.0
     row = P[0]
     assert temper_rows(row, 1.0) is row  # T = 1 leaves the row as it is
 
