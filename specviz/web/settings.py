@@ -19,7 +19,15 @@ from dataclasses import asdict, dataclass, fields, replace
 from ..analysis.modelcfg import preset_names
 from ..analysis.roofline import ACCELERATORS, DTYPE_BYTES, PRESETS
 from ..core.rules import RULES
-from ..core.tables import K_APP_MAX, N_APP_MAX, VOCAB, WORK_APP_MAX, n_cap  # noqa: F401
+from ..core.tables import (  # noqa: F401
+    K_APP_MAX,
+    N_APP_MAX,
+    VOCAB,
+    WORK_APP_MAX,
+    WORK_REQUEST_MAX,
+    n_cap,
+    rules_cost,
+)
 from ..text.ngram import LEVELS as TEXT_LEVELS
 from ..text.pair import DRAFTERS as TEXT_DRAFTERS
 from ..views.gallery import GALLERY_NS
