@@ -12,7 +12,7 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from functools import partial
+from functools import partial, wraps
 from urllib.parse import urlencode
 
 import numpy as np
@@ -22,7 +22,7 @@ import streamlit as st
 from ..core.pair import TablePair
 from ..core.tables import default_tables, mix_draft, renormalisation_note, temper, validate_pair
 from ..figures import export
-from . import present
+from . import guard, present
 from . import settings as S
 from .notation import LETTERS, swap, swap_figure
 
@@ -57,8 +57,18 @@ class AppState:
 
 
 def cached(fn: Callable) -> Callable:
-    """A cached wrapper of a pure specviz function (results shared across sessions)."""
-    return st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)(fn)
+    """A cached wrapper of a pure specviz function: results shared across sessions, except
+    those of a session's own text (kept in that session); heavy functions (views.work)
+    compute in the bounded worker pool."""
+    run = guard.gated(fn)
+    shared = st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)(run)
+
+    @wraps(fn)
+    def call(*args, **kwargs):
+        if guard.private(args, kwargs):
+            return guard.session_memo(run, args, kwargs)
+        return shared(*args, **kwargs)
+    return call
 
 
 # ----------------------------------------------------------------------------- URL state
@@ -208,6 +218,8 @@ def _table_query() -> dict[str, str]:
 def page(title: str, keys: Sequence[str] = (), layout: str = "wide") -> AppState:
     """Set a page up: config, the shared sidebar, the URL notes. Page-specific controls are
     drawn by the page with bind(); call finish(state, keys) at the end to rewrite the URL."""
+    guard.install_stop_check()
+    guard.session_uploads(guard.uploads_in_use())
     url, notes = _url_settings()
     st.set_page_config(page_title=f"specviz · {title}", layout=layout,
                        initial_sidebar_state="collapsed" if url.present else "auto")
