@@ -7,6 +7,8 @@ the URL is rewritten from the widgets, so a copied link reopens the same state.
 
 from __future__ import annotations
 
+import csv
+import hashlib
 import io
 import json
 import re
@@ -29,6 +31,7 @@ from .notation import LETTERS, swap, swap_figure
 SHARED_KEYS = ("k", "c", "draft", "alpha", "T", "seed", "rule", "ctx", "notation", "present")
 UPLOAD_MAX_BYTES = 64 * 1024  # a 64 x 64 table of long floats fits; anything bigger is refused
 CACHE_ENTRIES = 64
+CSV_MEMO_ENTRIES = 4  # parsed uploads kept per session (by content hash)
 
 
 @dataclass(frozen=True)
@@ -152,9 +155,43 @@ def _try_tables(P, Q) -> str | None:
 
 
 def _read_csv_table(upload, V: int) -> np.ndarray:
+    """The upload's table, parsed once per content (keyed by its hash, in the session): a
+    refused file stays in the uploader, and every rerun would otherwise parse it again."""
     raw = upload.getvalue()
+    memo = st.session_state.setdefault("_csv_tables", {})
+    key = (hashlib.sha256(raw).hexdigest(), V)
+    if key not in memo:
+        try:
+            memo[key] = (parse_csv_table(raw, V), None)
+        except ValueError as exc:
+            memo[key] = (None, str(exc))
+        while len(memo) > CSV_MEMO_ENTRIES:
+            memo.pop(next(iter(memo)))
+    table, problem = memo[key]
+    if problem:
+        raise ValueError(problem)
+    return table
+
+
+def _shape_precheck(raw: bytes, V: int) -> None:
+    """Refuse a file whose first line or line count cannot be a V x V table (with or without
+    a header row and an index column) before pandas reads it."""
+    lines = raw.count(b"\n") + (0 if raw.endswith(b"\n") else 1)
+    if lines > V + 2:
+        raise ValueError(f"the file has {lines:,} lines; a table here has {V} rows "
+                         f"(or {V + 1} with a header)")
+    first = raw.split(b"\n", 1)[0].decode("utf-8", errors="replace")
+    cols = len(next(csv.reader([first]), []))
+    if cols > V + 1:
+        raise ValueError(f"the first line has {cols:,} columns; a table here has {V} "
+                         f"(or {V + 1} with an index column)")
+
+
+def parse_csv_table(raw: bytes, V: int) -> np.ndarray:
+    """A V x V table from CSV bytes; ValueError with a short reason."""
     if len(raw) > UPLOAD_MAX_BYTES:
         raise ValueError(f"the file is {len(raw):,} bytes; the cap is {UPLOAD_MAX_BYTES:,}")
+    _shape_precheck(raw, V)
     try:
         df = pd.read_csv(io.BytesIO(raw), header=None, dtype=str, keep_default_na=False)
     except pd.errors.EmptyDataError:
