@@ -295,8 +295,10 @@ def page(title: str, keys: Sequence[str] = (), layout: str = "wide") -> AppState
 def finish(app: AppState, settings: S.Settings, keys: Sequence[str] = ()) -> None:
     """Rewrite the URL from the shared controls, the page's own keys and edited tables; then
     the sidebar's share box shows that URL."""
-    q = write_url(settings, SHARED_KEYS + tuple(keys), _table_query())
-    _share_box(q)
+    q, notes = S.fit_query({**S.to_query(settings, SHARED_KEYS + tuple(keys)), **_table_query()})
+    if q != st.query_params.to_dict():
+        st.query_params.from_dict(q)
+    _share_box(q, notes)
 
 
 def download_csv(rows, name: str, label: str = "Download CSV") -> None:
@@ -381,11 +383,13 @@ def copy_link(container=None) -> None:
     (container or st).html(present.copy_link_html(), unsafe_allow_javascript=True)
 
 
-def _share_box(q: dict[str, str]) -> None:
+def _share_box(q: dict[str, str], notes: Sequence[str] = ()) -> None:
     """Sidebar: a button that copies the live address, and the address itself as text (its
     own copy icon is the fallback where scripts or the clipboard are blocked)."""
     sb = st.sidebar
     sb.markdown("**Share this state**")
+    for note in notes:
+        sb.caption(note)
     copy_link(sb)
     sb.code(share_url(q) or "(this page, all defaults)", language=None, wrap_lines=True)
 
