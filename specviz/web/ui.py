@@ -365,8 +365,8 @@ def play_pause_shortcut(toggle_key: str = "autoplay",
     if not _KEY_RE.fullmatch(toggle_key):
         raise ValueError(f"toggle_key must be a plain widget key; got {toggle_key!r}")
     body = present.key_hints_html(tuple(hints)) if hints else ""
-    st.html(body + f"<script>{present.play_pause_js(toggle_key)}</script>",
-            unsafe_allow_javascript=True)
+    st.html(body + f"<script>{present.play_pause_js(toggle_key)}"
+            f"{present.step_queue_js()}</script>", unsafe_allow_javascript=True)
 
 
 # ----------------------------------------------------------------------------- sharing
