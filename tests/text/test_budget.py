@@ -1,0 +1,33 @@
+"""One click's work on /text is bounded: the check at the issue's worst URL
+(/text?level=word&order=4&k=32&rule=typical&T=10) took 131-170 s; n is now derived from the
+model's cost (textpage.exact_n) and the replayable round from it too (round_cap)."""
+
+from __future__ import annotations
+
+import time
+
+from specviz.views import textpage
+
+
+def test_the_worst_check_stays_within_seconds():
+    counts = textpage.train_counts(textpage.default_corpus(), "word", 5)
+    dec = textpage.TextDecoder(counts, 4, 1, 1.0, 10.0)
+    ids, _ = textpage.encode_prompt(dec, textpage.DEFAULT_PROMPT)
+    rules = ("correct", "no_resample", "greedy", "typical")
+    n = textpage.exact_n(dec, 32, len(rules))
+    assert textpage.EXACT_N_MIN <= n < textpage.EXACT_N
+    assert textpage.exact_note(dec, 32, n) is not None
+    t0 = time.perf_counter()
+    rows = textpage.page_exactness(dec, dec.key, ids, 32, 0, rules, "ngram", n)
+    dt = time.perf_counter() - t0
+    assert [r["rule"] for r in rows] == list(rules) and all(r["n"] == n for r in rows)
+    assert dt < 15, f"{dt:.1f} s (about 5 s on a quiet 2-core machine)"
+
+
+def test_rounds_past_the_budget_are_held():
+    counts = textpage.train_counts(textpage.default_corpus(), "word", 5)
+    dec = textpage.TextDecoder(counts, 4, 1)
+    rnd, note = textpage.round_cap(dec, 32, 999, 999)
+    assert rnd < 999 and note and "held at round" in note
+    assert (rnd + 1) * textpage.round_cost(dec, 32) <= textpage.TEXT_WORK_MAX
+    assert textpage.round_cap(dec, 1, 5, 999) == (5, None)
