@@ -246,7 +246,7 @@ def session_uploads(keep: set[str]) -> None:
         return
     files = dict(storage.get(ctx.session_id, {}))
     total = sum(len(f.data) for f in files.values())
-    for file_id, rec in files.items():  # insertion order: oldest first
+    for file_id, rec in list(files.items()):  # insertion order: oldest first
         if len(files) <= SESSION_UPLOADS and total <= SESSION_UPLOAD_BYTES:
             break
         if file_id in keep:

@@ -105,3 +105,26 @@ def test_counts_past_the_model_cap_are_refused_while_counting():
         ngram.train(text, "char", 8, max_bytes=8 * 2**20)
     assert time.perf_counter() - t0 < 10
     assert ngram.MODEL_MAX_BYTES <= 80 * 2**20
+
+
+def test_a_session_keeps_few_uploads(monkeypatch):
+    """Streamlit keeps every file a client PUTs until the session ends; the app holds a
+    session to SESSION_UPLOADS files and SESSION_UPLOAD_BYTES, keeping those in use."""
+    from types import SimpleNamespace
+
+    from streamlit.runtime import scriptrunner
+    from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
+    from streamlit.runtime.uploaded_file_manager import UploadedFileRec
+
+    mgr = MemoryUploadedFileManager("/upload")
+    for i in range(10):
+        mgr.add_file("s1", UploadedFileRec(f"f{i}", f"{i}.txt", "text/plain", b"x" * 2**21))
+    mgr.add_file("s2", UploadedFileRec("other", "o.txt", "text/plain", b"x" * 2**21))
+    ctx = SimpleNamespace(uploaded_file_mgr=mgr, session_id="s1")
+    monkeypatch.setattr(scriptrunner, "get_script_run_ctx", lambda: ctx)
+    guard.session_uploads({"f0"})
+    held = mgr.file_storage["s1"]
+    assert len(held) <= guard.SESSION_UPLOADS
+    assert sum(len(f.data) for f in held.values()) <= guard.SESSION_UPLOAD_BYTES
+    assert "f0" in held and "f9" in held and "f1" not in held  # in use, newest; oldest gone
+    assert "other" in mgr.file_storage["s2"]
