@@ -147,9 +147,9 @@ class Gallery:
 
 
 def _audit(P, Q, ctx, k, n, seed, rule: Rule, target, threshold) -> RuleResult:
-    sim = simulate(P, Q, ctx, k, n, rule, N_TOKENS, seed)
-    bias = tv(exact_joint(P, Q, ctx, k, N_TOKENS, rule), target)
-    law = round_law(P, Q, ctx, k, rule, long_run=True)
+    sim = simulate(P, Q, ctx, k, n=n, rule=rule, n_tokens=N_TOKENS, seed=seed)
+    bias = tv(exact_joint(P, Q, ctx, k, n_tokens=N_TOKENS, rule=rule), target)
+    law = round_law(P, Q, ctx, k, rule=rule, long_run=True)
     return RuleResult(
         rule=rule, exact_tv=bias, mc_tv=tv(sim.law, target),
         p_value=gof_pvalue(sim.joint, target), acceptance=sim.acceptance_rate,
@@ -184,7 +184,7 @@ def gallery(
     acceptance. Rules run side by side in threads (NumPy releases the GIL), each on its own
     seeded stream, so the result does not depend on the scheduling."""
     rules = configure(params, names)
-    target = target_joint(P, ctx, N_TOKENS)
+    target = target_joint(P, ctx, n_tokens=N_TOKENS)
     floor, line = sampling_floor(target, n), tv_threshold(target, n)
     P, Q = np.asarray(P, dtype=np.float64), np.asarray(Q, dtype=np.float64)
     keys = [_memo_key(P, Q, ctx, k, n, seed, r) for r in rules]

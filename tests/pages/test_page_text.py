@@ -10,7 +10,6 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from support import chips, frame, run_page, statuses
 
-from specviz.text import corpus
 from specviz.web import guard
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -19,23 +18,9 @@ PLAIN = ("The quick brown fox jumps over the lazy dog. The lazy dog sleeps in th
          "A brown fox and a lazy dog share the sun and the shade. ") * 6
 
 
-MODULES = ("textwrap.py", "functools.py", "collections/__init__.py", "pathlib.py",
-           "shutil.py", "argparse.py", "json/__init__.py", "subprocess.py", "tarfile.py",
-           "zipfile/__init__.py", "logging/__init__.py", "enum.py")
-
-
 @pytest.fixture(autouse=True, scope="module")
-def small_default_corpus(tmp_path_factory):
-    """A fresh cache directory seeded with the docstrings of a dozen stdlib modules, which
-    the page then reads as its default corpus: no earlier cache is used, and the page
-    tests need not parse the whole library (tests/test_corpus.py does that once)."""
-    cache = tmp_path_factory.mktemp("specviz-cache")
-    root = corpus.stdlib_root()
-    text = "\n".join(corpus.collect_docstrings([root / m for m in MODULES]))
-    corpus.default_cache_path(cache=cache).write_text(text, encoding="utf-8")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("SPECVIZ_CACHE_DIR", str(cache))
-        yield
+def _default_corpus(small_default_corpus):
+    """The page reads the small stdlib corpus (tests/conftest.py) as its default."""
 
 
 def _run(timeout: float = 90, **params: str) -> AppTest:
