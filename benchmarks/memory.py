@@ -21,12 +21,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
-from harness import CHROMIUM, CHROMIUM_ARGS, start_server  # noqa: E402
+from harness import CHROMIUM, CHROMIUM_ARGS, IDLE, SETTLED_JS, start_server  # noqa: E402
 
-IDLE = ("[data-testid='stApp'][data-test-script-state='notRunning']"
-        "[data-test-connection-state='CONNECTED']")
-SETTLED_JS = ("() => !document.querySelector('[data-testid=stSkeleton]')"
-              " && !document.querySelector('[data-stale=true]')")
 WORST = {  # page -> (its most expensive URL, a button to press once it has drawn, or None)
     "home": ("/?k=32", None),
     "round": ("/round?k=32&rnd=999&step=60", None),

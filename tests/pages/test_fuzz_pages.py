@@ -36,7 +36,7 @@ SMALL_N = "2000"  # keeps /exactness fast whenever n itself is not under test
 # what the payloads would leave behind if reflected (the app's own markup has none of it)
 MARKUP = ("alert(1)", "<img src=x", "<svg/onload", "onerror=", "javascript:alert")
 TAG = re.compile(r"<[A-Za-z/!]")
-LINK = re.compile(r"(?<!\\)\[[^\]]*(?<!\\)\]\(")  # a Markdown link or image
+LINK = re.compile(r"(?<!\\)\[[^\]]*(?<!\\)\]\((?://|https?:|javascript:)")  # to a host
 NASTY = ["<script>alert(1)</script>", "\"><img src=x onerror=alert(1)>", "nan", "-inf", "inf",
          "1e308", "-1", "", " ", "abc", "😀", "٤", "4.5", "0x10", "1_000", "\x00", "9" * 400,
          "<svg/onload=alert(1)>", "javascript:alert(1)", "%3Cb%3E", "None", "-0"]
