@@ -12,8 +12,8 @@ import streamlit as st
 
 from specviz.figures import animation, textfigs
 from specviz.views import stepping, textpage, transcript
+from specviz.web import guard, ui
 from specviz.web import settings as S
-from specviz.web import ui
 
 SPEEDS = (0.5, 1.0, 2.0, 3.0)  # autoplay: seconds per step
 TEXT_KEYS = ("level", "order", "dorder", "Tp", "drafter", "prompt")  # this page's URL params
@@ -38,19 +38,9 @@ def _default_corpus() -> textpage.Corpus:
     return textpage.default_corpus()
 
 
-@st.cache_resource(max_entries=6, show_spinner="Counting n-grams…")
-def _counts(fingerprint: str, _corpus: textpage.Corpus, level: str, max_order: int):
-    return textpage.train_counts(_corpus, level, max_order)
-
-
 def _big(fig):
     """Presenter mode's larger type, without re-lettering: token names may be p or q."""
     return ui.present_figure(fig) if ui.presenter_active() else fig
-
-
-@st.cache_resource(max_entries=16, show_spinner=False)
-def _decoder(key: str, _counts, target: int, draft: int, T_p: float, T_q: float):
-    return textpage.TextDecoder(_counts, target, draft, T_p, T_q)
 
 
 st.title("Real text: speculative decoding on n-gram models")
@@ -94,21 +84,25 @@ if source == "paste":
         try:
             text_corpus = textpage.user_corpus(pasted, "pasted text")
         except textpage.CorpusError as exc:
-            st.error(f"Text not used: {exc} The default corpus stays in use.")
+            st.error(guard.plain(f"Text not used: {exc} The default corpus stays in use."))
 elif source == "upload":
     up = st.file_uploader("A UTF-8 text file, up to 5 MB", key="text_upload")
     if up is not None:
         try:
             text_corpus = textpage.user_corpus(up.getvalue(), up.name)
         except textpage.CorpusError as exc:
-            st.error(f"File not used: {exc} The default corpus stays in use.")
+            st.error(guard.plain(f"File not used: {exc} The default corpus stays in use."))
 if text_corpus is None:
     text_corpus = _default_corpus()
 
-counts = _counts(text_corpus.fingerprint, text_corpus, level,
-                 textpage.counts_max_order(target))
-dec = _decoder(counts.fingerprint, counts, target, draft, float(T_p), float(s.T))
-st.caption(textpage.model_caption(text_corpus, counts, target, draft, T_p, s.T))
+try:  # models of a user's text live in this session, bounded (web/guard.py)
+    counts = guard.text_counts(text_corpus, level, textpage.counts_max_order(target))
+except textpage.CorpusError as exc:
+    st.error(guard.plain(f"Text not used: {exc} The default corpus stays in use."))
+    text_corpus = _default_corpus()
+    counts = guard.text_counts(text_corpus, level, textpage.counts_max_order(target))
+dec = guard.text_decoder(counts, target, draft, float(T_p), float(s.T))
+st.caption(guard.plain(textpage.model_caption(text_corpus, counts, target, draft, T_p, s.T)))
 
 prompt = ui.bind("prompt", st.text_area, "Prompt", max_chars=S.PROMPT_MAX_CHARS, height=80)
 ids, n_unk = textpage.encode_prompt(dec, prompt)
@@ -125,7 +119,10 @@ drafter = ui.bind("drafter", st.radio, "Drafter in the animation", S.TEXT_DRAFTE
 
 # ----------------------------------------------------------------------------- one round
 st.subheader("One round at a time")
-rnd = ss["text_rnd"]
+rnd, rnd_note = textpage.round_cap(dec, s.k, ss["text_rnd"], S.RND_MAX)
+if rnd_note:
+    ss["text_rnd"] = rnd
+    st.info(rnd_note)
 pair = dec.pair(drafter)
 tr = ui.cached(transcript.round_transcript)(pair, pair.fingerprint, ids, s.k, rnd=rnd,
                                            seed=s.seed, rule=rule, traced=2)
@@ -161,8 +158,8 @@ ss["text_step"] = step
 
 v = stepping.view(trace, step)
 st.markdown(animation.frame_caption(trace, step, rnd))
-st.caption(textpage.context_caption(dec, tr))
-st.info(v.caption)
+st.caption(guard.plain(textpage.context_caption(dec, tr)))
+st.info(guard.plain(v.caption))
 st.html(animation.chips_html(trace, step))
 st.html(animation.legend_html())
 left, right = st.columns(2)
@@ -204,10 +201,13 @@ with st.expander("Check exactness at this prompt"):
                "emits are binned (the target's top tokens and pairs, the rest lumped) and "
                "compared with the target's own law, computed row by row. A rule passes when "
                "its distance stays under the pass line of a perfect sampler."))
+    rules = tuple(dict.fromkeys(("correct", "no_resample", "greedy", rule)))
+    n_exact = textpage.exact_n(dec, s.k, len(rules))
+    if note := textpage.exact_note(dec, s.k, n_exact):
+        st.info(note)
     if st.button("Run the check", key="text_exact"):
-        rules = tuple(dict.fromkeys(("correct", "no_resample", "greedy", rule)))
         st.dataframe(ui.cached(textpage.page_exactness)(dec, dec.key, ids, s.k, s.seed, rules,
-                                                        drafter), hide_index=True)
+                                                        drafter, n_exact), hide_index=True)
 
 
 ui.autoplay("text_autoplay", lambda: (ss["text_step"], ss["text_rnd"]), _goto, nxt,

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import interrupt
 from .exact import _check_n_tokens
 from .rules import RuleTables, apply_rule, coin_passes
 from .sampling import BucketSampler, GuideSampler, InverseCDF
@@ -220,6 +221,7 @@ def simulate(
                     joint=np.zeros(V**m, dtype=np.int64))
     chunk = max(1, CHUNK_CELLS // (k + 1))
     for start in range(0, n, chunk):
+        interrupt.check()
         size = min(chunk, n - start)
         code = np.zeros(size, dtype=np.int64)  # the first m tokens so far, a base-V number
         have = np.zeros(size, dtype=np.int64)  # tokens emitted so far

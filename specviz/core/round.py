@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import interrupt
 from .draws import Draws, RngDraws
 from .pair import ModelPair
 from .rule import overlap, ratio
@@ -160,6 +161,7 @@ def play_rounds(pair: ModelPair, ctx: int | Sequence[int], k: int, *, n_rounds: 
     first_traced = 0 if traced is None else max(0, int(n_rounds) - int(traced))
     out = []
     for i in range(int(n_rounds)):
+        interrupt.check()
         tr = play(pair, prefix, k, r, draws, light=i < first_traced)
         out.append(tr)
         prefix = prefix + list(tr.tokens)

@@ -23,6 +23,7 @@ from ..analysis.stats import (  # noqa: F401 (GOF_ALPHA for /exactness)
     tv_threshold,
     verdict,
 )
+from ..core import interrupt
 from ..core.exact import exact_joint, round_law, target_joint
 from ..core.montecarlo import long_decode, simulate
 from ..core.pair import TablePair
@@ -30,6 +31,7 @@ from ..core.round import play_round
 from ..core.rule import overlap, ratio, residual
 from ..core.rules import SPEC_RULES, get_rule
 from ..core.tables import check_ctx, junk_table, mix_draft, temper, token_name, validate_pair
+from .work import heavy
 
 ALPHAS = (1.0, 0.95, 0.85, 0.6, 0.3, 0.0)  # demonstration 3's draft qualities
 TEMPERATURES = (1.3, 2.0, 0.5)  # demonstration 3's draft temperatures
@@ -103,6 +105,7 @@ class Exactness:
     audits: list[RuleAudit]
 
 
+@heavy
 def exactness(
     P: np.ndarray,
     Q: np.ndarray,
@@ -131,7 +134,7 @@ def exactness(
     # NumPy releases the GIL inside its array loops, so rules run side by side on the cores;
     # each rule has its own seeded stream, so the result does not depend on the scheduling.
     with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-        audits = list(pool.map(audit, rules))
+        audits = list(pool.map(interrupt.carry(audit), rules))
     return Exactness(n, k, ctx, n_tokens, target, tv(direct / n, target), audits)
 
 
@@ -143,6 +146,7 @@ class Convergence:
     exact_tv: dict[str, float]  # rule -> its bias, where a broken rule levels off
 
 
+@heavy
 def convergence(
     P: np.ndarray,
     Q: np.ndarray,
@@ -181,6 +185,7 @@ def _measure(P, Q, ctx, k, c, n_rounds, seed, rule="correct") -> Row:
     }
 
 
+@heavy
 def alpha_sweep(
     P: np.ndarray,
     ctx: int = 0,
@@ -197,6 +202,7 @@ def alpha_sweep(
             for a in alphas]
 
 
+@heavy
 def temperature_sweep(
     P: np.ndarray,
     ctx: int = 0,
@@ -212,6 +218,7 @@ def temperature_sweep(
 
 
 # 4 ------------------------------------------------------------------------ draft length
+@heavy
 def k_sweep(
     P: np.ndarray,
     Q: np.ndarray,

@@ -30,10 +30,12 @@ from ..analysis.stats import (  # noqa: F401 (GOF_ALPHA for /rules)
     tv_threshold,
     verdict,
 )
+from ..core import interrupt
 from ..core.exact import exact_joint, round_law, target_joint
 from ..core.montecarlo import simulate
 from ..core.rules import FAMILIES, RULES, Rule
 from .demos import WORKERS, Row
+from .work import heavy
 
 GALLERY_N = 200_000  # Monte Carlo decodes per rule on the page (all rules in < ~1 s)
 GALLERY_NS = (20_000, 200_000, 1_000_000, 2_000_000)  # /rules: the choices of n per rule
@@ -167,6 +169,7 @@ def _memo_key(P, Q, ctx, k, n, seed, rule: Rule) -> tuple:
             tuple(sorted(rule.prm.items())))
 
 
+@heavy
 def gallery(
     P: np.ndarray,
     Q: np.ndarray,
@@ -191,8 +194,8 @@ def gallery(
     # A rule's audit depends only on its key, so audits run before are reused: changing one
     # rule's parameter reruns that rule alone.
     with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-        fresh = list(pool.map(
-            lambda kr: _audit(P, Q, ctx, k, n, seed, kr[1], target, line), todo))
+        fresh = list(pool.map(interrupt.carry(
+            lambda kr: _audit(P, Q, ctx, k, n, seed, kr[1], target, line)), todo))
     with _MEMO_LOCK:
         for (key, _), res in zip(todo, fresh, strict=True):
             _MEMO[key] = done[key] = res
@@ -247,6 +250,7 @@ def param_specs() -> list[Row]:
 
 
 # ------------------------------------------------------------------ production metrics
+@heavy
 def production(
     P: np.ndarray,
     Q: np.ndarray,

@@ -20,8 +20,18 @@ from ..analysis.roofline import (  # noqa: F401 (for /roofline)
 from ..core.dynamic import POLICY_LABELS, PolicyRun, run_policies
 from ..core.exact import round_law
 from ..core.rules import SPEC_RULES, get_rule
-from ..core.tables import K_APP_MAX, junk_table, mix_draft, temper, token_name
+from ..core.tables import (
+    K_APP_MAX,
+    WORK_REQUEST_MAX,
+    junk_table,
+    mix_draft,
+    n_cap,
+    rules_cost,
+    temper,
+    token_name,
+)
 from .demos import CostModel, Exactness, Row, RuleAudit, Surface, roofline_rows
+from .work import heavy
 
 # =============================================================================================
 # Chart pages (/exactness, /acceptance, /draft-length, /cost, /roofline): page-level data.
@@ -42,6 +52,19 @@ ROOFLINE_TOKENS_MIN_MAX = 256  # the roofline's x axis reaches at least this man
 ROOFLINE_POINTS = 160  # tokens grid size (log-spaced integers)
 EXACTNESS_RULES = SPEC_RULES  # the exactness page always runs SPEC.md's four
 PAGE_ROUNDS = 10_000  # long-decode rounds per measured point (keeps a k change < 300 ms)
+
+
+def capped_n(n: int, k: int, rules: Sequence[str],
+             params: dict | None = None) -> tuple[int, str | None]:
+    """n held at the request's work cap for these rules at k (tables.n_cap), and the note
+    that says so: n (k + 1) x rules (a multi-draft rule counts m times) <= WORK_REQUEST_MAX."""
+    cost = rules_cost(rules, params)
+    cap = n_cap(k, cost)
+    if n <= cap:
+        return int(n), None
+    return cap, (f"The cap bites: at k = {k}, {len(rules)} rules (costing {cost:g} plain runs) "
+                 f"may take at most {cap:,} decodes each in one run (n (k + 1) x rules <= "
+                 f"{WORK_REQUEST_MAX:,}, about 5 s); running {cap:,}, not {n:,}.")
 
 
 def page_rules(rule: str, base: Sequence[str] = EXACTNESS_RULES) -> tuple[str, ...]:
@@ -242,6 +265,7 @@ DYN_SHOWN_ROUNDS = 100  # rounds in view on the k-over-time chart (the rest by p
 BATCHES = tuple(range(1, 1025))  # batch sizes B of the batch-size section
 
 
+@heavy
 def dynamic_runs(
     P: np.ndarray,
     Q: np.ndarray,
