@@ -35,12 +35,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
-from harness import CHROMIUM, CHROMIUM_ARGS, health, peak_rss_mb, start_server  # noqa: E402
+from harness import (  # noqa: E402
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    IDLE,
+    SETTLED_JS,
+    health,
+    peak_rss_mb,
+    start_server,
+)
 
-IDLE = ("[data-testid='stApp'][data-test-script-state='notRunning']"
-        "[data-test-connection-state='CONNECTED']")
-SETTLED_JS = ("() => !document.querySelector('[data-testid=stSkeleton]')"
-              " && !document.querySelector('[data-stale=true]')")
 CAPTION_RE = re.compile(r"Round (\d+) · step (\d+) of (\d+)")
 BAD_TEXT = ("Traceback", "This app has encountered an error", "Page not found")
 

@@ -56,7 +56,7 @@ with hw_col:
         bw = ui.bind("plan_bw_tbs", st.number_input, "bandwidth (TB/s)", min_value=0.0)
         tf = ui.bind("plan_tflops", st.number_input, "dense bf16 TFLOP/s", min_value=0.0)
         tf8 = ui.bind("plan_fp8_tflops", st.number_input, "dense fp8 TFLOP/s", min_value=0.0)
-    ctx = ui.bind("plan_ctx", st.number_input, "context (tokens per sequence)", min_value=1,
+    context_len = ui.bind("plan_ctx", st.number_input, "context (tokens per sequence)", min_value=1,
                   max_value=S.CTX_LEN_MAX, step=512)
     kvd = ui.bind("plan_kvdtype", st.selectbox, "KV cache", S.PLAN_DTYPES)
     kmax = ui.bind("plan_kmax", st.slider, "longest draft k priced", 1, 16)
@@ -71,8 +71,9 @@ for where, err in (("metrics upload", up_err), ("target upload", t_err),
 text = pasted if pasted.strip() else pv.example_text(example)
 page = ui.cached(pv.plan_page)(
     metrics_text=text, target_text=t_cfg, target_preset=target, draft_text=d_cfg,
-    draft_preset=draft, accel=accel, ctx=int(ctx), target_dtype=tdtype, draft_dtype=ddtype,
-    kv_dtype=kvd, k_max=int(kmax), k_len=int(klen), rounds=int(rounds), batch=int(batch))
+    draft_preset=draft, accel=accel, context_len=int(context_len), target_dtype=tdtype,
+    draft_dtype=ddtype, kv_dtype=kvd, k_max=int(kmax), k_len=int(klen), rounds=int(rounds),
+    batch=int(batch))
 for e in page.errors:
     st.error(e)
 for n in page.notes:
@@ -114,6 +115,6 @@ for key, value, what in (("plan_metrics", pasted, "metrics paste"),
 ui.finish(app, replace(app.settings, plan_example=example, plan_target=target,
                        plan_draft=draft, plan_gpu=gpu, plan_mem_gb=float(mem),
                        plan_bw_tbs=float(bw), plan_tflops=float(tf), plan_fp8_tflops=float(tf8),
-                       plan_ctx=int(ctx), plan_tdtype=tdtype, plan_ddtype=ddtype,
+                       plan_ctx=int(context_len), plan_tdtype=tdtype, plan_ddtype=ddtype,
                        plan_kvdtype=kvd, plan_kmax=int(kmax), plan_klen=int(klen),
                        plan_rounds=int(rounds), plan_batch=int(batch), **blobs), KEYS)

@@ -29,14 +29,12 @@ st.caption(ui.text(f"n is capped at {S.N_APP_MAX:,} decodes per rule; the contex
                    f"'{s.ctx}', k = {s.k}, seed = {s.seed}. Rules run: the "
                    "correct rule and the three broken ones of the from-scratch tutorial "
                    f"({', '.join(pagedata.EXACTNESS_RULES)}) and the sidebar's rule."))
-cap = S.n_cap(s.k)
-if n > cap:
-    st.info(ui.text(f"The cap bites: at k = {s.k} one run may take at most {cap:,} decodes per "
-                    f"rule (n (k + 1) <= {S.WORK_APP_MAX:,}); running {cap:,}, not {n:,}."))
-    n = cap
+rules = pagedata.page_rules(s.rule)
+n, cap_note = pagedata.capped_n(n, s.k, rules)
+if cap_note:
+    st.info(ui.text(cap_note))
 elif n >= S.N_APP_MAX:
     st.info(ui.text(f"The cap bites: n = {S.N_APP_MAX:,} is the most one run may take here."))
-rules = pagedata.page_rules(s.rule)
 with st.spinner(f"{n:,} decodes under each rule..."):
     ex = ui.cached(demos.exactness)(app.P, app.Q, app.ctx, s.k, int(n), s.seed, rules)
 rows = [{**row, "verdict": a.verdict.text}

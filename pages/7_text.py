@@ -60,10 +60,13 @@ ui.table(textpage.drafter_rows(drafters), textpage.DRAFTER_COLUMNS)
 
 with st.expander("Check exactness at this prompt"):
     st.caption(ui.text(textpage.EXACT_CAPTION))
+    rules = textpage.checked_rules(s.rule)
+    n_exact = textpage.exact_n(m.dec, s.k, len(rules))
+    if note := textpage.exact_note(m.dec, s.k, n_exact):
+        st.info(note)
     if st.button("Run the check", key="text_exact"):
-        ui.table(ui.cached(textpage.page_exactness)(m.dec, m.dec.key, ids, s.k, s.seed,
-                                                    textpage.checked_rules(s.rule), drafter),
-                 textpage.EXACT_COLUMNS)
+        ui.table(ui.cached(textpage.page_exactness)(m.dec, m.dec.key, ids, s.k, s.seed, rules,
+                                                    drafter, n_exact), textpage.EXACT_COLUMNS)
 
 ui.finish(app, replace(s, step=step, rnd=rnd, speed=stage.speed("text"),
                        **textmodels.page_values(s)), keys)

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from specviz.figures import charts
-from specviz.views import gallery
+from specviz.views import gallery, pagedata
 from specviz.web import settings as S
 from specviz.web import ui
 
@@ -48,6 +48,9 @@ for i, spec in enumerate(specs):
 n = ui.bind("rules_n", st.select_slider, "n: Monte Carlo decodes per rule", gallery.GALLERY_NS,
             format_func=lambda v: f"{v:,}")
 page_values["rules_n"] = int(n)
+n, cap_note = pagedata.capped_n(int(n), s.k, tuple(gallery.RULES), params)
+if cap_note:
+    st.info(ui.text(cap_note))
 st.caption(ui.text(f"Context '{s.ctx}', k = {s.k}, seed {s.seed}, the sidebar's draft. Every "
                    "rule runs on its own seeded stream, all rules side by side."))
 

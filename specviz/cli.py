@@ -236,14 +236,14 @@ def demo_cost(P: np.ndarray, Q: np.ndarray, vocab: tuple[str, ...], ctx: int, k:
     return "\n".join(out)
 
 
-def demo_roofline(preset: str, ctx_len: int, dtype: str) -> str:
-    rows = demos.roofline_rows(preset, ctx=ctx_len, dtype=dtype)
+def demo_roofline(preset: str, context_len: int, dtype: str) -> str:
+    rows = demos.roofline_rows(preset, context_len=context_len, dtype=dtype)
     b = rows[0]["bytes"]
     out = [_heading(6, "a pass reads every weight once whatever the number of tokens in it, "
                        "so scoring k + 1 positions costs about as much as one: even 16 tokens "
                        "are far below the 100-300 MACs per byte an accelerator needs to be "
                        "compute-bound."),
-           f"{preset}, {dtype}, context {ctx_len} tokens: {_e9(b)} bytes of weights per pass "
+           f"{preset}, {dtype}, context {context_len} tokens: {_e9(b)} bytes of weights per pass "
            f"({b / 2**30:.2f} GiB), read once per pass.",
            f"  tutorial = {TUTORIAL_LABEL}",
            _wrap(f"full = {FULL_LABEL}: the q, k, v, o projections, all three SwiGLU matrices "
@@ -314,7 +314,7 @@ def _add_options(p: argparse.ArgumentParser, suppress: bool) -> None:
                    help="demo 2: audit only this rule (default: all of them)")
     p.add_argument("--preset", choices=list(PRESETS), default=d("Llama-2-7B"),
                    help="demo 6: model shape (default Llama-2-7B)")
-    p.add_argument("--ctx-len", type=_nonneg_int, default=d(512),
+    p.add_argument("--context-len", type=_nonneg_int, default=d(512),
                    help="demo 6: context length in tokens (default 512)")
 
 
@@ -371,7 +371,7 @@ def render(n: int, args: argparse.Namespace) -> str:
     if n == 5:
         costs = demos.COSTS if args.c is None else sorted({*demos.COSTS, args.c})
         return demo_cost(t.P, t.Q, t.vocab, ctx, k, costs)
-    return demo_roofline(args.preset, args.ctx_len, "fp16")
+    return demo_roofline(args.preset, args.context_len, "fp16")
 
 
 def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:

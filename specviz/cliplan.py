@@ -65,7 +65,7 @@ def build(args: argparse.Namespace) -> pv.PlanPage:
     d_text, d_name = _read(args.draft_config, names)
     return pv.plan_page(metrics_text=metrics, target_text=t_text, target_preset=t_name,
                         draft_text=d_text, draft_preset=d_name,
-                        accel=pv.accelerator(args.gpu), ctx=args.context,
+                        accel=pv.accelerator(args.gpu), context_len=args.context,
                         target_dtype=args.dtype, draft_dtype=args.draft_dtype,
                         kv_dtype=args.kv_dtype, k_max=args.k_max, k_len=args.k,
                         rounds=args.rounds, batch=args.batch,

@@ -2,6 +2,12 @@ from __future__ import annotations
 
 import pytest
 
+from specviz.text import corpus
+
+STDLIB_MODULES = ("textwrap.py", "functools.py", "collections/__init__.py", "pathlib.py",
+                  "shutil.py", "argparse.py", "json/__init__.py", "subprocess.py", "tarfile.py",
+                  "zipfile/__init__.py", "logging/__init__.py", "enum.py")
+
 
 @pytest.fixture(autouse=True, scope="session")
 def _full_error_details():
@@ -13,3 +19,22 @@ def _full_error_details():
     config.set_option("client.showErrorDetails", "full")
     yield
     config.set_option("client.showErrorDetails", before)
+
+
+@pytest.fixture(scope="session")
+def stdlib_text() -> str:
+    """The docstrings of a dozen standard-library modules: real text, parsed in a second
+    (tests/text/test_corpus.py parses the whole library once)."""
+    root = corpus.stdlib_root()
+    return "\n".join(corpus.collect_docstrings([root / m for m in STDLIB_MODULES]))
+
+
+@pytest.fixture(scope="session")
+def small_default_corpus(tmp_path_factory, stdlib_text):
+    """A fresh cache directory seeded with stdlib_text, which pages then read as their
+    default corpus: no earlier cache is used, and page tests need not parse the library."""
+    cache = tmp_path_factory.mktemp("specviz-cache")
+    corpus.default_cache_path(cache=cache).write_text(stdlib_text, encoding="utf-8")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SPECVIZ_CACHE_DIR", str(cache))
+        yield

@@ -37,8 +37,8 @@ def metrics_report(
     seed: int = 0,
 ) -> MetricsReport:
     """A server's view of one long decode, with the exact long run and the i.i.d. theory."""
-    meas = long_decode(P, Q, ctx, k, n_rounds, rule, seed)
-    ex = round_law(P, Q, ctx, k, rule, long_run=True)
+    meas = long_decode(P, Q, ctx, k, n_rounds=n_rounds, rule=rule, seed=seed)
+    ex = round_law(P, Q, ctx, k, rule=rule, long_run=True)
     a = ex.alpha
     rows = [
         {"metric": "mean acceptance length (1 + accepted / drafts)",

@@ -38,7 +38,7 @@ class Setup:
     target: ModelShape
     draft: ModelShape
     accel: Accelerator
-    ctx: int  # tokens of context each sequence holds in its KV cache
+    context_len: int  # tokens of context each sequence holds in its KV cache
     target_dtype: str = "bf16"
     draft_dtype: str = "bf16"
     kv_dtype: str = "bf16"
@@ -47,7 +47,7 @@ class Setup:
 
 @dataclass(frozen=True)
 class Capacity:
-    """How many sequences fit at context ctx next to the weights."""
+    """How many sequences fit at context context_len next to the weights."""
 
     usable_bytes: float  # memory x mem_fraction
     target_weight_bytes: float
@@ -81,12 +81,12 @@ def _bytes(n: float, dtype: str) -> float:
 
 
 def capacity(s: Setup) -> Capacity:
-    """B_max = floor((memory x fraction - weights) / KV bytes per sequence at ctx), with both
-    models' weights and caches, and for the target alone."""
+    """B_max = floor((memory x fraction - weights) / KV bytes per sequence at context_len),
+    with both models' weights and caches, and for the target alone."""
     usable = s.accel.memory_bytes * s.mem_fraction
     wt, wd = _bytes(s.target.params, s.target_dtype), _bytes(s.draft.params, s.draft_dtype)
-    kt = s.target.kv_bytes_per_token(s.kv_dtype) * s.ctx
-    kd = s.draft.kv_bytes_per_token(s.kv_dtype) * s.ctx
+    kt = s.target.kv_bytes_per_token(s.kv_dtype) * s.context_len
+    kd = s.draft.kv_bytes_per_token(s.kv_dtype) * s.context_len
     both = math.floor((usable - wt - wd) / (kt + kd)) if kt + kd > 0 else 0
     alone = math.floor((usable - wt) / kt) if kt > 0 else 0
     return Capacity(usable, wt, wd, kt, kd, max(both, 0), max(alone, 0))
@@ -97,7 +97,7 @@ def _fit_message(s: Setup, cap: Capacity) -> str:
     need = cap.target_weight_bytes + cap.kv_per_seq_target
     lines = [f"{s.target.name} in {s.target_dtype} needs {cap.target_weight_bytes / gb:.1f} GB "
              f"of weights plus {cap.kv_per_seq_target / gb:.2f} GB of KV cache per sequence at "
-             f"context {s.ctx:,}; {s.accel.name} offers {cap.usable_bytes / gb:.1f} GB "
+             f"context {s.context_len:,}; {s.accel.name} offers {cap.usable_bytes / gb:.1f} GB "
              f"({s.mem_fraction:.0%} of {s.accel.memory_bytes / gb:.0f} GB)."]
     fits = [d for d in ("fp8", "int4") if DTYPE_BYTES[d] < DTYPE_BYTES[s.target_dtype]
             and _bytes(s.target.params, d) + cap.kv_per_seq_target < cap.usable_bytes]
@@ -109,7 +109,7 @@ def _fit_message(s: Setup, cap: Capacity) -> str:
 
 def _times(s: Setup, model: ModelShape, dtype: str, tokens, batch) -> np.ndarray:
     compute = dtype if dtype in ("fp8", "int8") else "bf16"
-    return pass_times(model, s.accel, tokens, batch, ctx=s.ctx, dtype=dtype,
+    return pass_times(model, s.accel, tokens, batch, context_len=s.context_len, dtype=dtype,
                       kv_dtype=s.kv_dtype, compute=compute)
 
 
@@ -133,8 +133,8 @@ def plan(setup: Setup, report: AcceptanceReport, *, k_max: int = 8,
     """Price every k in 1..k_max at every batch 1..B_max (capped); PlanError if nothing fits."""
     if not 1 <= k_max <= K_PLAN_MAX:
         raise PlanError(f"k_max must be in 1..{K_PLAN_MAX}; got {k_max}")
-    if setup.ctx < 1:
-        raise PlanError(f"the context must be at least 1 token; got {setup.ctx}")
+    if setup.context_len < 1:
+        raise PlanError(f"the context must be at least 1 token; got {setup.context_len}")
     cap = capacity(setup)
     if cap.batch_target_only < 1:
         raise PlanError(_fit_message(setup, cap))

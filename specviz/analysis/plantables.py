@@ -80,7 +80,7 @@ def verdict(p: Plan) -> str:
     s, cap = p.setup, p.capacity
     segs = segments(p)
     head = (f"{s.target.name} ({s.target_dtype}) with {s.draft.name} ({s.draft_dtype}) as "
-            f"draft on {s.accel.name}, context {s.ctx:,}, KV cache {s.kv_dtype}: ")
+            f"draft on {s.accel.name}, context {s.context_len:,}, KV cache {s.kv_dtype}: ")
     if not segs:
         first = p.best_speedup[0]
         why = ("the draft does not fit next to the target" if cap.batch_with_draft < 1 else

@@ -93,17 +93,17 @@ class ModelShape:
         per_layer = 2 * d * self.q_dim + 2 * d * self.kv_dim + mlp + 2 * d
         return self.layers * per_layer + (1 if self.tied else 2) * self.vocab * d + d
 
-    def macs_per_token(self, ctx: int) -> int:
-        """Full-count MACs of one token at context ctx: per layer 2 d q_dim + 2 d kv_dim
+    def macs_per_token(self, context_len: int) -> int:
+        """Full-count MACs of one token at context context_len: per layer 2 d q_dim + 2 d kv_dim
         (q, o, k, v) + the active MLP (3 d ffn, or top-k 3 d expert_ffn + 3 d shared_ffn + d E)
-        + 2 ctx q_dim (scores and values), plus vocab d for the LM head."""
+        + 2 context_len q_dim (scores and values), plus vocab d for the LM head."""
         d = self.d_model
         if self.moe:
             mlp = self.experts_per_tok * 3 * d * self.expert_ffn + 3 * d * self.shared_ffn
             mlp += d * self.experts
         else:
             mlp = 3 * d * self.ffn
-        per_layer = 2 * d * self.q_dim + 2 * d * self.kv_dim + mlp + 2 * ctx * self.q_dim
+        per_layer = 2 * d * self.q_dim + 2 * d * self.kv_dim + mlp + 2 * context_len * self.q_dim
         return self.layers * per_layer + self.vocab * d
 
     def kv_bytes_per_token(self, kv_dtype: str = "fp16") -> float:
@@ -239,7 +239,7 @@ def _dtype_bytes(dtype: str) -> float:
 def pass_cost(
     shape: ModelShape | str,
     tokens: int = 1,
-    ctx: int = 512,
+    context_len: int = 512,
     dtype: str = "fp16",
     batch: int = 1,
     count: str = "full",
@@ -251,28 +251,29 @@ def pass_cost(
     """MACs and bytes of one forward pass over `tokens` new positions per sequence.
 
     count="full": per layer and token 2 d^2 + 2 d kv_dim (q, o, k, v) + 3 d ffn (SwiGLU)
-    + 2 ctx d (attention scores and values), plus vocab d for the LM head; with kv_cache the
-    bytes include reading K and V: 2 * layers * ctx * kv_dim * dtype bytes * batch.
-    count="tutorial": per layer and token 4 d^2 + 2 d ffn + 2 ctx d, no LM head, no KV read.
+    + 2 context_len d (attention scores and values), plus vocab d for the LM head; with kv_cache the
+    bytes include reading K and V: 2 * layers * context_len * kv_dim * dtype bytes * batch.
+    count="tutorial": per layer and token 4 d^2 + 2 d ffn + 2 context_len d, no LM head, no KV read.
     MACs scale with tokens * batch; weights (params * dtype bytes) are read once per pass,
     routed experts only as far as the tokens * batch tokens touch them (weight_bytes).
     kv_dtype is the KV cache's type (default: dtype); compute picks the peak (peak_for).
     """
     s = _shape(shape)
     tokens = _int_at_least(tokens, 1, "tokens", "new positions per sequence")
-    ctx = _int_at_least(ctx, 0, "ctx", "context length in tokens")
+    context_len = _int_at_least(context_len, 0, "context_len", "context length in tokens")
     batch = _int_at_least(batch, 1, "batch", "sequences per pass")
     if count not in COUNTS:
         raise ValueError(f"unknown count {count!r}; choose one of {list(COUNTS)}")
     d = s.d_model
     weight_bytes = float(s.weight_bytes(tokens * batch, dtype))
     if count == "tutorial":
-        per_token = s.layers * (4 * d * d + 2 * d * s.ffn + 2 * ctx * d)
+        per_token = s.layers * (4 * d * d + 2 * d * s.ffn + 2 * context_len * d)
         kv_bytes = 0.0
         label = TUTORIAL_LABEL
     else:
-        per_token = s.macs_per_token(ctx)
-        kv_bytes = float(s.kv_bytes_per_token(kv_dtype or dtype) * ctx * batch) if kv_cache else 0.0
+        per_token = s.macs_per_token(context_len)
+        kv_bytes = float(s.kv_bytes_per_token(kv_dtype or dtype) * context_len * batch) \
+            if kv_cache else 0.0
         label = FULL_LABEL
     macs = float(per_token * tokens * batch)
     total = weight_bytes + kv_bytes
@@ -291,19 +292,21 @@ def pass_times(
     tokens: ArrayLike,
     batch: ArrayLike,
     *,
-    ctx: int,
+    context_len: int,
     dtype: str = "bf16",
     kv_dtype: str | None = None,
     compute: str = "bf16",
 ) -> np.ndarray:
     """pass_time(pass_cost(...)) of the full count with the KV read, broadcast over arrays of
     tokens per sequence and batch sizes: max(MACs / peak, bytes / bandwidth) with
-    MACs = macs_per_token(ctx) t B and bytes = weight_bytes(t B) + kv_bytes_per_token ctx B.
+    MACs = macs_per_token(context_len) t B and
+    bytes = weight_bytes(t B) + kv_bytes_per_token context_len B.
     """
     s = _shape(shape)
     t, b = np.broadcast_arrays(np.asarray(tokens, dtype=float), np.asarray(batch, dtype=float))
-    macs = float(s.macs_per_token(ctx)) * t * b
-    nbytes = s.weight_bytes(t * b, dtype) + s.kv_bytes_per_token(kv_dtype or dtype) * ctx * b
+    macs = float(s.macs_per_token(context_len)) * t * b
+    nbytes = s.weight_bytes(t * b,
+                            dtype) + s.kv_bytes_per_token(kv_dtype or dtype) * context_len * b
     return np.maximum(macs / accel.peak_for(compute), nbytes / accel.bandwidth_bytes_per_s)
 
 
@@ -318,7 +321,7 @@ def _accel(accel: Accelerator | str) -> Accelerator:
 def free_tokens(
     shape: ModelShape | str,
     accel: Accelerator | str,
-    ctx: int = 512,
+    context_len: int = 512,
     dtype: str = "fp16",
     batch: int = 1,
     count: str = "full",
@@ -332,7 +335,7 @@ def free_tokens(
     a = _accel(accel)
 
     def t(tokens: int) -> float:
-        return pass_time(pass_cost(shape, tokens, ctx, dtype, batch, count, kv_cache), a)
+        return pass_time(pass_cost(shape, tokens, context_len, dtype, batch, count, kv_cache), a)
 
     limit = t(1) * (1.0 + FREE_TOLERANCE)
     if t(MAX_FREE_TOKENS) <= limit:
@@ -351,7 +354,7 @@ def verify_cost_ratio(
     shape: ModelShape | str,
     accel: Accelerator | str,
     k: int,
-    ctx: int = 512,
+    context_len: int = 512,
     dtype: str = "fp16",
     batch: int = 1,
     count: str = "full",
@@ -361,12 +364,13 @@ def verify_cost_ratio(
 
     What a verify pass costs relative to a plain decode step: about 1 while memory-bound,
     up to k + 1 once the batch already makes the pass compute-bound. The KV-cache read grows
-    with the batch too, so with kv_cache at long ctx the pass may never become compute-bound.
+    with the batch too, so with kv_cache at a long context the pass may never become
+    compute-bound.
     """
     a = _accel(accel)
     k = _int_at_least(k, 1, "k", "drafted tokens per round")
-    verify = pass_time(pass_cost(shape, k + 1, ctx, dtype, batch, count, kv_cache), a)
-    decode = pass_time(pass_cost(shape, 1, ctx, dtype, batch, count, kv_cache), a)
+    verify = pass_time(pass_cost(shape, k + 1, context_len, dtype, batch, count, kv_cache), a)
+    decode = pass_time(pass_cost(shape, 1, context_len, dtype, batch, count, kv_cache), a)
     return verify / decode
 
 
@@ -377,7 +381,7 @@ def batch_speedup(
     k: int,
     c: float,
     batches: Sequence[int],
-    ctx: int = 512,
+    context_len: int = 512,
     dtype: str = "fp16",
     count: str = "full",
     kv_cache: bool = True,
@@ -398,8 +402,8 @@ def batch_speedup(
     tokens = float(expected_tokens(alpha, k))
     out = []
     for B in batches:
-        t1 = pass_time(pass_cost(shape, 1, ctx, dtype, B, count, kv_cache), a)
-        tk = pass_time(pass_cost(shape, k + 1, ctx, dtype, B, count, kv_cache), a)
+        t1 = pass_time(pass_cost(shape, 1, context_len, dtype, B, count, kv_cache), a)
+        tk = pass_time(pass_cost(shape, k + 1, context_len, dtype, B, count, kv_cache), a)
         out.append(tokens * t1 / (tk + k * c * t1))
     return np.asarray(out)
 

@@ -88,13 +88,13 @@ def run_policy(
     P: np.ndarray,
     Q: np.ndarray,
     ctx: int,
+    *,
     policy: str = "constant",
     k: int = 4,
     n_tokens: int = 2_000,
     seed: int = 0,
     k_max: int = 16,
     threshold: float = 0.3,
-    *,
     rule: str | Rule = "correct",
 ) -> PolicyRun:
     """Decode n_tokens from ctx under `rule`, k chosen per round by `policy`.
@@ -136,14 +136,15 @@ def run_policies(
     Q: np.ndarray,
     ctx: int,
     k: int = 4,
+    *,
     n_tokens: int = 2_000,
     seed: int = 0,
     k_max: int = 16,
     threshold: float = 0.3,
     policies: tuple[str, ...] = POLICIES,
-    *,
     rule: str | Rule = "correct",
 ) -> dict[str, PolicyRun]:
     """Every policy on the same stream."""
-    return {p: run_policy(P, Q, ctx, p, k, n_tokens, seed, k_max, threshold, rule=rule)
+    return {p: run_policy(P, Q, ctx, policy=p, k=k, n_tokens=n_tokens, seed=seed, k_max=k_max,
+                          threshold=threshold, rule=rule)
             for p in policies}

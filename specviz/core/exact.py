@@ -31,7 +31,7 @@ def _check_n_tokens(n_tokens: object) -> int:
     return int(n_tokens)
 
 
-def target_joint(P: np.ndarray, ctx: int, n_tokens: int = 2) -> np.ndarray:
+def target_joint(P: np.ndarray, ctx: int, *, n_tokens: int = 2) -> np.ndarray:
     """Law of the target's own next n_tokens from ctx: P[ctx, x1] P[x1, x2] ... (V,)*n"""
     P = validate_table(P, "P (target)")
     ctx = check_ctx(ctx, P.shape[0])
@@ -43,7 +43,8 @@ def target_joint(P: np.ndarray, ctx: int, n_tokens: int = 2) -> np.ndarray:
 
 
 def exact_joint(
-    P: np.ndarray, Q: np.ndarray, ctx: int, k: int, n_tokens: int = 2, rule: str = "correct"
+    P: np.ndarray, Q: np.ndarray, ctx: int, k: int, *, n_tokens: int = 2,
+    rule: str = "correct",
 ) -> np.ndarray:
     """Exact law of the first n_tokens emitted by speculative decoding from ctx. (V,)*n"""
     P, Q = validate_pair(P, Q)
@@ -152,7 +153,8 @@ def cesaro_stationary(N: np.ndarray, start: np.ndarray) -> np.ndarray:
 
 
 def round_law(
-    P: np.ndarray, Q: np.ndarray, ctx: int, k: int, rule: str = "correct", long_run: bool = False
+    P: np.ndarray, Q: np.ndarray, ctx: int, k: int, *, rule: str = "correct",
+    long_run: bool = False,
 ) -> RoundLaw:
     """Exact acceptance metrics of the first round from ctx, or (long_run) of a long decode.
 

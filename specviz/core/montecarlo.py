@@ -11,13 +11,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import interrupt
 from .exact import _check_n_tokens
 from .rules import RuleTables, apply_rule, coin_passes
-from .sampling import GuideSampler, InverseCDF, RowSampler
+from .sampling import BucketSampler, GuideSampler, InverseCDF
 from .tables import N_MAX, check_ctx, check_k, check_n, validate_pair
 
-CHUNK_CELLS = 1 << 20  # entries of one chunk's (k + 1, n) arrays: ~8 MB each
-ALIAS_MAX_V = 64  # above this, draws use the inverse CDF (alias set-up is a Python loop)
+CHUNK_CELLS = 1 << 17  # entries of one chunk's (k + 1, n) arrays: 1 MB each, cache-sized
+SMALL_V = 64  # up to this V, bucket tables (V rows x 2^14 / V buckets); above, a guide
 JOINT_MAX_CELLS = 20_000_000  # V^n_tokens: the size of the count table
 
 
@@ -85,9 +86,9 @@ class _Engine:
 
     def __init__(self, rt: RuleTables) -> None:
         self.rt, self.V = rt, rt.V
-        # Small vocabularies: the alias method (a few array operations per draw). Large ones:
-        # inverse CDF with a guide table, whose set-up is vectorised, not a Python loop.
-        sampler = RowSampler if rt.V <= ALIAS_MAX_V else GuideSampler
+        # Small vocabularies: a table of fine buckets per row (one gather per draw). Large
+        # ones: inverse CDF with a guide table of V buckets per row.
+        sampler = BucketSampler if rt.V <= SMALL_V else GuideSampler
         self.draft = sampler(rt.Qs)  # x ~ Qs[c]
         self.final = sampler(np.vstack([rt.R, rt.P]))  # rows 0..V-1: R, V..2V-1: P (bonus)
         self.A = rt.A.ravel()  # (V*V,) the coin's threshold at (c, x)
@@ -100,32 +101,64 @@ class _Engine:
         """One round for each context in ctx (n,) -> emitted (k+1, n), lengths, accepted, next."""
         if self.rt.rule.kind == "multi":
             return self._round_multi(ctx, k, rng)
-        n = len(ctx)
-        V = self.V
+        n, V, rule = len(ctx), self.V, self.rt.rule
         U = rng.random((2 * k + 1, n))  # draft uniforms, coins, the final draw
-        X = np.empty((k + 1, n), dtype=np.int64)  # drafts by position, then room for the bonus
-        C = np.empty((k, n), dtype=np.int64)  # the context of each position
-        c = ctx
-        for i in range(k):  # 1. draft serially
-            C[i] = c
-            c = X[i] = self.draft(c, U[i])
-        kept = coin_passes(self.rt.rule, U[k:2 * k], self.A[C * V + X[:k]])  # 3. (k, n)
-        J = np.argmin(np.concatenate([kept, np.zeros((1, n), bool)]), axis=0)  # first miss
-        rows = np.arange(n)
-        all_kept = J == k
-        # 4. one more token: from R at the rejected position's context, or the bonus from p
-        c_J = C[np.minimum(J, k - 1), rows]
-        if self.rt.rule.rejection_skips_draft:  # y ~ R[c] given y != the rejected draft
+        lazy = V > SMALL_V and not rule.keep_unverified
+        X, C, J, all_kept = (self._lazy if lazy else self._whole)(ctx, k, U)
+        # 4. one more token: from R at the rejected position's context, or the bonus from p.
+        # Flat indices into the (k + 1, n) and (k, n) arrays: entry (i, d) is at i n + d.
+        d = np.arange(n)
+        at_J = J * n + d  # (n,) where the round's last token goes
+        c_J = C.ravel()[np.minimum(at_J, k * n - n + d)]  # the rejected position's context
+        if rule.rejection_skips_draft:  # y ~ R[c] given y != the rejected draft
             rej = np.flatnonzero(~all_kept)
-            skip = X[J[rej], rej]
-        X[J, rows] = self.final(np.where(all_kept, V + X[k - 1], c_J), U[2 * k])
-        if self.rt.rule.rejection_skips_draft:
-            X[J[rej], rej] = self.R_cdf.skipping(c_J[rej], skip, U[2 * k][rej])
-        if self.rt.rule.keep_unverified:
+            skip = X.ravel()[at_J[rej]]
+        last = self.final(np.where(all_kept, V + X[k - 1], c_J), U[2 * k])
+        if rule.rejection_skips_draft:
+            last[rej] = self.R_cdf.skipping(c_J[rej], skip, U[2 * k][rej])
+        X.ravel()[at_J] = last
+        if rule.keep_unverified:
             L = np.where(all_kept, k + 1, k)  # the later drafts stay in X, unverified
-        else:
-            L = J + 1
-        return X, L, J, X[L - 1, rows]
+            return X, L, J, X.ravel()[(L - 1) * n + d]
+        return X, J + 1, J, last
+
+    def _whole(self, ctx: np.ndarray, k: int, U: np.ndarray):
+        """Steps 1-3 on whole arrays: draft x_1..x_k serially, then one coin per position.
+        -> X (k+1, n) drafts, C (k, n) each position's context, J first misses, all kept."""
+        n, V = len(ctx), self.V
+        X = np.empty((k + 1, n), dtype=np.int64)  # drafts by position, then room for the last
+        C = np.empty((k, n), dtype=np.int64)  # the context of each position
+        C[0] = ctx
+        for i in range(k):  # 1. draft serially
+            X[i] = self.draft(C[i], U[i])
+            if i + 1 < k:
+                C[i + 1] = X[i]
+        kept = coin_passes(self.rt.rule, U[k:2 * k], self.A[C * V + X[:k]])  # 3. (k, n)
+        alive = kept[0].copy()  # every draft so far passed
+        J = alive.astype(np.int64)  # drafts kept before the first miss
+        for i in range(1, k):
+            alive &= kept[i]
+            J += alive
+        return X, C, J, alive
+
+    def _lazy(self, ctx: np.ndarray, k: int, U: np.ndarray):
+        """Steps 1-3 for large vocabularies, where each draw is a cache miss: a decode's
+        drafts after its first rejection are flushed unread, so they are not drawn (the
+        uniforms they would use stay unread too). Same outputs as _whole in law."""
+        n, V = len(ctx), self.V
+        X = np.zeros((k + 1, n), dtype=np.int64)
+        C = np.zeros((k, n), dtype=np.int64)
+        J = np.full(n, k, dtype=np.int64)
+        live, c = np.arange(n), ctx  # decodes whose drafts have all passed
+        for i in range(k):
+            C[i, live] = c
+            x = X[i, live] = self.draft(c, U[i, live])
+            ok = coin_passes(self.rt.rule, U[k + i, live], self.A[c * V + x])
+            J[live[~ok]] = i
+            live, c = live[ok], x[ok]
+            if not len(live):
+                break
+        return X, C, J, J == k
 
     def _round_multi(self, ctx: np.ndarray, k: int, rng: np.random.Generator):
         """SpecInfer: at each position m candidates ~ q(.|c), tried in turn against p_j.
@@ -170,6 +203,7 @@ def simulate(
     Q: np.ndarray,
     ctx: int,
     k: int,
+    *,
     n: int,
     rule: str = "correct",
     n_tokens: int = 2,
@@ -187,22 +221,22 @@ def simulate(
                     joint=np.zeros(V**m, dtype=np.int64))
     chunk = max(1, CHUNK_CELLS // (k + 1))
     for start in range(0, n, chunk):
+        interrupt.check()
         size = min(chunk, n - start)
-        code = np.zeros(size, dtype=np.int64)  # the first m tokens as a base-V number
+        code = np.zeros(size, dtype=np.int64)  # the first m tokens so far, a base-V number
         have = np.zeros(size, dtype=np.int64)  # tokens emitted so far
-        live = np.arange(size)  # decodes still short of m tokens
-        c = np.full(size, ctx, dtype=np.int64)
-        while len(live):
+        c = np.full(size, ctx, dtype=np.int64)  # arrays hold the decodes still short of m
+        while len(c):
             X, L, J, c_next = eng.round(c, k, rng)
             res.add(J, L)
-            h = have[live]
             for t in range(min(k + 1, m)):  # append the round's tokens while there is room
-                room = (t < L) & (h + t < m)
-                code[live[room]] = code[live[room]] * V + X[t, room]
-            have[live] = h + L
-            more = have[live] < m
-            live, c = live[more], c_next[more]
-        res.joint += np.bincount(code, minlength=V**m)
+                room = (t < L) & (have + t < m)
+                code = np.where(room, code * V + X[t], code)
+            have += L
+            done = have >= m
+            res.joint += np.bincount(code[done], minlength=V**m)
+            more = ~done
+            code, have, c = code[more], have[more], c_next[more]
     res.joint = res.joint.reshape((V,) * m)
     return res
 
@@ -234,6 +268,7 @@ def long_decode(
     Q: np.ndarray,
     ctx: int,
     k: int,
+    *,
     n_rounds: int = 20_000,
     rule: str = "correct",
     seed: int = 0,

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import interrupt
 from .draws import Draws, RngDraws
 from .pair import ModelPair
 from .rule import overlap, ratio
@@ -86,8 +87,22 @@ class Emitted:
     position: int  # the 1-based position it stands in within the round
 
 
+class _Output:
+    """What every played round tells: the tokens it emitted, and where the next starts."""
+
+    emitted: tuple[Emitted, ...]
+
+    @property
+    def next_ctx(self) -> int:
+        return self.emitted[-1].token
+
+    @property
+    def tokens(self) -> tuple[int, ...]:
+        return tuple(e.token for e in self.emitted)
+
+
 @dataclass(frozen=True)
-class RoundTrace:
+class RoundTrace(_Output):
     rule: str
     ctx: int  # the newest token of the prefix the round starts from
     k: int  # tokens drafted (a proposal may hold fewer than asked for)
@@ -107,20 +122,12 @@ class RoundTrace:
     def accepted(self) -> int:
         return sum(1 for p in self.positions if p.accepted)
 
-    @property
-    def next_ctx(self) -> int:
-        return self.emitted[-1].token
-
-    @property
-    def tokens(self) -> tuple[int, ...]:
-        return tuple(e.token for e in self.emitted)
-
     def name(self, x: int) -> str:
         return self.vocab[x] if 0 <= x < len(self.vocab) else str(x)
 
 
 @dataclass(frozen=True)
-class RoundDigest:
+class RoundDigest(_Output):
     """What a round emitted, without rows or frames: enough for running totals."""
 
     ctx: int
@@ -128,14 +135,6 @@ class RoundDigest:
     emitted: tuple[Emitted, ...]
     accepted: int
     beta: tuple[float, ...] = ()  # sum_x min(p, q) at each verified position, when asked
-
-    @property
-    def next_ctx(self) -> int:
-        return self.emitted[-1].token
-
-    @property
-    def tokens(self) -> tuple[int, ...]:
-        return tuple(e.token for e in self.emitted)
 
 
 def play_round(pair: ModelPair, ctx: int | Sequence[int], k: int, *,
@@ -162,6 +161,7 @@ def play_rounds(pair: ModelPair, ctx: int | Sequence[int], k: int, *, n_rounds: 
     first_traced = 0 if traced is None else max(0, int(n_rounds) - int(traced))
     out = []
     for i in range(int(n_rounds)):
+        interrupt.check()
         tr = play(pair, prefix, k, r, draws, light=i < first_traced)
         out.append(tr)
         prefix = prefix + list(tr.tokens)

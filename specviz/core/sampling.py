@@ -1,9 +1,9 @@
 """Categorical draws shared by every sampler.
 
-Scalar draws (one round at a time) use the inverse CDF: the smallest x with cdf(x) > u.
-Vectorised draws use Walker's alias method (Vose's construction): u V picks a bucket j,
-the fractional part of u V picks j itself or its alias. Both are exact up to rounding,
-and neither ever draws a token of zero probability.
+Every draw is the inverse CDF: the smallest x with cdf(x) > u. Scalar draws (one round at
+a time) search the row; vectorised draws read a table of buckets first (BucketSampler for
+small vocabularies, GuideSampler for large ones). None ever draws a token of zero
+probability.
 """
 
 from __future__ import annotations
@@ -52,46 +52,39 @@ def draw_row(w: np.ndarray, u: float, blocks: np.ndarray | None = None,
     return x if w[x] > 0 else draw(w, u)  # an edge case of rounding: the flat way
 
 
-def alias_tables(W: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Vose's alias tables for each row of W. (R, V) -> keep (R, V) float, alias (R, V) int."""
-    R, V = W.shape
-    keep = np.ones((R, V))
-    alias = np.tile(np.arange(V), (R, 1))
-    for r in range(R):
-        w = W[r] / W[r].sum() * V  # scaled so the mean bucket holds 1
-        small = [j for j in range(V) if w[j] < 1.0]
-        large = [j for j in range(V) if w[j] >= 1.0]
-        while small and large:
-            s, g = small.pop(), large.pop()
-            keep[r, s], alias[r, s] = w[s], g
-            w[g] -= 1.0 - w[s]
-            (small if w[g] < 1.0 else large).append(g)
-        # leftovers hold 1 up to rounding and keep themselves (keep = 1 set above)
-        zero = W[r] <= 0
-        keep[r, zero] = 0.0  # a token of no mass never keeps its bucket ...
-        stray = zero & (alias[r] == np.arange(V))
-        alias[r, stray] = int(np.argmax(W[r]))  # ... and never is its own alias
-        alias[r, zero[alias[r]]] = int(np.argmax(W[r]))
-    return keep, alias
+class BucketSampler:
+    """x ~ W[rows_i] by the inverse CDF, read from a table of G = 2^s equal buckets per row
+    (the cutpoint method of Chen & Asau 1974, with buckets fine enough that nearly every
+    one lies inside a single token's interval). floor(u G) is exact for a power of two, so
+    a bucket wholly inside token x's interval [cdf(x-1), cdf(x)) gives x for every u in
+    it; the few buckets holding an interval's edge are marked -1 and those draws count
+    cdf <= u directly. The same token as `draw` for every u. W: (R, V)"""
 
-
-class RowSampler:
-    """x_i ~ W[rows_i] for many rows at once, by the alias method. W: (R, V)."""
-
-    def __init__(self, W: np.ndarray) -> None:
+    def __init__(self, W: np.ndarray, cells: int = 1 << 14) -> None:
         self.R, self.V = W.shape
-        keep, alias = alias_tables(W)
-        self.keep = keep.ravel()  # (R*V,)
-        self.alias = alias.ravel()  # (R*V,)
+        self.shift = max(6, int(cells // self.V).bit_length() - 1)  # G = 2^shift
+        G = 1 << self.shift
+        cdf = np.cumsum(W, axis=1)
+        self.cdf = cdf / cdf[:, -1:]  # (R, V), ends at exactly 1
+        last = self.V - 1 - np.argmax(W[:, ::-1] > 0, axis=1)  # (R,) last token with mass
+        start = np.arange(G) / G  # (G,) bucket starts, exact
+        table = np.empty((self.R, G), dtype=np.int64)
+        for r in range(self.R):
+            lo = np.searchsorted(self.cdf[r], start, side="right")  # token at the start
+            hi = np.searchsorted(self.cdf[r], start + 1.0 / G, side="left")  # edges before end
+            table[r] = np.where(hi > lo, -1, np.minimum(lo, last[r]))
+        self.table = table.ravel()  # (R*G,)
+        self.last = last
 
     def __call__(self, rows: np.ndarray, u: np.ndarray) -> np.ndarray:
         """rows: (n,) int, u: (n,) in [0, 1) -> (n,) tokens."""
-        t = u * self.V
-        j = t.astype(np.int64)  # bucket, 0..V-1
-        np.minimum(j, self.V - 1, out=j)  # u V can round up to V
-        t -= j  # fractional part: a fresh uniform in [0, 1)
-        idx = rows * self.V + j
-        return np.where(t < self.keep[idx], j, self.alias[idx])
+        x = self.table[(rows << self.shift) + (u * (1 << self.shift)).astype(np.int64)]
+        edge = np.flatnonzero(x < 0)
+        if len(edge):  # an interval's edge inside the bucket: count cdf <= u exactly
+            r = rows[edge]
+            cnt = (self.cdf[r] <= u[edge, None]).sum(axis=1)
+            x[edge] = np.minimum(cnt, self.last[r])
+        return x
 
 
 class InverseCDF:
@@ -139,12 +132,16 @@ class GuideSampler:
         grid = np.arange(self.V) / self.V  # (V,) bucket starts
         self.guide = np.stack([np.searchsorted(row, grid, side="right") for row in self.cdf])
         self.flat = self.cdf.ravel()  # (R*V,)
+        self.guide_flat = self.guide.ravel()  # (R*V,)
 
     def __call__(self, rows: np.ndarray, u: np.ndarray) -> np.ndarray:
         """rows: (n,) int, u: (n,) in [0, 1) -> (n,) tokens."""
+        return self.at(rows * self.V, u)
+
+    def at(self, base: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """Draws from the rows whose first entry is at base = row V. (n,) -> (n,) tokens."""
         j = np.minimum((u * self.V).astype(np.int64), self.V - 1)
-        base = rows * self.V
-        x = self.guide[rows, j]  # (n,) never past the answer
+        x = self.guide_flat[base + j]  # (n,) never past the answer
         todo = np.flatnonzero(self.flat[base + x] <= u)
         while len(todo):  # step right until cdf(x) > u; the last cdf is 1 > u
             x[todo] += 1

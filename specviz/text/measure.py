@@ -14,6 +14,7 @@ import numpy as np
 
 from ..analysis.stats import empirical, sampling_floor, tv, tv_threshold
 from ..analysis.theory import speedup
+from ..core import interrupt
 from ..core.draws import RngDraws
 from ..core.round import play
 from ..core.rules import get_rule
@@ -74,6 +75,7 @@ def long_text_decode(dec: TextDecoder, prompt: Sequence[int], k: int, n_tokens: 
     kept = np.zeros(k)
     t0 = time.perf_counter()
     while len(ctx) - n0 < n_tokens:
+        interrupt.check()
         d = play(pair, ctx, k, r, draws, light=True, betas=True)
         rounds += 1
         drafted += d.k
@@ -200,6 +202,7 @@ def sample_first_tokens(dec: TextDecoder, context: Sequence[int], k: int, n: int
     draws = RngDraws(np.random.default_rng(seed))
     out = []
     for _ in range(int(n)):
+        interrupt.check()
         got: list[int] = []
         while len(got) < n_tokens:
             got += play(pair, ctx + got, k, r, draws, light=True).tokens

@@ -31,9 +31,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core import interrupt
+
 LEVELS = ("char", "word")
 MAX_VOCAB = {"char": 4_096, "word": 50_000}  # larger vocabularies keep the most frequent
 MAX_ORDER = 10  # highest n the trainer accepts
+# What one set of counts may hold: the default corpus at order 8 (characters) holds ~66 MB
+# of it. A text that needs more is refused while it is counted (ModelTooLarge); to allow
+# bigger models raise this, to fit a smaller host lower it (or lower the target order).
+MODEL_MAX_BYTES = 80 * 2**20
+TRAIN_TOKENS_MAX = 2_000_000  # tokens counted (the default corpus has ~1.7 M characters)
 UNK = "<unk>"  # the token for anything outside the vocabulary (last id)
 D_CLIP = (0.1, 0.9)  # discounts are clipped into this range
 _WORD = re.compile(r"\w+|[^\w\s]")  # a word, or one punctuation character
@@ -148,6 +155,15 @@ def _ro(a: np.ndarray) -> np.ndarray:
     return a
 
 
+class ModelTooLarge(ValueError):
+    """Counts that would pass MODEL_MAX_BYTES; the message says at which order."""
+
+
+def min_tokens(max_order: int) -> int:
+    """The fewest tokens counts of max_order can be made from: one full n-gram and one more."""
+    return int(max_order) + 1
+
+
 def discount(counts: np.ndarray) -> float:
     """D = n1 / (n1 + 2 n2), clipped to D_CLIP; 0.5 when no n-gram was seen once or twice."""
     n1 = int(np.count_nonzero(counts == 1))
@@ -160,20 +176,25 @@ def discount(counts: np.ndarray) -> float:
 class NGramCounts:
     """Everything a Kneser-Ney model of order <= max_order needs, from one token stream."""
 
-    def __init__(self, tokenizer: Tokenizer, ids: np.ndarray, max_order: int) -> None:
+    def __init__(self, tokenizer: Tokenizer, ids: np.ndarray, max_order: int,
+                 max_bytes: int = MODEL_MAX_BYTES) -> None:
         if isinstance(max_order, bool) or not isinstance(max_order, (int, np.integer)) \
                 or not 1 <= max_order <= MAX_ORDER:
             raise ValueError(f"max_order must be an integer 1..{MAX_ORDER}; got {max_order!r}")
         ids = np.asarray(ids, dtype=np.int64)
-        if ids.ndim != 1 or len(ids) < 2:
-            raise ValueError("need at least 2 tokens to count n-grams")
+        if ids.ndim != 1 or len(ids) < min_tokens(max_order):
+            raise ValueError(f"need at least {min_tokens(max_order)} tokens to count n-grams "
+                             f"up to order {max_order}; got {len(ids) if ids.ndim == 1 else 0}")
+        if len(ids) > TRAIN_TOKENS_MAX:
+            raise ValueError(f"{len(ids):,} tokens is over the cap {TRAIN_TOKENS_MAX:,}")
         self.tokenizer = tokenizer
         self.fingerprint = ""  # set by train(): what the counts were trained on
         self.V = tokenizer.V
         self.max_order = int(max_order)
         self.n_tokens = len(ids)
         self.B, self.direct = key_base(self.V, self.max_order)
-        self.levels: tuple[Level, ...] = _count_levels(ids, self.V, self.max_order)
+        self.levels: tuple[Level, ...] = _count_levels(ids, self.V, self.max_order,
+                                                       max_bytes)
         self._base: dict[bool, np.ndarray] = {}
 
     @property
@@ -251,13 +272,21 @@ def key_base(V: int, max_order: int) -> tuple[int, bool]:
     return (1 << bits, True) if max_order * bits <= 62 else (V, False)
 
 
-def _count_levels(ids: np.ndarray, V: int, max_order: int) -> tuple[Level, ...]:
-    """Levels 0..max_order-1, each from one sort of the token stream's n-gram keys."""
+_BYTES_PER_NGRAM = 12  # w, raw, kn (int32 each)
+_BYTES_PER_CONTEXT = 40  # keys, start (int64), raw_total, kn_total, kn_nnz (float64)
+
+
+def _count_levels(ids: np.ndarray, V: int, max_order: int,
+                  max_bytes: int = MODEL_MAX_BYTES) -> tuple[Level, ...]:
+    """Levels 0..max_order-1, each from one sort of the token stream's n-gram keys; stops
+    with ModelTooLarge as soon as the levels so far would hold more than max_bytes."""
     N = len(ids)
     B, direct = key_base(V, max_order)
     levels: list[dict] = []
+    held = 0
     cid = np.zeros(N, dtype=np.int64)  # cid[i]: parent value of the L tokens before i
     for L in range(max_order):
+        interrupt.check()
         if L > 0:
             ctx_key = cid[L:] * B + ids[: N - L]  # (N - L,) parent, then the token before
             cid = np.empty(N, dtype=np.int64)
@@ -277,6 +306,12 @@ def _count_levels(ids: np.ndarray, V: int, max_order: int) -> tuple[Level, ...]:
             owner = ctx_of
         start = np.zeros(len(keys) + 1, dtype=np.int64)
         np.cumsum(np.bincount(owner, minlength=len(keys)), out=start[1:])
+        held += _BYTES_PER_NGRAM * len(gram) + _BYTES_PER_CONTEXT * len(keys)
+        if held > max_bytes:
+            raise ModelTooLarge(
+                f"its counts up to order {L + 1} alone need {held / 2**20:,.0f} MB, over the "
+                f"cap of {max_bytes / 2**20:,.0f} MB per model; use a lower order (at most "
+                f"{L}) or a shorter or more repetitive text")
         levels.append(dict(L=L, keys=keys, start=start, gram=gram, owner=owner,
                            w=(gram % B).astype(np.int32), raw=raw.astype(np.int32)))
         if L > 0:  # continuation counts of level L-1: distinct extensions one token older
@@ -301,10 +336,12 @@ def _count_levels(ids: np.ndarray, V: int, max_order: int) -> tuple[Level, ...]:
     return tuple(out)
 
 
-def train(text: str, level: str, max_order: int, max_vocab: int | None = None) -> NGramCounts:
-    """Tokenise text at `level` and count every n-gram up to max_order."""
+def train(text: str, level: str, max_order: int, max_vocab: int | None = None,
+          max_bytes: int = MODEL_MAX_BYTES) -> NGramCounts:
+    """Tokenise text at `level` and count every n-gram up to max_order (of the first
+    TRAIN_TOKENS_MAX tokens)."""
     tok = build_tokenizer(text, level, max_vocab)
-    counts = NGramCounts(tok, tok.encode(text), max_order)
+    counts = NGramCounts(tok, tok.encode(text)[:TRAIN_TOKENS_MAX], max_order, max_bytes)
     digest = hashlib.sha1(text.encode("utf-8", errors="replace")).hexdigest()[:16]
     counts.fingerprint = f"{digest}|{level}|{max_order}|{tok.V}"
     return counts

@@ -23,6 +23,10 @@ from .ngram import NGramCounts, NGramModel
 DRAFTERS = ("ngram", "lookup")
 LOOKUP_NGRAM = {"char": (2, 8), "word": (1, 3)}  # (shortest, longest) prompt lookup matches
 TAIL_TOKENS = {"char": 24, "word": 8}  # context shown in captions
+# Each of a decoder's six row caches (target and draft rows and their block sums, each
+# drafter's rejection laws) holds at most this: a decoder's caches stay under ~48 MB.
+TEXT_CACHE_BYTES = 8 * 2**20
+CACHES_PER_DECODER = 4 + len(DRAFTERS)
 
 
 class RowSource:
@@ -58,10 +62,14 @@ class TextDecoder:
     """A target and a draft over one NGramCounts, each at its own temperature."""
 
     def __init__(self, counts: NGramCounts, target_order: int, draft_order: int,
-                 T_p: float = 1.0, T_q: float = 1.0) -> None:
+                 T_p: float = 1.0, T_q: float = 1.0,
+                 cache_bytes: int = TEXT_CACHE_BYTES) -> None:
         self.counts = counts
-        self.target = RowSource(counts.model(target_order), check_temperature(T_p, "T_p"))
-        self.draft = RowSource(counts.model(draft_order), check_temperature(T_q, "T_q"))
+        self.cache_bytes = int(cache_bytes)
+        self.target = RowSource(counts.model(target_order), check_temperature(T_p, "T_p"),
+                                self.cache_bytes)
+        self.draft = RowSource(counts.model(draft_order), check_temperature(T_q, "T_q"),
+                               self.cache_bytes)
         self.names = counts.tokenizer.names  # (V,) display names
         self._pairs: dict[str, TextPair] = {}
 
@@ -71,6 +79,11 @@ class TextDecoder:
     draft_order = property(lambda self: self.draft.model.order)
     T_p = property(lambda self: self.target.T)
     T_q = property(lambda self: self.draft.T)
+
+    @property
+    def max_cache_bytes(self) -> int:
+        """The most its row caches may hold together (the counts are not counted)."""
+        return CACHES_PER_DECODER * self.target.max_rows * 8 * self.V
 
     @property
     def key(self) -> str:
@@ -109,6 +122,12 @@ class TextPair(ModelPair):
     @property
     def fingerprint(self) -> str:
         return f"{self.dec.key}|{self.drafter}"
+
+    @property
+    def rejections(self) -> RowCache:
+        if getattr(self, "_rejections", None) is None:
+            self._rejections = RowCache(self.V, self.dec.cache_bytes)
+        return self._rejections
 
     def p(self, prefix: Sequence[int]) -> np.ndarray:
         return self.dec.target(prefix)

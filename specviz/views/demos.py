@@ -23,6 +23,7 @@ from ..analysis.stats import (  # noqa: F401 (GOF_ALPHA for /exactness)
     tv_threshold,
     verdict,
 )
+from ..core import interrupt
 from ..core.exact import exact_joint, round_law, target_joint
 from ..core.montecarlo import long_decode, simulate
 from ..core.pair import TablePair
@@ -30,6 +31,7 @@ from ..core.round import play_round
 from ..core.rule import overlap, ratio, residual
 from ..core.rules import TUTORIAL_RULES, get_rule
 from ..core.tables import check_ctx, junk_table, mix_draft, temper, token_name, validate_pair
+from .work import heavy
 
 ALPHAS = (1.0, 0.95, 0.85, 0.6, 0.3, 0.0)  # demonstration 3's draft qualities
 TEMPERATURES = (1.3, 2.0, 0.5)  # demonstration 3's draft temperatures
@@ -103,6 +105,7 @@ class Exactness:
     audits: list[RuleAudit]
 
 
+@heavy
 def exactness(
     P: np.ndarray,
     Q: np.ndarray,
@@ -114,13 +117,13 @@ def exactness(
     n_tokens: int = 2,
 ) -> Exactness:
     """Demonstration 2: each rule's Monte Carlo and exact TV from the target's joint law."""
-    target = target_joint(P, ctx, n_tokens)
+    target = target_joint(P, ctx, n_tokens=n_tokens)
     direct = np.random.default_rng(seed).multinomial(n, target.ravel()).reshape(target.shape)
     floor, line = sampling_floor(target, n), tv_threshold(target, n)
 
     def audit(name: str) -> RuleAudit:
-        sim = simulate(P, Q, ctx, k, n, name, n_tokens, seed)
-        ex = exact_joint(P, Q, ctx, k, n_tokens, name)
+        sim = simulate(P, Q, ctx, k, n=n, rule=name, n_tokens=n_tokens, seed=seed)
+        ex = exact_joint(P, Q, ctx, k, n_tokens=n_tokens, rule=name)
         return RuleAudit(
             rule=name, lossless=get_rule(name).lossless, mc_tv=tv(sim.law, target),
             exact_tv=tv(ex, target), floor=floor, threshold=line,
@@ -131,7 +134,7 @@ def exactness(
     # NumPy releases the GIL inside its array loops, so rules run side by side on the cores;
     # each rule has its own seeded stream, so the result does not depend on the scheduling.
     with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-        audits = list(pool.map(audit, rules))
+        audits = list(pool.map(interrupt.carry(audit), rules))
     return Exactness(n, k, ctx, n_tokens, target, tv(direct / n, target), audits)
 
 
@@ -143,6 +146,7 @@ class Convergence:
     exact_tv: dict[str, float]  # rule -> its bias, where a broken rule levels off
 
 
+@heavy
 def convergence(
     P: np.ndarray,
     Q: np.ndarray,
@@ -154,18 +158,19 @@ def convergence(
     n_tokens: int = 2,
 ) -> Convergence:
     """TV against n for each rule: the correct rule tracks the floor, a broken rule its bias."""
-    target = target_joint(P, ctx, n_tokens)
-    mc = {r: [tv(simulate(P, Q, ctx, k, int(n), r, n_tokens, seed + i).law, target)
+    target = target_joint(P, ctx, n_tokens=n_tokens)
+    mc = {r: [tv(simulate(P, Q, ctx, k, n=int(n), rule=r, n_tokens=n_tokens, seed=seed + i).law,
+                 target)
               for i, n in enumerate(ns)] for r in rules}
-    ex = {r: tv(exact_joint(P, Q, ctx, k, n_tokens, r), target) for r in rules}
+    ex = {r: tv(exact_joint(P, Q, ctx, k, n_tokens=n_tokens, rule=r), target) for r in rules}
     return Convergence(list(ns), [sampling_floor(target, int(n)) for n in ns], mc, ex)
 
 
 # 3 ------------------------------------------------------------------------ acceptance
 def _measure(P, Q, ctx, k, c, n_rounds, seed, rule="correct") -> Row:
     """Measured (long decode) and exact (long run) acceptance metrics for one draft."""
-    meas = long_decode(P, Q, ctx, k, n_rounds, rule, seed)
-    ex = round_law(P, Q, ctx, k, rule, long_run=True)
+    meas = long_decode(P, Q, ctx, k, n_rounds=n_rounds, rule=rule, seed=seed)
+    ex = round_law(P, Q, ctx, k, rule=rule, long_run=True)
     return {
         "alpha_eff": ex.alpha,  # E[sum_x min(p, q)] over the target's own text
         "acceptance": meas.acceptance_rate,
@@ -180,6 +185,7 @@ def _measure(P, Q, ctx, k, c, n_rounds, seed, rule="correct") -> Row:
     }
 
 
+@heavy
 def alpha_sweep(
     P: np.ndarray,
     ctx: int = 0,
@@ -196,6 +202,7 @@ def alpha_sweep(
             for a in alphas]
 
 
+@heavy
 def temperature_sweep(
     P: np.ndarray,
     ctx: int = 0,
@@ -211,6 +218,7 @@ def temperature_sweep(
 
 
 # 4 ------------------------------------------------------------------------ draft length
+@heavy
 def k_sweep(
     P: np.ndarray,
     Q: np.ndarray,
@@ -271,16 +279,16 @@ def speedup_surface(
 def roofline_rows(
     preset: str = "Llama-2-7B",
     tokens: Sequence[int] = ROOFLINE_TOKENS,
-    ctx: int = 512,
+    context_len: int = 512,
     dtype: str = "fp16",
     batch: int = 1,
 ) -> list[Row]:
     """Demonstration 6: MACs per byte by tokens in the pass, the tutorial's count and ours."""
     rows = []
     for t in tokens:
-        tut = roofline.pass_cost(preset, t, ctx, dtype, batch, "tutorial", kv_cache=False)
-        full = roofline.pass_cost(preset, t, ctx, dtype, batch, "full", kv_cache=False)
-        kv = roofline.pass_cost(preset, t, ctx, dtype, batch, "full", kv_cache=True)
+        tut = roofline.pass_cost(preset, t, context_len, dtype, batch, "tutorial", kv_cache=False)
+        full = roofline.pass_cost(preset, t, context_len, dtype, batch, "full", kv_cache=False)
+        kv = roofline.pass_cost(preset, t, context_len, dtype, batch, "full", kv_cache=True)
         rows.append({"tokens": t, "macs_tutorial": tut.macs, "mpb_tutorial": tut.macs_per_byte,
                      "macs_full": full.macs, "mpb_full": full.macs_per_byte,
                      "mpb_full_kv": kv.macs_per_byte, "bytes": tut.bytes})
@@ -301,7 +309,7 @@ def summary(
     """The home page's live numbers: one seeded round, and the exact long-run metrics."""
     names = tuple(vocab) if vocab else None
     tr = play_round(TablePair(P, Q, names), ctx, k, rng=np.random.default_rng(seed), rule=rule)
-    law = round_law(P, Q, ctx, k, rule, long_run=True)
+    law = round_law(P, Q, ctx, k, rule=rule, long_run=True)
     tokens = law.tokens_per_call
     return {
         "round_text": " ".join(tr.name(e.token) for e in tr.emitted),

@@ -30,10 +30,12 @@ from ..analysis.stats import (  # noqa: F401 (GOF_ALPHA for /rules)
     tv_threshold,
     verdict,
 )
+from ..core import interrupt
 from ..core.exact import exact_joint, round_law, target_joint
 from ..core.montecarlo import simulate
 from ..core.rules import FAMILIES, RULES, Rule
 from .demos import WORKERS, Row
+from .work import heavy
 
 GALLERY_N = 200_000  # Monte Carlo decodes per rule on the page (all rules in < ~1 s)
 GALLERY_NS = (20_000, 200_000, 1_000_000, 2_000_000)  # /rules: the choices of n per rule
@@ -145,9 +147,9 @@ class Gallery:
 
 
 def _audit(P, Q, ctx, k, n, seed, rule: Rule, target, threshold) -> RuleResult:
-    sim = simulate(P, Q, ctx, k, n, rule, N_TOKENS, seed)
-    bias = tv(exact_joint(P, Q, ctx, k, N_TOKENS, rule), target)
-    law = round_law(P, Q, ctx, k, rule, long_run=True)
+    sim = simulate(P, Q, ctx, k, n=n, rule=rule, n_tokens=N_TOKENS, seed=seed)
+    bias = tv(exact_joint(P, Q, ctx, k, n_tokens=N_TOKENS, rule=rule), target)
+    law = round_law(P, Q, ctx, k, rule=rule, long_run=True)
     return RuleResult(
         rule=rule, exact_tv=bias, mc_tv=tv(sim.law, target),
         p_value=gof_pvalue(sim.joint, target), acceptance=sim.acceptance_rate,
@@ -167,6 +169,7 @@ def _memo_key(P, Q, ctx, k, n, seed, rule: Rule) -> tuple:
             tuple(sorted(rule.prm.items())))
 
 
+@heavy
 def gallery(
     P: np.ndarray,
     Q: np.ndarray,
@@ -181,7 +184,7 @@ def gallery(
     acceptance. Rules run side by side in threads (NumPy releases the GIL), each on its own
     seeded stream, so the result does not depend on the scheduling."""
     rules = configure(params, names)
-    target = target_joint(P, ctx, N_TOKENS)
+    target = target_joint(P, ctx, n_tokens=N_TOKENS)
     floor, line = sampling_floor(target, n), tv_threshold(target, n)
     P, Q = np.asarray(P, dtype=np.float64), np.asarray(Q, dtype=np.float64)
     keys = [_memo_key(P, Q, ctx, k, n, seed, r) for r in rules]
@@ -191,8 +194,8 @@ def gallery(
     # A rule's audit depends only on its key, so audits run before are reused: changing one
     # rule's parameter reruns that rule alone.
     with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-        fresh = list(pool.map(
-            lambda kr: _audit(P, Q, ctx, k, n, seed, kr[1], target, line), todo))
+        fresh = list(pool.map(interrupt.carry(
+            lambda kr: _audit(P, Q, ctx, k, n, seed, kr[1], target, line)), todo))
     with _MEMO_LOCK:
         for (key, _), res in zip(todo, fresh, strict=True):
             _MEMO[key] = done[key] = res
@@ -247,6 +250,7 @@ def param_specs() -> list[Row]:
 
 
 # ------------------------------------------------------------------ production metrics
+@heavy
 def production(
     P: np.ndarray,
     Q: np.ndarray,

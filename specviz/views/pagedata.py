@@ -20,8 +20,18 @@ from ..analysis.roofline import (  # noqa: F401 (for /roofline)
 from ..core.dynamic import POLICY_LABELS, PolicyRun, run_policies
 from ..core.exact import round_law
 from ..core.rules import TUTORIAL_RULES, get_rule
-from ..core.tables import K_APP_MAX, junk_table, mix_draft, temper, token_name
+from ..core.tables import (
+    K_APP_MAX,
+    WORK_REQUEST_MAX,
+    junk_table,
+    mix_draft,
+    n_cap,
+    rules_cost,
+    temper,
+    token_name,
+)
 from .demos import CostModel, Exactness, Row, RuleAudit, Surface, roofline_rows
+from .work import heavy
 
 # =============================================================================================
 # Chart pages (/exactness, /acceptance, /draft-length, /cost, /roofline): page-level data.
@@ -42,6 +52,19 @@ ROOFLINE_TOKENS_MIN_MAX = 256  # the roofline's x axis reaches at least this man
 ROOFLINE_POINTS = 160  # tokens grid size (log-spaced integers)
 EXACTNESS_RULES = TUTORIAL_RULES  # the exactness page always runs the tutorial's four
 PAGE_ROUNDS = 10_000  # long-decode rounds per measured point (keeps a k change < 300 ms)
+
+
+def capped_n(n: int, k: int, rules: Sequence[str],
+             params: dict | None = None) -> tuple[int, str | None]:
+    """n held at the request's work cap for these rules at k (tables.n_cap), and the note
+    that says so: n (k + 1) x rules (a multi-draft rule counts m times) <= WORK_REQUEST_MAX."""
+    cost = rules_cost(rules, params)
+    cap = n_cap(k, cost)
+    if n <= cap:
+        return int(n), None
+    return cap, (f"The cap bites: at k = {k}, {len(rules)} rules (costing {cost:g} plain runs) "
+                 f"may take at most {cap:,} decodes each in one run (n (k + 1) x rules <= "
+                 f"{WORK_REQUEST_MAX:,}, about 5 s); running {cap:,}, not {n:,}.")
 
 
 def page_rules(rule: str, base: Sequence[str] = EXACTNESS_RULES) -> tuple[str, ...]:
@@ -87,7 +110,7 @@ def exact_row(P: np.ndarray, Q: np.ndarray, ctx: int, k: int, c: float,
               rule: str = "correct") -> Row:
     """Exact long-run metrics and the i.i.d. theory at alpha_eff (Leviathan et al. 2022,
     eq. 1 and Thm 3.8) for one draft; no sampling."""
-    ex = round_law(P, Q, ctx, k, rule, long_run=True)
+    ex = round_law(P, Q, ctx, k, rule=rule, long_run=True)
     return {
         "alpha_eff": ex.alpha,
         "acceptance_exact": ex.acceptance_rate,
@@ -176,7 +199,7 @@ def roofline_page(
     preset: str = "Llama-2-7B",
     accel: str = "H100 SXM",
     k: int = 4,
-    ctx: int = 512,
+    context_len: int = 512,
     dtype: str = "fp16",
     batch: int = 1,
     tokens: Sequence[int] | None = None,
@@ -186,17 +209,19 @@ def roofline_page(
     Full count with the KV-cache read for the times; tokens defaults to roofline_grid(free).
     """
     a = roofline.ACCELERATORS[accel]
-    free = roofline.free_tokens(preset, accel, ctx, dtype, batch)
-    rows = roofline_rows(preset, roofline_grid(free) if tokens is None else tokens, ctx, dtype,
+    free = roofline.free_tokens(preset, accel, context_len, dtype, batch)
+    rows = roofline_rows(preset, roofline_grid(free) if tokens is None else tokens, context_len,
+                         dtype,
                          batch)
-    one = roofline.pass_time(roofline.pass_cost(preset, 1, ctx, dtype, batch), a)
+    one = roofline.pass_time(roofline.pass_cost(preset, 1, context_len, dtype, batch), a)
     for r in rows:
-        t = roofline.pass_time(roofline.pass_cost(preset, int(r["tokens"]), ctx, dtype, batch), a)
+        t = roofline.pass_time(roofline.pass_cost(preset, int(r["tokens"]), context_len, dtype,
+                                                  batch), a)
         r["time_ratio"] = t / one  # pass time relative to a one-token decode step
     accels = [{"accelerator": name, "ridge": acc.ridge,
-               "free_tokens": roofline.free_tokens(preset, name, ctx, dtype, batch),
+               "free_tokens": roofline.free_tokens(preset, name, context_len, dtype, batch),
                "source": acc.source} for name, acc in roofline.ACCELERATORS.items()]
-    ratio_k = roofline.verify_cost_ratio(preset, accel, k, ctx, dtype, batch)
+    ratio_k = roofline.verify_cost_ratio(preset, accel, k, context_len, dtype, batch)
     return RooflinePage(preset, accel, int(k), rows, accels, free, ratio_k, k + 1 <= free)
 
 
@@ -240,6 +265,7 @@ DYN_SHOWN_ROUNDS = 100  # rounds in view on the k-over-time chart (the rest by p
 BATCHES = tuple(range(1, 1025))  # batch sizes B of the batch-size section
 
 
+@heavy
 def dynamic_runs(
     P: np.ndarray,
     Q: np.ndarray,
@@ -251,8 +277,9 @@ def dynamic_runs(
 ) -> dict[str, PolicyRun]:
     """Every dynamic-k policy on one shared random stream (specviz.dynamic.run_policies),
     starting from the sidebar's k, with k_max = dynamic_k_max(k). Samples."""
-    return run_policies(P, Q, ctx, int(k), int(n_tokens), int(seed), dynamic_k_max(k),
-                        float(threshold))
+    return run_policies(P, Q, ctx, int(k), n_tokens=int(n_tokens), seed=int(seed),
+                        k_max=dynamic_k_max(k),
+                        threshold=float(threshold))
 
 
 def dynamic_k_max(k: int) -> int:
@@ -300,7 +327,7 @@ def batch_curve(
     alpha: float,
     k: int,
     c: float,
-    ctx: int = 512,
+    context_len: int = 512,
     dtype: str = "fp16",
     kv_cache: bool = True,
     batches: Sequence[int] = BATCHES,
@@ -308,22 +335,22 @@ def batch_curve(
     """roofline.batch_speedup over B, with where verification stops being free and where
     speculation stops paying. With batch B the verify pass holds B (k + 1) tokens."""
     bs = [int(b) for b in batches]
-    s = roofline.batch_speedup(preset, accel, alpha, k, c, bs, ctx, dtype, "full", kv_cache)
-    ratios = [roofline.verify_cost_ratio(preset, accel, k, ctx, dtype, b, "full", kv_cache)
+    s = roofline.batch_speedup(preset, accel, alpha, k, c, bs, context_len, dtype, "full", kv_cache)
+    ratios = [roofline.verify_cost_ratio(preset, accel, k, context_len, dtype, b, "full", kv_cache)
               for b in bs]
     rows = [{"batch": b, "tokens_in_pass": b * (k + 1), "speedup": float(v),
              "verify_ratio": float(r)} for b, v, r in zip(bs, s, ratios, strict=True)]
     limit = 1.0 + roofline.FREE_TOLERANCE
     stops_free = next((r["batch"] for r in rows if r["verify_ratio"] > limit), None)
     stops_paying = next((r["batch"] for r in rows if r["speedup"] < 1.0), None)
-    return BatchCurve(preset, accel, float(alpha), int(k), float(c), int(ctx), dtype,
+    return BatchCurve(preset, accel, float(alpha), int(k), float(c), int(context_len), dtype,
                       bool(kv_cache), rows, float(theory.walltime_speedup(alpha, k, c)),
                       stops_free, stops_paying, max(bs))
 
 
 def long_run_alpha(P: np.ndarray, Q: np.ndarray, ctx: int, k: int) -> float:
     """alpha_eff of the pair: E[beta] over the contexts a long decode visits (exact)."""
-    return round_law(P, Q, ctx, k, "correct", True).alpha
+    return round_law(P, Q, ctx, k, rule="correct", long_run=True).alpha
 
 
 def theory_best_k(alpha: float, c: float) -> tuple[int, float]:

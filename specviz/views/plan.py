@@ -81,8 +81,9 @@ def _batch_note(p: planner.Plan, batch: int) -> str:
     if batch > cap.batch_with_draft:
         fits = (f"at most {cap.batch_with_draft:,} sequences fit with the draft"
                 if cap.batch_with_draft else "the draft does not fit at all")
-        return (f"Batch {batch:,} does not fit in memory at context {p.setup.ctx:,}: {fits} "
-                f"({cap.batch_target_only:,} for the target alone).")
+        return (f"Batch {batch:,} does not fit in memory at context "
+                f"{p.setup.context_len:,}: {fits} ({cap.batch_target_only:,} for the target "
+                "alone).")
     j = batch - 1
     if j >= len(p.batches):
         return f"Batch {batch:,} is beyond the priced range (up to {p.batches[-1]:,})."
@@ -94,7 +95,7 @@ def _batch_note(p: planner.Plan, batch: int) -> str:
 
 def plan_page(*, metrics_text: str, target_text: str = "", target_preset: str = "Llama-3.1-8B",
               draft_text: str = "", draft_preset: str = "Llama-3.2-1B",
-              accel: Accelerator, ctx: int = 4096, target_dtype: str = "bf16",
+              accel: Accelerator, context_len: int = 4096, target_dtype: str = "bf16",
               draft_dtype: str = "bf16", kv_dtype: str = "bf16", k_max: int = 8,
               k_len: int = 0, rounds: int = 0, batch: int = 0, target_name: str = "target",
               draft_name: str = "draft") -> PlanPage:
@@ -114,7 +115,7 @@ def plan_page(*, metrics_text: str, target_text: str = "", target_preset: str = 
     if target.vocab != draft.vocab:
         page.notes.append(f"The vocabularies differ ({target.vocab:,} vs {draft.vocab:,}): "
                           "a draft must share the target's tokenizer.")
-    setup = planner.Setup(target, draft, accel, ctx, target_dtype, draft_dtype, kv_dtype)
+    setup = planner.Setup(target, draft, accel, context_len, target_dtype, draft_dtype, kv_dtype)
     try:
         page.plan = planner.plan(setup, page.report, k_max=k_max)
     except planner.PlanError as exc:

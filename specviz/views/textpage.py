@@ -19,6 +19,7 @@ from ..text.ngram import NGramCounts, train
 from ..text.pair import TextDecoder  # noqa: F401 (for /text)
 from .stepping import view
 from .transcript import RoundTranscript, Totals
+from .work import heavy
 
 LEVEL_LABELS = {"char": "characters", "word": "words"}
 DEFAULT_PROMPT = "Return the number of "
@@ -29,7 +30,11 @@ PAGE_TOKENS = 300  # tokens per long decode behind the page's comparisons
 TOP_BARS = 12  # tokens shown in the p / q bars
 TRANSCRIPT_SHOWN = 12  # earlier rounds kept for the text view (totals cover them all)
 PROMPT_MAX_CHARS = 2_000
-EXACT_N = 5_000  # Monte Carlo decodes behind the page's exactness check
+EXACT_N = 5_000  # Monte Carlo decodes behind the page's exactness check (at most)
+EXACT_N_MIN = 50  # ... and at least, however large the model
+# One request's work on /text, in row entries computed: (2k + 1) rows of V entries per
+# round, each built through (target order + draft order) levels. ~5 s on 2 busy cores.
+TEXT_WORK_MAX = 3e9
 EXACT_TOP = 16  # cells: the top tokens (and pairs) of p, the rest lumped
 
 Row = dict[str, object]
@@ -63,6 +68,37 @@ EXACT_COLUMNS: Columns = {
 def counts_max_order(target_order: int) -> int:
     """The counts hold every order the page can ask for: the target's and the compared."""
     return max(int(target_order), max(COMPARE_ORDERS))
+
+
+def round_cost(dec: TextDecoder, k: int) -> float:
+    """Row entries one round computes at worst: (2k + 1) rows, V entries, both orders."""
+    return (2 * int(k) + 1) * dec.V * (dec.target_order + dec.draft_order)
+
+
+def exact_n(dec: TextDecoder, k: int, n_rules: int) -> int:
+    """Decodes per rule for the exactness check: EXACT_N, or fewer so that every rule's run
+    together stays within TEXT_WORK_MAX (never under EXACT_N_MIN)."""
+    fit = int(TEXT_WORK_MAX // (round_cost(dec, k) * max(1, int(n_rules))))
+    return max(EXACT_N_MIN, min(EXACT_N, fit))
+
+
+def exact_note(dec: TextDecoder, k: int, n: int) -> str | None:
+    """What the page says when the model's size lowered n."""
+    if n >= EXACT_N:
+        return None
+    return (f"n = {n:,} decodes per rule, not {EXACT_N:,}: at V = {dec.V:,}, k = {k} and orders "
+            f"{dec.target_order} + {dec.draft_order}, a round computes up to "
+            f"{round_cost(dec, k):,.0f} row entries, and one check may compute "
+            f"{TEXT_WORK_MAX:,.0f} (about 5 s). A smaller k, order or vocabulary allows more.")
+
+
+def round_cap(dec: TextDecoder, k: int, rnd: int, rnd_max: int) -> tuple[int, str | None]:
+    """The round index held where replaying rounds 0..rnd would pass TEXT_WORK_MAX."""
+    cap = max(0, min(int(rnd_max), int(TEXT_WORK_MAX // round_cost(dec, k)) - 1))
+    if rnd <= cap:
+        return int(rnd), None
+    return cap, (f"Round {rnd:,} is past what one request may replay for this model "
+                 f"(V = {dec.V:,}, k = {k}): held at round {cap:,}.")
 
 
 def train_counts(corpus: Corpus, level: str, max_order: int) -> NGramCounts:
@@ -134,6 +170,7 @@ def checked_rules(rule: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys(("correct", "no_resample", "greedy", rule)))
 
 
+@heavy
 def page_order_sweep(_counts: NGramCounts, key: str, target_order: int,
                      prompt: Sequence[int], k: int, seed: int = 0, T_p: float = 1.0,
                      T_q: float = 1.0, n_tokens: int = PAGE_TOKENS) -> list[Row]:
@@ -141,6 +178,7 @@ def page_order_sweep(_counts: NGramCounts, key: str, target_order: int,
     return order_sweep(_counts, target_order, prompt, k, n_tokens, seed, T_p, T_q, 0.0)
 
 
+@heavy
 def page_drafters(_dec: TextDecoder, key: str, prompt: Sequence[int], k: int, seed: int = 0,
                   rule: str = "correct", n_tokens: int = PAGE_TOKENS) -> list[Row]:
     """measure.drafter_comparison: the n-gram draft and prompt lookup, same prompt."""
@@ -169,6 +207,7 @@ def drafter_rows(rows: list[Row]) -> list[Row]:
 
 
 # ----------------------------------------------------------------------------- exactness
+@heavy
 def page_exactness(_dec: TextDecoder, key: str, prompt: Sequence[int], k: int, seed: int,
                    rules: Sequence[str], drafter: str = "ngram", n: int = EXACT_N,
                    top: int = EXACT_TOP) -> list[Row]:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from ..core.pair import ModelPair
 from ..core.round import ORIGINS, RoundDigest, RoundTrace, play_rounds
+from .work import heavy
 
 RND_MAX = 999  # last round of a seeded transcript the app replays
 
@@ -66,6 +67,7 @@ class RoundTranscript:
         return self.earlier[-1] if self.earlier else None
 
 
+@heavy
 def round_transcript(
     _pair: ModelPair,
     key: str,

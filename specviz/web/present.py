@@ -180,6 +180,59 @@ def play_pause_js(toggle_key: str) -> str:
 """
 
 
+STEP_KEYS = {"ArrowRight": "next", "ArrowLeft": "prev"}  # key -> the button it presses
+STEP_QUEUE_MAX = 12  # presses waiting at most: more, faster, are dropped
+STEP_WAIT_MS = 3000  # a press whose rerun never shows is given up after this
+
+
+def step_queue_js(keys: dict[str, str] = STEP_KEYS) -> str:
+    """Arrow keys as a queue: each press of a key in `keys` clicks its button (widget key)
+    once, and the next click waits until the app's rerun from the last one has finished.
+    Streamlit merges button clicks that arrive during a rerun into one, so 50 fast presses
+    would move 2 steps; queued, each press is one step, up to STEP_QUEUE_MAX waiting. It
+    takes the keys before the buttons' own shortcuts (capture phase) and, like space,
+    leaves them alone in text fields, sliders and other controls."""
+    return f"""
+(function () {{
+  const w = window;
+  if (w.__svSteps) {{ w.__svSteps.keys = {keys!r}; return; }}
+  const S = w.__svSteps = {{keys: {keys!r}, queue: [], waiting: false, saw: false, at: 0}};
+  const BUSY = 'input, textarea, select, [contenteditable="true"], [role="slider"], ' +
+    '[role="textbox"], [role="spinbutton"], [role="combobox"], [role="listbox"]';
+  const button = (key) => document.querySelector('.st-key-' + key + ' button');
+  const state = () => {{
+    const app = document.querySelector('[data-testid="stApp"]');
+    return app ? app.getAttribute('data-test-script-state') : null;
+  }};
+  const busy = (st) => st === 'running' || st === 'rerunRequested';
+  w.addEventListener('keydown', function (e) {{
+    const key = S.keys[e.key];
+    if (!key || e.ctrlKey || e.metaKey || e.altKey || e.shiftKey) return;
+    const t = e.target;
+    if (t && t.closest && t.closest(BUSY)) return;
+    if (!button(key)) return;
+    e.preventDefault();
+    e.stopImmediatePropagation();
+    if (S.queue.length < {STEP_QUEUE_MAX}) S.queue.push(key);
+  }}, true);
+  setInterval(function () {{
+    const st = state();
+    if (S.waiting) {{
+      if (busy(st)) S.saw = true;
+      if (!(S.saw && !busy(st)) && Date.now() - S.at < {STEP_WAIT_MS}) return;
+      S.waiting = false;
+    }}
+    if (!S.queue.length || busy(st)) return;
+    const key = S.queue.shift();
+    const b = button(key);
+    if (!b || b.disabled) {{ S.queue = S.queue.filter((k) => k !== key); return; }}
+    S.waiting = true; S.saw = false; S.at = Date.now();
+    b.click();
+  }}, 25);
+}})();
+"""
+
+
 # ----------------------------------------------------------------------------- sharing
 COPY_LABEL = "🔗 Copy link to this state"
 

@@ -15,11 +15,20 @@ import re
 import zlib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields, replace
+from urllib.parse import urlencode
 
 from ..analysis.modelcfg import preset_names
 from ..analysis.roofline import ACCELERATORS, DTYPE_BYTES, PRESETS
 from ..core.rules import RULES
-from ..core.tables import K_APP_MAX, N_APP_MAX, VOCAB, WORK_APP_MAX, n_cap  # noqa: F401
+from ..core.tables import (  # noqa: F401
+    K_APP_MAX,
+    N_APP_MAX,
+    VOCAB,
+    WORK_APP_MAX,
+    WORK_REQUEST_MAX,
+    n_cap,
+    rules_cost,
+)
 from ..text.ngram import LEVELS as TEXT_LEVELS
 from ..text.pair import DRAFTERS as TEXT_DRAFTERS
 from ..views.gallery import GALLERY_NS
@@ -341,7 +350,32 @@ def _fmt(v: object) -> str:
 
 
 # Tables in the URL: rows joined by ';', entries by ','; only when they differ from the default.
+# 4,000 characters hold a 6 x 6 table at full precision many times over (~650) and about a
+# 20 x 20 one; a longer table never goes into a link.
 TABLE_URL_MAX_CHARS = 4_000
+# A shared link's query: the three /plan blobs (3 x 6,000) and both tables fit; the HTTP
+# server refuses request lines far longer (a bare 400 before the app sees them).
+URL_QUERY_MAX_CHARS = 32_000
+_DROP_FIRST = ("P", "Q", "plan_metrics", "plan_target_cfg", "plan_draft_cfg", "prompt")
+
+
+def fit_query(q: dict[str, str]) -> tuple[dict[str, str], list[str]]:
+    """q without the parameters that make it too long for a link (a table over
+    TABLE_URL_MAX_CHARS, then the largest blobs until the query fits URL_QUERY_MAX_CHARS),
+    and a note for each one left out."""
+    out, notes = dict(q), []
+    for key in ("P", "Q"):
+        if len(out.get(key, "")) > TABLE_URL_MAX_CHARS:
+            notes.append(f"Table {key} is too large for a link ({len(out.pop(key)):,} "
+                         f"characters; the cap is {TABLE_URL_MAX_CHARS:,}): the link keeps "
+                         "every other setting.")
+    for key in sorted((k for k in _DROP_FIRST if k in out), key=lambda k: -len(out[k])):
+        if len(urlencode(out)) <= URL_QUERY_MAX_CHARS:
+            break
+        notes.append(f"Parameter {key} left out of the link: the link would pass "
+                     f"{URL_QUERY_MAX_CHARS:,} characters.")
+        out.pop(key)
+    return out, notes
 
 
 def encode_table(M) -> str:

@@ -16,9 +16,9 @@ import streamlit as st
 
 from ..figures import animation, textfigs
 from ..views import stepping, textpage, transcript
-from ..views.transcript import RoundTranscript
+from ..views.transcript import RND_MAX, RoundTranscript
+from . import guard, ui
 from . import settings as S
-from . import ui
 
 Transcript = Callable[[int], RoundTranscript]  # round index -> the transcript up to it
 Below = Callable[[RoundTranscript, int], None]  # draws what follows the charts
@@ -32,6 +32,7 @@ class Stage:
     transcript: Transcript
     top: int | None = None  # bars over the top tokens only (a text vocabulary)
     below: Below | None = None
+    cap: Callable[[int], tuple[int, str | None]] | None = None  # rnd held, and why
 
     def key(self, what: str) -> str:
         return f"{self.name}_{what}"
@@ -123,6 +124,11 @@ def _body(stage: Stage) -> None:
         st.rerun()
     _tick(stage, full_run)
     step, rnd = _state(stage)
+    if stage.cap is not None:
+        rnd, rnd_note = stage.cap(rnd)
+        if rnd_note:
+            ss[stage.key("rnd")] = rnd
+            st.info(rnd_note)
     tr = stage.transcript(rnd)
     step, note = stepping.clamp_step(tr.current, step)
     if note:
@@ -203,7 +209,7 @@ def text_stage(dec, ids: tuple[int, ...], *, k: int, c: float, seed: int, rule: 
                                                       seed=seed, rule=rule, traced=2)
 
     def below(tr: RoundTranscript, step: int) -> None:
-        st.caption(textpage.context_caption(dec, tr))
+        st.caption(guard.plain(textpage.context_caption(dec, tr)))
         st.markdown("**The text so far** (grey: the prompt; colours: how each token was "
                     "made)")
         totals = textpage.totals_at(tr, step)
@@ -212,4 +218,6 @@ def text_stage(dec, ids: tuple[int, ...], *, k: int, c: float, seed: int, rule: 
                                        strict=True):
             col.metric(label, value)
         st.html(textfigs.text_html(dec, tr, step))
-    return Stage("text", played, textpage.TOP_BARS, below)
+    def cap(rnd: int) -> tuple[int, str | None]:
+        return textpage.round_cap(dec, k, rnd, RND_MAX)
+    return Stage("text", played, textpage.TOP_BARS, below, cap)

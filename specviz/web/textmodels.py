@@ -1,7 +1,7 @@
 """/text's controls: the corpus, the n-gram models and the prompt, drawn and cached.
 
-The counts are trained once per corpus and level (st.cache_resource: the model object is
-shared, never copied); the decoder is made once per pair of orders and temperatures.
+The counts and decoders live in web.guard's bounded stores: the default corpus's are
+shared by every session, those of a reader's own text stay in that session.
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from dataclasses import dataclass
 import streamlit as st
 
 from ..views import textpage
+from . import guard, ui
 from . import settings as S
-from . import ui
 
 TEXT_KEYS = ("level", "order", "dorder", "Tp", "drafter", "prompt")  # this page's URL params
 SOURCES = {"stdlib": "Python docstrings (default)", "paste": "paste text", "upload": "upload"}
@@ -32,23 +32,14 @@ class Models:
 
     @property
     def caption(self) -> str:
-        return textpage.model_caption(self.corpus, self.counts, self.target, self.draft,
-                                      self.T_p, self.dec.T_q)
+        """What the models were counted from (escaped: the corpus may be the reader's)."""
+        return guard.plain(textpage.model_caption(self.corpus, self.counts, self.target,
+                                                  self.draft, self.T_p, self.dec.T_q))
 
 
 @st.cache_resource(show_spinner="Reading the standard library's docstrings…")
 def _default_corpus() -> textpage.Corpus:
     return textpage.default_corpus()
-
-
-@st.cache_resource(max_entries=6, show_spinner="Counting n-grams…")
-def _counts(fingerprint: str, _corpus: textpage.Corpus, level: str, max_order: int):
-    return textpage.train_counts(_corpus, level, max_order)
-
-
-@st.cache_resource(max_entries=16, show_spinner=False)
-def _decoder(key: str, _counts, target: int, draft: int, T_p: float, T_q: float):
-    return textpage.TextDecoder(_counts, target, draft, T_p, T_q)
 
 
 def _orders(col_level, col_target, col_draft) -> tuple[str, int, int]:
@@ -88,7 +79,7 @@ def _user_corpus(source: str) -> textpage.Corpus | None:
         return textpage.user_corpus(raw, name)
     except textpage.CorpusError as exc:
         what = "Text" if source == "paste" else "File"
-        st.error(f"{what} not used: {exc} The default corpus stays in use.")
+        st.error(guard.plain(f"{what} not used: {exc} The default corpus stays in use."))
         return None
 
 
@@ -102,8 +93,13 @@ def models(*, T_q: float) -> Models:
                         max_value=10.0, step=0.05,
                         help="The draft's temperature is the sidebar's T."))
     corpus = _user_corpus(source) or _default_corpus()
-    counts = _counts(corpus.fingerprint, corpus, level, textpage.counts_max_order(target))
-    dec = _decoder(counts.fingerprint, counts, target, draft, T_p, float(T_q))
+    try:  # models of a user's text live in this session, bounded (web/guard.py)
+        counts = guard.text_counts(corpus, level, textpage.counts_max_order(target))
+    except textpage.CorpusError as exc:
+        st.error(guard.plain(f"Text not used: {exc} The default corpus stays in use."))
+        corpus = _default_corpus()
+        counts = guard.text_counts(corpus, level, textpage.counts_max_order(target))
+    dec = guard.text_decoder(counts, target, draft, T_p, float(T_q))
     return Models(corpus, counts, dec, level, target, draft, T_p)
 
 

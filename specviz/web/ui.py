@@ -7,12 +7,14 @@ the URL is rewritten from the widgets, so a copied link reopens the same state.
 
 from __future__ import annotations
 
+import csv
+import hashlib
 import io
 import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from functools import partial
+from functools import partial, wraps
 from urllib.parse import urlencode
 
 import numpy as np
@@ -22,13 +24,14 @@ import streamlit as st
 from ..core.pair import TablePair
 from ..core.tables import default_tables, mix_draft, renormalisation_note, temper, validate_pair
 from ..figures import export
-from . import present
+from . import guard, present
 from . import settings as S
 from .notation import LETTERS, swap, swap_figure, swap_tables
 
 SHARED_KEYS = ("k", "c", "draft", "alpha", "T", "seed", "rule", "ctx", "notation", "present")
 UPLOAD_MAX_BYTES = 64 * 1024  # a 64 x 64 table of long floats fits; anything bigger is refused
 CACHE_ENTRIES = 64
+CSV_MEMO_ENTRIES = 4  # parsed uploads kept per session (by content hash)
 
 
 @dataclass(frozen=True)
@@ -57,8 +60,18 @@ class AppState:
 
 
 def cached(fn: Callable) -> Callable:
-    """A cached wrapper of a pure specviz function (results shared across sessions)."""
-    return st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)(fn)
+    """A cached wrapper of a pure specviz function: results shared across sessions, except
+    those of a session's own text (kept in that session); heavy functions (views.work)
+    compute in the bounded worker pool."""
+    run = guard.gated(fn)
+    shared = st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)(run)
+
+    @wraps(fn)
+    def call(*args, **kwargs):
+        if guard.private(args, kwargs):
+            return guard.session_memo(run, args, kwargs)
+        return shared(*args, **kwargs)
+    return call
 
 
 # ----------------------------------------------------------------------------- URL state
@@ -166,9 +179,43 @@ def _try_tables(P, Q) -> str | None:
 
 
 def _read_csv_table(upload, V: int) -> np.ndarray:
+    """The upload's table, parsed once per content (keyed by its hash, in the session): a
+    refused file stays in the uploader, and every rerun would otherwise parse it again."""
     raw = upload.getvalue()
+    memo = st.session_state.setdefault("_csv_tables", {})
+    key = (hashlib.sha256(raw).hexdigest(), V)
+    if key not in memo:
+        try:
+            memo[key] = (parse_csv_table(raw, V), None)
+        except ValueError as exc:
+            memo[key] = (None, str(exc))
+        while len(memo) > CSV_MEMO_ENTRIES:
+            memo.pop(next(iter(memo)))
+    table, problem = memo[key]
+    if problem:
+        raise ValueError(problem)
+    return table
+
+
+def _shape_precheck(raw: bytes, V: int) -> None:
+    """Refuse a file whose first line or line count cannot be a V x V table (with or without
+    a header row and an index column) before pandas reads it."""
+    lines = raw.count(b"\n") + (0 if raw.endswith(b"\n") else 1)
+    if lines > V + 2:
+        raise ValueError(f"the file has {lines:,} lines; a table here has {V} rows "
+                         f"(or {V + 1} with a header)")
+    first = raw.split(b"\n", 1)[0].decode("utf-8", errors="replace")
+    cols = len(next(csv.reader([first]), []))
+    if cols > V + 1:
+        raise ValueError(f"the first line has {cols:,} columns; a table here has {V} "
+                         f"(or {V + 1} with an index column)")
+
+
+def parse_csv_table(raw: bytes, V: int) -> np.ndarray:
+    """A V x V table from CSV bytes; ValueError with a short reason."""
     if len(raw) > UPLOAD_MAX_BYTES:
         raise ValueError(f"the file is {len(raw):,} bytes; the cap is {UPLOAD_MAX_BYTES:,}")
+    _shape_precheck(raw, V)
     try:
         df = pd.read_csv(io.BytesIO(raw), header=None, dtype=str, keep_default_na=False)
     except pd.errors.EmptyDataError:
@@ -233,6 +280,8 @@ def _table_query() -> dict[str, str]:
 def page(title: str, keys: Sequence[str] = (), layout: str = "wide") -> AppState:
     """Set a page up: config, the shared sidebar, the URL notes. Page-specific controls are
     drawn by the page with bind(); call finish(state, keys) at the end to rewrite the URL."""
+    guard.install_stop_check()
+    guard.session_uploads(guard.uploads_in_use())
     url, notes = _url_settings()
     st.set_page_config(page_title=f"specviz · {title}", layout=layout,
                        initial_sidebar_state="collapsed" if url.present else "auto")
@@ -271,8 +320,10 @@ def page(title: str, keys: Sequence[str] = (), layout: str = "wide") -> AppState
 def finish(app: AppState, settings: S.Settings, keys: Sequence[str] = ()) -> None:
     """Rewrite the URL from the shared controls, the page's own keys and edited tables; then
     the sidebar's share box shows that URL."""
-    q = write_url(settings, SHARED_KEYS + tuple(keys), _table_query())
-    _share_box(q)
+    q, notes = S.fit_query({**S.to_query(settings, SHARED_KEYS + tuple(keys)), **_table_query()})
+    if q != st.query_params.to_dict():
+        st.query_params.from_dict(q)
+    _share_box(q, notes)
 
 
 def download_csv(rows, name: str, label: str = "Download CSV", *,
@@ -387,8 +438,8 @@ def play_pause_shortcut(toggle_key: str = "autoplay",
     if not _KEY_RE.fullmatch(toggle_key):
         raise ValueError(f"toggle_key must be a plain widget key; got {toggle_key!r}")
     body = present.key_hints_html(tuple(hints)) if hints else ""
-    st.html(body + f"<script>{present.play_pause_js(toggle_key)}</script>",
-            unsafe_allow_javascript=True)
+    st.html(body + f"<script>{present.play_pause_js(toggle_key)}"
+            f"{present.step_queue_js()}</script>", unsafe_allow_javascript=True)
 
 
 # ----------------------------------------------------------------------------- sharing
@@ -405,11 +456,13 @@ def copy_link(container=None) -> None:
     (container or st).html(present.copy_link_html(), unsafe_allow_javascript=True)
 
 
-def _share_box(q: dict[str, str]) -> None:
+def _share_box(q: dict[str, str], notes: Sequence[str] = ()) -> None:
     """Sidebar: a button that copies the live address, and the address itself as text (its
     own copy icon is the fallback where scripts or the clipboard are blocked)."""
     sb = st.sidebar
     sb.markdown("**Share this state**")
+    for note in notes:
+        sb.caption(note)
     copy_link(sb)
     sb.code(share_url(q) or "(this page, all defaults)", language=None, wrap_lines=True)
 

@@ -18,9 +18,9 @@ H100 = ACCELERATORS["H100 SXM"]
 
 def test_llama2_7b_figures_unchanged():
     s = PRESETS["Llama-2-7B"]
-    assert pass_cost(s, ctx=512).weight_bytes == pytest.approx(13.48e9, rel=1e-3)
-    assert pass_cost(s, ctx=512, count="tutorial").macs == pytest.approx(5.167e9, rel=1e-3)
-    assert pass_cost(s, ctx=512).macs == pytest.approx(6.741e9, rel=1e-3)
+    assert pass_cost(s, context_len=512).weight_bytes == pytest.approx(13.48e9, rel=1e-3)
+    assert pass_cost(s, context_len=512, count="tutorial").macs == pytest.approx(5.167e9, rel=1e-3)
+    assert pass_cost(s, context_len=512).macs == pytest.approx(6.741e9, rel=1e-3)
 
 
 def test_gqa_by_hand():
@@ -97,9 +97,9 @@ def test_plan_laws():
     t, d = modelcfg.preset("Llama-3.1-8B"), modelcfg.preset("Llama-3.2-1B")
     p = planner.plan(planner.Setup(t, d, H100, 64), report(), k_max=8)
     j = 0  # batch 1: hand check of one cell against pass_cost
-    t1 = pass_times(t, H100, 1, 1, ctx=64)
-    td = pass_times(d, H100, 1, 1, ctx=64)
-    t4 = pass_times(t, H100, 4, 1, ctx=64)
+    t1 = pass_times(t, H100, 1, 1, context_len=64)
+    td = pass_times(d, H100, 1, 1, context_len=64)
+    t4 = pass_times(t, H100, 4, 1, context_len=64)
     e3 = 1 + 0.8 + 0.6 + 0.42
     assert p.speedup[2, j] == pytest.approx(e3 / (3 * td + t4) * t1)
     assert p.cost[j] == pytest.approx(td / t1)

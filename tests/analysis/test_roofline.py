@@ -39,7 +39,7 @@ def test_weight_bytes_in_gib() -> None:
 
 
 def test_tutorial_count() -> None:
-    c = pass_cost(L7, tokens=1, ctx=512, dtype="fp16", count="tutorial")
+    c = pass_cost(L7, tokens=1, context_len=512, dtype="fp16", count="tutorial")
     assert round(c.macs / 1e9, 3) == 5.167
     assert c.kv_bytes == 0.0
     assert c.label == "tutorial count (no 3rd SwiGLU matrix, no LM head, no KV read)"
@@ -50,11 +50,11 @@ def test_tutorial_count() -> None:
 
 
 def test_full_count() -> None:
-    c = pass_cost(L7, tokens=1, ctx=512, dtype="fp16", count="full", kv_cache=False)
+    c = pass_cost(L7, tokens=1, context_len=512, dtype="fp16", count="full", kv_cache=False)
     assert round(c.macs / 1e9, 3) == 6.741
     assert round(c.macs_per_byte, 2) == 0.50
     assert c.label == "full count"
-    kv = pass_cost(L7, tokens=1, ctx=512, dtype="fp16", count="full", kv_cache=True)
+    kv = pass_cost(L7, tokens=1, context_len=512, dtype="fp16", count="full", kv_cache=True)
     assert kv.kv_bytes == 2 * 32 * 512 * 4096 * 2
     assert kv.bytes == kv.weight_bytes + kv.kv_bytes
     assert round(kv.macs_per_byte, 2) == 0.49
@@ -85,7 +85,7 @@ def test_pass_time_is_roofline() -> None:
 
 
 def test_free_tokens() -> None:
-    t = free_tokens(L7, H100, ctx=512, dtype="fp16", batch=1)
+    t = free_tokens(L7, H100, context_len=512, dtype="fp16", batch=1)
     base = pass_time(pass_cost(L7), H100)
     assert pass_time(pass_cost(L7, tokens=t), H100) <= 1.01 * base
     assert pass_time(pass_cost(L7, tokens=t + 1), H100) > 1.01 * base
@@ -102,7 +102,7 @@ def test_free_tokens_decreases_with_batch() -> None:
 def test_verify_cost_ratio() -> None:
     assert verify_cost_ratio(L7, H100, k=4, batch=1) == pytest.approx(1.0)
     batches = (1, 16, 64, 256, 1024, 4096)
-    ratios = [verify_cost_ratio(L7, H100, k=4, ctx=64, batch=b) for b in batches]
+    ratios = [verify_cost_ratio(L7, H100, k=4, context_len=64, batch=b) for b in batches]
     assert all(a <= b + 1e-12 for a, b in zip(ratios, ratios[1:], strict=False))
     assert 1.0 < ratios[-1] <= 5.0
     assert verify_cost_ratio(L7, H100, k=4, batch=4096, kv_cache=False) == pytest.approx(5.0)
@@ -111,7 +111,7 @@ def test_verify_cost_ratio() -> None:
 def test_kv_read_keeps_long_context_memory_bound() -> None:
     # Llama-2-7B has 32 KV heads: at ctx 512 each sequence's KV read (268 MB) outweighs the
     # MACs of 5 tokens on an H100, so batching never makes verification compute-bound.
-    assert verify_cost_ratio(L7, H100, k=4, ctx=512, batch=4096) == pytest.approx(1.0)
+    assert verify_cost_ratio(L7, H100, k=4, context_len=512, batch=4096) == pytest.approx(1.0)
 
 
 def test_accelerator_and_preset_by_name() -> None:
@@ -124,7 +124,7 @@ def test_custom_shape() -> None:
     tiny = ModelShape("tiny", layers=2, d_model=8, ffn=16, heads=2, kv_heads=1, vocab=10)
     d, kv = 8, 4
     assert tiny.params == 2 * (2 * d * d + 2 * d * kv + 3 * d * 16 + 2 * d) + 2 * 10 * d + d
-    c = pass_cost(tiny, ctx=3, kv_cache=False)
+    c = pass_cost(tiny, context_len=3, kv_cache=False)
     assert c.macs == 2 * (2 * d * d + 2 * d * kv + 3 * d * 16 + 2 * 3 * d) + 10 * d
 
 
@@ -133,7 +133,7 @@ def test_custom_shape() -> None:
     [
         (dict(tokens=0), "tokens"),
         (dict(tokens=1.5), "tokens"),
-        (dict(ctx=-1), "ctx"),
+        (dict(context_len=-1), "context_len"),
         (dict(batch=0), "batch"),
         (dict(dtype="fp64"), "unknown dtype 'fp64'; choose one of"),
         (dict(count="half"), "unknown count"),

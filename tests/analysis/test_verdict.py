@@ -13,11 +13,11 @@ from specviz.analysis.stats import GOF_ALPHA, gof_pvalue, tv, tv_threshold, verd
 from specviz.views import demos
 
 D = default_tables()
-TARGET = target_joint(D.P, 0, 2)
+TARGET = target_joint(D.P, 0, n_tokens=2)
 
 
 def run_verdict(rule: str, n: int, seed: int):
-    sim = simulate(D.P, D.Q, 0, 4, n, rule, 2, seed)
+    sim = simulate(D.P, D.Q, 0, 4, n=n, rule=rule, n_tokens=2, seed=seed)
     return verdict(tv(sim.law, TARGET), tv_threshold(TARGET, n), gof_pvalue(sim.joint, TARGET))
 
 
@@ -52,12 +52,14 @@ def test_alpha_must_be_a_level(alpha):
         verdict(0.0, 0.1, 0.5, alpha)
 
 
-def test_the_issues_case_no_resample_at_n_2000_differs():
+@pytest.mark.parametrize("seed", range(3))
+def test_the_issues_case_no_resample_at_n_2000_differs(seed):
     """`python -m specviz demo 2 --n 2000`: no_resample's TV is under the threshold while
-    its p-value is about 1.6e-15; the verdict follows the p-value."""
-    ex = demos.exactness(D.P, D.Q, 0, 4, 2_000, 0)
+    its p-value is far below the level (about 1e-15 to 1e-7 across seeds); the verdict
+    follows the p-value."""
+    ex = demos.exactness(D.P, D.Q, 0, 4, 2_000, seed)
     a = next(x for x in ex.audits if x.rule == "no_resample")
-    assert a.at_floor and a.p_value < 1e-12
+    assert a.at_floor and a.p_value < GOF_ALPHA / 1_000
     assert not a.verdict.consistent and a.verdict.text.startswith("differs from the target (p =")
 
 

@@ -63,7 +63,7 @@ def test_shapes_must_match():
 def test_nothing_is_renormalised_silently():
     P = T.P * 1.01
     with pytest.raises(ValueError, match="normalise"):
-        simulate(P, T.Q, 0, 4, 10)
+        simulate(P, T.Q, 0, 4, n=10)
     np.testing.assert_allclose(normalise_rows(P), T.P)
 
 
@@ -77,7 +77,7 @@ def test_ctx_out_of_range(ctx):
 
 @pytest.mark.parametrize("k", [0, -1, K_MAX + 1, 2.5, "4"])
 def test_k_range(k):
-    for fn in (lambda: simulate(T.P, T.Q, 0, k, 10), lambda: exact_joint(T.P, T.Q, 0, k),
+    for fn in (lambda: simulate(T.P, T.Q, 0, k, n=10), lambda: exact_joint(T.P, T.Q, 0, k),
                lambda: round_law(T.P, T.Q, 0, k),
                lambda: play_round(TablePair(T.P, T.Q), 0, k, rng=RNG)):
         with pytest.raises(ValueError, match=f"1..{K_MAX}"):
@@ -87,12 +87,12 @@ def test_k_range(k):
 @pytest.mark.parametrize("n", [0, -5, N_MAX + 1, 1.5])
 def test_n_range(n):
     with pytest.raises(ValueError, match="n must be an integer"):
-        simulate(T.P, T.Q, 0, 4, n)
+        simulate(T.P, T.Q, 0, 4, n=n)
 
 
 def test_unknown_rule_lists_the_valid_ones():
     with pytest.raises(ValueError, match="valid rules: correct, ") as info:
-        simulate(T.P, T.Q, 0, 4, 10, rule="lax")
+        simulate(T.P, T.Q, 0, 4, n=10, rule="lax")
     assert all(name in str(info.value) for name in RULES)
     with pytest.raises(ValueError, match="valid rules"):
         exact_joint(T.P, T.Q, 0, 4, rule="")
@@ -115,9 +115,9 @@ def test_caps_on_exact_and_n_tokens():
     with pytest.raises(ValueError, match="cap"):
         exact_joint(big, big, 0, 8, n_tokens=3)
     with pytest.raises(ValueError, match="n_tokens"):
-        target_joint(T.P, 0, 0)
+        target_joint(T.P, 0, n_tokens=0)
     with pytest.raises(ValueError, match="n_rounds"):
-        long_decode(T.P, T.Q, 0, 4, 0)
+        long_decode(T.P, T.Q, 0, 4, n_rounds=0)
 
 
 def test_knobs():

@@ -22,8 +22,8 @@ def test_correct_rule_equals_target_on_random_tables_with_zeros(seed, n_tokens):
     assert (P == 0).any() and (Q == 0).any()
     for k in range(1, 7):
         for ctx in range(5):
-            got = exact_joint(P, Q, ctx, k, n_tokens, "correct")
-            want = target_joint(P, ctx, n_tokens)
+            got = exact_joint(P, Q, ctx, k, n_tokens=n_tokens, rule="correct")
+            want = target_joint(P, ctx, n_tokens=n_tokens)
             np.testing.assert_allclose(got, want, rtol=0, atol=1e-12)
 
 
@@ -35,15 +35,17 @@ def test_every_lossless_rule_equals_target_on_random_tables_with_zeros(rule, see
     for k in (1, 2, 5):
         for ctx in range(5):
             for n_tokens in (2, 3):
-                np.testing.assert_allclose(exact_joint(P, Q, ctx, k, n_tokens, rule),
-                                           target_joint(P, ctx, n_tokens), rtol=0, atol=1e-12)
+                np.testing.assert_allclose(exact_joint(P, Q, ctx, k, n_tokens=n_tokens, rule=rule),
+                                           target_joint(P, ctx, n_tokens=n_tokens),
+                                           rtol=0, atol=1e-12)
 
 
 def test_correct_rule_equals_target_on_default_tables():
     T = default_tables()
     for k in (1, 4, 8):
         for ctx in range(T.V):
-            np.testing.assert_allclose(exact_joint(T.P, T.Q, ctx, k, 2), target_joint(T.P, ctx, 2),
+            np.testing.assert_allclose(exact_joint(T.P, T.Q, ctx, k, n_tokens=2),
+                                       target_joint(T.P, ctx, n_tokens=2),
                                        rtol=0, atol=1e-12)
 
 
@@ -56,7 +58,7 @@ def test_dp_matches_brute_force_enumeration(rule, k):
     for ctx in range(3):
         for n in (1, 2, 3):
             brute = brute_joint(P, Q, ctx, k, n, rule)
-            got = exact_joint(P, Q, ctx, k, n, rule)
+            got = exact_joint(P, Q, ctx, k, n_tokens=n, rule=rule)
             want = np.zeros((3,) * n)
             for key, v in brute.items():
                 want[key] += v
@@ -66,14 +68,15 @@ def test_dp_matches_brute_force_enumeration(rule, k):
 @pytest.mark.parametrize("rule", [r for r in RULES if not RULES[r].lossless])
 def test_every_broken_rule_is_biased_on_the_default_tables(rule):
     T = default_tables()
-    bias = 0.5 * np.abs(exact_joint(T.P, T.Q, 0, 4, 2, rule) - target_joint(T.P, 0, 2)).sum()
+    bias = 0.5 * np.abs(exact_joint(T.P, T.Q, 0, 4, n_tokens=2, rule=rule) - target_joint(T.P, 0,
+                                                                                          n_tokens=2)).sum()
     assert bias > 0.01
 
 
 def test_joint_is_a_law():
     T = default_tables()
     for rule in RULES:
-        J = exact_joint(T.P, T.Q, 2, 5, 3, rule)
+        J = exact_joint(T.P, T.Q, 2, 5, n_tokens=3, rule=rule)
         assert J.shape == (6, 6, 6)
         assert (J >= 0).all()
         assert J.sum() == pytest.approx(1.0, abs=1e-12)
@@ -106,7 +109,7 @@ def test_identical_rows_give_the_closed_form():
 
 def test_continue_rule_emits_k_tokens_on_rejection():
     T = default_tables()
-    law = round_law(T.P, T.Q, 0, 4, "continue")
+    law = round_law(T.P, T.Q, 0, 4, rule="continue")
     all_kept = law.histogram[-1]
     assert law.tokens_per_call == pytest.approx(4 * (1 - all_kept) + 5 * all_kept, abs=1e-12)
 

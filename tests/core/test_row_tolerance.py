@@ -75,9 +75,9 @@ def test_the_note_names_each_renormalised_row():
 @pytest.mark.parametrize("factor", INSIDE)
 def test_lossless_rules_stay_exact_and_tv_works(factor):
     P, Q = validate_pair(scaled(D.P, factor), scaled(D.Q, 2 - factor))
-    target = target_joint(P, 0, 2)
+    target = target_joint(P, 0, n_tokens=2)
     for rule in LOSSLESS:
-        assert tv(exact_joint(P, Q, 0, 4, 2, rule), target) <= gallery.BIAS_MIN
+        assert tv(exact_joint(P, Q, 0, 4, n_tokens=2, rule=rule), target) <= gallery.BIAS_MIN
 
 
 @pytest.mark.parametrize("factor", [1 + 3e-7, 1 + 5e-7])

@@ -109,7 +109,8 @@ def test_one_hot_draft_is_still_exact():
     T = default_tables()
     Q = np.eye(6)[np.argmax(T.Q, axis=1)]
     for k in (1, 3):
-        np.testing.assert_allclose(exact_joint(T.P, Q, 0, k, 2), target_joint(T.P, 0, 2),
+        np.testing.assert_allclose(exact_joint(T.P, Q, 0, k, n_tokens=2), target_joint(T.P, 0,
+                                                                                       n_tokens=2),
                                    atol=1e-12)
     law = round_law(T.P, Q, 0, 1)
     assert law.per_position[0] == pytest.approx(T.P[0, np.argmax(T.Q[0])])

@@ -33,8 +33,8 @@ N = 400_000
 
 @pytest.mark.parametrize("rule", list(RULES))
 def test_monte_carlo_matches_exact_for_every_rule(rule):
-    sim = simulate(T.P, T.Q, 0, 4, N, rule, n_tokens=2, seed=1)
-    exact = exact_joint(T.P, T.Q, 0, 4, 2, rule)
+    sim = simulate(T.P, T.Q, 0, 4, n=N, rule=rule, n_tokens=2, seed=1)
+    exact = exact_joint(T.P, T.Q, 0, 4, n_tokens=2, rule=rule)
     assert sim.joint.sum() == N
     assert tv(sim.law, exact) <= tv_threshold(exact, N)
     assert gof_pvalue(sim.joint, exact) > 1e-6
@@ -52,17 +52,17 @@ def _power_n(bias: float, law) -> int:
 def test_negative_control_each_broken_rule_is_caught(rule):
     """The same test that passes the correct rule must fail each lossy or broken one; n is
     chosen from the rule's exact bias by a power calculation, not tuned."""
-    target = target_joint(T.P, 0, 2)
-    bias = tv(exact_joint(T.P, T.Q, 0, 4, 2, rule), target)
+    target = target_joint(T.P, 0, n_tokens=2)
+    bias = tv(exact_joint(T.P, T.Q, 0, 4, n_tokens=2, rule=rule), target)
     n = _power_n(bias, target)
-    sim = simulate(T.P, T.Q, 0, 4, n, rule, n_tokens=2, seed=2)
+    sim = simulate(T.P, T.Q, 0, 4, n=n, rule=rule, n_tokens=2, seed=2)
     assert tv(sim.law, target) > tv_threshold(target, n)
     assert gof_pvalue(sim.joint, target) < 1e-6
 
 
 def test_correct_rule_passes_the_same_test():
-    target = target_joint(T.P, 0, 2)
-    sim = simulate(T.P, T.Q, 0, 4, N, "correct", n_tokens=2, seed=2)
+    target = target_joint(T.P, 0, n_tokens=2)
+    sim = simulate(T.P, T.Q, 0, 4, n=N, rule="correct", n_tokens=2, seed=2)
     assert tv(sim.law, target) <= tv_threshold(target, N)
 
 
@@ -71,8 +71,8 @@ def test_random_tables_with_zeros_three_tokens(seed):
     rng = np.random.default_rng(100 + seed)
     P, Q = random_tables(rng, V=4)
     n = 300_000
-    sim = simulate(P, Q, 2, 3, n, "correct", n_tokens=3, seed=seed)
-    target = target_joint(P, 2, 3)
+    sim = simulate(P, Q, 2, 3, n=n, rule="correct", n_tokens=3, seed=seed)
+    target = target_joint(P, 2, n_tokens=3)
     assert (sim.joint[target == 0] == 0).all()  # impossible sequences never appear
     assert tv(sim.law, target) <= tv_threshold(target, n)
 
@@ -81,9 +81,9 @@ def test_first_round_histogram_matches_exact():
     """n_tokens = 1: each decode runs exactly one round from ctx."""
     n = 200_000
     for rule in RULES:
-        sim = simulate(T.P, T.Q, 3, 5, n, rule, n_tokens=1, seed=3)
+        sim = simulate(T.P, T.Q, 3, 5, n=n, rule=rule, n_tokens=1, seed=3)
         assert sim.rounds == n
-        law = round_law(T.P, T.Q, 3, 5, rule)
+        law = round_law(T.P, T.Q, 3, 5, rule=rule)
         assert tv(sim.histogram / n, law.histogram) <= tv_threshold(law.histogram, n)
 
 
@@ -96,7 +96,7 @@ def test_scalar_rounds_match_exact(rule):
         rounds = play_rounds(TablePair(T.P, T.Q), 0, k, n_rounds=2, seed=d, rule=rule)
         toks = [t for tr in rounds for t in tr.tokens]
         counts[toks[0], toks[1]] += 1
-    exact = exact_joint(T.P, T.Q, 0, k, 2, rule)
+    exact = exact_joint(T.P, T.Q, 0, k, n_tokens=2, rule=rule)
     assert tv(counts / n, exact) <= tv_threshold(exact, n)
 
 
@@ -106,10 +106,10 @@ def test_identical_rows_tokens_per_call_within_four_standard_errors():
     P, Q = np.tile(p, (5, 1)), np.tile(q, (5, 1))
     alpha = float(overlap(p, q))
     for k in (1, 4, 7):
-        stats = long_decode(P, Q, 0, k, 100_000, seed=k)
+        stats = long_decode(P, Q, 0, k, n_rounds=100_000, seed=k)
         want = theory.expected_tokens(alpha, k)
         assert abs(stats.tokens_per_call - want) <= 4 * stats.tokens_per_call_se
-        sim = simulate(P, Q, 0, k, 100_000, n_tokens=3, seed=k)
+        sim = simulate(P, Q, 0, k, n=100_000, n_tokens=3, seed=k)
         L = np.arange(k + 1) + 1  # tokens emitted by a round that kept j drafts
         mean = sim.histogram @ L / sim.rounds
         se = np.sqrt((sim.histogram @ (L - mean) ** 2) / sim.rounds / sim.rounds)
@@ -118,8 +118,8 @@ def test_identical_rows_tokens_per_call_within_four_standard_errors():
 
 @pytest.mark.parametrize("rule", list(RULES))
 def test_long_decode_matches_exact_long_run(rule):
-    stats = long_decode(T.P, T.Q, 0, 4, 200_000, rule, seed=9)
-    law = round_law(T.P, T.Q, 0, 4, rule, long_run=True)
+    stats = long_decode(T.P, T.Q, 0, 4, n_rounds=200_000, rule=rule, seed=9)
+    law = round_law(T.P, T.Q, 0, 4, rule=rule, long_run=True)
     # rounds in one chain are Markov-dependent; 5 SE of the i.i.d. estimate leaves room
     assert abs(stats.tokens_per_call - law.tokens_per_call) <= 5 * stats.tokens_per_call_se
     assert stats.target_calls == stats.rounds == 200_000
@@ -127,7 +127,7 @@ def test_long_decode_matches_exact_long_run(rule):
 
 
 def test_metrics_are_consistent():
-    sim = simulate(T.P, T.Q, 0, 4, 50_000, seed=4)
+    sim = simulate(T.P, T.Q, 0, 4, n=50_000, seed=4)
     assert sim.acceptance_rate == pytest.approx(sim.accepted / (4 * sim.rounds))
     assert sim.mean_acceptance_length == pytest.approx(1 + sim.accepted / sim.rounds)
     assert sim.per_position[0] == pytest.approx(1 - sim.histogram[0] / sim.rounds)
@@ -136,9 +136,9 @@ def test_metrics_are_consistent():
 
 
 def test_seeded_determinism():
-    a = simulate(T.P, T.Q, 0, 4, 10_000, "continue", seed=5)
-    b = simulate(T.P, T.Q, 0, 4, 10_000, "continue", seed=5)
-    c = simulate(T.P, T.Q, 0, 4, 10_000, "continue", seed=6)
+    a = simulate(T.P, T.Q, 0, 4, n=10_000, rule="continue", seed=5)
+    b = simulate(T.P, T.Q, 0, 4, n=10_000, rule="continue", seed=5)
+    c = simulate(T.P, T.Q, 0, 4, n=10_000, rule="continue", seed=6)
     assert np.array_equal(a.joint, b.joint) and np.array_equal(a.histogram, b.histogram)
     assert not np.array_equal(a.joint, c.joint)
 
@@ -147,14 +147,14 @@ def test_chunks_cover_exactly_n(monkeypatch):
     import specviz.core.montecarlo as sim_mod
 
     monkeypatch.setattr(sim_mod, "CHUNK_CELLS", 5 * 1000)  # 1000 decodes a chunk at k = 4
-    sim = sim_mod.simulate(T.P, T.Q, 0, 4, 4_321, seed=0)
+    sim = sim_mod.simulate(T.P, T.Q, 0, 4, n=4_321, seed=0)
     assert sim.joint.sum() == 4_321
 
 
 def test_zero_probability_tokens_never_emitted():
     P = T.P.copy()
     assert P[3, 2] == 0  # p(c | d) = 0 in the default target
-    sim = simulate(T.P, T.Q, 3, 4, 200_000, n_tokens=1, seed=0)
+    sim = simulate(T.P, T.Q, 3, 4, n=200_000, n_tokens=1, seed=0)
     assert sim.joint[2] == 0
 
 
@@ -162,5 +162,5 @@ def test_large_vocabulary_runs():
     rng = np.random.default_rng(0)
     P, Q = rng.dirichlet(np.ones(300), 300), rng.dirichlet(np.ones(300), 300)
     n = 100_000
-    sim = simulate(P, Q, 5, 8, n, n_tokens=1, seed=0)
+    sim = simulate(P, Q, 5, 8, n=n, n_tokens=1, seed=0)
     assert tv(sim.law, P[5]) <= tv_threshold(P[5], n)

@@ -30,6 +30,7 @@ SMALL_N = "2000"  # keeps /exactness fast whenever n itself is not under test
 # what the payloads would leave behind if reflected (the app's own markup has none of it)
 MARKUP = ("alert(1)", "<img src=x", "<svg/onload", "onerror=", "javascript:alert")
 TAG = re.compile(r"<[A-Za-z/!]")
+LINK = re.compile(r"(?<!\\)\[[^\]]*(?<!\\)\]\((?://|https?:|javascript:)")  # to a host
 NASTY = ["<script>alert(1)</script>", "\"><img src=x onerror=alert(1)>", "nan", "-inf", "inf",
          "1e308", "-1", "", " ", "abc", "😀", "٤", "4.5", "0x10", "1_000", "\x00", "9" * 400,
          "<svg/onload=alert(1)>", "javascript:alert(1)", "%3Cb%3E", "None", "-0"]
@@ -74,6 +75,9 @@ def cases_for(page: str) -> list[dict]:
     if "notation" in S.KEYS:
         cases.append({"notation": "<x>"})
     cases += [{key: v} for key in own for v in ("-1", "abc", "1e308", "<b>1</b>")]
+    if page == "text":  # the prompt's tail reaches captions: Markdown must not render
+        cases += [{"prompt": p} for p in ("![](//host.example/i1)", "[Sign in](//host.example)",
+                                          "$$\\int_0^1 x\\,dx$$", "www.host.example")]
     rng = random.Random(f"specviz-{page}")  # a few more, drawn from NASTY
     while len(cases) < 36:
         keys = rng.sample(SHARED + own, k=rng.randint(1, 3))
@@ -125,6 +129,9 @@ def test_hostile_url(page, i, params):
         assert not any(m in low for m in MARKUP), text[:200]
     for note in warnings:
         assert not TAG.search(note), note
+    for group in (at.markdown, at.caption, at.info, at.warning, at.error):
+        for e in group:
+            assert not LINK.search(e.proto.body), e.proto.body[:200]
     assert not at.error, [e.value for e in at.error]
 
     # the rewritten URL holds only valid values

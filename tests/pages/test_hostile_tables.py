@@ -267,3 +267,47 @@ def test_dataframe_round_trip_of_the_export_format():
     df.to_csv(buf)
     M = ui._read_csv_table(Upload(buf.getvalue().encode()), V)
     np.testing.assert_allclose(M, valid_draft(), rtol=0, atol=1e-15)
+
+
+COMMAS = b"," * 65_535  # 64 KB: one line of 65,536 empty columns
+
+
+def test_reader_refuses_a_line_of_commas_before_pandas():
+    import time
+
+    t0 = time.perf_counter()
+    with pytest.raises(ValueError, match="65,536 columns"):
+        ui.parse_csv_table(COMMAS, V)
+    assert time.perf_counter() - t0 < 0.1
+    with pytest.raises(ValueError, match="lines"):
+        ui.parse_csv_table(b"1\n" * 1_000, V)
+
+
+def test_a_refused_upload_is_parsed_once_per_content(monkeypatch):
+    """It stays in the uploader, so every rerun sees it again: the parse is kept by hash."""
+    calls = []
+    real = ui.parse_csv_table
+    monkeypatch.setattr(ui, "parse_csv_table", lambda raw, V: calls.append(1) or real(raw, V))
+    at = fresh()
+    at.file_uploader(key="up_P").set_value(("p.csv", COMMAS, "text/csv"))
+    at.file_uploader(key="up_Q").set_value(("q.csv", COMMAS, "text/csv"))
+    at.run()
+    assert not at.exception and any("65,536 columns" in e for e in errors(at)), errors(at)
+    first = len(calls)
+    for _ in range(3):
+        at.run()
+    assert not at.exception and len(calls) == first == 1, calls
+
+
+def test_rows_within_the_tolerance_are_renormalised_not_refused():
+    """Rows off 1 by less than 1e-6 are float noise from a spreadsheet: used, renormalised."""
+    Q = D.Q.copy()
+    Q[:, 0] += 0.9e-6
+    at = fresh()
+    at.file_uploader(key="up_Q").set_value(("q.csv", csv_bytes(Q), "text/csv"))
+    at.run()
+    assert not at.exception and not errors(at), errors(at)
+    for page in ("exactness", "rules"):
+        at.switch_page(f"pages/{'2_exactness' if page == 'exactness' else '8_rules'}.py")
+        at.run(timeout=120)
+        assert not at.exception and not errors(at), (page, errors(at))

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from specviz.views import site
+from specviz.views import pagedata, site
 from specviz.web import settings as S
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -271,7 +271,9 @@ def test_chen_letters_on_a_chart_page():
 def test_exactness_holds_n_at_the_work_cap_for_long_drafts():
     at = run("exactness", k="32", n="3000000")
     info = " ".join(i.value for i in at.info)
-    assert f"{S.n_cap(32):,}" in info and "cap bites" in info
+    cap = S.n_cap(32, S.rules_cost(pagedata.page_rules("correct")))
+    assert cap < S.n_cap(32) and cap * 33 * 4 <= S.WORK_REQUEST_MAX
+    assert f"{cap:,}" in info and "cap bites" in info
 
 
 def test_acceptance_tab_is_in_the_url_and_only_the_open_tab_runs():

@@ -10,7 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from support import chips, frame, run_page, statuses
 
-from specviz.text import corpus
+from specviz.web import guard
 
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "7_text.py")
@@ -18,23 +18,9 @@ PLAIN = ("The quick brown fox jumps over the lazy dog. The lazy dog sleeps in th
          "A brown fox and a lazy dog share the sun and the shade. ") * 6
 
 
-MODULES = ("textwrap.py", "functools.py", "collections/__init__.py", "pathlib.py",
-           "shutil.py", "argparse.py", "json/__init__.py", "subprocess.py", "tarfile.py",
-           "zipfile/__init__.py", "logging/__init__.py", "enum.py")
-
-
 @pytest.fixture(autouse=True, scope="module")
-def small_default_corpus(tmp_path_factory):
-    """A fresh cache directory seeded with the docstrings of a dozen stdlib modules, which
-    the page then reads as its default corpus: no earlier cache is used, and the page
-    tests need not parse the whole library (tests/test_corpus.py does that once)."""
-    cache = tmp_path_factory.mktemp("specviz-cache")
-    root = corpus.stdlib_root()
-    text = "\n".join(corpus.collect_docstrings([root / m for m in MODULES]))
-    corpus.default_cache_path(cache=cache).write_text(text, encoding="utf-8")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("SPECVIZ_CACHE_DIR", str(cache))
-        yield
+def _default_corpus(small_default_corpus):
+    """The page reads the small stdlib corpus (tests/conftest.py) as its default."""
 
 
 def _run(timeout: float = 90, **params: str) -> AppTest:
@@ -160,3 +146,69 @@ def test_exactness_check_runs_on_demand():
     verdict = dict(zip(table["rule"], table["verdict"], strict=True))
     assert verdict["correct"] == "at the floor"
     assert verdict["greedy"] == "biased" and verdict["no_resample"] == "biased"
+
+
+# ----------------------------------------------------------------------------- hostile input
+INJECTIONS = ("![](//host.example/i1)", "[Sign in](//host.example/login)",
+              "$$\\begin{matrix}x\\end{matrix}$$", "https://host.example/x www.host.example",
+              "<img src=//host.example/i2>", ":red[big] **bold** `code`")
+UNESCAPED = re.compile(r"(?<!\\)!?(?<!\\)\[[^\]]*(?<!\\)\]\(|(?<!\\)\$|://"
+                       r"|(?<!\\)www\.|(?<!\\)<img|(?<!\\)\*\*bold")
+
+
+def _markdown_bodies(at: AppTest) -> list[str]:
+    """Every element Streamlit renders as Markdown."""
+    out = []
+    for group in (at.markdown, at.caption, at.info, at.warning, at.error, at.success):
+        out += [e.proto.body for e in group]
+    return out
+
+
+@pytest.mark.parametrize("payload", INJECTIONS)
+def test_user_text_reaches_markdown_escaped(payload):
+    """A prompt's tail, pasted text and its tokens go into captions and notes: none of
+    their Markdown (images, links, LaTeX, autolinks, HTML, directives) may render."""
+    at = _run(prompt=f"Return {payload}")
+    assert not at.exception
+    bad = [b for b in _markdown_bodies(at) if UNESCAPED.search(b)]
+    assert not bad, bad
+    at.radio(key="text_source").set_value("paste").run()
+    at.text_area(key="text_paste").input((PLAIN + f" {payload} ") * 2).run()
+    at.button(key="text_next").click().run()
+    assert not at.exception and not at.error, [e.value for e in at.error]
+    bad = [b for b in _markdown_bodies(at) if UNESCAPED.search(b)]
+    assert not bad, bad
+
+
+def _word_text(words: int, length: int = 100_000 // 1) -> str:
+    return " ".join(chr(ord("a") + i) * (length // max(1, words)) for i in range(words))
+
+
+@pytest.mark.parametrize("words", [1, 2, 3, 4])
+def test_word_level_with_too_few_words_is_a_message(words):
+    """A 100 KB single word, or 2-4 words: once a ValueError / IndexError traceback."""
+    at = _run(level="word")
+    at.radio(key="text_source").set_value("paste").run()
+    at.text_area(key="text_paste").input(_word_text(words)).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("cannot make a model" in e.value and "tokens" in e.value for e in at.error), \
+        [e.value for e in at.error]
+    assert "Python standard library docstrings" in _captions(at)
+
+
+def test_a_users_models_live_in_the_session():
+    at = _run()
+    at.radio(key="text_source").set_value("paste").run()
+    at.text_area(key="text_paste").input(PLAIN).run()
+    assert not at.exception and "pasted text" in _captions(at)
+    store = at.session_state["_guard_models"]
+    assert len(store) == 2 and 0 < store.nbytes <= guard.SESSION_MODEL_BYTES
+    results = at.session_state["_guard_results"]
+    assert len(results) >= 3  # the round, the draft orders, the drafters
+
+
+def test_a_long_check_says_how_far_it_was_cut():
+    at = _run(level="word", order="4", k="32", rule="typical", T="10")
+    assert not at.exception
+    notes = [i.value for i in at.info if "decodes per rule, not" in i.value]
+    assert notes and "about 5 s" in notes[0], [i.value for i in at.info]

@@ -236,5 +236,5 @@ def test_max_order_is_checked(bad):
 
 
 def test_too_little_text_is_refused():
-    with pytest.raises(ValueError, match="at least 2 tokens"):
+    with pytest.raises(ValueError, match="at least 3 tokens"):
         ngram.train("a", "char", 2)

@@ -83,7 +83,7 @@ def test_the_continue_rule_is_unresolved_at_small_n_and_caught_at_the_default(pa
 
 
 def test_n_to_resolve_is_where_the_threshold_crosses_the_bias(pair):
-    target = target_joint(pair.P, 0, 2)
+    target = target_joint(pair.P, 0, n_tokens=2)
     for bias in (0.3, 0.02, 0.004):
         n = G.n_to_resolve(target, bias)
         assert tv_threshold(target, n) < bias <= tv_threshold(target, n - 1)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlencode
+
 import pytest
 
 from specviz.core.rules import RULES
@@ -38,3 +40,25 @@ def test_work_cap_shrinks_n_for_long_drafts():
     assert S.n_cap(4) == S.N_APP_MAX
     assert S.n_cap(32) == S.WORK_APP_MAX // 33 < S.N_APP_MAX
     assert all(S.n_cap(k) * (k + 1) <= S.WORK_APP_MAX for k in range(1, S.K_APP_MAX + 1))
+
+
+def test_a_link_never_carries_a_table_past_its_cap():
+    """A 600 x 600 table is ~7 MB of query: the HTTP server answers a bare 400. The share
+    box leaves such a table out, with a note, and keeps the link under URL_QUERY_MAX_CHARS."""
+    import numpy as np
+
+    big = S.encode_table(np.full((600, 600), 1 / 600))
+    q, notes = S.fit_query({"k": "8", "P": big, "Q": S.encode_table(np.eye(6))})
+    assert "P" not in q and q["k"] == "8" and "Q" in q
+    assert any("Table P is too large for a link" in n for n in notes)
+    blob = "A" * S.BLOB_URL_MAX_CHARS
+    full = {key: blob for key in ("plan_metrics", "plan_target_cfg", "plan_draft_cfg")}
+    q, notes = S.fit_query({**full, "prompt": "x" * S.PROMPT_MAX_CHARS})
+    assert len(urlencode(q)) <= S.URL_QUERY_MAX_CHARS and not notes  # the largest fit
+    q, notes = S.fit_query({**full, "P": "0," * 1_999})
+    assert len(urlencode(q)) <= S.URL_QUERY_MAX_CHARS
+
+
+def test_a_table_in_a_url_past_its_cap_falls_back_with_a_note():
+    with pytest.raises(ValueError, match="longer than"):
+        S.decode_table("0.5," * 2_000, 6)

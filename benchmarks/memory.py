@@ -1,0 +1,130 @@
+"""Peak server memory per page: each page's most expensive request, one after another.
+
+    .venv/bin/python benchmarks/memory.py
+    .venv/bin/python benchmarks/memory.py --pages text rules
+
+It starts one server with the Docker image's entry command (tests/e2e/harness.py; localhost
+only), opens Debian's chromium, and for each page opens its most expensive URL (the caps'
+worst case: largest k, n, rules, model; /text also runs its exactness check), in a fresh
+browser context. The server's resident memory (VmRSS from /proc; psutil is not in the lock)
+is sampled every 20 ms: the table shows it before the request, its peak during the request,
+after it, and the seconds until the page had finished.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+from harness import CHROMIUM, CHROMIUM_ARGS, IDLE, SETTLED_JS, start_server  # noqa: E402
+
+WORST = {  # page -> (its most expensive URL, a button to press once it has drawn, or None)
+    "home": ("/?k=32", None),
+    "round": ("/round?k=32&rnd=999&step=60", None),
+    "exactness": ("/exactness?n=10000000&k=1&rule=multi_draft", None),
+    "acceptance": ("/acceptance?k=32", None),
+    "draft-length": ("/draft-length?k=32", None),
+    "cost": ("/cost?k=32", None),
+    "roofline": ("/roofline?k=32&ctxlen=131072&batch=4096", None),
+    "text": ("/text?level=word&order=4&k=32&rule=typical&T=10&rnd=999", "Run the check"),
+    "rules": ("/rules?rules_n=2000000&k=32&multi_draft_m=8", None),
+    "plan": ("/plan?plan_kmax=16", None),
+    "tour": ("/tour", None),
+}
+
+
+def rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS in /proc/<pid>/status")
+
+
+class Sampler:
+    """The largest VmRSS seen since the last reset, sampled in a thread."""
+
+    def __init__(self, pid: int, every_s: float = 0.02) -> None:
+        self.pid, self.every_s, self.peak = pid, every_s, 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            self.peak = max(self.peak, rss_mb(self.pid))
+            time.sleep(self.every_s)
+
+    def reset(self) -> float:
+        self.peak = rss_mb(self.pid)
+        return self.peak
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def settle(page, timeout_ms: float) -> None:
+    page.wait_for_timeout(300)
+    page.wait_for_selector(IDLE, state="attached", timeout=timeout_ms)
+    page.wait_for_function(SETTLED_JS, timeout=timeout_ms)
+
+
+def measure(browser, url: str, button: str | None, sampler: Sampler,
+            timeout_ms: float) -> tuple[float, float, float, float]:
+    """(before, peak, after MB, seconds) for one request in a fresh context."""
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    ctx.set_default_timeout(timeout_ms)
+    page = ctx.new_page()
+    before = sampler.reset()
+    t0 = time.monotonic()
+    page.goto(url)
+    settle(page, timeout_ms)
+    if button:
+        page.get_by_text("Check exactness at this prompt").click()
+        page.get_by_role("button", name=button).click()
+        settle(page, timeout_ms)
+    seconds = time.monotonic() - t0
+    peak = sampler.peak
+    ctx.close()
+    time.sleep(0.5)
+    return before, peak, rss_mb(sampler.pid), seconds
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--pages", nargs="*", default=list(WORST), choices=list(WORST))
+    ap.add_argument("--timeout-s", type=float, default=180.0)
+    args = ap.parse_args(argv)
+    from playwright.sync_api import sync_playwright
+
+    srv = start_server()
+    sampler = Sampler(srv.pid)
+    rows = []
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
+                                         headless=True)
+            for name in args.pages:
+                path, button = WORST[name]
+                before, peak, after, secs = measure(browser, srv.url + path, button, sampler,
+                                                    args.timeout_s * 1000)
+                rows.append((name, path, before, peak, after, secs))
+                print(f"{name:<13} {peak:7.0f} MB peak  ({secs:.1f} s)", file=sys.stderr)
+            browser.close()
+    finally:
+        sampler.stop()
+        srv.stop()
+    print("| page | most expensive request | RSS before (MB) | peak (MB) | after (MB) "
+          "| seconds |\n| --- | --- | ---: | ---: | ---: | ---: |")
+    for name, path, before, peak, after, secs in rows:
+        print(f"| {name} | `{path}` | {before:.0f} | {peak:.0f} | {after:.0f} | {secs:.1f} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,267 @@
+"""What keeps one server alive under what its users send it: escaping, workers, stops,
+model stores, upload caps.
+
+- plain(text): user text made safe for Streamlit's Markdown (captions, notes, errors).
+- worker(): at most HEAVY_WORKERS heavy computations at a time, with a visible wait.
+- install_stop_check(): long library loops stop (core.interrupt) once their session has
+  gone, the script was asked to stop, or the server is shutting down.
+- text models: counts and decoders in stores bounded by bytes; those trained on a user's
+  text live in that session's state and go with it.
+- session_uploads(): a session keeps at most SESSION_UPLOADS files / SESSION_UPLOAD_BYTES.
+"""
+
+from __future__ import annotations
+
+import inspect
+import pickle
+import re
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from functools import wraps
+
+import streamlit as st
+
+from ..core import interrupt
+from ..core.bounded import ByteLRU
+from ..text.corpus import Corpus, CorpusError
+from ..text.ngram import NGramCounts
+from ..text.pair import TextDecoder
+from ..views import textpage
+
+HEAVY_WORKERS = 2  # heavy computations at once, across all sessions (one per core here)
+SHARED_MODEL_BYTES = 256 * 2**20  # models of the default corpus, shared by every session
+SESSION_MODEL_BYTES = 160 * 2**20  # models of one session's own text
+SESSION_RESULT_BYTES = 64 * 2**20  # results computed from one session's own text
+SESSION_UPLOADS = 6  # files one session's uploads may hold on the server
+SESSION_UPLOAD_BYTES = 12 * 2**20
+
+# ----------------------------------------------------------------------------- markdown
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~$@])")  # links, images, HTML, code, LaTeX, ...
+_AUTOLINK = re.compile(r"(?i)(:)(//)|\b(www)(\.)")  # https://host, www.host: GFM autolinks
+_BLOCK_START = re.compile(r"^(\s*\d*)([-+=>.)])")  # a list, heading rule or quote
+_SPACES = re.compile(r"\s+")
+
+
+def plain(text: object) -> str:
+    """text as literal Markdown for st.markdown / caption / info / error: the marks that
+    make links, images, HTML, code, emphasis, LaTeX, colour or icon directives and
+    autolinks backslash-escaped, line breaks as spaces (so no block starts inside it)."""
+    t = _MD_SPECIAL.sub(r"\\\1", _SPACES.sub(" ", str(text)))
+    t = _AUTOLINK.sub(lambda m: f"{m[1]}\\{m[2]}" if m[1] else f"{m[3]}\\{m[4]}", t)
+    return _BLOCK_START.sub(lambda m: f"{m[1]}\\{m[2]}", t)
+
+
+# ----------------------------------------------------------------------------- workers
+_SLOTS = threading.BoundedSemaphore(HEAVY_WORKERS)
+_held = threading.local()
+WAIT_NOTE = ("Waiting for a free worker: the server runs at most {n} heavy computations at "
+             "once, and others are running. This one starts as soon as one ends.")
+
+
+@contextmanager
+def worker() -> Iterator[None]:
+    """Hold one of HEAVY_WORKERS slots for the block; while none is free, say so on the page
+    and wait (stopping if the session goes)."""
+    if getattr(_held, "slot", False):  # already holding one: nested heavy work
+        yield
+        return
+    if not _SLOTS.acquire(blocking=False):
+        with _not_recorded():
+            note = st.empty()
+            note.info(WAIT_NOTE.format(n=HEAVY_WORKERS))
+        while not _SLOTS.acquire(timeout=0.2):
+            interrupt.check()
+        with _not_recorded():
+            note.empty()
+    _held.slot = True
+    try:
+        yield
+    finally:
+        _held.slot = False
+        _SLOTS.release()
+
+
+@contextmanager
+def _not_recorded() -> Iterator[None]:
+    """Elements drawn in the block are not replayed with a cached result (the wait note
+    belongs to this run only)."""
+    try:
+        from streamlit.runtime.caching.cached_message_replay import in_cached_function
+    except ImportError:
+        yield
+        return
+    token = in_cached_function.set(False)
+    try:
+        yield
+    finally:
+        in_cached_function.reset(token)
+
+
+def gated(fn: Callable) -> Callable:
+    """fn itself, or, when views marked it heavy (views.work.heavy), fn run in a worker."""
+    if not getattr(fn, "heavy", False):
+        return fn
+
+    @wraps(fn)
+    def run(*args, **kwargs):
+        with worker():
+            return fn(*args, **kwargs)
+    return run
+
+
+# ----------------------------------------------------------------------------- stops
+def _stop_requested(ctx) -> bool:
+    try:
+        from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestType
+
+        req = ctx.script_requests
+        return req is not None and req._state == ScriptRequestType.STOP
+    except (ImportError, AttributeError):
+        return False
+
+
+def _runtime_gone(session_id: str) -> bool:
+    try:
+        from streamlit.runtime import Runtime
+        from streamlit.runtime.runtime import RuntimeState
+
+        if not Runtime.exists():
+            return False
+        rt = Runtime.instance()
+        return (rt.state in (RuntimeState.STOPPING, RuntimeState.STOPPED)
+                or not rt.is_active_session(session_id))
+    except (ImportError, AttributeError, RuntimeError):
+        return False
+
+
+def install_stop_check() -> None:
+    """Long loops of this script run stop (StopException, as Streamlit's own stop) once the
+    session has gone, a stop was asked for, or the server is shutting down."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    if ctx is None:
+        interrupt.install(None)
+        return
+    session_id = ctx.session_id
+
+    def hook() -> bool:
+        if _stop_requested(ctx) or _runtime_gone(session_id):
+            from streamlit.runtime.scriptrunner_utils.exceptions import StopException
+
+            raise StopException()
+        return False
+
+    interrupt.install(hook)
+
+
+# ----------------------------------------------------------------------------- models
+@st.cache_resource(show_spinner=False)
+def _shared_models() -> ByteLRU:
+    return ByteLRU(SHARED_MODEL_BYTES)
+
+
+def _session_store(name: str, max_bytes: int) -> ByteLRU:
+    key = f"_guard_{name}"
+    if key not in st.session_state:
+        st.session_state[key] = ByteLRU(max_bytes)
+    return st.session_state[key]
+
+
+def _models(private: bool) -> ByteLRU:
+    return _session_store("models", SESSION_MODEL_BYTES) if private else _shared_models()
+
+
+def text_counts(corpus: Corpus, level: str, max_order: int) -> NGramCounts:
+    """The counts of corpus at level up to max_order, trained once (in a worker) and kept:
+    a user's text in this session's store, the default corpus in the shared one. Text that
+    cannot make a model raises CorpusError with the reason."""
+    private = corpus.source == "user"
+    store = _models(private)
+    key = ("counts", corpus.fingerprint, level, int(max_order))
+    hit = store.get(key)
+    if hit is not None:
+        return hit
+    with worker(), st.spinner("Counting n-grams…"):
+        try:
+            counts = textpage.train_counts(corpus, level, int(max_order))
+        except ValueError as exc:
+            raise CorpusError(f"It cannot make a model at this level and order: {exc}.") from None
+    counts.private = private
+    return store.put(key, counts, counts.nbytes)
+
+
+def text_decoder(counts: NGramCounts, target: int, draft: int, T_p: float,
+                 T_q: float) -> TextDecoder:
+    """The decoder over counts (kept beside them, sized by what its row caches may hold)."""
+    private = bool(getattr(counts, "private", False))
+    store = _models(private)
+    key = ("decoder", counts.fingerprint, int(target), int(draft), float(T_p), float(T_q))
+    dec = store.get_or_make(key, lambda: TextDecoder(counts, target, draft, T_p, T_q),
+                            lambda d: d.max_cache_bytes)
+    dec.private = private
+    return dec
+
+
+def private(args: tuple, kwargs: dict) -> bool:
+    """Whether any argument is (or holds) a model of a session's own text."""
+    for a in (*args, *kwargs.values()):
+        for obj in (a, getattr(a, "dec", None), getattr(a, "counts", None),
+                    getattr(getattr(a, "dec", None), "counts", None)):
+            if getattr(obj, "private", False):
+                return True
+    return False
+
+
+def session_memo(fn: Callable, args: tuple, kwargs: dict):
+    """fn(*args, **kwargs) kept in this session's bounded store (keyed by the arguments
+    Streamlit would hash: those not named with a leading underscore)."""
+    store = _session_store("results", SESSION_RESULT_BYTES)
+    bound = inspect.signature(fn).bind(*args, **kwargs)
+    shown = sorted((k, repr(v)) for k, v in bound.arguments.items() if not k.startswith("_"))
+    key = (fn.__module__, fn.__qualname__, tuple(shown))
+    hit = store.get(key)
+    if hit is not None:
+        return hit
+    value = fn(*args, **kwargs)
+    try:
+        size = len(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+    except (pickle.PicklingError, TypeError, AttributeError):
+        size = SESSION_RESULT_BYTES + 1  # not measurable: used, not kept
+    return store.put(key, value, size)
+
+
+# ----------------------------------------------------------------------------- uploads
+def session_uploads(keep: set[str]) -> None:
+    """Hold this session's uploaded files on the server to SESSION_UPLOADS files and
+    SESSION_UPLOAD_BYTES: files no widget uses now (`keep`: the file ids in use) go first,
+    oldest first. Streamlit keeps every file a client sends until the session ends."""
+    from streamlit.runtime.scriptrunner import get_script_run_ctx
+
+    ctx = get_script_run_ctx()
+    mgr = getattr(ctx, "uploaded_file_mgr", None)
+    storage = getattr(mgr, "file_storage", None)
+    if ctx is None or storage is None:
+        return
+    files = dict(storage.get(ctx.session_id, {}))
+    total = sum(len(f.data) for f in files.values())
+    for file_id, rec in list(files.items()):  # insertion order: oldest first
+        if len(files) <= SESSION_UPLOADS and total <= SESSION_UPLOAD_BYTES:
+            break
+        if file_id in keep:
+            continue
+        mgr.remove_file(ctx.session_id, file_id)
+        files.pop(file_id)
+        total -= len(rec.data)
+
+
+def uploads_in_use() -> set[str]:
+    """The file ids this session's upload widgets hold now."""
+    out = set()
+    for value in st.session_state.to_dict().values():
+        for f in value if isinstance(value, list) else [value]:
+            file_id = getattr(f, "file_id", None)
+            if isinstance(file_id, str):
+                out.add(file_id)
+    return out

@@ -1,0 +1,54 @@
+"""The vectorised samplers draw exactly the token the scalar inverse CDF draws, for the same
+uniform: at random uniforms, at every interval edge, and for rows with zeros."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from specviz.core.sampling import BucketSampler, GuideSampler, draw
+
+
+def _rows(rng, R: int, V: int) -> np.ndarray:
+    W = rng.dirichlet(np.full(V, 0.5), size=R)
+    W[rng.random(W.shape) < 0.3] = 0.0
+    W[:, rng.integers(0, V)] += 1e-3  # every row keeps some mass
+    return W / W.sum(axis=1, keepdims=True)
+
+
+def _uniforms(rng, W: np.ndarray, n: int):
+    """Random rows and uniforms, a quarter of them exactly on an interval's edge."""
+    R, V = W.shape
+    rows = rng.integers(0, R, n)
+    u = rng.random(n)
+    cdf = np.cumsum(W, axis=1)
+    cdf /= cdf[:, -1:]
+    edge = np.arange(n // 4)
+    u[edge] = cdf[rows[edge], rng.integers(0, V, len(edge))]
+    return rows, np.minimum(u, np.nextafter(1.0, 0.0))
+
+
+@pytest.mark.parametrize("V", [2, 3, 6, 17, 64])
+def test_bucket_sampler_is_the_inverse_cdf(V):
+    rng = np.random.default_rng(V)
+    W = _rows(rng, 9, V)
+    rows, u = _uniforms(rng, W, 20_000)
+    want = np.array([draw(W[r], x) for r, x in zip(rows, u, strict=True)])
+    np.testing.assert_array_equal(BucketSampler(W)(rows, u), want)
+
+
+@pytest.mark.parametrize("V", [65, 300])
+def test_guide_sampler_is_the_inverse_cdf(V):
+    rng = np.random.default_rng(V)
+    W = _rows(rng, 5, V)
+    rows, u = _uniforms(rng, W, 5_000)
+    want = np.array([draw(W[r], x) for r, x in zip(rows, u, strict=True)])
+    np.testing.assert_array_equal(GuideSampler(W)(rows, u), want)
+
+
+def test_no_token_of_zero_mass_is_drawn():
+    W = np.array([[0.0, 0.5, 0.0, 0.5, 0.0], [0.0, 0.0, 0.0, 0.0, 1.0]])
+    rows = np.repeat([0, 1], 5_000)
+    u = np.concatenate([np.linspace(0, 1, 5_000, endpoint=False)] * 2)
+    x = BucketSampler(W)(rows, u)
+    assert set(x[:5_000]) == {1, 3} and set(x[5_000:]) == {4}
