@@ -2,7 +2,7 @@
 
 Each page is run the way a server runs it for a new session (a fresh AppTest in a process
 whose caches are cold for the first page visit, then warm), and each interaction is one
-rerun after a widget change. Targets (issue 3): an interaction re-renders in <= 300 ms,
+rerun after a widget change. Targets: an interaction re-renders in <= 300 ms,
 a page's first render in <= 1.5 s, the exactness page's 10^6-decode run in < 1 s.
 
     .venv/bin/python benchmarks/bench_pages.py

@@ -369,43 +369,58 @@ def surface_3d(surface: Surface, point: Row | None = None,
                           hovertemplate="k = %{y}<br>c* = %{x:.4f}<br>speedup = 1"
                                         "<extra></extra>")
     if point is not None:
-        fig.add_scatter3d(x=[point["c"]], y=[point["k"]], z=[point["speedup"]],
-                          mode="markers",
-                          name=f"current settings: k = {point['k']}, c = {point['c']:g}",
-                          marker=dict(size=7, color=BREAK_EVEN, symbol="diamond",
-                                      line=dict(color="#000", width=2)),
+        lift = 0.04 * float(S.max() - S.min())  # above the surface, not half inside it
+        fig.add_scatter3d(x=[point["c"]], y=[point["k"]], z=[point["speedup"] + lift],
+                          mode="markers", name=_point_label(point),
+                          marker=dict(size=9, color="#FFFFFF", symbol="diamond",
+                                      line=dict(color="#000", width=3)),
                           hovertemplate="k = %{y}<br>c = %{x:.4f}<br>speedup = %{z:.4f}x"
                                         "<extra></extra>")
-    fig.update_scenes(xaxis=dict(**LOG_DECADES, title="c (log)"), yaxis_title="k",
-                      zaxis_title="speedup", aspectmode="manual",
+    c_lo, c_hi = float(np.log10(cs[0])), float(np.log10(cs[-1]))
+    fig.update_scenes(xaxis=dict(**LOG_DECADES, title="c (log)",
+                                 range=[c_lo - 0.05, c_hi + 0.15]),  # room for the c = 1 tick
+                      yaxis=dict(title="k", dtick=8), zaxis=dict(title="speedup", nticks=5),
+                      aspectmode="manual",
                       aspectratio=dict(x=1.5, y=1.3, z=0.75), domain=dict(y=[0.07, 1.0]),
                       camera=dict(eye=dict(x=1.45, y=-1.7, z=0.75),
                                   center=dict(x=0, y=0, z=-0.08)))
     fig.update_layout(title=f"Speedup surface at alpha = {surface.alpha:.4f} "
-                            "(red: speedup = 1; yellow: best k)",
+                            "(vermillion: speedup = 1; orange: best k)",
                       height=560, margin=dict(l=0, r=0, t=50, b=0),
                       legend=dict(orientation="h", yanchor="bottom", y=0.0, x=0))
     return fig
 
 
-def surface_heatmap(surface: Surface) -> go.Figure:
-    """The same surface as a heatmap over c (log axis) and k, with the speedup = 1 contour
-    and the best-k ridge."""
+def _point_label(point: Row) -> str:
+    return f"current settings: k = {point['k']}, c = {point['c']:g}"
+
+
+def surface_heatmap(surface: Surface, point: Row | None = None,
+                    break_even: Sequence[Row] = ()) -> go.Figure:
+    """The same surface as a heatmap over c (log axis) and k: the break-even line c*(k)
+    drawn from its closed form (break_even rows, pagedata.break_even_curve, so it has no
+    sampling kinks), the best-k ridge and the current (k, c)."""
     ks, cs, S = surface.ks, surface.cs, surface.speedup
     fig = go.Figure()
-    fig.add_heatmap(x=cs, y=ks, z=S, colorscale="Viridis", colorbar=dict(title="speedup"),
-                    name="speedup",
+    fig.add_heatmap(x=cs, y=ks, z=np.round(S, 4), colorscale="Viridis",
+                    colorbar=dict(title="speedup"), name="speedup",
                     hovertemplate="k = %{y}<br>c = %{x:.4f}<br>speedup = %{z:.4f}x"
                                   "<extra></extra>")
-    fig.add_contour(x=cs, y=ks, z=S, name="speedup = 1 (break-even)", showscale=False,
-                    contours=dict(start=1.0, end=1.0, size=1.0, coloring="none",
-                                  showlabels=True),
-                    line=dict(color=BREAK_EVEN, width=3), showlegend=True, hoverinfo="skip")
+    if break_even:
+        fig.add_scatter(x=_col(break_even, "c"), y=_col(break_even, "k"), mode="lines",
+                        name="speedup = 1 (break-even c*)", line=dict(color=BREAK_EVEN, width=3),
+                        hovertemplate="k = %{y}<br>c* = %{x:.4f}<extra></extra>")
     fig.add_scatter(x=cs, y=surface.best_k, mode="lines", name="best k (ridge)",
                     line=dict(color=BEST, width=3, shape="hv"),
                     hovertemplate="c = %{x:.4f}<br>best k = %{y}<extra></extra>")
+    if point is not None:
+        fig.add_scatter(x=[point["c"]], y=[point["k"]], mode="markers", name=_point_label(point),
+                        marker=dict(symbol="diamond", size=14, color="#FFFFFF",
+                                    line=dict(color="#000000", width=2)),
+                        hovertemplate="k = %{y}<br>c = %{x:.4f}<br>speedup = "
+                                      f"{point['speedup']:.4f}x<extra></extra>")
     fig.update_xaxes(**LOG_DECADES, title="c: draft cost per token (log)")
-    fig.update_yaxes(title="k")
+    fig.update_yaxes(title="k", range=[float(ks[0]) - 0.5, float(ks[-1]) + 0.5])
     return _layout(fig, f"Speedup over k and c at alpha = {surface.alpha:.4f}", 460)
 
 
@@ -483,7 +498,7 @@ __all__ = [
 
 
 # =============================================================================================
-# Beyond the paper (issue 5): the rules gallery, production metrics, dynamic k, batch size.
+# Beyond the paper: the rules gallery, production metrics, dynamic k, batch size.
 # =============================================================================================
 
 FAMILY_SYMBOLS = {"lossless": "diamond", "lossy by design": "square", "broken": "circle"}

@@ -35,7 +35,7 @@ from .work import heavy
 
 # =============================================================================================
 # Chart pages (/exactness, /acceptance, /draft-length, /cost, /roofline): page-level data.
-# Added for the pages so that they do no arithmetic; every function here is pure and cheap
+# The pages do no arithmetic: it is all here. Every function is pure and cheap
 # unless it says it samples.
 # =============================================================================================
 CONVERGENCE_NS = (100, 300, 1_000, 3_000, 10_000, 30_000, 100_000)  # the page's n sweep
@@ -254,8 +254,8 @@ def break_even_curve(surface: Surface) -> list[Row]:
 
 
 # =============================================================================================
-# Beyond the paper (issue 5): dynamic draft length on /draft-length, batch size on /roofline.
-# Added for those pages' new sections; pure, and cheap except dynamic_runs (a decode).
+# Beyond the paper: dynamic draft length on /draft-length, batch size on /roofline.
+# Pure, and cheap except dynamic_runs (a decode).
 # =============================================================================================
 
 DYN_TOKENS = 3_000  # tokens each policy decodes on the shared stream
@@ -370,6 +370,7 @@ def bytes_label(b: float) -> str:
 
 
 DRAFT_NAMES = {"table": "the draft table Q", "mix": "the mix of P and junk"}
+SURFACE_TABS = {"heatmap": "heatmap (k by c)", "3d": "3D surface"}
 ACCEPTANCE_TABS = {"alpha": "draft quality alpha", "T": "temperature mismatch T"}
 # the sweeps' tables: key -> (header, number format); one format per column
 SWEEP_COLUMNS: dict[str, tuple[str, str | None]] = {

@@ -46,6 +46,7 @@ BATCH_MAX = 4_096
 DRAFTS = ("table", "mix")
 SPEEDS = (0.5, 1.0, 2.0, 3.0)  # autoplay: seconds per step
 ACCEPTANCE_TABS = ("alpha", "T")  # /acceptance: draft quality, or temperature mismatch
+SURFACE_VIEWS = ("heatmap", "3d")  # /cost: the speedup over k and c as a heatmap or in 3D
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,7 @@ class Settings:
     rnd: int = 0  # which round of the transcript /round shows (0 = the first)
     speed: float = 1.0  # autoplay on /round and /text: seconds per step
     tab: str = "alpha"  # /acceptance: which sweep is open
+    surface: str = "heatmap"  # /cost: which view of the speedup surface is open
     preset: str = "Llama-2-7B"  # roofline model shape
     dtype: str = "fp16"  # roofline weight type
     ctxlen: int = 512  # roofline context length in tokens
@@ -256,6 +258,7 @@ PARSERS = {
     "rnd": _int(0, RND_MAX),
     "speed": _float_choice(SPEEDS),
     "tab": _choice(ACCEPTANCE_TABS),
+    "surface": _choice(SURFACE_VIEWS),
     "preset": _choice(PRESETS),
     "dtype": _choice(DTYPE_BYTES),
     "ctxlen": _int(0, CTX_LEN_MAX),

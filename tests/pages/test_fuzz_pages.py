@@ -20,6 +20,7 @@ from specviz.web import settings as S
 
 ROOT = Path(__file__).resolve().parents[2]
 OWN = {"round": ("step", "rnd", "speed"), "exactness": ("n",), "acceptance": ("tab",),
+       "cost": ("surface",),
        "roofline": ("preset", "dtype", "ctxlen", "batch", "accel"),
        "text": ("step", "rnd", "speed"), "tour": ("chapter",)}
 PAGES = {p.path or "home": (p.script, OWN.get(p.path, ())) for p in site.PAGES

@@ -152,7 +152,7 @@ def test_cost_deep_link_reaches_the_widgets():
 
 
 def test_cost_states_the_slower_case():
-    at = run("cost", k="12")  # a long draft: c* = (tokens - 1) / k is well below 0.6
+    at = run("cost", k="12", surface="3d")  # a long draft: c* = (tokens - 1) / k is well below 0.6
     text = " ".join(md.value for md in at.markdown)
     assert float(metrics(at)["break-even c*"]) < 0.6
     assert "slower than decoding with the target alone" in text
@@ -200,7 +200,7 @@ def test_invalid_params_fall_back_with_a_note(page, params, key):
     assert at.get("plotly_chart")
 
 
-# ----------------------------------------------------------------------------- issue 5
+# ----------------------------------------------------------------------------- beyond the paper
 def _frame_with(at: AppTest, column: str):
     return next(d.value for d in at.dataframe if column in d.value.columns)
 
@@ -294,3 +294,14 @@ def test_sweep_tables_have_human_headers_and_one_format_per_column():
     assert config["tokens_per_call_se"]["label"] == "± one standard error"
     assert config["alpha_eff"]["type_config"]["format"] == "%.4f"
     assert all("_" not in c["label"] for c in config.values() if "label" in c)
+
+
+def test_cost_draws_the_heatmap_first_and_the_3d_surface_on_demand():
+    at = run("cost")
+    kinds = [t["type"] for c in charts(at) for t in c["data"]]
+    assert "heatmap" in kinds and "surface" not in kinds  # the phone-friendly view first
+    assert "surface" not in query(at)
+    at = run("cost", surface="3d")
+    kinds = [t["type"] for c in charts(at) for t in c["data"]]
+    assert "surface" in kinds and "heatmap" not in kinds
+    assert query(at).get("surface") == "3d"
