@@ -193,7 +193,7 @@ def joint_diff_heatmap(diff: np.ndarray, vocab: Sequence[str], rule: str) -> go.
     vmax = float(np.abs(diff).max()) or 1.0
     fig = go.Figure(go.Heatmap(
         z=diff, x=list(vocab), y=list(vocab), colorscale="RdBu", zmid=0.0,
-        zmin=-vmax, zmax=vmax, text=np.vectorize(lambda v: f"{v:+.4f}")(diff),
+        zmin=-vmax, zmax=vmax, text=np.vectorize(_signed)(diff),
         texttemplate="%{text}", colorbar=dict(title="Δ prob", tickformat=".4f"),
         hovertemplate="x1 = %{y}, x2 = %{x}<br>speculative − target = %{z:+.5f}"
                       "<extra></extra>"))
@@ -389,6 +389,12 @@ def surface_3d(surface: Surface, point: Row | None = None,
                       height=560, margin=dict(l=0, r=0, t=50, b=0),
                       legend=dict(orientation="h", yanchor="bottom", y=0.0, x=0))
     return fig
+
+
+def _signed(v: float) -> str:
+    """A difference to 4 decimals with its sign; '0' where it rounds to zero (never
+    '+0.0000' or '-0.0000')."""
+    return "0" if abs(v) < 5e-5 else f"{v:+.4f}"
 
 
 def _point_label(point: Row) -> str:

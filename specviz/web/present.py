@@ -234,7 +234,7 @@ def step_queue_js(keys: dict[str, str] = STEP_KEYS) -> str:
 
 
 # ----------------------------------------------------------------------------- sharing
-COPY_LABEL = "🔗 Copy link to this state"
+COPY_LABEL = "Copy link to this state"  # text only: no emoji font is needed
 
 
 def copy_link_html(label: str = COPY_LABEL) -> str:

@@ -235,7 +235,11 @@ def _table_editor() -> None:
     """Sidebar expander: edit P and Q in place, or upload either as CSV."""
     state = _tables_state()
     vocab = list(state["vocab"])
-    with st.sidebar.expander(tables("Tables (target P, draft Q)")):
+    box = st.sidebar.expander(tables("Tables (target P, draft Q)"), key="tables_open",
+                              on_change="rerun")
+    with box:
+        if not box.open:  # drawn only when open: two grids cost every page's first render
+            return
         st.caption("Row = current token, columns = next token; each row must sum to 1.")
         edited = {}
         for name in ("P", "Q"):

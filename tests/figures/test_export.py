@@ -136,3 +136,22 @@ def test_token_names_are_escaped():
     assert fig.frames[0].data[0].text[0] == "&lt;b&gt;<br>context"  # the context chip
     bars = fig.frames[0].data[len(export.STATUSES)]
     assert list(bars.x[:2]) == ["&lt;b&gt;", "a&amp;b"]  # tick labels
+
+
+def test_the_export_opens_at_the_step_on_screen(traces):
+    tr = traces[CASES[0]]
+    start = 4
+    fig = export.round_figure(tr, 0, start=start)
+    assert fig.layout.sliders[0].active == start
+    assert f"step {start} " in fig.layout.title.text
+    first = fig.data[len(export.STATUSES)]  # p bar as shown at the start step
+    assert list(first.y) == list(fig.frames[start].data[len(export.STATUSES)].y)
+    html_text = export.round_html(tr, 0, start=start)
+    assert f'"active": {start}' in html_text or f'"active":{start}' in html_text
+
+
+def test_keep_and_reject_share_one_coin_bar(traces):
+    fig = export.round_figure(traces[CASES[0]], 0)
+    keep, reject = (t for t in fig.data if t.name in ("keep: u < t", "reject: u ≥ t"))
+    assert keep.offsetgroup == reject.offsetgroup == "coin"  # one height, not two groups
+    assert keep.width == reject.width

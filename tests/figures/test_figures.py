@@ -460,3 +460,8 @@ def test_every_log_axis_labels_decades_only():
     src = inspect.getsource(charts)
     assert src.count('type="log"') == 2  # LOG_DECADES itself, and the T sweep's own ticks
     assert charts.LOG_DECADES == {"type": "log", "dtick": 1}
+
+
+def test_joint_difference_never_reads_plus_or_minus_zero():
+    assert charts._signed(3e-5) == charts._signed(-3e-5) == "0"
+    assert charts._signed(1.2e-4) == "+0.0001" and charts._signed(-0.0123) == "-0.0123"
