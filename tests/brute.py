@@ -7,6 +7,7 @@ enumerating its grid, the rejection token that avoids the draft, SpecInfer's res
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 
 import numpy as np
@@ -46,7 +47,13 @@ def brute_joint(P, Q, ctx, k, n_tokens, rule):
             then()
 
     def new_round(c, prefix, prob):
+        if r.kind == "block":
+            return emit(prefix, prob, lambda: block(c, prefix, prob))
         emit(prefix, prob, lambda: position(c, 1, prefix, prob))
+
+    def block(c, prefix, prob):
+        for seq, pr in block_outcomes(P, Qs, c, k).items():
+            new_round(seq[-1], prefix + list(seq), prob * pr)
 
     def kept(x, i, prefix, prob):
         if i == k:  # bonus from p at x, then a new round
@@ -109,6 +116,42 @@ def brute_joint(P, Q, ctx, k, n_tokens, rule):
 
     new_round(ctx, [], 1.0)
     return dict(law)
+
+
+def block_outcomes(P, Q, c0, k):
+    """Block verification, literally: every drafted block, the weights w_i and stopping
+    chances h_i computed from their definitions, every outcome of the coins drawn from the
+    end backwards; dict: tokens the round emits -> probability."""
+    V = P.shape[0]
+    out = defaultdict(float)
+    for xs in itertools.product(range(V), repeat=k):
+        ctxs = [c0, *xs]  # ctxs[i]: the newest token after i drafts
+        q_block = 1.0
+        for i, x in enumerate(xs):
+            q_block *= Q[ctxs[i], x]
+        if q_block == 0:
+            continue
+        w = [1.0]
+        for i, x in enumerate(xs):
+            w.append(min(1.0, w[i] * P[ctxs[i], x] / Q[ctxs[i], x]))
+        leftover = [sum(max(0.0, w[i] * P[ctxs[i], y] - Q[ctxs[i], y]) for y in range(V))
+                    for i in range(k + 1)]
+        h = [1.0] + [leftover[i] / (leftover[i] + (1 - w[i])) if leftover[i] > 0 else 0.0
+                     for i in range(1, k)] + [w[k]]
+        not_yet = 1.0  # every coin after position i failed
+        for i in range(k, -1, -1):
+            stop = not_yet * h[i]
+            not_yet *= 1 - h[i]
+            if stop <= 0:
+                continue
+            for y in range(V):
+                if i == k:
+                    law = P[ctxs[k], y]
+                else:
+                    law = max(0.0, w[i] * P[ctxs[i], y] - Q[ctxs[i], y]) / leftover[i]
+                if law > 0:
+                    out[(*xs[:i], y)] += q_block * stop * law
+    return dict(out)
 
 
 def brute_array(P, Q, ctx, k, n_tokens, rule):

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from .block import block_round
 from .exact import _check_n_tokens
 from .rules import RuleTables, apply_rule, coin_passes
 from .sampling import GuideSampler, InverseCDF, RowSampler
@@ -100,6 +101,9 @@ class _Engine:
         """One round for each context in ctx (n,) -> emitted (k+1, n), lengths, accepted, next."""
         if self.rt.rule.kind == "multi":
             return self._round_multi(ctx, k, rng)
+        if self.rt.rule.kind == "block":
+            return block_round(self.rt.P, self.rt.Qs, self.draft,
+                               lambda c, u: self.final(self.V + c, u), ctx, k, rng)
         n = len(ctx)
         V = self.V
         U = rng.random((2 * k + 1, n))  # draft uniforms, coins, the final draw

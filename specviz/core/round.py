@@ -20,12 +20,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .block import block_weights, correction_row
 from .draws import Draws, RngDraws
 from .pair import ModelPair
 from .rule import overlap, ratio
 from .rules import Rule, coin_passes, get_rule, keep_prob
 from .sampling import draw_row
-from .steps import Step, steps_multi, steps_single
+from .steps import Step, steps_block, steps_multi, steps_single
 from .tables import check_k
 from .verify import (
     draft_row,
@@ -174,6 +175,8 @@ def play(pair: ModelPair, prefix: list[int], k: int, rule: Rule, draws: Draws,
     draws, no frames); betas=True adds sum_x min(p, q) at each verified position."""
     if rule.kind == "multi":
         return _play_multi(pair, prefix, k, rule, draws, light)
+    if rule.kind == "block":
+        return _play_block(pair, prefix, k, rule, draws, light)
     return _play_single(pair, prefix, k, rule, draws, light, betas)
 
 
@@ -329,3 +332,42 @@ def _play_multi(pair, prefix, k, rule, draws, light):
         final_u=final_u, emitted=tuple(emitted), flushed=(), steps=(),
     )
     return _with_steps(trace, steps_multi(pair, rule, prefix, trace, m))
+
+
+def _play_block(pair, prefix, k, rule, draws, light):
+    """Block verification (specviz.core.block): weights w_i forward, all k coins drawn,
+    tau = the last i whose coin passes h_i; x_1..x_tau kept, then one token from
+    norm(max(0, w_tau p - q)) or, with tau = k, the bonus from p."""
+    proposed, drafts, _, qs_rows, _ = _draft(pair, prefix, k, rule, draws)
+    n = len(drafts)
+    p_rows = [pair.p(prefix + drafts[:i]) for i in range(n + 1)]
+    w, h = block_weights(p_rows, qs_rows, drafts)
+    coins = [draws.coin(i - 1) for i in range(n, 0, -1)][::-1]  # eta_1..eta_n, drawn k..1
+    tau = max((i for i in range(1, n + 1) if coins[i - 1] < h[i]), default=0)
+    final_u = draws.final(tau)
+    emitted = [Emitted(drafts[i], "accepted", i + 1) for i in range(tau)]
+    row = None
+    if tau == n:
+        emitted.append(Emitted(pair.draw_p(prefix + drafts, final_u), "bonus", n + 1))
+    else:
+        row = correction_row(w[tau], p_rows[tau], qs_rows[tau])
+        emitted.append(Emitted(draw_row(row, final_u), "resampled", tau + 1))
+    if light:
+        return RoundDigest(prefix[-1], n, tuple(emitted), tau)
+    last = [prefix[-1]] + drafts
+    positions = tuple(Position(
+        i=i + 1, context=last[i], token=x, p_row=_frozen(p_rows[i]), q_row=_frozen(qs_rows[i]),
+        p=float(p_rows[i][x]), q=float(qs_rows[i][x]),
+        ratio=float(ratio(p_rows[i][x], qs_rows[i][x])), threshold=float(h[i + 1]),
+        u=coins[i], accepted=i < tau) for i, x in enumerate(drafts))
+    trace = RoundTrace(
+        rule=rule.name, ctx=prefix[-1], k=n, vocab=pair.names, positions=positions,
+        rejected_at=None if tau == n else tau + 1,
+        rejection_row=None if row is None else _frozen(row),
+        rejection_context=None if row is None else last[tau],
+        bonus_row=_frozen(p_rows[n]) if row is None else None,
+        bonus_context=last[n] if row is None else None,
+        final_u=final_u, emitted=tuple(emitted), flushed=tuple(range(tau + 2, n + 1)),
+        steps=(),
+    )
+    return _with_steps(trace, steps_block(pair, rule, prefix, trace, w, proposed))

@@ -7,8 +7,9 @@ the pages and the tests. A rule is read through a few tables over (context c, to
   reject_table(P, Q) -> R:  law of the token emitted on the first rejection
 plus flags: keep_unverified (emit the later drafts anyway), rejection_skips_draft (the
 rejection token is R[c] with the rejected draft removed), and kind "multi" for several
-candidates per position. apply_rule turns a rule and a pair into RuleTables, which also
-carry the exact per-position laws acc (drafted and kept) and rej (rejected, y emitted).
+candidates per position, kind "block" for a block verified jointly (its engines read P
+and Qs; specviz.core.block). apply_rule turns a rule and a pair into RuleTables, which
+also carry the exact per-position laws acc (drafted and kept) and rej (rejected, y emitted).
 """
 
 from __future__ import annotations
@@ -120,7 +121,8 @@ class Rule:
     keep_unverified: bool = False  # emit the drafts after a rejection without checking them
     rejection_skips_draft: bool = False  # the rejection token avoids the rejected draft
     inclusive: bool = False  # keep iff u <= A, with u on a grid of 2^u_bits values from 0
-    kind: str = "single"  # "single": one draft per position; "multi": m candidates
+    kind: str = "single"  # "single": one draft per position; "multi": m candidates;
+    # "block": the block verified jointly (specviz.core.block)
     params: tuple[Param, ...] = ()
     values: tuple[tuple[str, float], ...] = ()  # overrides of the parameters' defaults
 
@@ -211,6 +213,17 @@ RULES: dict[str, Rule] = {
             kind="multi",
             params=(Param("m", 3, 1, 8, "candidates per position", integer=True),),
             reject_law="p_(m+1), the residual after m failures",
+        ),
+        Rule(
+            "block", "block verification", "lossless",
+            "Sun et al. 2024, Block verification accelerates speculative decoding "
+            "(arXiv 2403.10444)",
+            "the k drafts are verified jointly: weights w_i = min(1, w_(i-1) p/q) along the "
+            "block, coins from the end backwards keep the longest prefix whose coin passes "
+            "h_i = S_i / (S_i + 1 - w_i), then one token from norm(max(0, w_i p - q)) (the "
+            "bonus from p if all k are kept). Never fewer kept drafts in expectation than "
+            "token by token",
+            kind="block", reject_law="norm(max(0, w_i p - q)), w_i the block's weight",
         ),
         Rule(
             "typical", "typical acceptance (Medusa)", "lossy by design",

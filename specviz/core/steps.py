@@ -74,3 +74,32 @@ def steps_multi(pair, rule, prefix, tr, m: int) -> tuple[Step, ...]:
         steps.append(Step("bonus", k + 1, f"All {k} positions kept: bonus token "
                           f"'{name(tr.emitted[-1].token)}' from p."))
     return tuple(steps + [_done(pair, tr.emitted)])
+
+
+def steps_block(pair, rule, prefix, tr, w, proposed: bool) -> tuple[Step, ...]:
+    """Frames of a block-verified round: the drafts, the block's weights, the coins from
+    the end backwards until one passes, then the correction (or bonus) and the flush."""
+    name, n = pair.name, len(tr.positions)
+    steps = [Step("start", None, pair.describe_start(prefix, n, proposed) +
+                  " The block is verified jointly.")]
+    steps += [Step("draft", pos.i, pair.describe_draft(pos.i, pos.token, pos.context, pos.q,
+                                                       proposed)) for pos in tr.positions]
+    tau = tr.accepted
+    for pos in reversed(tr.positions[tau - 1 if tau else 0:]):
+        verdict = (f"passes: the block keeps x1..x{pos.i}" if pos.i == tau else
+                   "fails; try the position before")
+        steps.append(Step("verify", pos.i, f"Position {pos.i}: weight w = {w[pos.i]:.4f}, "
+                          f"keep the block up to here if u < h = {pos.threshold:.4f}; "
+                          f"u = {pos.u:.4f}, {verdict}."))
+    if tr.rejected_at is not None:
+        res = tr.emitted[-1]
+        steps.append(Step("residual", tr.rejected_at, f"Kept {tau} draft(s): "
+                          f"'{name(res.token)}' drawn from norm(max(0, w p - q)) with "
+                          f"w = {w[tau]:.4f}."))
+        if tr.flushed:
+            steps.append(Step("flush", tr.flushed[0], f"The {len(tr.flushed)} later "
+                              "draft(s) are thrown away."))
+    else:
+        steps.append(Step("bonus", n + 1, pair.describe_bonus(n, tr.emitted[-1].token,
+                                                               tr.bonus_context)))
+    return tuple(steps + [_done(pair, tr.emitted)])

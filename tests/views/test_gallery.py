@@ -128,7 +128,7 @@ def test_a_parameter_change_reruns_only_that_rule_and_results_do_not_depend_on_r
 
 def test_gallery_rows(gal):
     rows = G.gallery_rows(gal)
-    assert len(rows) == len(RULES) == 12
+    assert len(rows) == len(RULES) == 13
     fams = [r["family"] for r in rows]
     assert fams == sorted(fams, key=FAMILIES.index)
     assert rows[0]["rule"] == "correct" and rows[0]["exact_tv"] == 0.0
