@@ -35,6 +35,7 @@ def brute_joint(P, Q, ctx, k, n_tokens, rule):
     prm = r.prm
     V = P.shape[0]
     Qs = r.draft_table(P, Q, prm)
+    target = r.target_table(P, Q, prm)  # the bonus token's law: p, or warp(p)
     if r.kind == "single":
         A = r.accept_table(P, Q, prm)
         R = r.reject_table(P, Q, prm)
@@ -58,8 +59,8 @@ def brute_joint(P, Q, ctx, k, n_tokens, rule):
     def kept(x, i, prefix, prob):
         if i == k:  # bonus from p at x, then a new round
             for y in range(V):
-                if P[x, y] > 0:
-                    new_round(y, prefix + [x, y], prob * P[x, y])
+                if target[x, y] > 0:
+                    new_round(y, prefix + [x, y], prob * target[x, y])
         else:
             position(x, i + 1, prefix + [x], prob)
 

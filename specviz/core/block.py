@@ -143,6 +143,9 @@ def _grow(P, Qs, R, c, w, mass):
 
 def _merge(s, c, w, mass):
     """States with equal (start, token, w) as one, their masses added."""
+    if len(c) > 3 * BLOCK_STATES_MAX:  # they would not merge under the cap: say so early
+        raise ValueError(f"the exact block law needs over {BLOCK_STATES_MAX:,} states at "
+                         f"one level (before merging: {len(c):,}); lower k or V")
     key = np.stack([s.astype(np.float64), c.astype(np.float64), w], axis=1)  # (m, 3)
     uniq, inv = np.unique(key, axis=0, return_inverse=True)
     if len(uniq) > BLOCK_STATES_MAX:

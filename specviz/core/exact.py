@@ -181,7 +181,7 @@ def round_law(
     hist = w @ D  # (k+1,)
     accepted = float(hist @ np.arange(k + 1))
     per_position = hist[::-1].cumsum()[::-1][1:]  # P(J >= i), i = 1..k
-    pi_target = cesaro_stationary(P, e)  # where the target's own text spends its time
+    pi_target = cesaro_stationary(rt.P, e)  # where the target's own text spends its time
     return RoundLaw(
         k=k,
         histogram=hist,
@@ -189,5 +189,5 @@ def round_law(
         acceptance_rate=accepted / k,
         per_position=per_position,
         mean_acceptance_length=1.0 + accepted,
-        alpha=float(pi_target @ overlap(P, rt.Qs)),
+        alpha=float(pi_target @ overlap(rt.P, rt.Qs)),
     )

@@ -34,6 +34,7 @@ from .verify import (
     reads_target_to_draft,
     rejection_depends_on_draft,
     rejection_row,
+    target_row,
     threshold,
 )
 
@@ -236,7 +237,7 @@ def _play_single(pair, prefix, k, rule, draws, light, betas):
     rejection = bonus = None
     if rejected_at is None:
         bonus = prefix + drafts
-        emitted.append(Emitted(pair.draw_p(bonus, final_u), "bonus", n + 1))
+        emitted.append(Emitted(_draw_bonus(pair, rule, bonus, final_u), "bonus", n + 1))
     else:
         i = rejected_at - 1
         rejection = _rejection(pair, prefix + drafts[:i], rule, drafts[i], p_at(i),
@@ -269,11 +270,18 @@ def _play_single(pair, prefix, k, rule, draws, light, betas):
         rejected_at=rejected_at,
         rejection_row=None if rejection is None else _frozen(rejection),
         rejection_context=None if rejected_at is None else last[rejected_at - 1],
-        bonus_row=None if bonus is None else _frozen(pair.p(bonus)),
+        bonus_row=None if bonus is None else _frozen(target_row(rule, pair.p(bonus))),
         bonus_context=None if bonus is None else last[n],
         final_u=final_u, emitted=tuple(emitted), flushed=flushed, steps=(),
     )
     return _with_steps(trace, steps_single(pair, rule, prefix, trace, proposed))
+
+
+def _draw_bonus(pair, rule, prefix, u: float) -> int:
+    """The bonus token from the law to follow at prefix (the pair's p, or warp(p))."""
+    p = pair.p(prefix)
+    row = target_row(rule, p)
+    return pair.draw_p(prefix, u) if row is p else draw_row(row, u)
 
 
 def _with_steps(trace: RoundTrace, steps: tuple[Step, ...]) -> RoundTrace:

@@ -1,0 +1,54 @@
+"""The methods table and the warp sweep: exact where exact, measured values labelled, and
+the exact long run of block verification checked against a measured long decode."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+
+from specviz import default_tables, long_decode, round_law
+from specviz.cli import main
+from specviz.views import methods
+
+T = default_tables()
+
+
+def test_methods_table_block_never_below_chain_and_labels_measured_rows():
+    rows = methods.methods_table(T.P, T.Q, 0, ks=(1, 4, 6))
+    assert [r["k"] for r in rows] == [1, 4, 6]
+    assert abs(rows[0]["block"] - rows[0]["correct"]) < 1e-12  # k = 1: the same rule
+    for r in rows:
+        assert r["block_how"] == r["correct_how"] == "exact"
+        assert r["block"] >= r["correct"] - 1e-12
+
+
+def test_exact_long_run_of_block_matches_a_measured_decode():
+    k, n = 5, 400_000
+    exact = round_law(T.P, T.Q, 0, k, "block", long_run=True).tokens_per_call
+    st = long_decode(T.P, T.Q, 0, k, n, "block", seed=3, chains=500)
+    assert abs(st.tokens_per_call - exact) < 6 * st.tokens_per_call_se
+    # negative control: token by token's exact value is far outside the same band
+    chain = round_law(T.P, T.Q, 0, k, "correct", long_run=True).tokens_per_call
+    assert abs(st.tokens_per_call - chain) > 6 * st.tokens_per_call_se
+
+
+def test_warp_sweep_top_p_one_and_temperature_one_are_the_plain_rule():
+    rows = methods.warp_sweep(T.P, T.Q, 0, k=4, draft=False, top_ps=(0.8, 1.0),
+                              temperatures=(1.0, 2.0))
+    plain = round_law(T.P, T.Q, 0, 4, "correct", long_run=True)
+    ones = [r for r in rows if r["value"] == 1.0]
+    assert len(ones) == 2
+    for r in ones:
+        assert np.isclose(r["acceptance"], plain.acceptance_rate, atol=1e-12)
+    assert {r["knob"] for r in rows} == {"top_p", "temperature"}
+
+
+def test_cli_methods_prints_the_table():
+    out = io.StringIO()
+    assert main(["methods"], out) == 0
+    text = out.getvalue()
+    assert "block verification" in text and "token by token" in text
+    lines = [ln.split() for ln in text.splitlines() if ln.strip()[:2].strip().isdigit()]
+    assert [int(ln[0]) for ln in lines] == list(range(1, 17))
+    assert "(MC)" in text  # the long blocks are measured, and say so
