@@ -50,7 +50,16 @@ def brute_joint(P, Q, ctx, k, n_tokens, rule):
     def new_round(c, prefix, prob):
         if r.kind == "block":
             return emit(prefix, prob, lambda: block(c, prefix, prob))
+        if r.kind == "tree":
+            return emit(prefix, prob, lambda: tree(c, prefix, prob))
         emit(prefix, prob, lambda: position(c, 1, prefix, prob))
+
+    def tree(c, prefix, prob):
+        from specviz.core.tree import preset
+
+        shape = preset(prm["shape"], k)
+        for seq, pr in tree_outcomes(P, Q, c, shape.children, r.tree).items():
+            new_round(seq[-1], prefix + list(seq), prob * pr)
 
     def block(c, prefix, prob):
         for seq, pr in block_outcomes(P, Qs, c, k).items():
@@ -152,6 +161,51 @@ def block_outcomes(P, Q, c0, k):
                     law = max(0.0, w[i] * P[ctxs[i], y] - Q[ctxs[i], y]) / leftover[i]
                 if law > 0:
                     out[(*xs[:i], y)] += q_block * stop * law
+    return dict(out)
+
+
+def tree_outcomes(P, Q, c0, children, mode):
+    """A token tree, literally: at each node of the kept path every sibling's token and
+    coin, from the method's description. children(path) = siblings drafted after path.
+    mode: 'iid' (SpecInfer), 'wor' (recursive rejection sampling), 'first' (every residual
+    from the node's p), 'as_iid' (distinct siblings, i.i.d. arithmetic).
+    dict: tokens the round emits -> probability."""
+    V = P.shape[0]
+    out = defaultdict(float)
+
+    def node(path, c, emitted, prob):
+        m = children(path)
+        if m == 0:  # a kept leaf: the bonus from p
+            for y in range(V):
+                if P[c, y] > 0:
+                    out[(*emitted, y)] += prob * P[c, y]
+            return
+        sibling(path, c, emitted, prob, 0, list(P[c]), [])
+
+    def sibling(path, c, emitted, prob, j, target, taken):
+        q = list(Q[c])
+        if mode in ("wor", "as_iid"):  # without replacement: the earlier ones removed
+            q = [0.0 if x in taken else q[x] for x in range(V)]
+            s = sum(q)
+            q = [v / s for v in q] if s > 0 else q
+        if j == children(path) or sum(q) == 0:  # every sibling failed
+            for y in range(V):
+                if target[y] > 0:
+                    out[(*emitted, y)] += prob * target[y]
+            return
+        divide = list(Q[c]) if mode == "as_iid" else q
+        for x in range(V):
+            if q[x] == 0:
+                continue
+            keep = min(1.0, target[x] / divide[x]) if divide[x] > 0 else 1.0
+            if keep > 0:
+                node(path + (j,), x, (*emitted, x), prob * q[x] * keep)
+            if keep < 1:
+                base = list(P[c]) if mode == "first" else target
+                nxt = _residual(base, list(Q[c]) if mode == "first" else divide)
+                sibling(path, c, emitted, prob * q[x] * (1 - keep), j + 1, nxt, taken + [x])
+
+    node((), c0, (), 1.0)
     return dict(out)
 
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from .rule import RESIDUAL_EPS, ratio
+from .sampling import draw_rows
 
 BLOCK_STATES_MAX = 1_000_000  # merged (start, token, w) states per level of the exact walk
 SLICE_CELLS = 1 << 20  # entries of one (decodes, V) slice in the vectorised round
@@ -118,12 +119,7 @@ def _draw_correction(w, P, Qs, c, u) -> np.ndarray:
     """y ~ norm(max(0, w p(.|c) - q(.|c))) by inverse CDF, per decode. (n,)"""
     y = np.empty(len(c), dtype=np.int64)
     for s in _slices(len(c), P.shape[1]):
-        d = np.maximum(w[s, None] * P[c[s]] - Qs[c[s]], 0.0)  # (m, V)
-        cdf = np.cumsum(d, axis=1)
-        t = u[s] * cdf[:, -1]
-        x = (cdf <= t[:, None]).sum(axis=1)
-        last = d.shape[1] - 1 - np.argmax(d[:, ::-1] > 0, axis=1)
-        y[s] = np.minimum(x, last)
+        y[s] = draw_rows(np.maximum(w[s, None] * P[c[s]] - Qs[c[s]], 0.0), u[s])  # (m, V)
     return y
 
 
@@ -145,7 +141,7 @@ def _merge(s, c, w, mass):
     """States with equal (start, token, w) as one, their masses added."""
     if len(c) > 3 * BLOCK_STATES_MAX:  # they would not merge under the cap: say so early
         raise ValueError(f"the exact block law needs over {BLOCK_STATES_MAX:,} states at "
-                         f"one level (before merging: {len(c):,}); lower k or V")
+                         f"one level, the cap (before merging: {len(c):,}); lower k or V")
     key = np.stack([s.astype(np.float64), c.astype(np.float64), w], axis=1)  # (m, 3)
     uniq, inv = np.unique(key, axis=0, return_inverse=True)
     if len(uniq) > BLOCK_STATES_MAX:
@@ -204,24 +200,31 @@ def round_pieces(P, Qs, ctx: int, k: int, n: int) -> tuple[list, list]:
 
 
 def block_joint(P: np.ndarray, Qs: np.ndarray, ctx: int, k: int, n: int) -> np.ndarray:
-    """Exact law of the first n emitted tokens under block verification. (V,)*n
-
-    G_m[c] = law of the next m tokens from a round start at c:
-      G_m[c] = A_m + E_m (m <= k; E_m alone at m = k + 1)
-             + sum_(L < m) E_L[c] (x) G_(m-L)[last token of E_L]"""
+    """Exact law of the first n emitted tokens under block verification. (V,)*n"""
     V = P.shape[0]
-    pieces = [round_pieces(P, Qs, c, k, n) for c in range(V)]
+    return joint_from_rounds([round_pieces(P, Qs, c, k, n) for c in range(V)], ctx, n)
+
+
+def joint_from_rounds(pieces, ctx: int, n: int) -> np.ndarray:
+    """The first n tokens of a stream of rounds, from each start's round pieces (A, E):
+    A[i] (V^i,) = P(the round keeps these i drafts first, and emits more), E[L] (V^L,) =
+    P(the round emits exactly these L tokens); missing entries are zero. With G_m[c] the
+    law of the next m tokens from a round start at c:
+      G_m[c] = A_m + E_m + sum_(L < m) E_L[c] (x) G_(m-L)[last token of E_L]   (V,)*n"""
+    V = len(pieces)
+
+    def at(seq, i):
+        return seq[i] if i < len(seq) and seq[i] is not None else 0.0
+
     G = [np.ones((V, 1))]  # G[0]: nothing left to emit
     for m in range(1, n + 1):
         rows = []
         for c in range(V):
             A, E = pieces[c]
-            g = np.zeros(V**m)
-            if m <= k:
-                g += A[m]
-            if m <= k + 1:
-                g += E[m]
-            for L in range(1, min(m - 1, k + 1) + 1):
+            g = np.zeros(V**m) + at(A, m) + at(E, m)
+            for L in range(1, min(m, len(E))):
+                if E[L] is None:
+                    continue
                 head = E[L].reshape(V**(L - 1), V)  # (prefix, last token)
                 g += (head[:, :, None] * G[m - L][None, :, :]).ravel()
             rows.append(g)

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .block import block_joint, round_tables
+from . import tree
+from .block import block_joint, joint_from_rounds, round_tables
 from .rule import overlap
 from .rules import RuleTables, apply_rule
 from .tables import check_ctx, check_k, validate_pair, validate_table
@@ -58,6 +59,10 @@ def exact_joint(
     rt = apply_rule(rule, P, Q)
     if rt.rule.kind == "block":
         return block_joint(rt.P, rt.Qs, ctx, k, n)
+    if rt.rule.kind == "tree":
+        shape, mode = tree.preset(rt.rule.prm["shape"], k), rt.rule.tree
+        return joint_from_rounds([tree.round_pieces(rt.P, rt.Qs, shape, mode, c, n)
+                                  for c in range(V)], ctx, n)
     F, K = _levels(rt, k, n - 1)
     top = _step(rt, k, F, K, k, np.array([ctx]))  # (1, V^n)
     return top.reshape((V,) * n)
@@ -170,6 +175,9 @@ def round_law(
     rt = apply_rule(rule, P, Q)
     if rt.rule.kind == "block":
         D, N = round_tables(rt.P, rt.Qs, k)  # (V, k+1), (V, V)
+    elif rt.rule.kind == "tree":
+        shape = tree.preset(rt.rule.prm["shape"], k)
+        D, N = tree.round_tables(rt.P, rt.Qs, shape, rt.rule.tree)
     else:
         D, N = _accepted_law(rt, k), None
     L = _tokens_per_round(rt, k, D)  # (V,)

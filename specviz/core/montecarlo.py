@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from . import tree
 from .block import block_round
 from .exact import _check_n_tokens
 from .rules import RuleTables, apply_rule, coin_passes
@@ -104,6 +105,10 @@ class _Engine:
         if self.rt.rule.kind == "block":
             return block_round(self.rt.P, self.rt.Qs, self.draft,
                                lambda c, u: self.final(self.V + c, u), ctx, k, rng)
+        if self.rt.rule.kind == "tree":
+            shape = tree.preset(self.rt.rule.prm["shape"], k)
+            return tree.tree_round(self.rt.P, self.rt.Qs, shape, self.rt.rule.tree,
+                                   lambda c, u: self.final(self.V + c, u), ctx, rng)
         n = len(ctx)
         V = self.V
         U = rng.random((2 * k + 1, n))  # draft uniforms, coins, the final draw

@@ -20,13 +20,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import tree as trees
 from .block import block_weights, correction_row
 from .draws import Draws, RngDraws
 from .pair import ModelPair
 from .rule import overlap, ratio
 from .rules import Rule, coin_passes, get_rule, keep_prob
 from .sampling import draw_row
-from .steps import Step, steps_block, steps_multi, steps_single
+from .steps import Step, steps_block, steps_multi, steps_single, steps_tree
 from .tables import check_k
 from .verify import (
     draft_row,
@@ -178,6 +179,8 @@ def play(pair: ModelPair, prefix: list[int], k: int, rule: Rule, draws: Draws,
         return _play_multi(pair, prefix, k, rule, draws, light)
     if rule.kind == "block":
         return _play_block(pair, prefix, k, rule, draws, light)
+    if rule.kind == "tree":
+        return _play_tree(pair, prefix, k, rule, draws, light)
     return _play_single(pair, prefix, k, rule, draws, light, betas)
 
 
@@ -379,3 +382,69 @@ def _play_block(pair, prefix, k, rule, draws, light):
         steps=(),
     )
     return _with_steps(trace, steps_block(pair, rule, prefix, trace, w, proposed))
+
+
+def _draft_tree(pair, prefix, shape, mode, draws) -> dict:
+    """Step 1 for a tree: every node's siblings, level by level, each drawn from its q_j
+    (q, or q without the earlier siblings). {path: token}"""
+    tokens: dict[tuple[int, ...], int] = {}
+    for path in sorted(shape.paths, key=lambda p: (len(p), p)):
+        node = path[:-1]
+        q = pair.q(prefix + [tokens[node[:d + 1]] for d in range(len(node))])
+        taken = [tokens[node + (j,)] for j in range(path[-1])]
+        qj = trees.sibling_draft(q, taken, mode)
+        if qj.sum() > 0:
+            tokens[path] = draw_row(qj, draws.draft(len(node), path[-1]))
+    return tokens
+
+
+def _play_tree(pair, prefix, k, rule, draws, light):
+    """A token tree (specviz.core.tree): drafted whole, then verified from the root: at each
+    node the siblings are tried in turn against p_j; the kept one's subtree goes on."""
+    shape, mode = trees.preset(rule.prm["shape"], k), rule.tree
+    tokens = _draft_tree(pair, prefix, shape, mode, draws)
+    node, cur, positions, emitted = (), list(prefix), [], []
+    end = None
+    while shape.children(node):
+        p, q = pair.p(cur), pair.q(cur)
+        p_j, tries, taken = p, [], []
+        for j in range(shape.children(node)):
+            if node + (j,) not in tokens:
+                break
+            x = tokens[node + (j,)]
+            qj = trees.sibling_draft(q, taken, mode)
+            A, nxt = trees.sibling_step(p, p_j, q, qj, mode)
+            u = draws.coin(len(node), j)
+            tries.append(Try(x, float(qj[x]), float(min(1.0, A[x])), u, bool(u < A[x])))
+            if tries[-1].accepted:
+                break
+            p_j, taken = nxt, taken + [x]
+        t = tries[-1]
+        positions.append(Position(
+            i=len(node) + 1, context=cur[-1], token=t.token, p_row=_frozen(p),
+            q_row=_frozen(q), p=float(p[t.token]), q=t.q, ratio=float(ratio(p[t.token], t.q)),
+            threshold=t.threshold, u=t.u, accepted=t.accepted, tries=tuple(tries)))
+        if not t.accepted:
+            end = p_j
+            break
+        node = node + (len(tries) - 1,)
+        emitted.append(Emitted(t.token, "accepted", len(node)))
+        cur.append(t.token)
+    final_u = draws.final(len(emitted))
+    if end is None:
+        emitted.append(Emitted(pair.draw_p(cur, final_u), "bonus", len(emitted) + 1))
+    else:
+        emitted.append(Emitted(draw_row(end, final_u), "resampled", len(emitted) + 1))
+    if light:
+        return RoundDigest(prefix[-1], len(positions), tuple(emitted), len(emitted) - 1)
+    pruned = len(tokens) - sum(len(p.tries) for p in positions)
+    trace = RoundTrace(
+        rule=rule.name, ctx=prefix[-1], k=len(positions), vocab=pair.names,
+        positions=tuple(positions), rejected_at=None if end is None else len(positions),
+        rejection_row=None if end is None else _frozen(end),
+        rejection_context=None if end is None else cur[-1],
+        bonus_row=_frozen(pair.p(cur)) if end is None else None,
+        bonus_context=cur[-1] if end is None else None,
+        final_u=final_u, emitted=tuple(emitted), flushed=(), steps=(),
+    )
+    return _with_steps(trace, steps_tree(pair, rule, prefix, trace, shape, tokens, pruned))

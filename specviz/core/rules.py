@@ -155,6 +155,10 @@ def _warp_params(draft: int = 0) -> tuple[Param, ...]:
                   integer=True))
 
 
+def _shape_param(default: int) -> tuple[Param, ...]:
+    return (Param("shape", default, 0, 4, "tree preset (core.tree.PRESETS)", integer=True),)
+
+
 # ---------------------------------------------------------------------- the rule
 @dataclass(frozen=True)
 class Param:
@@ -184,7 +188,8 @@ class Rule:
     rejection_skips_draft: bool = False  # the rejection token avoids the rejected draft
     inclusive: bool = False  # keep iff u <= A, with u on a grid of 2^u_bits values from 0
     kind: str = "single"  # "single": one draft per position; "multi": m candidates;
-    # "block": the block verified jointly (specviz.core.block)
+    # "block": the block verified jointly (specviz.core.block); "tree": a token tree
+    tree: str = ""  # kind "tree": how siblings are drawn and verified (core.tree.MODES)
     params: tuple[Param, ...] = ()
     values: tuple[tuple[str, float], ...] = ()  # overrides of the parameters' defaults
 
@@ -286,6 +291,26 @@ RULES: dict[str, Rule] = {
             "bonus from p if all k are kept). Never fewer kept drafts in expectation than "
             "token by token",
             kind="block", reject_law="norm(max(0, w_i p - q)), w_i the block's weight",
+        ),
+        Rule(
+            "tree_iid", "token tree, i.i.d. siblings (SpecInfer)", "lossless",
+            "Miao et al. 2023 (SpecInfer, arXiv 2305.09781), multi-step speculative sampling",
+            "a tree of drafts (preset 'shape', cut to depth k); at each node the siblings, "
+            "drawn i.i.d. from q, are tried in turn against p_j, p_(j+1) = norm(max(0, p_j "
+            "- q)); the kept one's subtree goes on; if all fail, one token from the last "
+            "residual; a kept leaf ends with the bonus from p",
+            kind="tree", tree="iid", reject_law="the residual after every sibling failed",
+            params=_shape_param(1),
+        ),
+        Rule(
+            "tree_wor", "token tree, siblings without replacement", "lossless",
+            "Jeon et al. 2024 (recursive speculative decoding, arXiv 2402.14160); EAGLE-2's "
+            "distinct top candidates (Li et al. 2024, arXiv 2406.16858)",
+            "as tree_iid, but the siblings are distinct: the j-th is drawn from q_j, q with "
+            "the earlier siblings removed and renormalised, and the ratio and the residual "
+            "use that q_j (recursive rejection sampling)",
+            kind="tree", tree="wor", reject_law="the residual after every sibling failed",
+            params=_shape_param(1),
         ),
         Rule(
             "warped", "warped target (temperature, top-k, top-p, min-p)", "lossless",
@@ -400,6 +425,24 @@ RULES: dict[str, Rule] = {
             draft_table=_warped_q, accept_table=_unnormalised_ratio,
             reject_table=_unnormalised_residual, target_table=_warp_target,
             params=_warp_params(),
+        ),
+        Rule(
+            "tree_first_residual", "tree: the first residual for every sibling", "broken",
+            "an easy slip in multi-draft verification: the residual is taken from the "
+            "node's p each time, not from the one the earlier siblings left",
+            "siblings i.i.d. from q, but after each failure p_(j+1) = norm(max(0, p - q)) "
+            "from the node's p; from the third sibling on the mass is counted twice",
+            kind="tree", tree="first", reject_law="norm(max(0, p - q)), reused",
+            params=_shape_param(3),
+        ),
+        Rule(
+            "tree_wor_as_iid", "tree: distinct siblings verified as i.i.d.", "broken",
+            "the without-replacement drafts of top-k style trees verified with SpecInfer's "
+            "i.i.d. rule (Jeon et al. 2024 explain why that is not exact)",
+            "the siblings are drawn without replacement, but the ratio and the residual use "
+            "q as if each had been drawn i.i.d. from q",
+            kind="tree", tree="as_iid", reject_law="norm(max(0, p_j - q))",
+            params=_shape_param(3),
         ),
     )
 }

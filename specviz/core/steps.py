@@ -103,3 +103,32 @@ def steps_block(pair, rule, prefix, tr, w, proposed: bool) -> tuple[Step, ...]:
         steps.append(Step("bonus", n + 1, pair.describe_bonus(n, tr.emitted[-1].token,
                                                                tr.bonus_context)))
     return tuple(steps + [_done(pair, tr.emitted)])
+
+
+def steps_tree(pair, rule, prefix, tr, shape, tokens, pruned: int) -> tuple[Step, ...]:
+    """Frames of a token-tree round: the drafted tree level by level, each node on the
+    kept path with its siblings tried in turn, the last token, and the pruned branches."""
+    name = pair.name
+    steps = [Step("start", None, f"Context '{name(prefix[-1])}'. A tree of "
+                  f"{len(tokens)} drafted tokens ({shape.name}), verified in one target "
+                  "pass.")]
+    for d in range(1, max((len(p) for p in tokens), default=0) + 1):
+        level = [name(t) for p, t in sorted(tokens.items()) if len(p) == d]
+        steps.append(Step("draft", d, f"Level {d}: {len(level)} drafted token(s): "
+                          f"{' '.join(level)}."))
+    for pos in tr.positions:
+        tried = ", ".join(f"'{name(t.token)}' (u = {t.u:.3f} vs {t.threshold:.3f}: "
+                          f"{'kept' if t.accepted else 'no'})" for t in pos.tries)
+        steps.append(Step("verify", pos.i, f"Node at depth {pos.i}: siblings tried in turn "
+                          f"against the residual left by the ones before: {tried}."))
+    if tr.rejected_at is not None:
+        steps.append(Step("residual", tr.rejected_at, f"Every sibling failed at depth "
+                          f"{tr.rejected_at}: '{name(tr.emitted[-1].token)}' drawn from "
+                          f"{rule.reject_law}."))
+    else:
+        steps.append(Step("bonus", tr.k + 1, f"A leaf was kept: bonus token "
+                          f"'{name(tr.emitted[-1].token)}' from p."))
+    if pruned:
+        steps.append(Step("flush", None, f"The {pruned} drafted token(s) off the kept path "
+                          "are pruned."))
+    return tuple(steps + [_done(pair, tr.emitted)])

@@ -128,7 +128,7 @@ def test_a_parameter_change_reruns_only_that_rule_and_results_do_not_depend_on_r
 
 def test_gallery_rows(gal):
     rows = G.gallery_rows(gal)
-    assert len(rows) == len(RULES) == 18
+    assert len(rows) == len(RULES) == 22
     fams = [r["family"] for r in rows]
     assert fams == sorted(fams, key=FAMILIES.index)
     assert rows[0]["rule"] == "correct" and rows[0]["exact_tv"] == 0.0
@@ -146,7 +146,9 @@ def test_rule_notes_and_param_specs(gal):
     assert [q["name"] for q in notes["typical"]["params"]] == ["eps", "delta"]
     specs = {(s["rule"], s["name"]) for s in G.param_specs()}
     assert specs == {("multi_draft", "m"), ("typical", "eps"), ("typical", "delta"),
-                     ("lenient", "l"), ("topk_q", "top_k"), ("inclusive_coin", "u_bits")}
+                     ("lenient", "l"), ("topk_q", "top_k"), ("inclusive_coin", "u_bits"),
+                     *((r, "shape") for r in ("tree_iid", "tree_wor", "tree_first_residual",
+                                              "tree_wor_as_iid"))}
 
 
 # ----------------------------------------------------------------- production metrics
