@@ -349,15 +349,30 @@ def demo_methods(P: np.ndarray, Q: np.ndarray, vocab: tuple[str, ...], ctx: int,
         return fmt
 
     for r in rows:
-        r["chain_cell"], r["block_cell"] = cell("correct")(r), cell("block")(r)
-        r["gain"] = r["block"] - r["correct"]
-    cols: list[Column] = [("k", "k", "d"), ("chain_cell", "token by token", str),
-                          ("block_cell", "block verification", str), ("gain", "gain", "+.4f")]
-    head = _wrap(f"Tokens per target call over a long decode from '{vocab[ctx]}' (exact "
-                 "laws; '(MC)' marks a measured value where the exact walk over block "
-                 "states exceeds its cap). Token by token: Leviathan et al. 2022; block "
-                 "verification: Sun et al. 2024 (arXiv 2403.10444).")
-    return head + "\n\n" + format_table(rows, cols)
+        for rule in methods.METHODS:
+            r[f"{rule}_cell"] = cell(rule)(r)
+        r["tree_nodes"] = methods.nodes("tree_iid", r["k"])
+    cols: list[Column] = [("k", "k", "d"), ("correct_cell", "chain", str),
+                          ("block_cell", "block", str), ("tree_iid_cell", "tree i.i.d.", str),
+                          ("tree_wor_cell", "tree w/o repl.", str),
+                          ("tree_nodes", "tree nodes", "d")]
+    head = _wrap(f"Tokens per target call over a long decode from '{vocab[ctx]}', exact "
+                 "('(MC)': measured, where the exact walk over block states exceeds its cap). "
+                 "Chain: token by token (Leviathan et al. 2022); block: Sun et al. 2024 "
+                 "(arXiv 2403.10444); trees: the 3-2-1 preset with k levels, siblings i.i.d. "
+                 "(SpecInfer, Miao et al. 2023) or without replacement (Jeon et al. 2024).")
+    model, accel, batches = methods.PRICE
+    price = methods.priced(rows, "tree_iid")
+    pcols: list[Column] = [("k", "k", "d"), ("nodes", "tree nodes", "d"),
+                           ("tokens_per_call", "tokens/call", ".4f")]
+    for b in batches:
+        pcols += [(f"cost_b{b}", f"pass cost, batch {b}", ".3f"),
+                  (f"per_step_b{b}", f"tokens/step-time, batch {b}", ".4f")]
+    tail = _wrap(f"The tree's verify pass over all its nodes, priced by the roofline "
+                 f"({model} on {accel}, fp16, context 512): its time as a multiple of one "
+                 "decode step, and tokens per call divided by it.")
+    return (head + "\n\n" + format_table(rows, cols) + "\n\n" + tail + "\n\n"
+            + format_table(price, pcols))
 
 
 def _ctx_index(ctx: str, vocab: tuple[str, ...]) -> int:

@@ -9,15 +9,19 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..analysis.roofline import verify_cost_ratio
 from ..core.exact import round_law
 from ..core.montecarlo import long_decode
 from ..core.rules import get_rule
+from ..core.tree import preset
 from .demos import Row
 
 KS = tuple(range(1, 17))  # draft lengths of the methods table
 TOP_PS = (0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 1.0)
 TEMPERATURES = (0.3, 0.5, 0.7, 0.85, 1.0, 1.25, 1.5, 2.0)
 MEASURE_ROUNDS = 200_000  # rounds of a long decode where the exact walk does not fit
+METHODS = ("correct", "block", "tree_iid", "tree_wor")  # chain, block, two trees
+PRICE = ("Llama-2-7B", "H100 SXM", (1, 64))  # model, accelerator, batch sizes of the price
 
 
 def _tokens(P, Q, ctx: int, k: int, rule: str, seed: int,
@@ -33,8 +37,29 @@ def _tokens(P, Q, ctx: int, k: int, rule: str, seed: int,
     return st.tokens_per_call, st.tokens_per_call_se, "measured"
 
 
+def nodes(rule: str, k: int) -> int:
+    """Tokens the target verifies in one pass besides the context: k, or the tree's nodes."""
+    r = get_rule(rule)
+    return preset(r.prm["shape"], k).nodes if r.kind == "tree" else int(k)
+
+
+def priced(rows: Sequence[Row], rule: str, *, price=PRICE) -> list[Row]:
+    """The verify pass over all of a method's nodes, priced by the roofline: its time over
+    one decode step's (verify_cost_ratio), and tokens per call divided by it, per batch."""
+    model, accel, batches = price
+    out = []
+    for row in rows:
+        n = nodes(rule, row["k"])
+        item: Row = {"k": row["k"], "nodes": n, "tokens_per_call": row[rule]}
+        for b in batches:
+            cost = verify_cost_ratio(model, accel, n, batch=b)
+            item[f"cost_b{b}"], item[f"per_step_b{b}"] = cost, row[rule] / cost
+        out.append(item)
+    return out
+
+
 def methods_table(P: np.ndarray, Q: np.ndarray, ctx: int, *, ks: Sequence[int] = KS,
-                  rules: Sequence[str] = ("correct", "block"), seed: int = 0) -> list[Row]:
+                  rules: Sequence[str] = METHODS, seed: int = 0) -> list[Row]:
     """Per k, the long-run tokens per target call of each method on the same drafts."""
     rows = []
     exact = dict.fromkeys(rules, True)  # the walk's states grow with k: once over, stay over

@@ -122,3 +122,12 @@ def test_scalar_tree_rounds_follow_the_exact_law_and_step_in_order():
         toks = [t.token for t in pos.tries]
         assert len(set(toks)) == len(toks)
         assert [t.accepted for t in pos.tries].count(True) <= 1
+
+
+def test_dynamic_policies_run_trees_and_refuse_block():
+    from specviz.core.dynamic import run_policy
+
+    run = run_policy(T.P, T.Q, 0, "constant", 3, 300, 1, rule="tree_wor")
+    assert run.tokens >= 300 and run.accepted <= 3 * run.target_calls
+    with pytest.raises(ValueError, match="block"):
+        run_policy(T.P, T.Q, 0, "constant", 3, 300, 1, rule="block")

@@ -19,8 +19,17 @@ def test_methods_table_block_never_below_chain_and_labels_measured_rows():
     assert [r["k"] for r in rows] == [1, 4, 6]
     assert abs(rows[0]["block"] - rows[0]["correct"]) < 1e-12  # k = 1: the same rule
     for r in rows:
-        assert r["block_how"] == r["correct_how"] == "exact"
+        assert r["block_how"] == r["correct_how"] == r["tree_wor_how"] == "exact"
         assert r["block"] >= r["correct"] - 1e-12
+
+
+def test_tree_nodes_and_price():
+    assert methods.nodes("tree_iid", 4) == 3 + 6 + 6 + 6 and methods.nodes("block", 4) == 4
+    rows = methods.priced([{"k": 4, "tree_iid": 3.0}], "tree_iid",
+                          price=("Llama-2-7B", "H100 SXM", (1, 256)))
+    assert rows[0]["cost_b1"] < 1.01  # memory-bound: 22 positions cost one step
+    assert rows[0]["cost_b256"] > 2  # a large batch is compute-bound: nodes are paid for
+    assert rows[0]["per_step_b1"] == rows[0]["tokens_per_call"] / rows[0]["cost_b1"]
 
 
 def test_exact_long_run_of_block_matches_a_measured_decode():
@@ -48,7 +57,7 @@ def test_cli_methods_prints_the_table():
     out = io.StringIO()
     assert main(["methods"], out) == 0
     text = out.getvalue()
-    assert "block verification" in text and "token by token" in text
+    assert "block" in text and "chain" in text and "tree nodes" in text
     lines = [ln.split() for ln in text.splitlines() if ln.strip()[:2].strip().isdigit()]
-    assert [int(ln[0]) for ln in lines] == list(range(1, 17))
+    assert [int(ln[0]) for ln in lines] == list(range(1, 17)) * 2  # methods, then prices
     assert "(MC)" in text  # the long blocks are measured, and say so
