@@ -105,6 +105,7 @@ class RoundTrace:
     emitted: tuple[Emitted, ...]
     flushed: tuple[int, ...]  # 1-based positions of drafts thrown away
     steps: tuple[Step, ...]
+    tree: tuple[tuple[tuple[int, ...], int], ...] = ()  # a token tree: (path, token), drafted
 
     @property
     def accepted(self) -> int:
@@ -446,5 +447,6 @@ def _play_tree(pair, prefix, k, rule, draws, light):
         bonus_row=_frozen(pair.p(cur)) if end is None else None,
         bonus_context=cur[-1] if end is None else None,
         final_u=final_u, emitted=tuple(emitted), flushed=(), steps=(),
+        tree=tuple(sorted(tokens.items(), key=lambda pt: (len(pt[0]), pt[0]))),
     )
     return _with_steps(trace, steps_tree(pair, rule, prefix, trace, shape, tokens, pruned))

@@ -112,10 +112,13 @@ def steps_tree(pair, rule, prefix, tr, shape, tokens, pruned: int) -> tuple[Step
     steps = [Step("start", None, f"Context '{name(prefix[-1])}'. A tree of "
                   f"{len(tokens)} drafted tokens ({shape.name}), verified in one target "
                   "pass.")]
-    for d in range(1, max((len(p) for p in tokens), default=0) + 1):
-        level = [name(t) for p, t in sorted(tokens.items()) if len(p) == d]
-        steps.append(Step("draft", d, f"Level {d}: {len(level)} drafted token(s): "
-                          f"{' '.join(level)}."))
+    depth = max((len(p) for p in tokens), default=0)
+    for d in range(1, len(tr.positions) + 1):  # the last frame also shows the deeper levels
+        upto = depth if d == len(tr.positions) else d
+        levels = [" ".join(name(t) for p, t in sorted(tokens.items()) if len(p) == e)
+                  for e in range(d, upto + 1)]
+        steps.append(Step("draft", d, f"Level {d}{f'..{upto}' if upto > d else ''}: " +
+                          "; ".join(levels) + "."))
     for pos in tr.positions:
         tried = ", ".join(f"'{name(t.token)}' (u = {t.u:.3f} vs {t.threshold:.3f}: "
                           f"{'kept' if t.accepted else 'no'})" for t in pos.tries)
