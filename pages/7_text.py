@@ -126,7 +126,7 @@ drafter = ui.bind("drafter", st.radio, "Drafter in the animation", S.TEXT_DRAFTE
 # ----------------------------------------------------------------------------- one round
 st.subheader("One round at a time")
 rnd = ss["text_rnd"]
-pair = dec.pair(drafter)
+pair = textpage.warped(dec.pair(drafter), app.warp)  # the sidebar's sampling warp
 tr = ui.cached(transcript.round_transcript)(pair, pair.fingerprint, ids, s.k, rnd=rnd,
                                            seed=s.seed, rule=rule, traced=2)
 trace = tr.current

@@ -113,6 +113,11 @@ class WarpedPair(ModelPair):
     def key(self, prefix: Sequence[int]) -> tuple:
         return self.base.key(prefix)
 
+    @property
+    def fingerprint(self) -> str:
+        """The base pair's, with the warp: identifies the warped pair for caches."""
+        return f"{getattr(self.base, 'fingerprint', id(self.base))}|{self.warp!r}"
+
     def propose(self, prefix: Sequence[int], k: int) -> tuple[int, ...] | None:
         return self.base.propose(prefix, k)
 

@@ -95,3 +95,30 @@ def test_monte_carlo_warped_rule_at_the_floor():
     target = target_joint(target_of(rule, T.P, T.Q), 0, 2)
     sim = simulate(T.P, T.Q, 0, 4, n, rule, 2, seed=8)
     assert tv(sim.law, target) <= tv_threshold(target, n)
+
+
+def test_text_pair_under_a_warp_is_exact_round_by_round():
+    """/text: an n-gram pair under top-p and temperature, the scalar round against the
+    warped rows' exact law (a bigram's rows form a table)."""
+    from specviz.core.exact import exact_joint
+    from specviz.text.ngram import train
+    from specviz.text.pair import TextDecoder
+    from specviz.views.textpage import warped
+
+    dec = TextDecoder(train("abracadabra, a cab; a bad cab. " * 8, "char", 2), 2, 1)
+    w = Warp(0.8, 0, 0.9, 0.0, draft=True)
+    pair = warped(dec.pair("ngram"), w)
+    assert warped(dec.pair("ngram"), Warp()) is not pair and "|" in pair.fingerprint
+    V, ctx = pair.V, dec.encode("a")[0]
+    P = np.stack([pair.p([c]) for c in range(V)])
+    Q = np.stack([pair.q([c]) for c in range(V)])
+    np.testing.assert_allclose(P, warp_rows(np.stack([dec.pair("ngram").p([c])
+                                                      for c in range(V)]), w))
+    n = 3_000
+    counts = np.zeros((V, V))
+    for d in range(n):
+        toks = [t for tr in play_rounds(pair, ctx, 3, n_rounds=2, seed=d) for t in tr.tokens]
+        counts[toks[0], toks[1]] += 1
+    exact = exact_joint(P, Q, ctx, 3, 2, "correct")
+    np.testing.assert_allclose(exact, target_joint(P, ctx, 2), atol=1e-12)
+    assert tv(counts / n, exact) <= tv_threshold(exact, n)
