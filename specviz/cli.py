@@ -361,6 +361,12 @@ def demo_methods(P: np.ndarray, Q: np.ndarray, vocab: tuple[str, ...], ctx: int,
                  "Chain: token by token (Leviathan et al. 2022); block: Sun et al. 2024 "
                  "(arXiv 2403.10444); trees: the 3-2-1 preset with k levels, siblings i.i.d. "
                  "(SpecInfer, Miao et al. 2023) or without replacement (Jeon et al. 2024).")
+    tvs = methods.exact_tv(P, Q, ctx)
+    proof = _wrap("Exact TV of the first two emitted tokens from the target's law, largest "
+                  "over k = 1..16 (exact laws, no sampling): " + ", ".join(
+                      f"{name} {tvs[rule]:.1e}" for rule, name in (
+                          ("correct", "chain"), ("block", "block"), ("tree_iid", "tree i.i.d."),
+                          ("tree_wor", "tree w/o repl."))) + ".")
     model, accel, batches = methods.PRICE
     price = methods.priced(rows, "tree_iid")
     pcols: list[Column] = [("k", "k", "d"), ("nodes", "tree nodes", "d"),
@@ -371,8 +377,8 @@ def demo_methods(P: np.ndarray, Q: np.ndarray, vocab: tuple[str, ...], ctx: int,
     tail = _wrap(f"The tree's verify pass over all its nodes, priced by the roofline "
                  f"({model} on {accel}, fp16, context 512): its time as a multiple of one "
                  "decode step, and tokens per call divided by it.")
-    return (head + "\n\n" + format_table(rows, cols) + "\n\n" + tail + "\n\n"
-            + format_table(price, pcols))
+    return (head + "\n\n" + format_table(rows, cols) + "\n\n" + proof + "\n\n" + tail
+            + "\n\n" + format_table(price, pcols))
 
 
 def _ctx_index(ctx: str, vocab: tuple[str, ...]) -> int:

@@ -10,7 +10,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..analysis.roofline import verify_cost_ratio
-from ..core.exact import round_law
+from ..analysis.stats import tv
+from ..core.exact import exact_joint, round_law, target_joint
 from ..core.montecarlo import long_decode
 from ..core.rules import get_rule
 from ..core.tree import preset
@@ -71,6 +72,15 @@ def methods_table(P: np.ndarray, Q: np.ndarray, ctx: int, *, ks: Sequence[int] =
             row[rule], row[f"{rule}_se"], row[f"{rule}_how"] = v, se, how
         rows.append(row)
     return rows
+
+
+def exact_tv(P: np.ndarray, Q: np.ndarray, ctx: int, *, ks: Sequence[int] = KS,
+             rules: Sequence[str] = METHODS) -> dict[str, float]:
+    """Per method, the largest exact TV over ks of its first two emitted tokens from the
+    target's two-token law: 0 up to rounding for a lossless method (no sampling)."""
+    target = target_joint(P, ctx, 2)
+    return {r: max(tv(exact_joint(P, Q, ctx, int(k), 2, r), target) for k in ks)
+            for r in rules}
 
 
 def warp_sweep(P: np.ndarray, Q: np.ndarray, ctx: int, *, k: int, draft: bool,

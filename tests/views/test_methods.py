@@ -61,3 +61,11 @@ def test_cli_methods_prints_the_table():
     lines = [ln.split() for ln in text.splitlines() if ln.strip()[:2].strip().isdigit()]
     assert [int(ln[0]) for ln in lines] == list(range(1, 17)) * 2  # methods, then prices
     assert "(MC)" in text  # the long blocks are measured, and say so
+
+
+def test_exact_tv_is_zero_for_every_method():
+    tvs = methods.exact_tv(T.P, T.Q, 0, ks=(1, 5, 16))
+    assert set(tvs) == set(methods.METHODS) and max(tvs.values()) < 1e-12
+    # negative control: a broken rule through the same function is far from zero
+    assert methods.exact_tv(T.P, T.Q, 0, ks=(4,), rules=("tree_first_residual",))[
+        "tree_first_residual"] > 1e-3
