@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from specviz.figures import animation
+from specviz.figures import animation, treeview
 from specviz.views import stepping, transcript
 from specviz.web import ui
 
@@ -71,6 +71,8 @@ ui.md(animation.frame_caption(trace, step, rnd))
 st.info(ui.text(v.caption))
 st.html(ui.text(animation.chips_html(trace, step)))  # text only: no p/q tags
 st.html(ui.text(animation.legend_html()))
+if trace.tree:  # a token tree: the drafted tree, the siblings tried, the kept path
+    st.html(ui.text(treeview.tree_html(trace, step)))
 left, right = st.columns(2)
 with left:
     ui.chart(animation.bars_figure(trace, step), key="bars")

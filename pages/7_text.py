@@ -123,7 +123,7 @@ rnd, rnd_note = textpage.round_cap(dec, s.k, ss["text_rnd"], S.RND_MAX)
 if rnd_note:
     ss["text_rnd"] = rnd
     st.info(rnd_note)
-pair = dec.pair(drafter)
+pair = textpage.warped(dec.pair(drafter), app.warp)  # the sidebar's sampling warp
 tr = ui.cached(transcript.round_transcript)(pair, pair.fingerprint, ids, s.k, rnd=rnd,
                                            seed=s.seed, rule=rule, traced=2)
 trace = tr.current
