@@ -5,8 +5,9 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from specviz.figures import charts
+from specviz.figures import charts, methods
 from specviz.views import gallery, pagedata
+from specviz.views import methods as method_rows
 from specviz.web import settings as S
 from specviz.web import ui
 
@@ -19,9 +20,10 @@ st.title("The rules gallery: every verification rule, audited")
 ui.md(
     "Speculative decoding is only as exact as the rule that checks the drafts. Below, every "
     "rule in specviz's registry runs on the same pair of tables: the **lossless** ones "
-    "(standard rejection sampling and three exact variants), two that are **lossy by "
-    "design** (they trade exactness for acceptance on purpose) and six **broken** ones, "
-    "each a bug that shipped in a public implementation. For each rule we compute the exact "
+    "(standard rejection sampling and its exact variants, block verification and the "
+    "correctly verified sampling warp among them), two that are **lossy by design** (they "
+    "trade exactness for acceptance on purpose) and the **broken** ones, each a bug that "
+    "shipped in a public implementation or is easy to ship. For each rule we compute the exact "
     "law of the first two emitted tokens (no sampling) and its total variation (TV) from the "
     "target's own law, then run n decodes and ask whether the Monte Carlo TV rises above "
     "the pass threshold of an exact sampler (as on /exactness). Acceptance is accepted / "
@@ -55,7 +57,8 @@ st.caption(ui.text(f"Context '{s.ctx}', k = {s.k}, seed {s.seed}, the sidebar's 
                    "rule runs on its own seeded stream, all rules side by side."))
 
 with st.spinner(f"{n:,} decodes under each of {len(gallery.RULES)} rules..."):
-    g = ui.cached(gallery.gallery)(app.P, app.Q, app.ctx, s.k, int(n), s.seed, params)
+    g = ui.cached(gallery.gallery)(app.P_raw, app.Q_raw, app.ctx, s.k, int(n), s.seed,
+                                   {**params, **gallery.warp_params(app.warp)})
 rows = gallery.gallery_rows(g)
 
 m = st.columns(3)
@@ -103,6 +106,22 @@ st.caption(ui.text(
     "Right is more acceptance, up is further from the target's law. Exact rules sit on the "
     "bottom line (their exact TV is 0 up to rounding); a rule between that line and the dashed "
     "one is biased, but n decodes cannot see it. Hover a point for its Monte Carlo TV."))
+
+st.subheader("Sampling warps")
+ui.md(
+    "A request that sets temperature, top-k, top-p or min-p asks for text from the warped "
+    "target, so the rules audit against that law. The rules above run on the tables before "
+    "the warp; the warp rules (`warped` and the four `warp_` bugs) apply "
+    + ("the sidebar's warp, " + app.warp.text if not app.warp.identity else
+       "their own default warp (T = 0.8, top-p = 0.9) since the sidebar's is off")
+    + ". Below: what the correctly verified warp does to acceptance on these tables.")
+sweep = ui.cached(method_rows.warp_sweep)(app.P_raw, app.Q_raw, app.ctx, k=s.k,
+                                          draft=app.warp.draft)
+ui.chart(methods.warp_figure(sweep), key="warps")
+st.caption(ui.text(
+    "Exact long-run acceptance (accepted / drafted) and alpha (the mean overlap of the "
+    "warped target with the row the draft samples from). With the draft left unwarped, "
+    "sharpening the target moves it away from the draft."))
 
 st.subheader("What each rule does, and where it comes from")
 for note in gallery.rule_notes(g):

@@ -22,7 +22,7 @@ from .analysis.roofline import FULL_LABEL, PRESETS, TUTORIAL_LABEL
 from .analysis.stats import GOF_ALPHA
 from .core.rules import RULES
 from .core.tables import check_ctx, default_tables
-from .views import demos
+from .views import demos, methods
 
 Column = tuple[str, str, str | Callable[[object], str]]  # (key, header, format spec or function)
 
@@ -327,7 +327,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="demonstrations: " + "; ".join(f"{n} {t}" for n, t in TITLES.items()),
     )
     _add_options(parser, suppress=False)
-    sub = parser.add_subparsers(dest="command", metavar="{demo,all,plan}")
+    sub = parser.add_subparsers(dest="command", metavar="{demo,all,methods,plan}")
     one = sub.add_parser("demo", help="print one demonstration",
                          description="Print one demonstration: "
                          + "; ".join(f"{n} {t}" for n, t in TITLES.items()))
@@ -336,8 +336,55 @@ def build_parser() -> argparse.ArgumentParser:
     _add_options(one, suppress=True)
     every = sub.add_parser("all", help="print all six (the default)")
     _add_options(every, suppress=True)
+    meth = sub.add_parser("methods", help="tokens per call: token by token vs block "
+                          "verification, k = 1..16, on the default tables")
+    _add_options(meth, suppress=True)
     cliplan.add_parser(sub)
     return parser
+
+
+def demo_methods(P: np.ndarray, Q: np.ndarray, vocab: tuple[str, ...], ctx: int,
+                 seed: int) -> str:
+    """Long-run tokens per target call by method and k, exact where the walk fits."""
+    rows = methods.methods_table(P, Q, ctx, seed=seed)
+
+    def cell(rule: str):
+        def fmt(row: dict) -> str:
+            se = row[f"{rule}_se"]
+            return f"{row[rule]:.4f}" if se is None else f"{row[rule]:.4f} +- {se:.4f} (MC)"
+        return fmt
+
+    for r in rows:
+        for rule in methods.METHODS:
+            r[f"{rule}_cell"] = cell(rule)(r)
+        r["tree_nodes"] = methods.nodes("tree_iid", r["k"])
+    cols: list[Column] = [("k", "k", "d"), ("correct_cell", "chain", str),
+                          ("block_cell", "block", str), ("tree_iid_cell", "tree i.i.d.", str),
+                          ("tree_wor_cell", "tree w/o repl.", str),
+                          ("tree_nodes", "tree nodes", "d")]
+    head = _wrap(f"Tokens per target call over a long decode from '{vocab[ctx]}', exact "
+                 "('(MC)': measured, where the exact walk over block states exceeds its cap). "
+                 "Chain: token by token (Leviathan et al. 2022); block: Sun et al. 2024 "
+                 "(arXiv 2403.10444); trees: the 3-2-1 preset with k levels, siblings i.i.d. "
+                 "(SpecInfer, Miao et al. 2023) or without replacement (Jeon et al. 2024).")
+    tvs = methods.exact_tv(P, Q, ctx)
+    proof = _wrap("Exact TV of the first two emitted tokens from the target's law, largest "
+                  "over k = 1..16 (exact laws, no sampling): " + ", ".join(
+                      f"{name} {tvs[rule]:.1e}" for rule, name in (
+                          ("correct", "chain"), ("block", "block"), ("tree_iid", "tree i.i.d."),
+                          ("tree_wor", "tree w/o repl."))) + ".")
+    model, accel, batches = methods.PRICE
+    price = methods.priced(rows, "tree_iid")
+    pcols: list[Column] = [("k", "k", "d"), ("nodes", "tree nodes", "d"),
+                           ("tokens_per_call", "tokens/call", ".4f")]
+    for b in batches:
+        pcols += [(f"cost_b{b}", f"pass cost, batch {b}", ".3f"),
+                  (f"per_step_b{b}", f"tokens/step-time, batch {b}", ".4f")]
+    tail = _wrap(f"The tree's verify pass over all its nodes, priced by the roofline "
+                 f"({model} on {accel}, fp16, context 512): its time as a multiple of one "
+                 "decode step, and tokens per call divided by it.")
+    return (head + "\n\n" + format_table(rows, cols) + "\n\n" + proof + "\n\n" + tail
+            + "\n\n" + format_table(price, pcols))
 
 
 def _ctx_index(ctx: str, vocab: tuple[str, ...]) -> int:
@@ -380,6 +427,15 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     which = [args.N] if args.command == "demo" else list(TITLES)
+    if args.command == "methods":
+        t = default_tables()
+        try:
+            print(demo_methods(t.P, t.Q, t.vocab, _ctx_index(args.ctx, t.vocab), args.seed),
+                  file=out)
+        except ValueError as exc:
+            print(f"{parser.prog}: error: {exc}", file=sys.stderr)
+            return 2
+        return 0
     try:
         if args.command == "plan":
             return cliplan.run(args, out, format_table)

@@ -7,6 +7,7 @@ enumerating its grid, the rejection token that avoids the draft, SpecInfer's res
 
 from __future__ import annotations
 
+import itertools
 from collections import defaultdict
 
 import numpy as np
@@ -34,6 +35,7 @@ def brute_joint(P, Q, ctx, k, n_tokens, rule):
     prm = r.prm
     V = P.shape[0]
     Qs = r.draft_table(P, Q, prm)
+    target = r.target_table(P, Q, prm)  # the bonus token's law: p, or warp(p)
     if r.kind == "single":
         A = r.accept_table(P, Q, prm)
         R = r.reject_table(P, Q, prm)
@@ -46,13 +48,28 @@ def brute_joint(P, Q, ctx, k, n_tokens, rule):
             then()
 
     def new_round(c, prefix, prob):
+        if r.kind == "block":
+            return emit(prefix, prob, lambda: block(c, prefix, prob))
+        if r.kind == "tree":
+            return emit(prefix, prob, lambda: tree(c, prefix, prob))
         emit(prefix, prob, lambda: position(c, 1, prefix, prob))
+
+    def tree(c, prefix, prob):
+        from specviz.core.tree import preset
+
+        shape = preset(prm["shape"], k)
+        for seq, pr in tree_outcomes(P, Q, c, shape.children, r.tree).items():
+            new_round(seq[-1], prefix + list(seq), prob * pr)
+
+    def block(c, prefix, prob):
+        for seq, pr in block_outcomes(P, Qs, c, k).items():
+            new_round(seq[-1], prefix + list(seq), prob * pr)
 
     def kept(x, i, prefix, prob):
         if i == k:  # bonus from p at x, then a new round
             for y in range(V):
-                if P[x, y] > 0:
-                    new_round(y, prefix + [x, y], prob * P[x, y])
+                if target[x, y] > 0:
+                    new_round(y, prefix + [x, y], prob * target[x, y])
         else:
             position(x, i + 1, prefix + [x], prob)
 
@@ -109,6 +126,87 @@ def brute_joint(P, Q, ctx, k, n_tokens, rule):
 
     new_round(ctx, [], 1.0)
     return dict(law)
+
+
+def block_outcomes(P, Q, c0, k):
+    """Block verification, literally: every drafted block, the weights w_i and stopping
+    chances h_i computed from their definitions, every outcome of the coins drawn from the
+    end backwards; dict: tokens the round emits -> probability."""
+    V = P.shape[0]
+    out = defaultdict(float)
+    for xs in itertools.product(range(V), repeat=k):
+        ctxs = [c0, *xs]  # ctxs[i]: the newest token after i drafts
+        q_block = 1.0
+        for i, x in enumerate(xs):
+            q_block *= Q[ctxs[i], x]
+        if q_block == 0:
+            continue
+        w = [1.0]
+        for i, x in enumerate(xs):
+            w.append(min(1.0, w[i] * P[ctxs[i], x] / Q[ctxs[i], x]))
+        leftover = [sum(max(0.0, w[i] * P[ctxs[i], y] - Q[ctxs[i], y]) for y in range(V))
+                    for i in range(k + 1)]
+        h = [1.0] + [leftover[i] / (leftover[i] + (1 - w[i])) if leftover[i] > 0 else 0.0
+                     for i in range(1, k)] + [w[k]]
+        not_yet = 1.0  # every coin after position i failed
+        for i in range(k, -1, -1):
+            stop = not_yet * h[i]
+            not_yet *= 1 - h[i]
+            if stop <= 0:
+                continue
+            for y in range(V):
+                if i == k:
+                    law = P[ctxs[k], y]
+                else:
+                    law = max(0.0, w[i] * P[ctxs[i], y] - Q[ctxs[i], y]) / leftover[i]
+                if law > 0:
+                    out[(*xs[:i], y)] += q_block * stop * law
+    return dict(out)
+
+
+def tree_outcomes(P, Q, c0, children, mode):
+    """A token tree, literally: at each node of the kept path every sibling's token and
+    coin, from the method's description. children(path) = siblings drafted after path.
+    mode: 'iid' (SpecInfer), 'wor' (recursive rejection sampling), 'first' (every residual
+    from the node's p), 'as_iid' (distinct siblings, i.i.d. arithmetic).
+    dict: tokens the round emits -> probability."""
+    V = P.shape[0]
+    out = defaultdict(float)
+
+    def node(path, c, emitted, prob):
+        m = children(path)
+        if m == 0:  # a kept leaf: the bonus from p
+            for y in range(V):
+                if P[c, y] > 0:
+                    out[(*emitted, y)] += prob * P[c, y]
+            return
+        sibling(path, c, emitted, prob, 0, list(P[c]), [])
+
+    def sibling(path, c, emitted, prob, j, target, taken):
+        q = list(Q[c])
+        if mode in ("wor", "as_iid"):  # without replacement: the earlier ones removed
+            q = [0.0 if x in taken else q[x] for x in range(V)]
+            s = sum(q)
+            q = [v / s for v in q] if s > 0 else q
+        if j == children(path) or sum(q) == 0:  # every sibling failed
+            for y in range(V):
+                if target[y] > 0:
+                    out[(*emitted, y)] += prob * target[y]
+            return
+        divide = list(Q[c]) if mode == "as_iid" else q
+        for x in range(V):
+            if q[x] == 0:
+                continue
+            keep = min(1.0, target[x] / divide[x]) if divide[x] > 0 else 1.0
+            if keep > 0:
+                node(path + (j,), x, (*emitted, x), prob * q[x] * keep)
+            if keep < 1:
+                base = list(P[c]) if mode == "first" else target
+                nxt = _residual(base, list(Q[c]) if mode == "first" else divide)
+                sibling(path, c, emitted, prob * q[x] * (1 - keep), j + 1, nxt, taken + [x])
+
+    node((), c0, (), 1.0)
+    return dict(out)
 
 
 def brute_array(P, Q, ctx, k, n_tokens, rule):

@@ -20,6 +20,7 @@ from .round import play
 from .rules import Rule, get_rule
 from .sampling import draw_row
 from .tables import K_MAX, check_ctx
+from .tree import PRESETS
 from .verify import draft_row
 
 POLICIES = ("constant", "heuristic", "confidence", "oracle")
@@ -108,7 +109,12 @@ def run_policy(
     """
     pair = _check(P, Q, ctx, policy, k, k_max, n_tokens, threshold)
     r = get_rule(rule)
+    if r.kind == "block":
+        raise ValueError("block verification reads the coins of drafts it then throws away; "
+                         "common random numbers by output position would reuse them")
     m = int(r.prm["m"]) if r.kind == "multi" else 1
+    if r.kind == "tree":  # a column per sibling: the widest node's
+        m = max(PRESETS[int(r.prm["shape"])].head)
     draws = _stream(seed, n_tokens + k_max + 2, m)
     run = PolicyRun(policy)
     c, k_now = int(ctx), k

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import tree
+from .block import block_joint, joint_from_rounds, round_tables
 from .rule import overlap
 from .rules import RuleTables, apply_rule
 from .tables import check_ctx, check_k, validate_pair, validate_table
@@ -56,6 +58,12 @@ def exact_joint(
             f"{(2 * k + 1) * V**n:,} cells; the cap is {EXACT_MAX_CELLS:,} (lower V, n_tokens or k)"
         )
     rt = apply_rule(rule, P, Q)
+    if rt.rule.kind == "block":
+        return block_joint(rt.P, rt.Qs, ctx, k, n)
+    if rt.rule.kind == "tree":
+        shape, mode = tree.preset(rt.rule.prm["shape"], k), rt.rule.tree
+        return joint_from_rounds([tree.round_pieces(rt.P, rt.Qs, shape, mode, c, n)
+                                  for c in range(V)], ctx, n)
     F, K = _levels(rt, k, n - 1)
     top = _step(rt, k, F, K, k, np.array([ctx]))  # (1, V^n)
     return top.reshape((V,) * n)
@@ -167,15 +175,23 @@ def round_law(
     if long_run and V > 512:
         raise ValueError(f"the exact long run is computed for V <= 512; got V = {V}")
     rt = apply_rule(rule, P, Q)
-    D = _accepted_law(rt, k)  # (V, k+1)
+    if rt.rule.kind == "block":
+        D, N = round_tables(rt.P, rt.Qs, k)  # (V, k+1), (V, V)
+    elif rt.rule.kind == "tree":
+        shape = tree.preset(rt.rule.prm["shape"], k)
+        D, N = tree.round_tables(rt.P, rt.Qs, shape, rt.rule.tree)
+    else:
+        D, N = _accepted_law(rt, k), None
     L = _tokens_per_round(rt, k, D)  # (V,)
     e = np.zeros(V)
     e[ctx] = 1.0
-    w = cesaro_stationary(_next_context_law(rt, k), e) if long_run else e  # (V,) weights
+    if long_run:
+        N = _next_context_law(rt, k) if N is None else N
+    w = cesaro_stationary(N, e) if long_run else e  # (V,) weights
     hist = w @ D  # (k+1,)
     accepted = float(hist @ np.arange(k + 1))
     per_position = hist[::-1].cumsum()[::-1][1:]  # P(J >= i), i = 1..k
-    pi_target = cesaro_stationary(P, e)  # where the target's own text spends its time
+    pi_target = cesaro_stationary(rt.P, e)  # where the target's own text spends its time
     return RoundLaw(
         k=k,
         histogram=hist,
@@ -183,5 +199,5 @@ def round_law(
         acceptance_rate=accepted / k,
         per_position=per_position,
         mean_acceptance_length=1.0 + accepted,
-        alpha=float(pi_target @ overlap(P, rt.Qs)),
+        alpha=float(pi_target @ overlap(rt.P, rt.Qs)),
     )

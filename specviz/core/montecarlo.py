@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import interrupt
+from . import interrupt, tree
+from .block import block_round
 from .exact import _check_n_tokens
 from .rules import RuleTables, apply_rule, coin_passes
 from .sampling import BucketSampler, GuideSampler, InverseCDF
@@ -101,6 +102,13 @@ class _Engine:
         """One round for each context in ctx (n,) -> emitted (k+1, n), lengths, accepted, next."""
         if self.rt.rule.kind == "multi":
             return self._round_multi(ctx, k, rng)
+        if self.rt.rule.kind == "block":
+            return block_round(self.rt.P, self.rt.Qs, self.draft,
+                               lambda c, u: self.final(self.V + c, u), ctx, k, rng)
+        if self.rt.rule.kind == "tree":
+            shape = tree.preset(self.rt.rule.prm["shape"], k)
+            return tree.tree_round(self.rt.P, self.rt.Qs, shape, self.rt.rule.tree,
+                                   lambda c, u: self.final(self.V + c, u), ctx, rng)
         n, V, rule = len(ctx), self.V, self.rt.rule
         U = rng.random((2 * k + 1, n))  # draft uniforms, coins, the final draw
         lazy = V > SMALL_V and not rule.keep_unverified

@@ -21,12 +21,14 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import interrupt
+from . import tree as trees
+from .block import block_weights, correction_row
 from .draws import Draws, RngDraws
 from .pair import ModelPair
 from .rule import overlap, ratio
 from .rules import Rule, coin_passes, get_rule, keep_prob
 from .sampling import draw_row
-from .steps import Step, steps_multi, steps_single
+from .steps import Step, steps_block, steps_multi, steps_single, steps_tree
 from .tables import check_k
 from .verify import (
     draft_row,
@@ -34,6 +36,7 @@ from .verify import (
     reads_target_to_draft,
     rejection_depends_on_draft,
     rejection_row,
+    target_row,
     threshold,
 )
 
@@ -117,6 +120,7 @@ class RoundTrace(_Output):
     emitted: tuple[Emitted, ...]
     flushed: tuple[int, ...]  # 1-based positions of drafts thrown away
     steps: tuple[Step, ...]
+    tree: tuple[tuple[tuple[int, ...], int], ...] = ()  # a token tree: (path, token), drafted
 
     @property
     def accepted(self) -> int:
@@ -174,6 +178,10 @@ def play(pair: ModelPair, prefix: list[int], k: int, rule: Rule, draws: Draws,
     draws, no frames); betas=True adds sum_x min(p, q) at each verified position."""
     if rule.kind == "multi":
         return _play_multi(pair, prefix, k, rule, draws, light)
+    if rule.kind == "block":
+        return _play_block(pair, prefix, k, rule, draws, light)
+    if rule.kind == "tree":
+        return _play_tree(pair, prefix, k, rule, draws, light)
     return _play_single(pair, prefix, k, rule, draws, light, betas)
 
 
@@ -233,7 +241,7 @@ def _play_single(pair, prefix, k, rule, draws, light, betas):
     rejection = bonus = None
     if rejected_at is None:
         bonus = prefix + drafts
-        emitted.append(Emitted(pair.draw_p(bonus, final_u), "bonus", n + 1))
+        emitted.append(Emitted(_draw_bonus(pair, rule, bonus, final_u), "bonus", n + 1))
     else:
         i = rejected_at - 1
         rejection = _rejection(pair, prefix + drafts[:i], rule, drafts[i], p_at(i),
@@ -266,11 +274,18 @@ def _play_single(pair, prefix, k, rule, draws, light, betas):
         rejected_at=rejected_at,
         rejection_row=None if rejection is None else _frozen(rejection),
         rejection_context=None if rejected_at is None else last[rejected_at - 1],
-        bonus_row=None if bonus is None else _frozen(pair.p(bonus)),
+        bonus_row=None if bonus is None else _frozen(target_row(rule, pair.p(bonus))),
         bonus_context=None if bonus is None else last[n],
         final_u=final_u, emitted=tuple(emitted), flushed=flushed, steps=(),
     )
     return _with_steps(trace, steps_single(pair, rule, prefix, trace, proposed))
+
+
+def _draw_bonus(pair, rule, prefix, u: float) -> int:
+    """The bonus token from the law to follow at prefix (the pair's p, or warp(p))."""
+    p = pair.p(prefix)
+    row = target_row(rule, p)
+    return pair.draw_p(prefix, u) if row is p else draw_row(row, u)
 
 
 def _with_steps(trace: RoundTrace, steps: tuple[Step, ...]) -> RoundTrace:
@@ -329,3 +344,109 @@ def _play_multi(pair, prefix, k, rule, draws, light):
         final_u=final_u, emitted=tuple(emitted), flushed=(), steps=(),
     )
     return _with_steps(trace, steps_multi(pair, rule, prefix, trace, m))
+
+
+def _play_block(pair, prefix, k, rule, draws, light):
+    """Block verification (specviz.core.block): weights w_i forward, all k coins drawn,
+    tau = the last i whose coin passes h_i; x_1..x_tau kept, then one token from
+    norm(max(0, w_tau p - q)) or, with tau = k, the bonus from p."""
+    proposed, drafts, _, qs_rows, _ = _draft(pair, prefix, k, rule, draws)
+    n = len(drafts)
+    p_rows = [pair.p(prefix + drafts[:i]) for i in range(n + 1)]
+    w, h = block_weights(p_rows, qs_rows, drafts)
+    coins = [draws.coin(i - 1) for i in range(n, 0, -1)][::-1]  # eta_1..eta_n, drawn k..1
+    tau = max((i for i in range(1, n + 1) if coins[i - 1] < h[i]), default=0)
+    final_u = draws.final(tau)
+    emitted = [Emitted(drafts[i], "accepted", i + 1) for i in range(tau)]
+    row = None
+    if tau == n:
+        emitted.append(Emitted(pair.draw_p(prefix + drafts, final_u), "bonus", n + 1))
+    else:
+        row = correction_row(w[tau], p_rows[tau], qs_rows[tau])
+        emitted.append(Emitted(draw_row(row, final_u), "resampled", tau + 1))
+    if light:
+        return RoundDigest(prefix[-1], n, tuple(emitted), tau)
+    last = [prefix[-1]] + drafts
+    positions = tuple(Position(
+        i=i + 1, context=last[i], token=x, p_row=_frozen(p_rows[i]), q_row=_frozen(qs_rows[i]),
+        p=float(p_rows[i][x]), q=float(qs_rows[i][x]),
+        ratio=float(ratio(p_rows[i][x], qs_rows[i][x])), threshold=float(h[i + 1]),
+        u=coins[i], accepted=i < tau) for i, x in enumerate(drafts))
+    trace = RoundTrace(
+        rule=rule.name, ctx=prefix[-1], k=n, vocab=pair.names, positions=positions,
+        rejected_at=None if tau == n else tau + 1,
+        rejection_row=None if row is None else _frozen(row),
+        rejection_context=None if row is None else last[tau],
+        bonus_row=_frozen(p_rows[n]) if row is None else None,
+        bonus_context=last[n] if row is None else None,
+        final_u=final_u, emitted=tuple(emitted), flushed=tuple(range(tau + 2, n + 1)),
+        steps=(),
+    )
+    return _with_steps(trace, steps_block(pair, rule, prefix, trace, w, proposed))
+
+
+def _draft_tree(pair, prefix, shape, mode, draws) -> dict:
+    """Step 1 for a tree: every node's siblings, level by level, each drawn from its q_j
+    (q, or q without the earlier siblings). {path: token}"""
+    tokens: dict[tuple[int, ...], int] = {}
+    for path in sorted(shape.paths, key=lambda p: (len(p), p)):
+        node = path[:-1]
+        q = pair.q(prefix + [tokens[node[:d + 1]] for d in range(len(node))])
+        taken = [tokens[node + (j,)] for j in range(path[-1])]
+        qj = trees.sibling_draft(q, taken, mode)
+        if qj.sum() > 0:
+            tokens[path] = draw_row(qj, draws.draft(len(node), path[-1]))
+    return tokens
+
+
+def _play_tree(pair, prefix, k, rule, draws, light):
+    """A token tree (specviz.core.tree): drafted whole, then verified from the root: at each
+    node the siblings are tried in turn against p_j; the kept one's subtree goes on."""
+    shape, mode = trees.preset(rule.prm["shape"], k), rule.tree
+    tokens = _draft_tree(pair, prefix, shape, mode, draws)
+    node, cur, positions, emitted = (), list(prefix), [], []
+    end = None
+    while shape.children(node):
+        p, q = pair.p(cur), pair.q(cur)
+        p_j, tries, taken = p, [], []
+        for j in range(shape.children(node)):
+            if node + (j,) not in tokens:
+                break
+            x = tokens[node + (j,)]
+            qj = trees.sibling_draft(q, taken, mode)
+            A, nxt = trees.sibling_step(p, p_j, q, qj, mode)
+            u = draws.coin(len(node), j)
+            tries.append(Try(x, float(qj[x]), float(min(1.0, A[x])), u, bool(u < A[x])))
+            if tries[-1].accepted:
+                break
+            p_j, taken = nxt, taken + [x]
+        t = tries[-1]
+        positions.append(Position(
+            i=len(node) + 1, context=cur[-1], token=t.token, p_row=_frozen(p),
+            q_row=_frozen(q), p=float(p[t.token]), q=t.q, ratio=float(ratio(p[t.token], t.q)),
+            threshold=t.threshold, u=t.u, accepted=t.accepted, tries=tuple(tries)))
+        if not t.accepted:
+            end = p_j
+            break
+        node = node + (len(tries) - 1,)
+        emitted.append(Emitted(t.token, "accepted", len(node)))
+        cur.append(t.token)
+    final_u = draws.final(len(emitted))
+    if end is None:
+        emitted.append(Emitted(pair.draw_p(cur, final_u), "bonus", len(emitted) + 1))
+    else:
+        emitted.append(Emitted(draw_row(end, final_u), "resampled", len(emitted) + 1))
+    if light:
+        return RoundDigest(prefix[-1], len(positions), tuple(emitted), len(emitted) - 1)
+    pruned = len(tokens) - sum(len(p.tries) for p in positions)
+    trace = RoundTrace(
+        rule=rule.name, ctx=prefix[-1], k=len(positions), vocab=pair.names,
+        positions=tuple(positions), rejected_at=None if end is None else len(positions),
+        rejection_row=None if end is None else _frozen(end),
+        rejection_context=None if end is None else cur[-1],
+        bonus_row=_frozen(pair.p(cur)) if end is None else None,
+        bonus_context=cur[-1] if end is None else None,
+        final_u=final_u, emitted=tuple(emitted), flushed=(), steps=(),
+        tree=tuple(sorted(tokens.items(), key=lambda pt: (len(pt[0]), pt[0]))),
+    )
+    return _with_steps(trace, steps_tree(pair, rule, prefix, trace, shape, tokens, pruned))

@@ -7,8 +7,9 @@ the pages and the tests. A rule is read through a few tables over (context c, to
   reject_table(P, Q) -> R:  law of the token emitted on the first rejection
 plus flags: keep_unverified (emit the later drafts anyway), rejection_skips_draft (the
 rejection token is R[c] with the rejected draft removed), and kind "multi" for several
-candidates per position. apply_rule turns a rule and a pair into RuleTables, which also
-carry the exact per-position laws acc (drafted and kept) and rej (rejected, y emitted).
+candidates per position, kind "block" for a block verified jointly (its engines read P
+and Qs; specviz.core.block). apply_rule turns a rule and a pair into RuleTables, which
+also carry the exact per-position laws acc (drafted and kept) and rej (rejected, y emitted).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .rule import ratio, residual
+from .warp import Warp, warp_rows
 
 Table = np.ndarray  # (V, V), row = context c, column = token x
 Params = dict[str, float]
@@ -93,6 +95,70 @@ def _top_k(P: Table, Q: Table, prm: Params) -> Table:
     return keep / keep.sum(axis=1, keepdims=True)
 
 
+# ---------------------------------------------------------------------- warped requests
+# The rules below carry a request's warp as parameters and read the raw rows P, Q: the
+# output must follow warp(P); the draft samples from warp(Q) when warp_draft = 1.
+def _warped_p(P: Table, prm: Params) -> Table:
+    return warp_rows(P, Warp.from_params(prm))
+
+
+def _warped_q(P: Table, Q: Table, prm: Params) -> Table:
+    return warp_rows(Q, Warp.from_params(prm)) if prm["warp_draft"] else Q
+
+
+def _warp_target(P: Table, Q: Table, prm: Params) -> Table:
+    return _warped_p(P, prm)
+
+
+def _warp_ratio(P: Table, Q: Table, prm: Params) -> Table:
+    return ratio(_warped_p(P, prm), _warped_q(P, Q, prm))
+
+
+def _warp_residual(P: Table, Q: Table, prm: Params) -> Table:
+    return residual(_warped_p(P, prm), _warped_q(P, Q, prm))
+
+
+def _raw_target_ratio(P: Table, Q: Table, prm: Params) -> Table:
+    return ratio(P, _warped_q(P, Q, prm))
+
+
+def _raw_target_residual(P: Table, Q: Table, prm: Params) -> Table:
+    return residual(P, _warped_q(P, Q, prm))
+
+
+def _raw_q_ratio(P: Table, Q: Table, prm: Params) -> Table:
+    return ratio(_warped_p(P, prm), Q)
+
+
+def _raw_q_residual(P: Table, Q: Table, prm: Params) -> Table:
+    return residual(_warped_p(P, prm), Q)
+
+
+def _unnormalised(P: Table, prm: Params) -> Table:
+    return warp_rows(P, Warp.from_params(prm), renormalise=False)
+
+
+def _unnormalised_ratio(P: Table, Q: Table, prm: Params) -> Table:
+    return ratio(_unnormalised(P, prm), _warped_q(P, Q, prm))
+
+
+def _unnormalised_residual(P: Table, Q: Table, prm: Params) -> Table:
+    return residual(_unnormalised(P, prm), _warped_q(P, Q, prm))
+
+
+def _warp_params(draft: int = 0) -> tuple[Param, ...]:
+    return (Param("temperature", 0.8, 0.05, 5.0, "target (and draft) temperature"),
+            Param("top_k", 0, 0, 4096, "keep the k most likely (0 = off)", integer=True),
+            Param("top_p", 0.9, 0.01, 1.0, "keep the most likely up to this mass"),
+            Param("min_p", 0.0, 0.0, 1.0, "keep x with p(x) >= min_p max p"),
+            Param("warp_draft", draft, 0, 1, "1: the draft samples from the warped q",
+                  integer=True))
+
+
+def _shape_param(default: int) -> tuple[Param, ...]:
+    return (Param("shape", default, 0, 4, "tree preset (core.tree.PRESETS)", integer=True),)
+
+
 # ---------------------------------------------------------------------- the rule
 @dataclass(frozen=True)
 class Param:
@@ -116,11 +182,14 @@ class Rule:
     draft_table: Callable[[Table, Table, Params], Table] = _as_is
     accept_table: Callable[[Table, Table, Params], Table] = _ratio
     reject_table: Callable[[Table, Table, Params], Table] = _residual
+    target_table: Callable[[Table, Table, Params], Table] = _target  # the law to follow
     reject_law: str = "norm(max(0, p - q))"  # how the app names the rejection law
     keep_unverified: bool = False  # emit the drafts after a rejection without checking them
     rejection_skips_draft: bool = False  # the rejection token avoids the rejected draft
     inclusive: bool = False  # keep iff u <= A, with u on a grid of 2^u_bits values from 0
-    kind: str = "single"  # "single": one draft per position; "multi": m candidates
+    kind: str = "single"  # "single": one draft per position; "multi": m candidates;
+    # "block": the block verified jointly (specviz.core.block); "tree": a token tree
+    tree: str = ""  # kind "tree": how siblings are drawn and verified (core.tree.MODES)
     params: tuple[Param, ...] = ()
     values: tuple[tuple[str, float], ...] = ()  # overrides of the parameters' defaults
 
@@ -213,6 +282,47 @@ RULES: dict[str, Rule] = {
             reject_law="p_(m+1), the residual after m failures",
         ),
         Rule(
+            "block", "block verification", "lossless",
+            "Sun et al. 2024, Block verification accelerates speculative decoding "
+            "(arXiv 2403.10444)",
+            "the k drafts are verified jointly: weights w_i = min(1, w_(i-1) p/q) along the "
+            "block, coins from the end backwards keep the longest prefix whose coin passes "
+            "h_i = S_i / (S_i + 1 - w_i), then one token from norm(max(0, w_i p - q)) (the "
+            "bonus from p if all k are kept). Never fewer kept drafts in expectation than "
+            "token by token",
+            kind="block", reject_law="norm(max(0, w_i p - q)), w_i the block's weight",
+        ),
+        Rule(
+            "tree_iid", "token tree, i.i.d. siblings (SpecInfer)", "lossless",
+            "Miao et al. 2023 (SpecInfer, arXiv 2305.09781), multi-step speculative sampling",
+            "a tree of drafts (preset 'shape', cut to depth k); at each node the siblings, "
+            "drawn i.i.d. from q, are tried in turn against p_j, p_(j+1) = norm(max(0, p_j "
+            "- q)); the kept one's subtree goes on; if all fail, one token from the last "
+            "residual; a kept leaf ends with the bonus from p",
+            kind="tree", tree="iid", reject_law="the residual after every sibling failed",
+            params=_shape_param(1),
+        ),
+        Rule(
+            "tree_wor", "token tree, siblings without replacement", "lossless",
+            "Jeon et al. 2024 (recursive speculative decoding, arXiv 2402.14160); EAGLE-2's "
+            "distinct top candidates (Li et al. 2024, arXiv 2406.16858)",
+            "as tree_iid, but the siblings are distinct: the j-th is drawn from q_j, q with "
+            "the earlier siblings removed and renormalised, and the ratio and the residual "
+            "use that q_j (recursive rejection sampling)",
+            kind="tree", tree="wor", reject_law="the residual after every sibling failed",
+            params=_shape_param(1),
+        ),
+        Rule(
+            "warped", "warped target (temperature, top-k, top-p, min-p)", "lossless",
+            "Leviathan et al. 2022, Algorithm 1 applied to the rows a request samples from",
+            "the output must follow warp(p); keep x with min(1, warp(p)/q_s) and correct "
+            "from norm(max(0, warp(p) - q_s)), where q_s is the row the draft sampled from "
+            "(warp(q) with warp_draft = 1, else q)",
+            draft_table=_warped_q, accept_table=_warp_ratio, reject_table=_warp_residual,
+            target_table=_warp_target, reject_law="norm(max(0, warp(p) - q))",
+            params=_warp_params(),
+        ),
+        Rule(
             "typical", "typical acceptance (Medusa)", "lossy by design",
             "Cai et al. 2024 (Medusa, arXiv 2401.10774), Sec. 2.3.1",
             "keep x iff p(x) > min(eps, delta exp(-H(p))); on rejection emit a token from p",
@@ -276,6 +386,64 @@ RULES: dict[str, Rule] = {
             inclusive=True,
             params=(Param("u_bits", 4, 1, 24, "bits of the coin", integer=True),),
         ),
+        Rule(
+            "warp_raw_target", "verify against the unwarped target", "broken",
+            "vllm-project/vllm pull request #10198 (fixes issue #9834): target "
+            "probabilities scored with default sampling parameters while the drafts were "
+            "sampled with top-p",
+            "the request samples from warp(p), but the ratio and the residual read the raw "
+            "p; the bonus comes from warp(p)",
+            draft_table=_warped_q, accept_table=_raw_target_ratio,
+            reject_table=_raw_target_residual, target_table=_warp_target,
+            params=_warp_params(),
+        ),
+        Rule(
+            "warp_raw_residual", "residual from the unwarped target", "broken",
+            "an easy slip with no public report found: the coin uses warp(p), the "
+            "correction recomputes p from the raw logits",
+            "keep x with min(1, warp(p)/q), but correct from norm(max(0, p - q)) with the "
+            "raw p",
+            draft_table=_warped_q, accept_table=_warp_ratio,
+            reject_table=_raw_target_residual, target_table=_warp_target,
+            reject_law="norm(max(0, p - q)), p unwarped", params=_warp_params(),
+        ),
+        Rule(
+            "warp_raw_q", "warped draft, raw q in the ratio", "broken",
+            "the warped form of rule 'topk_q' (a q the draft did not sample from); no "
+            "public report of this form found",
+            "the draft samples from warp(q), but the ratio and the residual divide by its "
+            "raw q",
+            draft_table=_warped_q, accept_table=_raw_q_ratio, reject_table=_raw_q_residual,
+            target_table=_warp_target, params=_warp_params(draft=1),
+        ),
+        Rule(
+            "warp_unnormalised", "top-p mask without renormalising", "broken",
+            "an easy slip with no public report found: the truncated row is used before "
+            "it is renormalised",
+            "the verifier masks the tempered p to its top-p set but does not renormalise "
+            "it, so the ratio is too small and the residual takes too much of the mass",
+            draft_table=_warped_q, accept_table=_unnormalised_ratio,
+            reject_table=_unnormalised_residual, target_table=_warp_target,
+            params=_warp_params(),
+        ),
+        Rule(
+            "tree_first_residual", "tree: the first residual for every sibling", "broken",
+            "an easy slip in multi-draft verification: the residual is taken from the "
+            "node's p each time, not from the one the earlier siblings left",
+            "siblings i.i.d. from q, but after each failure p_(j+1) = norm(max(0, p - q)) "
+            "from the node's p; from the third sibling on the mass is counted twice",
+            kind="tree", tree="first", reject_law="norm(max(0, p - q)), reused",
+            params=_shape_param(3),
+        ),
+        Rule(
+            "tree_wor_as_iid", "tree: distinct siblings verified as i.i.d.", "broken",
+            "the without-replacement drafts of top-k style trees verified with SpecInfer's "
+            "i.i.d. rule (Jeon et al. 2024 explain why that is not exact)",
+            "the siblings are drawn without replacement, but the ratio and the residual use "
+            "q as if each had been drawn i.i.d. from q",
+            kind="tree", tree="as_iid", reject_law="norm(max(0, p_j - q))",
+            params=_shape_param(3),
+        ),
     )
 }
 
@@ -292,12 +460,24 @@ def get_rule(rule: str | Rule) -> Rule:
     raise ValueError(f"unknown rule {rule!r}; valid rules: {', '.join(RULES)}")
 
 
+def reads_warp(rule: str | Rule) -> bool:
+    """Whether the rule's parameters are a request's warp (shared controls in the app)."""
+    return any(q.name == "warp_draft" for q in get_rule(rule).params)
+
+
+def target_of(rule: str | Rule, P: Table, Q: Table) -> Table:
+    """The table the rule's output must follow: P, or warp(P) for a warped request."""
+    r = get_rule(rule)
+    return r.target_table(np.asarray(P, dtype=np.float64), np.asarray(Q, dtype=np.float64),
+                          r.prm)
+
+
 @dataclass(frozen=True)
 class RuleTables:
     """A rule applied to a pair: every table the engines need, computed once."""
 
     rule: Rule
-    P: Table  # (V, V) target
+    P: Table  # (V, V) the law to follow: the target, warped for the warp rules
     Q: Table  # (V, V) draft as given
     Qs: Table  # (V, V) what the draft samples from
     A: Table  # (V, V) single kind: keep iff the coin passes A[c, x]
@@ -325,6 +505,7 @@ def apply_rule(rule: str | Rule, P: Table, Q: Table) -> RuleTables:
         return _apply_multi(r, P, Q, Qs, int(prm["m"]))
     A = r.accept_table(P, Q, prm)
     R = r.reject_table(P, Q, prm)
+    P = r.target_table(P, Q, prm)
     keep = keep_prob(r, A)  # (V, V)
     acc = Qs * keep
     W = Qs * (1.0 - keep)

@@ -147,3 +147,12 @@ class GuideSampler:
             x[todo] += 1
             todo = todo[self.flat[base[todo] + x[todo]] <= u[todo]]
         return x
+
+
+def draw_rows(W: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """x_i ~ W[i] / sum W[i] by inverse CDF, one row per uniform; never a token of zero
+    mass. W: (n, V) non-negative, each row with mass; u: (n,) -> (n,) tokens."""
+    cdf = np.cumsum(W, axis=1)
+    x = (cdf <= (u * cdf[:, -1])[:, None]).sum(axis=1)
+    last = W.shape[1] - 1 - np.argmax(W[:, ::-1] > 0, axis=1)
+    return np.minimum(x, last)

@@ -78,3 +78,64 @@ def steps_multi(pair, rule, prefix, tr, m: int) -> tuple[Step, ...]:
         steps.append(Step("bonus", k + 1, f"All {k} positions kept: bonus token "
                           f"'{name(tr.emitted[-1].token)}' from p."))
     return tuple(steps + [_done(pair, tr.emitted)])
+
+
+def steps_block(pair, rule, prefix, tr, w, proposed: bool) -> tuple[Step, ...]:
+    """Frames of a block-verified round: the drafts, the block's weights, the coins from
+    the end backwards until one passes, then the correction (or bonus) and the flush."""
+    name, n = pair.name, len(tr.positions)
+    steps = [Step("start", None, pair.describe_start(prefix, n, proposed) +
+                  " The block is verified jointly.")]
+    steps += [Step("draft", pos.i, pair.describe_draft(pos.i, pos.token, pos.context, pos.q,
+                                                       proposed)) for pos in tr.positions]
+    tau = tr.accepted
+    for pos in reversed(tr.positions[tau - 1 if tau else 0:]):
+        verdict = (f"passes: the block keeps x1..x{pos.i}" if pos.i == tau else
+                   "fails; try the position before")
+        steps.append(Step("verify", pos.i, f"Position {pos.i}: weight w = {w[pos.i]:.4f}, "
+                          f"keep the block up to here if u < h = {pos.threshold:.4f}; "
+                          f"u = {pos.u:.4f}, {verdict}."))
+    if tr.rejected_at is not None:
+        res = tr.emitted[-1]
+        steps.append(Step("residual", tr.rejected_at, f"Kept {tau} draft(s): "
+                          f"'{name(res.token)}' drawn from norm(max(0, w p - q)) with "
+                          f"w = {w[tau]:.4f}."))
+        if tr.flushed:
+            steps.append(Step("flush", tr.flushed[0], f"The {len(tr.flushed)} later "
+                              "draft(s) are thrown away."))
+    else:
+        steps.append(Step("bonus", n + 1, pair.describe_bonus(n, tr.emitted[-1].token,
+                                                               tr.bonus_context)))
+    return tuple(steps + [_done(pair, tr.emitted)])
+
+
+def steps_tree(pair, rule, prefix, tr, shape, tokens, pruned: int) -> tuple[Step, ...]:
+    """Frames of a token-tree round: the drafted tree level by level, each node on the
+    kept path with its siblings tried in turn, the last token, and the pruned branches."""
+    name = pair.name
+    steps = [Step("start", None, f"Context '{name(prefix[-1])}'. A tree of "
+                  f"{len(tokens)} drafted tokens ({shape.name}), verified in one target "
+                  "pass.")]
+    depth = max((len(p) for p in tokens), default=0)
+    for d in range(1, len(tr.positions) + 1):  # the last frame also shows the deeper levels
+        upto = depth if d == len(tr.positions) else d
+        levels = [" ".join(name(t) for p, t in sorted(tokens.items()) if len(p) == e)
+                  for e in range(d, upto + 1)]
+        steps.append(Step("draft", d, f"Level {d}{f'..{upto}' if upto > d else ''}: " +
+                          "; ".join(levels) + "."))
+    for pos in tr.positions:
+        tried = ", ".join(f"'{name(t.token)}' (u = {t.u:.3f} vs {t.threshold:.3f}: "
+                          f"{'kept' if t.accepted else 'no'})" for t in pos.tries)
+        steps.append(Step("verify", pos.i, f"Node at depth {pos.i}: siblings tried in turn "
+                          f"against the residual left by the ones before: {tried}."))
+    if tr.rejected_at is not None:
+        steps.append(Step("residual", tr.rejected_at, f"Every sibling failed at depth "
+                          f"{tr.rejected_at}: '{name(tr.emitted[-1].token)}' drawn from "
+                          f"{rule.reject_law}."))
+    else:
+        steps.append(Step("bonus", tr.k + 1, f"A leaf was kept: bonus token "
+                          f"'{name(tr.emitted[-1].token)}' from p."))
+    if pruned:
+        steps.append(Step("flush", None, f"The {pruned} drafted token(s) off the kept path "
+                          "are pruned."))
+    return tuple(steps + [_done(pair, tr.emitted)])

@@ -19,6 +19,14 @@ from .rules import RULES, Rule
 _IDENTITY = RULES["correct"].draft_table  # q as given
 _RATIO = RULES["correct"].accept_table  # p / q
 _RESIDUAL = RULES["correct"].reject_table  # norm(max(0, p - q))
+_TARGET = RULES["correct"].target_table  # p itself
+
+
+def target_row(rule: Rule, p: np.ndarray) -> np.ndarray:
+    """The law the output must follow here (the bonus token's law): p, or warp(p). (V,)"""
+    if rule.target_table is _TARGET:
+        return p
+    return np.asarray(rule.target_table(p[None], p[None], rule.prm)[0], dtype=np.float64)
 
 
 def draft_row(rule: Rule, p: np.ndarray | None, q: np.ndarray) -> np.ndarray:

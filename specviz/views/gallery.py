@@ -32,8 +32,9 @@ from ..analysis.stats import (  # noqa: F401 (GOF_ALPHA for /rules)
 )
 from ..core import interrupt
 from ..core.exact import exact_joint, round_law, target_joint
-from ..core.montecarlo import simulate
-from ..core.rules import FAMILIES, RULES, Rule
+from ..core.montecarlo import long_decode, simulate
+from ..core.rules import FAMILIES, RULES, Rule, reads_warp, target_of
+from ..core.warp import Warp
 from .demos import WORKERS, Row
 from .work import heavy
 
@@ -110,6 +111,8 @@ class RuleResult:
     tokens_per_call_long_run: float  # exact, a long decode
     threshold: float  # the run's pass threshold (the same for every rule)
     n_resolve: int | None  # smallest n that resolves the bias (None: no bias, or > cap)
+    floor: float | None = None  # the sampling floor of the rule's own target law
+    long_run_exact: bool = True  # False: the long-run numbers are measured (block, large k)
 
     @property
     def biased(self) -> bool:
@@ -147,15 +150,23 @@ class Gallery:
 
 
 def _audit(P, Q, ctx, k, n, seed, rule: Rule, target, threshold) -> RuleResult:
+    floor = None
+    if rule.target_table is not RULES["correct"].target_table:  # a warped request
+        target = target_joint(target_of(rule, P, Q), ctx, n_tokens=N_TOKENS)
+        floor, threshold = sampling_floor(target, n), tv_threshold(target, n)
     sim = simulate(P, Q, ctx, k, n=n, rule=rule, n_tokens=N_TOKENS, seed=seed)
     bias = tv(exact_joint(P, Q, ctx, k, n_tokens=N_TOKENS, rule=rule), target)
-    law = round_law(P, Q, ctx, k, rule=rule, long_run=True)
+    try:
+        law, exact_long = round_law(P, Q, ctx, k, rule=rule, long_run=True), True
+    except ValueError:  # the exact walk of block verification is over its cap at this k
+        law, exact_long = long_decode(P, Q, ctx, k, n_rounds=METRICS_ROUNDS, rule=rule,
+                                      seed=seed), False
     return RuleResult(
         rule=rule, exact_tv=bias, mc_tv=tv(sim.law, target),
         p_value=gof_pvalue(sim.joint, target), acceptance=sim.acceptance_rate,
         tokens_per_call=sim.tokens_per_call, acceptance_long_run=law.acceptance_rate,
         tokens_per_call_long_run=law.tokens_per_call, threshold=threshold,
-        n_resolve=n_to_resolve(target, bias),
+        n_resolve=n_to_resolve(target, bias), floor=floor, long_run_exact=exact_long,
     )
 
 
@@ -225,9 +236,11 @@ def gallery_rows(g: Gallery) -> list[Row]:
         "mc_tv": r.mc_tv, "verdict": r.verdict, "n_to_resolve": _n_text(r),
         "acceptance_long_run": r.acceptance_long_run,
         "tokens_per_call_long_run": r.tokens_per_call_long_run, "params": r.rule.param_text,
+        "long_run": "exact" if r.long_run_exact else "measured",
         "label": r.rule.label, "acceptance": r.acceptance, "tokens_per_call": r.tokens_per_call,
-        "p_value": r.p_value, "exact_here": not r.biased, "floor": g.floor,
-        "threshold": g.threshold, "source": r.rule.source,
+        "p_value": r.p_value, "exact_here": not r.biased,
+        "floor": g.floor if r.floor is None else r.floor, "threshold": r.threshold,
+        "source": r.rule.source,
     } for r in results]
 
 
@@ -243,10 +256,23 @@ def rule_notes(g: Gallery) -> list[Row]:
 
 
 def param_specs() -> list[Row]:
-    """Every parameter of every rule (the widgets the page draws), registry order."""
+    """Every parameter of every rule (the widgets the page draws), registry order; the
+    warp rules' parameters are the request's warp, one set of controls (warp_params)."""
     return [{"rule": r.name, "label": r.label, "name": q.name, "default": q.default,
              "lo": q.lo, "hi": q.hi, "help": q.help, "integer": q.integer}
-            for r in RULES.values() for q in r.params]
+            for r in RULES.values() if not reads_warp(r) for q in r.params]
+
+
+def warp_params(warp: Warp) -> dict[str, dict[str, float]]:
+    """Each warp rule's parameters from one request's warp; with no warp at all, the
+    registry's own (a warp rule under the identity warp is the standard rule)."""
+    if warp.identity:
+        return {}
+    prm = {"temperature": warp.temperature, "top_k": warp.top_k, "top_p": warp.top_p,
+           "min_p": warp.min_p, "warp_draft": int(warp.draft)}
+    out = {r.name: dict(prm) for r in RULES.values() if reads_warp(r)}
+    out["warp_raw_q"]["warp_draft"] = 1  # its bug needs a warped draft
+    return out
 
 
 # ------------------------------------------------------------------ production metrics
@@ -284,5 +310,5 @@ def production_rows(rep: MetricsReport) -> list[Row]:
 __all__ = [
     "CAUGHT", "CONSISTENT", "FALSE_ALARM", "GALLERY_N", "GALLERY_NS", "Gallery", "RuleResult",
     "UNRESOLVED", "configure", "gallery", "gallery_rows", "n_to_resolve", "param_specs",
-    "production", "production_rows", "rule_notes",
+    "production", "production_rows", "rule_notes", "warp_params",
 ]

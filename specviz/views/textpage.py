@@ -12,7 +12,9 @@ import math
 from collections.abc import Sequence
 
 from ..analysis import theory
+from ..core.pair import ModelPair
 from ..core.rules import get_rule
+from ..core.warp import Warp, WarpedPair
 from ..text.corpus import Corpus, CorpusError, default_corpus, user_corpus  # noqa: F401 (for /text)
 from ..text.measure import COMPARE_ORDERS, drafter_comparison, order_sweep, text_exactness
 from ..text.ngram import NGramCounts, train
@@ -118,6 +120,11 @@ def model_caption(corpus: Corpus, counts: NGramCounts, target: int, draft: int, 
             f"tokens, vocabulary V = {counts.V:,}. Target: {target}-gram at T = {T_p:g}; "
             f"draft: {draft}-gram at T = {T_q:g} (sidebar). Counts in memory: "
             f"{counts.nbytes / 1e6:.1f} MB.")
+
+
+def warped(pair: ModelPair, warp: Warp) -> ModelPair:
+    """The pair under the request's sampling warp (itself when the warp changes nothing)."""
+    return pair if warp.identity else WarpedPair(pair, warp)
 
 
 def encode_prompt(dec: TextDecoder, prompt: str) -> tuple[tuple[int, ...], int]:

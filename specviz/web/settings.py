@@ -19,7 +19,7 @@ from urllib.parse import urlencode
 
 from ..analysis.modelcfg import preset_names
 from ..analysis.roofline import ACCELERATORS, DTYPE_BYTES, PRESETS
-from ..core.rules import RULES
+from ..core.rules import RULES, reads_warp
 from ..core.tables import (  # noqa: F401
     K_APP_MAX,
     N_APP_MAX,
@@ -82,6 +82,17 @@ class Settings:
     lenient_l: float = 0.5
     topk_q_top_k: int = 2
     inclusive_coin_u_bits: int = 4
+    tree_iid_shape: int = 1  # token trees: a preset of specviz.core.tree.PRESETS
+    tree_wor_shape: int = 1
+    tree_first_residual_shape: int = 3
+    tree_wor_as_iid_shape: int = 3
+    # the request's sampling warp of the target (core.warp): temperature, top-k (0 = off),
+    # top-p, min-p, and 1 when the draft samples from its warped row too
+    wT: float = 1.0
+    wtopk: int = 0
+    wtopp: float = 1.0
+    wminp: float = 0.0
+    wdraft: int = 0
     rules_n: int = 200_000  # Monte Carlo decodes per rule on /rules
     conv_given: str = "alpha"  # /rules converter: what the number is
     conv_value: float = 0.8  # /rules converter: the number
@@ -268,7 +279,12 @@ PARSERS = {
     "present": _int(0, 1),
     "chapter": _int(0, CHAPTER_MAX),
     **{f"{r.name}_{q.name}": (_int(int(q.lo), int(q.hi)) if q.integer else _float(q.lo, q.hi))
-       for r in RULES.values() for q in r.params},
+       for r in RULES.values() if not reads_warp(r) for q in r.params},
+    "wT": _float(0.05, 5.0),
+    "wtopk": _int(0, 4096),
+    "wtopp": _float(0.01, 1.0),
+    "wminp": _float(0.0, 1.0),
+    "wdraft": _int(0, 1),
     "rules_n": _int_choice(GALLERY_NS),
     "conv_given": _choice(CONVERT_GIVEN),
     "conv_value": _float(0.0, K_APP_MAX + 1),

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from ..figures import animation, textfigs
+from ..figures import animation, textfigs, treeview
 from ..views import stepping, textpage, transcript
 from ..views.transcript import RND_MAX, RoundTranscript
 from . import guard, ui
@@ -140,6 +140,8 @@ def _body(stage: Stage) -> None:
         trace = tr.current
         st.html(ui.letters(animation.step_html(trace, step, rnd), stage.top is None))
         st.html(animation.chips_html(trace, step) + animation.legend_html())
+        if trace.tree:  # a token tree: the drafted tree, the siblings tried, the kept path
+            st.html(ui.letters(treeview.tree_html(trace, step), stage.top is None))
         _charts(stage, trace, step)
     ui.set_params(step=step, rnd=rnd, speed=ss[stage.key("speed")])
     if stage.below is not None:
@@ -200,9 +202,10 @@ def round_stage(app: ui.AppState) -> Stage:
 
 # ----------------------------------------------------------------------------- /text
 def text_stage(dec, ids: tuple[int, ...], *, k: int, c: float, seed: int, rule: str,
-               drafter: str) -> Stage:
-    """/text's stage: the n-gram pair of the drafter, from the prompt, top tokens only."""
-    pair = dec.pair(drafter)
+               drafter: str, warp) -> Stage:
+    """/text's stage: the n-gram pair of the drafter under the sidebar's sampling warp,
+    from the prompt, top tokens only."""
+    pair = textpage.warped(dec.pair(drafter), warp)
 
     def played(rnd: int) -> RoundTranscript:
         return ui.cached(transcript.round_transcript)(pair, pair.fingerprint, ids, k, rnd=rnd,

@@ -23,12 +23,14 @@ import streamlit as st
 
 from ..core.pair import TablePair
 from ..core.tables import default_tables, mix_draft, renormalisation_note, temper, validate_pair
+from ..core.warp import Warp, warp_tables
 from ..figures import export
 from . import guard, present
 from . import settings as S
 from .notation import LETTERS, swap, swap_figure, swap_tables
 
-SHARED_KEYS = ("k", "c", "draft", "alpha", "T", "seed", "rule", "ctx", "notation", "present")
+SHARED_KEYS = ("k", "c", "draft", "alpha", "T", "seed", "rule", "ctx", "notation", "present",
+               "wT", "wtopk", "wtopp", "wminp", "wdraft")
 UPLOAD_MAX_BYTES = 64 * 1024  # a 64 x 64 table of long floats fits; anything bigger is refused
 CACHE_ENTRIES = 64
 CSV_MEMO_ENTRIES = 4  # parsed uploads kept per session (by content hash)
@@ -39,10 +41,14 @@ class AppState:
     """What a page needs: the settings and the pair of tables in use."""
 
     settings: S.Settings
-    P: np.ndarray  # (V, V) target
-    Q: np.ndarray  # (V, V) draft in use: the table or the mix, at temperature T
+    P: np.ndarray  # (V, V) target, under the request's warp
+    Q: np.ndarray  # (V, V) draft in use: the table or the mix, at temperature T (warped
+    # too when the warp covers the draft)
     Q_table: np.ndarray  # (V, V) the draft table as edited
     vocab: tuple[str, ...]
+    warp: Warp = Warp()  # the request's sampling warp of the target
+    P_raw: np.ndarray | None = None  # (V, V) the target before the warp
+    Q_raw: np.ndarray | None = None  # (V, V) the draft in use before the warp
 
     @property
     def ctx(self) -> int:
@@ -307,9 +313,11 @@ def page(title: str, keys: Sequence[str] = (), layout: str = "wide") -> AppState
     ctx = bind("ctx", sb.selectbox, "context token", state["vocab"])
     notation = bind("notation", sb.radio, "Letters", S.NOTATIONS,
                     format_func=lambda n: LETTERS[n].label)
+    warp = _warp_controls(sb)
     _table_editor()
     s = replace(url, k=int(k), c=float(c), draft=draft, alpha=float(alpha), T=float(T),
-                seed=int(seed), rule=rule, ctx=ctx, notation=notation)
+                seed=int(seed), rule=rule, ctx=ctx, notation=notation, wT=warp.temperature,
+                wtopk=warp.top_k, wtopp=warp.top_p, wminp=warp.min_p, wdraft=int(warp.draft))
     if not st.session_state.get("_notes_shown"):  # on the run that read the URL
         st.session_state["_notes_shown"] = True
         for note in notes + ([state["note"]] if state["note"] else []):
@@ -318,7 +326,23 @@ def page(title: str, keys: Sequence[str] = (), layout: str = "wide") -> AppState
     Q = mix_draft(P, s.alpha) if s.draft == "mix" else Q_table
     if s.T != 1.0:
         Q = temper(Q, s.T)
-    return AppState(s, P, Q, Q_table, state["vocab"])
+    Pw, Qw = warp_tables(P, Q, warp)
+    return AppState(s, Pw, Qw, Q_table, state["vocab"], warp, P, Q)
+
+
+def _warp_controls(sb) -> Warp:
+    """The request's sampling warp: temperature, top-k, top-p, min-p of the target, and
+    whether the draft samples from its warped row too."""
+    with sb.expander("Sampling warp (temperature, top-k, top-p, min-p)"):
+        wT = bind("wT", st.number_input, "temperature", min_value=0.05, max_value=5.0,
+                  step=0.05)
+        topk = bind("wtopk", st.number_input, "top-k (0 = off)", min_value=0, max_value=4096,
+                    step=1)
+        topp = bind("wtopp", st.slider, "top-p", 0.01, 1.0, step=0.01)
+        minp = bind("wminp", st.slider, "min-p", 0.0, 1.0, step=0.01)
+        wdraft = bind("wdraft", st.toggle, "the draft samples from its warped row too",
+                      cast=bool)
+    return Warp(float(wT), int(topk), float(topp), float(minp), bool(wdraft))
 
 
 def finish(app: AppState, settings: S.Settings, keys: Sequence[str] = ()) -> None:

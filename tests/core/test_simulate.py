@@ -26,6 +26,7 @@ from specviz.analysis import theory
 from specviz.analysis.stats import gof_pvalue
 from specviz.core.pair import TablePair
 from specviz.core.rule import overlap
+from specviz.core.rules import target_of
 
 T = default_tables()
 N = 400_000
@@ -52,7 +53,7 @@ def _power_n(bias: float, law) -> int:
 def test_negative_control_each_broken_rule_is_caught(rule):
     """The same test that passes the correct rule must fail each lossy or broken one; n is
     chosen from the rule's exact bias by a power calculation, not tuned."""
-    target = target_joint(T.P, 0, n_tokens=2)
+    target = target_joint(target_of(rule, T.P, T.Q), 0, n_tokens=2)
     bias = tv(exact_joint(T.P, T.Q, 0, 4, n_tokens=2, rule=rule), target)
     n = _power_n(bias, target)
     sim = simulate(T.P, T.Q, 0, 4, n=n, rule=rule, n_tokens=2, seed=2)

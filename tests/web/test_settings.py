@@ -6,16 +6,32 @@ from urllib.parse import urlencode
 
 import pytest
 
-from specviz.core.rules import RULES
+from specviz.core.rules import RULES, reads_warp
+from specviz.views.gallery import warp_params
 from specviz.web import settings as S
 
 
 def test_every_rule_parameter_is_a_url_field_with_the_registry_default():
     for r in RULES.values():
+        if reads_warp(r):  # a request's warp: one shared set of fields
+            continue
         for q in r.params:
             field = f"{r.name}_{q.name}"
             assert field in S.KEYS, field
             assert getattr(S.DEFAULTS, field) == q.default
+
+
+def test_the_warp_fields_feed_every_warp_rule():
+    from specviz.core.warp import Warp
+
+    s, notes = S.parse_query({"wT": "0.7", "wtopp": "0.8", "wtopk": "3", "wdraft": "1"})
+    assert not notes
+    w = Warp(s.wT, s.wtopk, s.wtopp, s.wminp, bool(s.wdraft))
+    params = warp_params(w)
+    assert set(params) == {n for n, r in RULES.items() if reads_warp(r)}
+    assert params["warped"]["top_p"] == 0.8 and params["warp_raw_q"]["warp_draft"] == 1
+    assert warp_params(Warp()) == {}  # no warp: the registry's own
+    assert S.parse_query({"wtopp": "0"})[0].wtopp == 0.01  # held at the cap, with a note
 
 
 def test_prompt_keeps_its_spaces_and_round_trips():

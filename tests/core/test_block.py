@@ -1,0 +1,134 @@
+"""Block verification (Sun et al. 2024, arXiv 2403.10444): exact, never worse than token
+by token, and its three engines agree. Oracles: tests/brute.py's literal enumeration of
+every block and every outcome of its backward coins, and hand-worked numbers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from brute import block_outcomes, brute_array
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from support import random_tables
+
+from specviz import default_tables, exact_joint, round_law, simulate, target_joint, tv
+from specviz.analysis.stats import tv_threshold
+from specviz.core.block import BLOCK_STATES_MAX, round_tables
+from specviz.core.pair import TablePair
+from specviz.core.round import play_round
+
+T = default_tables()
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_block_law_equals_target_on_random_tables_with_zeros(seed):
+    rng = np.random.default_rng(300 + seed)
+    P, Q = random_tables(rng, V=4)
+    assert (P == 0).any() and (Q == 0).any()
+    for k in range(1, 7):
+        for n in (1, 2, 3):
+            np.testing.assert_allclose(exact_joint(P, Q, seed, k, n_tokens=n, rule="block"),
+                                       target_joint(P, seed, n_tokens=n), rtol=0, atol=1e-12)
+
+
+def test_block_law_equals_target_where_draft_and_target_rows_agree():
+    """Rows with p = q leave nothing to correct with (S = 0, w = 1): h must be 0 there."""
+    P, Q = random_tables(np.random.default_rng(9), V=3)
+    Q[1] = P[1]
+    for k in (2, 3, 4):
+        np.testing.assert_allclose(exact_joint(P, Q, 0, k, n_tokens=3, rule="block"),
+                                   target_joint(P, 0, n_tokens=3),
+                                   rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4])
+def test_round_tables_match_the_literal_enumeration(k):
+    P, Q = random_tables(np.random.default_rng(40 + k), V=3)
+    D, N = round_tables(P, Q, k)
+    for c in range(3):
+        kept, ends = np.zeros(k + 1), np.zeros(3)
+        for seq, pr in block_outcomes(P, Q, c, k).items():
+            kept[len(seq) - 1] += pr
+            ends[seq[-1]] += pr
+        np.testing.assert_allclose(D[c], kept, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(N[c], ends, rtol=0, atol=1e-12)
+
+
+def test_two_token_example_by_hand():
+    """Binary vocabulary, context-free models p = (1/3, 2/3), q = (2/3, 1/3), k = 1: block
+    and token verification coincide; keep 'a' with 1/2, 'b' always: E[kept] = 2/3."""
+    P = np.tile([1 / 3, 2 / 3], (2, 1))
+    Q = np.tile([2 / 3, 1 / 3], (2, 1))
+    assert round_law(P, Q, 0, 1, rule="block").histogram[1] == pytest.approx(2 / 3, abs=1e-15)
+    # k = 2 by hand: blocks aa, ab, ba, bb with q = 4/9, 2/9, 2/9, 1/9 and weights
+    # w1 = 1/2, 1, w2 = min(1, w1 p/q); E[kept] = sum_i E_q[w_i]
+    w1 = {0: 0.5, 1: 1.0}
+    w2 = {(a, b): min(1.0, w1[a] * P[0, b] / Q[0, b]) for a in (0, 1) for b in (0, 1)}
+    q = {(a, b): Q[0, a] * Q[0, b] for a in (0, 1) for b in (0, 1)}
+    want = sum(Q[0, a] * w1[a] for a in (0, 1)) + sum(q[x] * w2[x] for x in q)
+    law = round_law(P, Q, 0, 2, rule="block")
+    assert law.histogram @ np.arange(3) == pytest.approx(want, abs=1e-14)
+    token = round_law(P, Q, 0, 2, rule="correct")
+    assert law.histogram @ np.arange(3) > token.histogram @ np.arange(3) + 1e-3
+
+
+@settings(max_examples=25, deadline=2_000)  # each example: two exact laws at V <= 5, k <= 5
+@given(seed=st.integers(0, 10**6), V=st.integers(2, 5), k=st.integers(1, 5))
+def test_block_never_keeps_fewer_than_token_by_token(seed, V, k):
+    P, Q = random_tables(np.random.default_rng(seed), V=V)
+    for ctx in range(V):
+        block = round_law(P, Q, ctx, k, rule="block").histogram @ np.arange(k + 1)
+        token = round_law(P, Q, ctx, k, rule="correct").histogram @ np.arange(k + 1)
+        assert block >= token - 1e-12
+
+
+def test_monte_carlo_executes_block_verification():
+    n = 400_000
+    exact = exact_joint(T.P, T.Q, 0, 4, n_tokens=2, rule="block")
+    sim = simulate(T.P, T.Q, 0, 4, n=n, rule="block", n_tokens=2, seed=3)
+    assert tv(sim.law, exact) <= tv_threshold(exact, n)
+    law = round_law(T.P, T.Q, 0, 4, rule="block")
+    first = simulate(T.P, T.Q, 0, 4, n=n, rule="block", n_tokens=1, seed=4)
+    assert tv(first.histogram / n, law.histogram) <= tv_threshold(law.histogram, n)
+
+
+def test_negative_control_token_by_token_histogram_is_refused():
+    """The same histogram test refuses token-by-token's law for block's runs."""
+    n = 400_000
+    token = round_law(T.P, T.Q, 0, 4, rule="correct").histogram
+    first = simulate(T.P, T.Q, 0, 4, n=n, rule="block", n_tokens=1, seed=4)
+    assert tv(first.histogram / n, token) > tv_threshold(token, n)
+
+
+def test_scalar_round_steps_and_totals():
+    pair = TablePair(T.P, T.Q)
+    for seed in range(30):
+        tr = play_round(pair, 0, 4, rng=np.random.default_rng(seed), rule="block")
+        kinds = [s.kind for s in tr.steps]
+        assert kinds[0] == "start" and kinds[-1] == "done" and kinds.count("draft") == 4
+        assert tr.accepted == sum(1 for e in tr.emitted if e.origin == "accepted")
+        assert len(tr.emitted) == tr.accepted + 1
+        verify = [s.position for s in tr.steps if s.kind == "verify"]
+        assert verify == sorted(verify, reverse=True) and verify[0] == 4  # backwards
+
+
+def test_scalar_rounds_follow_the_exact_law():
+    pair, n = TablePair(T.P, T.Q), 4_000
+    rng = np.random.default_rng(5)
+    hist = np.zeros(4)
+    for _ in range(n):
+        hist[play_round(pair, 2, 3, rng=rng, rule="block").accepted] += 1
+    law = round_law(T.P, T.Q, 2, 3, rule="block").histogram
+    assert tv(hist / n, law) <= tv_threshold(law, n)
+
+
+def test_the_exact_walk_states_its_cap():
+    with pytest.raises(ValueError, match="cap"):
+        round_law(T.P, T.Q, 0, 16, rule="block", long_run=True)
+    assert BLOCK_STATES_MAX >= 100_000
+
+
+def test_brute_array_reads_block_rule():
+    P, Q = random_tables(np.random.default_rng(2), V=3)
+    np.testing.assert_allclose(brute_array(P, Q, 1, 2, 2, "block"), target_joint(P, 1, n_tokens=2),
+                               atol=1e-12)

@@ -1,0 +1,125 @@
+"""Sampling warps: the warp itself against hand-worked rows, the exact rule against the
+warped target, and the broken variants' biases. Oracles are written out by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from support import random_tables
+
+from specviz import default_tables, exact_joint, simulate, target_joint, tv
+from specviz.analysis.stats import tv_threshold
+from specviz.core.pair import TablePair
+from specviz.core.round import play_rounds
+from specviz.core.rules import RULES, get_rule, target_of
+from specviz.core.warp import Warp, WarpedPair, keep_mask, warp_rows, warp_tables
+
+T = default_tables()
+ROW = np.array([0.1, 0.4, 0.0, 0.3, 0.2])
+WARP_RULES = [n for n, r in RULES.items() if "warp_draft" in r.prm]
+
+
+def test_top_k_top_p_min_p_by_hand():
+    assert keep_mask(ROW, Warp(top_k=2)).tolist() == [False, True, False, True, False]
+    # top-p 0.75: ahead of b nothing, of d 0.4, of e 0.7 (< 0.75, kept), of a 0.9
+    assert keep_mask(ROW, Warp(top_p=0.75)).tolist() == [False, True, False, True, True]
+    # min-p 0.5: keep p >= 0.2
+    assert keep_mask(ROW, Warp(min_p=0.5)).tolist() == [False, True, False, True, True]
+    np.testing.assert_allclose(warp_rows(ROW, Warp(top_k=2)), [0, 4 / 7, 0, 3 / 7, 0])
+    np.testing.assert_allclose(warp_rows(ROW, Warp(top_p=0.75), renormalise=False),
+                               [0, 0.4, 0, 0.3, 0.2])
+
+
+def test_temperature_by_hand_and_ties():
+    T2 = ROW ** 2 / (ROW ** 2).sum()  # T = 0.5 squares the row
+    np.testing.assert_allclose(warp_rows(ROW, Warp(temperature=0.5)), T2, rtol=1e-12)
+    tie = np.array([0.25, 0.25, 0.25, 0.25])
+    assert keep_mask(tie, Warp(top_k=1)).tolist() == [True, False, False, False]
+    assert warp_rows(ROW, Warp()) is ROW  # the identity warp changes nothing
+
+
+def test_bad_warps_are_refused():
+    for bad in (dict(temperature=0), dict(top_k=-1), dict(top_p=0), dict(min_p=1.5)):
+        with pytest.raises(ValueError):
+            Warp(**bad)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_warped_rule_equals_warped_target_with_and_without_a_warped_draft(seed):
+    P, Q = random_tables(np.random.default_rng(70 + seed), V=5)
+    for draft in (0, 1):
+        rule = get_rule("warped").with_params(warp_draft=draft, top_k=3, min_p=0.05)
+        Pw = warp_rows(P, Warp(0.8, 3, 0.9, 0.05))
+        for k in (1, 3, 6):
+            np.testing.assert_allclose(exact_joint(P, Q, 1, k, n_tokens=2, rule=rule),
+                                       target_joint(Pw, 1, n_tokens=2), rtol=0, atol=1e-12)
+
+
+def test_the_warped_rule_is_the_standard_rule_on_warped_tables():
+    """One engine: 'warped' on raw tables is 'correct' on warp_tables(P, Q)."""
+    w = Warp(0.8, 0, 0.9, 0.0, draft=True)
+    Pw, Qw = warp_tables(T.P, T.Q, w)
+    rule = get_rule("warped").with_params(warp_draft=1)
+    np.testing.assert_allclose(exact_joint(T.P, T.Q, 0, 4, n_tokens=3, rule=rule),
+                               exact_joint(Pw, Qw, 0, 4, n_tokens=3, rule="correct"), atol=1e-12)
+
+
+@pytest.mark.parametrize("name", [n for n in WARP_RULES if not RULES[n].lossless])
+def test_each_broken_warp_is_biased_against_the_warped_target(name):
+    target = target_joint(target_of(name, T.P, T.Q), 0, n_tokens=2)
+    assert tv(exact_joint(T.P, T.Q, 0, 4, n_tokens=2, rule=name), target) > 0.01
+    # and with no warp at all it is the standard rule: the bias is the warp's
+    plain = get_rule(name).with_params(temperature=1.0, top_p=1.0)
+    assert tv(exact_joint(T.P, T.Q, 0, 4, n_tokens=2, rule=plain), target_joint(T.P, 0,
+                                                                                n_tokens=2)) < 1e-12
+
+
+def test_scalar_round_on_a_warped_pair_follows_the_warped_target():
+    w = Warp(0.7, 0, 0.85, 0.0, draft=True)
+    pair = WarpedPair(TablePair(T.P, T.Q), w)
+    n = 4_000
+    counts = np.zeros((6, 6))
+    for d in range(n):
+        toks = [t for tr in play_rounds(pair, 0, 3, n_rounds=2, seed=d) for t in tr.tokens]
+        counts[toks[0], toks[1]] += 1
+    Pw, Qw = warp_tables(T.P, T.Q, w)
+    target = target_joint(Pw, 0, n_tokens=2)
+    assert tv(counts / n, target) <= tv_threshold(target, n)
+    # negative control: the unwarped target's law is refused by the same test
+    raw = target_joint(T.P, 0, n_tokens=2)
+    assert tv(counts / n, raw) > tv_threshold(raw, n)
+
+
+def test_monte_carlo_warped_rule_at_the_floor():
+    n = 300_000
+    rule = get_rule("warped").with_params(top_k=4, warp_draft=1)
+    target = target_joint(target_of(rule, T.P, T.Q), 0, n_tokens=2)
+    sim = simulate(T.P, T.Q, 0, 4, n=n, rule=rule, n_tokens=2, seed=8)
+    assert tv(sim.law, target) <= tv_threshold(target, n)
+
+
+def test_text_pair_under_a_warp_is_exact_round_by_round():
+    """/text: an n-gram pair under top-p and temperature, the scalar round against the
+    warped rows' exact law (a bigram's rows form a table)."""
+    from specviz.core.exact import exact_joint
+    from specviz.text.ngram import train
+    from specviz.text.pair import TextDecoder
+    from specviz.views.textpage import warped
+
+    dec = TextDecoder(train("abracadabra, a cab; a bad cab. " * 8, "char", 2), 2, 1)
+    w = Warp(0.8, 0, 0.9, 0.0, draft=True)
+    pair = warped(dec.pair("ngram"), w)
+    assert warped(dec.pair("ngram"), Warp()) is not pair and "|" in pair.fingerprint
+    V, ctx = pair.V, dec.encode("a")[0]
+    P = np.stack([pair.p([c]) for c in range(V)])
+    Q = np.stack([pair.q([c]) for c in range(V)])
+    np.testing.assert_allclose(P, warp_rows(np.stack([dec.pair("ngram").p([c])
+                                                      for c in range(V)]), w))
+    n = 3_000
+    counts = np.zeros((V, V))
+    for d in range(n):
+        toks = [t for tr in play_rounds(pair, ctx, 3, n_rounds=2, seed=d) for t in tr.tokens]
+        counts[toks[0], toks[1]] += 1
+    exact = exact_joint(P, Q, ctx, 3, n_tokens=2, rule="correct")
+    np.testing.assert_allclose(exact, target_joint(P, ctx, n_tokens=2), atol=1e-12)
+    assert tv(counts / n, exact) <= tv_threshold(exact, n)
