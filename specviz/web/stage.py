@@ -160,7 +160,9 @@ def play(stage: Stage, *, start_step: int, start_rnd: int, speed: float) -> tupl
     every = ss[stage.key("speed")] if ss.get(stage.key("autoplay")) else None
     ss[stage.key("full")] = True
     st.fragment(_body, run_every=every)(stage)
-    ui.play_pause_shortcut(stage.key("autoplay"), hints=None)
+    ui.play_pause_shortcut(stage.key("autoplay"), hints=None,
+                           step_keys={"ArrowRight": stage.key("next"),
+                                      "ArrowLeft": stage.key("prev")})
     return _state(stage)
 
 

@@ -460,15 +460,18 @@ _KEY_RE = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def play_pause_shortcut(toggle_key: str = "autoplay",
-                        hints: Sequence[tuple[str, str]] | None = present.KEY_HINTS) -> None:
+                        hints: Sequence[tuple[str, str]] | None = present.KEY_HINTS, *,
+                        step_keys: dict[str, str] = present.STEP_KEYS) -> None:
     """Space plays and pauses: a key listener that flips the toggle keyed `toggle_key`
     (never while typing, nor when the focus is on a control where space has its own
-    meaning), with a line of key hints (hints=None draws none)."""
-    if not _KEY_RE.fullmatch(toggle_key):
-        raise ValueError(f"toggle_key must be a plain widget key; got {toggle_key!r}")
+    meaning), with a line of key hints (hints=None draws none); the arrow keys press the
+    buttons keyed in step_keys, one press one step (present.step_queue_js)."""
+    for key in (toggle_key, *step_keys.values()):
+        if not _KEY_RE.fullmatch(key):
+            raise ValueError(f"widget keys must be plain; got {key!r}")
     body = present.key_hints_html(tuple(hints)) if hints else ""
     st.html(body + f"<script>{present.play_pause_js(toggle_key)}"
-            f"{present.step_queue_js()}</script>", unsafe_allow_javascript=True)
+            f"{present.step_queue_js(step_keys)}</script>", unsafe_allow_javascript=True)
 
 
 # ----------------------------------------------------------------------------- sharing

@@ -47,7 +47,7 @@ def test_fast_arrow_presses_are_each_one_step(server, page):
     for _ in range(10):
         page.keyboard.press("ArrowRight")
     assert time.monotonic() - t0 < 0.8
-    expect(round_caption(page)).to_contain_text("step 10 of", timeout=60_000)
+    expect(round_caption(page)).to_contain_text("step 10 ·", timeout=60_000)
     page.wait_for_timeout(1_000)
     settle(page)
     assert caption_numbers(page)[1] == 10
@@ -162,7 +162,7 @@ class Peak:
 
 
 def _choose_upload(page: Page, url: str) -> None:
-    open_page(page, url, "One round at a time")
+    open_page(page, url, "Real text: speculative decoding")
     page.locator(".st-key-text_source").get_by_text("upload").click()
     page.locator(".st-key-text_upload input[type=file]").wait_for(state="attached")
     settle(page)
