@@ -1,28 +1,8 @@
-"""specviz home page: what speculative decoding is, and a live summary of the settings."""
+"""specviz: the entry point. It lists the pages (views.site) and runs the one asked for."""
 
 import streamlit as st
 
-from specviz.views import demos
-from specviz.web import ui
+from specviz.views import site
 
-app = ui.page("speculative decoding")
-s = app.settings
-st.title("specviz: speculative decoding, watched, checked and priced")
-ui.md(
-    "A big model writes one token per forward pass, and each pass is paid mostly in "
-    "reading its weights from memory. Speculative decoding lets a small **draft** model "
-    "guess **k** tokens, then asks the big **target** model about all of them in one pass. "
-    "A coin per guess, weighted by min(1, p/q), decides which guesses stand; the first "
-    "miss is replaced by a draw from the leftover mass norm(max(0, p − q)). The text that "
-    "comes out has exactly the target's distribution "
-    "(Leviathan, Kalman & Matias 2022, arXiv 2211.17192; Chen et al. 2023, arXiv 2302.01318)."
-)
-summary = ui.cached(demos.summary)(app.P, app.Q, app.ctx, s.k, s.c, s.seed, s.rule, app.vocab)
-cols = st.columns(4)
-cols[0].metric(ui.text("one round emits"), summary["round_text"])
-cols[1].metric(ui.text("acceptance (accepted / drafted)"),
-               f"{summary['acceptance_rate']:.3f}")
-cols[2].metric(ui.text("tokens per target call"), f"{summary['tokens_per_call']:.3f}")
-cols[3].metric(ui.text(f"speedup at c = {s.c:g}"), f"{summary['speedup']:.3f}x")
-st.caption(ui.text(summary["caption"]))
-ui.finish(app, s)
+st.navigation([st.Page(p.script, title=p.title, icon=p.icon, url_path=p.path or None,
+                       default=not p.path) for p in site.PAGES]).run()

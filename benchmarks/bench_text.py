@@ -1,4 +1,4 @@
-"""Speed and memory of the n-gram text models against the targets of issue 6 ("Speed").
+"""Speed and memory of the n-gram text models against their targets.
 
     .venv/bin/python benchmarks/bench_text.py
 

@@ -1,4 +1,4 @@
-"""The command line: the six demonstrations of SPEC.md as aligned text tables.
+"""The command line: the from-scratch tutorial's six demonstrations as aligned text tables.
 
     python -m specviz                 all six, on the default tables (about a second)
     python -m specviz demo N [...]    one of them, N in 1..6
@@ -37,7 +37,7 @@ TITLES = {
     6: "roofline",
 }
 
-# The tutorial's walkthrough of row 'a' (SPEC.md), computed from its unrounded probabilities.
+# The from-scratch tutorial's walkthrough of row 'a', computed from its unrounded probabilities.
 TUTORIAL_KEEP_E = 0.8532
 TUTORIAL_RESIDUAL = "[0.1673 0.6457 0.1838 0.0032 0 0]"
 
@@ -84,7 +84,7 @@ def _vec(v: Sequence[float]) -> str:
 
 
 def _e9(v: object) -> str:
-    """5.167e9: a count in units of 10^9, as SPEC.md writes them."""
+    """5.167e9: a count in units of 10^9, as the from-scratch tutorial writes them."""
     return f"{v / 1e9:.4g}e9"
 
 
@@ -130,10 +130,10 @@ def demo_one_token(P: np.ndarray, Q: np.ndarray, vocab: tuple[str, ...], ctx: in
     if d.ctx == 0 and tuple(vocab) == default_tables().vocab and risky:
         same = f"{keep[e]:.4f}" == f"{TUTORIAL_KEEP_E:.4f}" and _vec(res) == TUTORIAL_RESIDUAL
         if same:
-            note = (f"These are the tutorial's published walkthrough figures (SPEC.md): keep(e) "
+            note = (f"These are the from-scratch tutorial's published walkthrough figures: keep(e) "
                     f"= {TUTORIAL_KEEP_E:.4f}, residual = {TUTORIAL_RESIDUAL}.")
         else:
-            note = (f"The tutorial (SPEC.md) reports keep(e) = {TUTORIAL_KEEP_E:.4f} and "
+            note = (f"The from-scratch tutorial reports keep(e) = {TUTORIAL_KEEP_E:.4f} and "
                     f"residual = {TUTORIAL_RESIDUAL}, computed from its unrounded "
                     "probabilities; the 4-decimal row above gives the figures printed here.")
         out.append(_wrap(note, "  "))

@@ -42,5 +42,5 @@ def statuses(at: AppTest) -> list[str]:
 
 
 def frame(at: AppTest) -> str:
-    """The frame caption ("**Round r** · step ...")."""
-    return next(m.value for m in at.markdown if m.value.startswith("**Round"))
+    """The step counter and caption ("<b>Round r</b> · step s · kind ..." and the caption)."""
+    return next(h.proto.body for h in at.html if 'class="sv-step"' in h.proto.body)

@@ -340,20 +340,20 @@ RULES: dict[str, Rule] = {
         ),
         Rule(
             "greedy", "greedy match", "broken",
-            "SPEC.md broken rule 'greedy'",
+            "the from-scratch tutorial's broken rule 'greedy'",
             "keep x only if it is the target's most likely token; residual on rejection",
             accept_table=_greedy_match,
         ),
         Rule(
             "no_resample", "no residual (resample from p)", "broken",
-            "SPEC.md broken rule 'no_resample'",
+            "the from-scratch tutorial's broken rule 'no_resample'",
             "on a rejection draw from p instead of the residual, so the draft's favourite "
             "tokens get their mass twice",
             reject_table=_target, reject_law="p",
         ),
         Rule(
             "continue", "keep later drafts unverified", "broken",
-            "SPEC.md broken rule 'continue'",
+            "the from-scratch tutorial's broken rule 'continue'",
             "after a rejection emit the residual token, then the rest of the drafts without "
             "checking them, and end the round (no bonus)",
             keep_unverified=True,
@@ -448,7 +448,7 @@ RULES: dict[str, Rule] = {
 }
 
 FAMILIES = ("lossless", "lossy by design", "broken")
-SPEC_RULES = ("correct", "greedy", "no_resample", "continue")  # the four of SPEC.md
+TUTORIAL_RULES = ("correct", "greedy", "no_resample", "continue")  # the tutorial's four
 
 
 def get_rule(rule: str | Rule) -> Rule:

@@ -1,6 +1,7 @@
 """The animation's frames of a played round: kinds in order, captions in plain numbers.
 
-Kinds: start | draft | verify | residual | flush | unverified | bonus | done. The pair
+Kinds: start | draft | score | verify | residual | flush | unverified | bonus | done
+(score: the one target call that gives p at every prefix, before the first coin). The pair
 words the parts that depend on what the models are (a table's row, an n-gram's prefix).
 """
 
@@ -13,7 +14,7 @@ from dataclasses import dataclass
 class Step:
     """One frame of the animation."""
 
-    kind: str  # start | draft | verify | residual | flush | unverified | bonus | done
+    kind: str  # start | draft | score | verify | residual | flush | unverified | bonus | done
     position: int | None  # 1-based draft position the frame is about, if any
     caption: str
 
@@ -37,6 +38,9 @@ def steps_single(pair, rule, prefix, tr, proposed: bool) -> tuple[Step, ...]:
     steps = [Step("start", None, pair.describe_start(prefix, n, proposed))]
     steps += [Step("draft", pos.i, pair.describe_draft(pos.i, pos.token, pos.context, pos.q,
                                                        proposed)) for pos in tr.positions]
+    if any(pos.verified for pos in tr.positions):
+        steps.append(Step("score", n, f"One target call scores all {n} draft(s) at once: it "
+                          f"gives p at each of the {n + 1} prefixes, the key to the speedup."))
     steps += [_verify(pair, pos) for pos in tr.positions if pos.verified]
     if tr.rejected_at is not None:
         res = next(e for e in tr.emitted if e.origin == "resampled")

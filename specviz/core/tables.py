@@ -25,7 +25,7 @@ WORK_REQUEST_MAX = 60_000_000
 ROW_SUM_ATOL = 1e-6  # a row must sum to 1 within this; rows accepted are then renormalised
 ROW_ROUNDING = 1e-13  # a row closer than this to 1 is float rounding, and is left as it is
 
-# Row 'a' is the tutorial's published row (SPEC.md). It was published to 4 places, and its
+# Row 'a' is the from-scratch tutorial's published row. It was published to 4 places, and its
 # walkthrough (0.8532 for 'e', the residual) was computed from more precise values; we store
 # 6 places chosen so that rounding to 4 gives the published row exactly AND the walkthrough
 # comes out as published: min(1, p/q) at 'e' = 0.8532, residual = [.1673 .6457 .1838 .0032 0 0].

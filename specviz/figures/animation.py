@@ -5,63 +5,47 @@ draws only what a viewer has been shown by that step: a draft appears at its dra
 step, its coin at its verify step, the residual (or bonus) draw at the step that makes
 it. Nothing here draws a random number; the trace holds every draw.
 
-Colours are the Okabe & Ito (2008) colour-blind-safe palette, and each status also has
-a symbol and a word, so no meaning rests on colour alone. Token names are HTML-escaped
-wherever they enter markup.
+The bars and the residual take `top`: None draws every token (the tables' V = 6), a
+number draws the most likely tokens only (a text vocabulary holds thousands), always with
+the token in focus. Colours come from figures.palette, and each status also has a symbol
+and a word, so no meaning rests on colour alone. Token names are HTML-escaped wherever
+they enter markup.
 """
 
 from __future__ import annotations
 
 import html
 import math
+import textwrap
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import plotly.graph_objects as go
 
-from ..core.round import RoundTrace
+from ..core.round import RoundDigest, RoundTrace
 from ..core.rules import get_rule
-from ..views.stepping import last_step, view
+from ..views.stepping import Chip, chips, last_step, view
 from ..views.transcript import RoundTranscript, Totals
+from .palette import BLACK, GREY, LAW_COLOUR, LEGEND_STATUSES, MARKS, P_COLOUR, Q_COLOUR
 
-# Okabe & Ito (2008), "Color Universal Design"
-OKABE_ITO = {
-    "black": "#000000", "orange": "#E69F00", "sky": "#56B4E9", "green": "#009E73",
-    "yellow": "#F0E442", "blue": "#0072B2", "vermillion": "#D55E00", "purple": "#CC79A7",
-}
-GREY = "#8C8C8C"
-P_COLOUR = OKABE_ITO["blue"]  # target p
-Q_COLOUR = OKABE_ITO["orange"]  # draft q
-LAW_COLOUR = OKABE_ITO["purple"]  # the law a rejection (or bonus) token is drawn from
+FIGURE_DECIMALS = 6  # bars carry 6 decimals to the browser (the hover shows 4)
+STAGE_HEIGHT = 320  # pixels: the three charts of a step side by side, on the first screen
+HEADROOM = 1.3  # the y axis reaches this far over the tallest bar (room for the label)
+NOTE_WRAP = 38  # characters per line of a placeholder's note
+
+PLACEHOLDER_PX = 14  # the grey note of an empty chart
 
 
-@dataclass(frozen=True)
-class Mark:
-    """How one status of a token is drawn: colour, symbol and a word."""
-
-    colour: str
-    symbol: str
-    label: str
-
-
-MARKS: dict[str, Mark] = {
-    "context": Mark(OKABE_ITO["black"], "▸", "context"),
-    "pending": Mark(GREY, "·", "not drafted yet"),
-    "drafted": Mark(GREY, "?", "drafted, not checked"),
-    "accepted": Mark(OKABE_ITO["green"], "✓", "kept"),
-    "rejected": Mark(OKABE_ITO["vermillion"], "✗", "rejected"),
-    "resampled": Mark(OKABE_ITO["purple"], "↻", "redrawn"),
-    "bonus": Mark(OKABE_ITO["sky"], "★", "bonus"),
-    "flushed": Mark(GREY, "✂", "flushed"),
-    "unverified": Mark(OKABE_ITO["orange"], "⚠", "unchecked"),
-}
-
-
-def frame_caption(trace: RoundTrace, step: int, rnd: int) -> str:
-    """'Round r · step s of n · kind' (markdown)."""
-    return (f"**Round {rnd}** · step {step} of {last_step(trace)} · "
-            f"*{trace.steps[step].kind}* · rule `{trace.rule}` · k = {trace.k}")
+def step_html(trace: RoundTrace, step: int, rnd: int) -> str:
+    """The step counter ('Round r · step s · kind', which does not tell how many steps
+    are left), then the step's caption, in one box. Written with p = target; escaped."""
+    cur = trace.steps[step]
+    counter = (f"<b>Round {rnd}</b> · step {step} · <i>{html.escape(cur.kind)}</i> · rule "
+               f"<code>{html.escape(trace.rule)}</code> · k = {trace.k}")
+    return (f'<div class="sv-step" role="status" aria-live="polite" style="padding:6px 12px;'
+            f'border-radius:8px;background:#E8F1F8;border-left:5px solid {P_COLOUR};'
+            f'color:{BLACK};line-height:1.45"><span class="sv-counter">{counter}</span>'
+            f'<br><span class="sv-caption">{html.escape(cur.caption)}</span></div>')
 
 
 def rule_note(trace: RoundTrace) -> str | None:
@@ -74,20 +58,21 @@ def rule_note(trace: RoundTrace) -> str | None:
 
 
 # ----------------------------------------------------------------------------- chips
-def _chip(name: str, status: str, lines: Sequence[str] = (), pos: int | None = None,
-          strike: bool = False, dashed: bool = False) -> str:
-    m = MARKS[status]
-    deco = "line-through" if strike else "none"
+def _chip(c: Chip) -> str:
+    m = MARKS[c.status]
+    dashed = c.status == "pending"
+    deco = "line-through" if c.status == "flushed" else "none"
     border = "dashed" if dashed else "solid"
     bg = "#ffffff" if dashed else f"{m.colour}22"
-    small = "".join(f"<br><small>{html.escape(s)}</small>" for s in lines)
-    data_pos = f' data-pos="{pos}"' if pos is not None else ""
+    small = "".join(f"<br><small>{html.escape(s)}</small>" for s in c.lines)
+    data_pos = f' data-pos="{c.slot}"' if c.status != "context" else ""
     return (
-        f'<span class="sv-chip" data-status="{status}"{data_pos} title="{html.escape(m.label)}" '
+        f'<span class="sv-chip" data-status="{c.status}"{data_pos} '
+        f'title="{html.escape(m.label)}" '
         f'style="display:inline-block;min-width:4.2em;padding:4px 8px;margin:2px;'
         f"border:2px {border} {m.colour};border-radius:8px;background:{bg};"
         f'text-align:center;line-height:1.25;vertical-align:top;font-family:monospace">'
-        f'<b style="font-size:1.15em;text-decoration:{deco}">{html.escape(name)}</b> '
+        f'<b style="font-size:1.15em;text-decoration:{deco}">{html.escape(c.name)}</b> '
         f'<span aria-hidden="true">{m.symbol}</span>'
         f"<br><small><i>{html.escape(m.label)}</i></small>{small}</span>"
     )
@@ -96,99 +81,121 @@ def _chip(name: str, status: str, lines: Sequence[str] = (), pos: int | None = N
 def chips_html(trace: RoundTrace, step: int) -> str:
     """The context, then each draft slot as a chip with its q (and p, u once checked); the
     redrawn or bonus token once drawn; later drafts struck through once flushed."""
-    v = view(trace, step)
-    out = [_chip(trace.name(trace.ctx), "context")]
-    resampled = next((e for e in trace.emitted if e.origin == "resampled"), None)
-    bonus = next((e for e in trace.emitted if e.origin == "bonus"), None)
-    for pos in trace.positions:
-        i = pos.i
-        if i > v.drafted:
-            out.append(_chip(f"x{i}", "pending", ("?",), pos=i, dashed=True))
-            continue
-        lines = [f"x{i}  q={pos.q:.4f}"]
-        status = "drafted"
-        if i <= v.verified:
-            lines.append(f"p={pos.p:.4f}  u={pos.u:.4f}")
-            status = "accepted" if pos.accepted else "rejected"
-        elif v.settled and i in trace.flushed:
-            status = "flushed"
-        elif v.settled and trace.rejected_at is not None and i > trace.rejected_at:
-            status = "unverified"
-        out.append(_chip(trace.name(pos.token), status, lines, pos=i,
-                         strike=status == "flushed"))
-        if v.final and resampled is not None and i == trace.rejected_at:
-            law = get_rule(trace.rule).reject_law
-            out.append(_chip(trace.name(resampled.token), "resampled", (f"from {law}",), pos=i))
-    if v.final and bonus is not None:
-        out.append(_chip(trace.name(bonus.token), "bonus", ("from p, free",), pos=trace.k + 1))
+    body = "".join(_chip(c) for c in chips(trace, step))
     return ('<div class="sv-chips" style="display:flex;flex-wrap:wrap;align-items:flex-start;'
-            'gap:2px">' + "".join(out) + "</div>")
+            'gap:2px">' + body + "</div>")
 
 
 def legend_html() -> str:
     """One small chip per status: colour, symbol and word together."""
-    keys = ("accepted", "rejected", "resampled", "bonus", "flushed", "unverified")
     items = [
         f'<span style="margin-right:14px;white-space:nowrap"><span style="color:'
         f'{MARKS[k].colour};font-weight:bold">{MARKS[k].symbol}</span> '
         f"{html.escape(MARKS[k].label)}</span>"
-        for k in keys
+        for k in LEGEND_STATUSES
     ]
     return '<div class="sv-legend" style="font-size:0.9em">' + "".join(items) + "</div>"
 
 
 # ----------------------------------------------------------------------------- figures
-def _empty(title: str, note: str, x_range=None, height: int = 320) -> go.Figure:
+def _empty(title: str, note: str, x_range=None, height: int | None = None) -> go.Figure:
+    """A placeholder: the title and a grey note, wrapped to short lines so that no width
+    clips it."""
+    text = "<br>".join(textwrap.wrap(note, NOTE_WRAP))
     fig = go.Figure()
-    fig.update_layout(title=title, height=height, margin=dict(l=40, r=20, t=50, b=40),
-                      annotations=[dict(text=note, showarrow=False, xref="paper", yref="paper",
-                                        x=0.5, y=0.5, font=dict(size=14, color=GREY))])
+    fig.update_layout(title=title, height=height or STAGE_HEIGHT,
+                      margin=dict(l=40, r=20, t=50, b=40),
+                      annotations=[dict(text=text, showarrow=False, xref="paper", yref="paper",
+                                        x=0.5, y=0.5, font=dict(size=PLACEHOLDER_PX,
+                                                                color=GREY))])
     fig.update_xaxes(range=x_range, visible=x_range is not None)
     fig.update_yaxes(visible=False)
     return fig
 
 
-def _bar(name: str, vocab: Sequence[str], y: np.ndarray, colour: str, label: str,
-         mark: int | None = None, opacity: float = 1.0) -> go.Bar:
-    width = [3 if x == mark else 0 for x in range(len(vocab))]
+def top_tokens(rows: Sequence[np.ndarray], m: int, must: Sequence[int] = ()) -> list[int]:
+    """The m most likely tokens over the rows (by the largest entry among them), plus the
+    tokens in must, most likely first."""
+    stacked = np.max(np.stack([np.asarray(r) for r in rows]), axis=0)  # (V,)
+    order = [int(x) for x in np.argsort(-stacked, kind="stable")[:m]]
+    for x in must:
+        if int(x) not in order:
+            order.append(int(x))
+    return sorted(order, key=lambda x: -stacked[x])
+
+
+def _columns(trace: RoundTrace, rows: Sequence[np.ndarray], must: int,
+             top: int | None) -> list[int]:
+    """Which tokens get a bar: all of them in vocabulary order, or the top ones."""
+    if top is None or top >= len(trace.vocab):
+        return list(range(len(trace.vocab)))
+    return top_tokens(rows, top, must=(must,))
+
+
+def _labels(trace: RoundTrace, toks: Sequence[int]) -> list[str]:
+    """Bar labels: a token's name, escaped and made unique (two tokens may share a name)."""
+    seen: dict[str, int] = {}
+    out = []
+    for x in toks:
+        name = trace.name(x)
+        seen[name] = seen.get(name, 0) + 1
+        out.append(html.escape(name) + ("\u200b" * (seen[name] - 1)))
+    return out
+
+
+def _bar(name: str, labels: list[str], y: np.ndarray, colour: str, what: str,
+         marked: list[bool], opacity: float = 1.0) -> go.Bar:
     return go.Bar(
-        name=name, x=list(vocab), y=[float(t) for t in y], marker_color=colour,
-        marker_line_color=OKABE_ITO["black"], marker_line_width=width, opacity=opacity,
-        hovertemplate=f"token %{{x}}<br>{label} = %{{y:.4f}}<extra></extra>",
+        name=name, x=labels, y=[round(float(t), FIGURE_DECIMALS) for t in y], marker_color=colour,
+        marker_line_color=BLACK, marker_line_width=[3 if b else 0 for b in marked],
+        opacity=opacity, hovertemplate=f"token %{{x}}<br>{what} = %{{y:.4f}}<extra></extra>",
     )
 
 
-_LEGEND = dict(orientation="h", x=0.0, y=-0.25, yanchor="top")  # below the x-axis title
+def _axes(fig: go.Figure, title: str, top: float, slanted: bool) -> go.Figure:
+    """The bars' layout: the legend under the axis, head room over the tallest bar."""
+    fig.update_layout(title=title, barmode="group", height=STAGE_HEIGHT, showlegend=True,
+                      margin=dict(l=50, r=20, t=70, b=100 if slanted else 70),
+                      legend=dict(orientation="h", x=0.0, y=-0.34 if slanted else -0.14,
+                                  yanchor="top"))
+    fig.update_yaxes(range=[0.0, HEADROOM * top], title="probability")
+    fig.update_xaxes(type="category", tickangle=-40 if slanted else 0)  # tokens: no title
+    return fig
 
 
-def _mark_token(fig: go.Figure, vocab: Sequence[str], x: int, y: float, text: str) -> None:
-    fig.add_annotation(x=vocab[x], y=y, text=html.escape(text), showarrow=True, arrowhead=2,
+def _mark_token(fig: go.Figure, label: str, y: float, text: str) -> None:
+    fig.add_annotation(x=label, y=y, text=html.escape(text), showarrow=True, arrowhead=2,
                        ay=-30, font=dict(size=13))
 
 
-def bars_figure(trace: RoundTrace, step: int) -> go.Figure:
+def _subset(trace: RoundTrace, toks: Sequence[int], row: np.ndarray) -> str:
+    if len(toks) == len(trace.vocab):
+        return ""
+    return (f"<br>top {len(toks)} of {len(trace.vocab):,} tokens "
+            f"({float(row[list(toks)].sum()):.0%} of q)")
+
+
+def bars_figure(trace: RoundTrace, step: int, *, top: int | None = None) -> go.Figure:
     """q at the draft position in focus; once the target has scored it, p beside q."""
     v = view(trace, step)
     if v.focus is None:
         return _empty("p and q", "The bars appear with the first draft.")
     pos = trace.positions[v.focus - 1]
-    ctx, tok, vocab = trace.name(pos.context), trace.name(pos.token), trace.vocab
-    checked = v.verified >= pos.i
+    checked = v.scored
+    toks = _columns(trace, [pos.q_row] + ([pos.p_row] if checked else []), pos.token, top)
+    labels, mark = _labels(trace, toks), [x == pos.token for x in toks]
     fig = go.Figure()
     if checked:
-        fig.add_trace(_bar(f"p(·|{ctx}) target", vocab, pos.p_row, P_COLOUR, "p", pos.token))
-    fig.add_trace(_bar(f"q(·|{ctx}) draft", vocab, pos.q_row, Q_COLOUR, "q", pos.token))
-    top = float(max(pos.p_row.max(), pos.q_row.max()))
-    _mark_token(fig, vocab, pos.token, float(max(pos.p, pos.q) if checked else pos.q),
-                f"x{pos.i} = {tok}")
-    what = "p and q" if checked else "q only (the target has not been called yet)"
-    fig.update_layout(
-        title=f"Position {pos.i}, after '{html.escape(ctx)}': {what}", barmode="group",
-        height=360, margin=dict(l=40, r=20, t=50, b=90), legend=_LEGEND,
-    )
-    fig.update_yaxes(range=[0.0, 1.25 * top], title="probability")
-    fig.update_xaxes(title="next token")
-    return fig
+        fig.add_trace(_bar("p target", labels, pos.p_row[toks], P_COLOUR, "p", mark))
+    fig.add_trace(_bar("q draft", labels, pos.q_row[toks], Q_COLOUR, "q", mark))
+    tall = float(max(pos.p_row[toks].max(), pos.q_row[toks].max()))
+    _mark_token(fig, labels[toks.index(pos.token)],
+                float(max(pos.p, pos.q) if checked else pos.q),
+                f"x{pos.i} = {trace.name(pos.token)}")
+    what = "p and q" if checked else "q only<br>(the target is not called yet)"
+    title = (f"Position {pos.i}, after '{html.escape(trace.name(pos.context))}': {what}"
+             f"{_subset(trace, toks, pos.q_row)}")
+    return _axes(fig, title, tall, slanted=len(toks) != len(trace.vocab))
 
 
 def coin_figure(trace: RoundTrace, step: int) -> go.Figure:
@@ -196,74 +203,76 @@ def coin_figure(trace: RoundTrace, step: int) -> go.Figure:
     v = view(trace, step)
     if v.focus is None or v.verified < v.focus:
         return _empty("The coin", "Each draft gets a coin u ~ U[0, 1) once the target "
-                      "has scored all drafts.", x_range=[0.0, 1.0], height=220)
+                      "has scored all drafts.", x_range=[0.0, 1.0])
     pos = trace.positions[v.focus - 1]
     t, u = pos.threshold, float(pos.u)
-    verdict = "accepted" if pos.accepted else "rejected"
-    m = MARKS[verdict]
+    m = MARKS["accepted" if pos.accepted else "rejected"]
     fig = go.Figure()
-    fig.add_trace(go.Bar(name="keep: u < t", y=[0.0], x=[t], base=[0.0], orientation="h",
-                         marker_color=MARKS["accepted"].colour, opacity=0.35, width=0.5,
-                         hovertemplate="keep if u < %{x:.4f}<extra></extra>"))
-    fig.add_trace(go.Bar(name="reject: u ≥ t", y=[0.0], x=[1.0 - t], base=[t],
-                         orientation="h", marker_color=MARKS["rejected"].colour, opacity=0.35,
-                         width=0.5, hovertemplate="reject if u ≥ %{base:.4f}<extra></extra>"))
+    for name, width, base, status, hover in (
+            ("keep: u < t", t, 0.0, "accepted", "keep if u < %{x:.4f}"),
+            ("reject: u ≥ t", 1.0 - t, t, "rejected", "reject if u ≥ %{base:.4f}")):
+        fig.add_trace(go.Bar(name=name, y=[0.0], x=[width], base=[base], orientation="h",
+                             marker_color=MARKS[status].colour, opacity=0.35, width=0.5,
+                             hovertemplate=hover + "<extra></extra>"))
     fig.add_trace(go.Scatter(name="threshold t", x=[t, t], y=[-0.4, 0.4], mode="lines",
-                             line=dict(color=OKABE_ITO["black"], dash="dash", width=2),
+                             line=dict(color=BLACK, dash="dash", width=2),
                              hovertemplate=f"t = {t:.4f}<extra></extra>"))
     fig.add_trace(go.Scatter(
         name=f"u ({m.label})", x=[u], y=[0.45], mode="markers+text",
         marker=dict(symbol="triangle-down", size=18, color=m.colour,
-                    line=dict(color=OKABE_ITO["black"], width=1)),
-        text=[f"u = {u:.4f} {m.symbol} {m.label}"], textposition="top center",
-        textfont=dict(size=14, color=m.colour),
-        hovertemplate=f"u = {u:.4f}<extra></extra>",
+                    line=dict(color=BLACK, width=1)),
+        text=[f"u = {u:.4f} {m.symbol} {m.label}"],
+        textposition="top left" if u > 0.6 else "top right" if u < 0.4 else "top center",
+        textfont=dict(size=14, color=m.colour), hovertemplate=f"u = {u:.4f}<extra></extra>",
     ))
     tok = html.escape(trace.name(pos.token))
     how = "min(1, p/q)" if trace.rule != "greedy" else "[x is the target's top token]"
     fig.update_layout(
-        title=f"Coin at position {pos.i}: keep '{tok}' iff u < t = {how} = {t:.4f}",
-        barmode="overlay", height=220, margin=dict(l=20, r=20, t=50, b=40), showlegend=False,
+        title=f"Coin at position {pos.i}: keep '{tok}'<br>iff u < t = {how} = {t:.4f}",
+        barmode="overlay", height=STAGE_HEIGHT, margin=dict(l=20, r=20, t=70, b=50),
+        showlegend=False,
     )
-    fig.update_xaxes(range=[0.0, 1.0], title="u", dtick=0.1)
+    fig.update_xaxes(range=[0.0, 1.0], title="u", dtick=0.2)
     fig.update_yaxes(range=[-0.6, 1.2], visible=False)
     return fig
 
 
-def residual_figure(trace: RoundTrace, step: int | None = None) -> go.Figure:
+def residual_figure(trace: RoundTrace, step: int | None = None, *,
+                    top: int | None = None) -> go.Figure:
     """The law of the round's last token, once drawn: on a rejection the residual
-    norm(max(0, p - q)) (or what the rule uses instead) beside p and q; else the bonus p."""
+    norm(max(0, p - q)) (or what the rule uses instead) beside p and q; else the bonus p
+    (plain decoding when the round drafted nothing)."""
     v = view(trace, last_step(trace) if step is None else step)
-    vocab = trace.vocab
     if not v.final:
         return _empty("The last token", "Drawn from the residual at the first rejection, or "
                       "from p as a bonus when every draft is kept.")
-    last = trace.emitted[-1] if trace.rejected_at is None else next(
-        e for e in trace.emitted if e.origin == "resampled")
     fig = go.Figure()
     if trace.rejected_at is not None:
+        last = next(e for e in trace.emitted if e.origin == "resampled")
         pos = trace.positions[trace.rejected_at - 1]
-        law_name = get_rule(trace.rule).reject_law
-        row = trace.rejection_row
-        fig.add_trace(_bar("p", vocab, pos.p_row, P_COLOUR, "p", opacity=0.45))
-        fig.add_trace(_bar("q", vocab, pos.q_row, Q_COLOUR, "q", opacity=0.45))
-        fig.add_trace(_bar(law_name, vocab, row, LAW_COLOUR, law_name, last.token))
-        ctx = trace.name(pos.context)
-        title = f"Rejected at position {pos.i}: redraw from {law_name} after '{ctx}'"
-        top = float(max(pos.p_row.max(), pos.q_row.max(), row.max()))
+        law, row = get_rule(trace.rule).reject_law, trace.rejection_row
+        toks = _columns(trace, [row, pos.p_row], last.token, top)
+        labels, mark = _labels(trace, toks), [x == last.token for x in toks]
+        fig.add_trace(_bar("p", labels, pos.p_row[toks], P_COLOUR, "p", mark, 0.45))
+        fig.add_trace(_bar("q", labels, pos.q_row[toks], Q_COLOUR, "q", mark, 0.45))
+        fig.add_trace(_bar(law, labels, row[toks], LAW_COLOUR, law, mark))
+        title = (f"Rejected at position {pos.i}:<br>redraw from {law} after "
+                 f"'{trace.name(pos.context)}'")
+        tall = float(max(pos.p_row[toks].max(), pos.q_row[toks].max(), row[toks].max()))
     else:
-        row = trace.bonus_row
+        last, row = trace.emitted[-1], trace.bonus_row
+        toks = _columns(trace, [row], last.token, top)
+        labels = _labels(trace, toks)
+        fig.add_trace(_bar("p", labels, row[toks], P_COLOUR, "p",
+                           [x == last.token for x in toks]))
         ctx = trace.name(trace.bonus_context)
-        fig.add_trace(_bar(f"p(·|{ctx})", vocab, row, P_COLOUR, "p", last.token))
-        title = f"All {trace.k} kept: bonus token from p(·|'{ctx}')"
-        top = float(row.max())
-    _mark_token(fig, vocab, last.token, float(row[last.token]),
+        title = (f"All {trace.k} kept:<br>bonus token from p(·|'{ctx}')" if trace.k else
+                 f"Nothing drafted: plain decoding,<br>one token from p(·|'{ctx}')")
+        tall = float(row[toks].max())
+    _mark_token(fig, labels[toks.index(last.token)], float(row[last.token]),
                 f"drawn: {trace.name(last.token)}")
-    fig.update_layout(title=html.escape(title), barmode="group", height=360,
-                      margin=dict(l=40, r=20, t=50, b=90), legend=_LEGEND, showlegend=True)
-    fig.update_yaxes(range=[0.0, 1.25 * top], title="probability")
-    fig.update_xaxes(title="next token")
-    return fig
+    return _axes(fig, html.escape(title).replace("&lt;br&gt;", "<br>"), tall,
+                 slanted=len(toks) != len(trace.vocab))
 
 
 # ----------------------------------------------------------------------------- transcript
@@ -290,19 +299,23 @@ def totals_metrics(t: Totals) -> list[tuple[str, str]]:
     ]
 
 
+def emitted_status(trace: RoundTrace | RoundDigest, origin: str) -> str:
+    """The mark of an emitted token: its origin, or plain decoding for the one token of a
+    round that drafted nothing."""
+    return "plain" if origin == "bonus" and trace.k == 0 else origin
+
+
 def transcript_html(traces: Sequence[RoundTrace], first: int = 0) -> str:
     """One line per round: its context, then each emitted token coloured and marked by
     origin (kept, redrawn, bonus, unchecked), then the flushed drafts struck through."""
     if not traces:
         return '<div class="sv-transcript"><i>No round finished yet.</i></div>'
-    origin_mark = {"accepted": "accepted", "resampled": "resampled", "bonus": "bonus",
-                   "unverified": "unverified"}
     rows = []
     for r, t in enumerate(traces, start=first):
         cells = [f'<span style="color:{GREY};display:inline-block;min-width:3.5em">r{r}</span>',
                  f"<span>{html.escape(t.name(t.ctx))} →</span>"]
         for e in t.emitted:
-            m = MARKS[origin_mark[e.origin]]
+            m = MARKS[emitted_status(t, e.origin)]
             cells.append(
                 f'<span data-origin="{e.origin}" title="{html.escape(m.label)}" '
                 f'style="display:inline-block;margin:1px 2px;padding:0 5px;border-radius:5px;'

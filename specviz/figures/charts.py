@@ -19,24 +19,37 @@ from ..core.dynamic import PolicyRun
 from ..core.rules import RULES
 from ..views.demos import Convergence, CostModel, Exactness, Row, Surface
 from ..views.pagedata import BatchCurve, RooflinePage
+from .palette import (
+    ACCEL_COLOURS,
+    BEST,
+    BREAK_EVEN,
+    EXACT,
+    FAMILY_COLOURS,
+    FLOOR,
+    GREY,
+    MEASURED,
+    OTHER_RULE_COLOURS,
+    PALE,
+    POLICY_COLOURS,
+    RULE_COLOURS,
+    THEORY,
+    THRESHOLD,
+)
 
-RULE_COLOURS = {"correct": "#2a9d8f", "greedy": "#e76f51", "no_resample": "#e9b949",
-                "continue": "#8e6cc4"}
-MEASURED, EXACT, THEORY = "#1f77b4", "#2a9d8f", "#e76f51"  # markers, solid line, dashed line
-FLOOR, THRESHOLD = "#555555", "#d62728"
-ACCEL_COLOURS = ("#9467bd", "#8c564b", "#17becf", "#bcbd22")
-OTHER_COLOURS = ("#1f77b4", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22", "#7f7f7f",
-                 "#264653")
 HEIGHT = 420
+# log axes: a label at each decade only (Plotly's minor labels read "5, 2, 0.1, 5, 2, 0.01")
+LOG_DECADES = dict(type="log", dtick=1)
 BIAS_MIN = 1e-12  # exact TVs at or below this are rounding, drawn as no bias
 
 
 def _colour(rule: str) -> str:
-    """A fixed colour per rule: SPEC.md's four by name, the others from a palette."""
+    """A fixed colour per rule: the first paper's rule and its three broken variants by name,
+    the others in turn."""
     if rule in RULE_COLOURS:
         return RULE_COLOURS[rule]
     names = [r for r in RULES if r not in RULE_COLOURS]
-    return OTHER_COLOURS[names.index(rule) % len(OTHER_COLOURS)] if rule in names else "#7f7f7f"
+    return (OTHER_RULE_COLOURS[names.index(rule) % len(OTHER_RULE_COLOURS)] if rule in names
+            else GREY)
 
 
 def _vline(fig: go.Figure, x: float, text: str, colour: str, dash: str, log_x: bool,
@@ -101,7 +114,7 @@ def tv_bars(rows: Sequence[Row], direct_tv: float | None = None) -> go.Figure:
     shown = [v for v in (*_col(rows, "mc_tv"), *_col(rows, "exact_tv"), line, floor)
              if v > BIAS_MIN] or [1.0]
     lo, top = min(shown + [line]) / 4, max(shown) * 1.6
-    fig.update_yaxes(type="log", range=[float(np.log10(lo)), float(np.log10(top))],
+    fig.update_yaxes(**LOG_DECADES, range=[float(np.log10(lo)), float(np.log10(top))],
                      title="TV distance to the target's joint (log)")
     fig.update_layout(barmode="group", xaxis_title="rule")
     return _layout(fig, "TV of the first two tokens: Monte Carlo and exact")
@@ -115,7 +128,7 @@ def marginal_bars(rows: Sequence[Row], rule: str) -> go.Figure:
     tokens = _col(rows, "token")
     fig = go.Figure()
     fig.add_bar(x=tokens, y=_col(rows, "target"), name="target p(x1 | ctx)",
-                marker_color="#999999",
+                marker_color=PALE,
                 hovertemplate="x1 = %{x}<br>target = %{y:.5f}<extra></extra>")
     fig.add_bar(x=tokens, y=_col(rows, "speculative"), name=f"speculative ({rule}, Monte Carlo)",
                 marker_color=_colour(rule),
@@ -166,8 +179,8 @@ def convergence_figure(conv: Convergence, run: Exactness | None = None) -> go.Fi
                                     color=[_colour(a.rule) for a in run.audits],
                                     line=dict(color="#000", width=1)),
                         hovertemplate="%{text}<br>n = %{x:,}<br>TV = %{y:.5f}<extra></extra>")
-    fig.update_xaxes(type="log", title="decodes n")
-    fig.update_yaxes(type="log", title="TV distance to the target's joint")
+    fig.update_xaxes(**LOG_DECADES, title="decodes n")
+    fig.update_yaxes(**LOG_DECADES, title="TV distance to the target's joint")
     return _layout(fig, "Convergence: exact rules follow the floor, broken ones level off", 460)
 
 
@@ -180,7 +193,7 @@ def joint_diff_heatmap(diff: np.ndarray, vocab: Sequence[str], rule: str) -> go.
     vmax = float(np.abs(diff).max()) or 1.0
     fig = go.Figure(go.Heatmap(
         z=diff, x=list(vocab), y=list(vocab), colorscale="RdBu", zmid=0.0,
-        zmin=-vmax, zmax=vmax, text=np.vectorize(lambda v: f"{v:+.4f}")(diff),
+        zmin=-vmax, zmax=vmax, text=np.vectorize(_signed)(diff),
         texttemplate="%{text}", colorbar=dict(title="Δ prob", tickformat=".4f"),
         hovertemplate="x1 = %{y}, x2 = %{x}<br>speculative − target = %{z:+.5f}"
                       "<extra></extra>"))
@@ -216,13 +229,14 @@ def sweep_figure(measured: Sequence[Row], curve: Sequence[Row], x: str, x_title:
                         hovertemplate=f"{x} = %{{x}}<br>measured {label} = %{{y:.4f}}"
                                       "<extra></extra>")
         fig.add_scatter(x=cx, y=_col(curve, e), mode="lines", name="exact (long run)",
-                        line=dict(color=EXACT, width=2), legendgroup="e", showlegend=first,
+                        line=dict(color=EXACT, width=6), opacity=0.45, legendgroup="e",
+                        showlegend=first,
                         row=1, col=i,
                         hovertemplate=f"{x} = %{{x}}<br>exact {label} = %{{y:.4f}}"
                                       "<extra></extra>")
         fig.add_scatter(x=cx, y=_col(curve, t), mode="lines",
                         name="theory at alpha_eff (Leviathan et al. 2022, eq. 1, Thm 3.8)",
-                        line=dict(color=THEORY, dash="dash"), legendgroup="t",
+                        line=dict(color=THEORY, dash="dash", width=2.5), legendgroup="t",
                         showlegend=first, row=1, col=i, customdata=_col(curve, "alpha_eff"),
                         hovertemplate=f"{x} = %{{x}}<br>theory {label} = %{{y:.4f}}"
                                       "<br>alpha_eff = %{customdata:.4f}<extra></extra>")
@@ -277,15 +291,15 @@ def k_sweep_figure(measured: Sequence[Row], curve: Sequence[Row], best: Row,
                     row=1, col=2)
     fig.add_scatter(x=[best["k"]], y=[best["speedup"]], mode="markers",
                     name=f"best k = {best['k']} (measured)",
-                    marker=dict(symbol="star", size=18, color="#ffbf00",
+                    marker=dict(symbol="star", size=18, color=BEST,
                                 line=dict(color="#000", width=1)),
                     hovertemplate="best k = %{x}<br>speedup = %{y:.4f}<extra></extra>",
                     row=1, col=2)
     if best_exact is not None:
         fig.add_vline(x=best_exact["k"], line_dash="dot", line_color=EXACT, row=1, col=2)
-        fig.add_annotation(x=best_exact["k"], y=1.0, yref="y2 domain", xref="x2",
-                           text=f"best exact k = {best_exact['k']}", showarrow=False,
-                           xanchor="left", yanchor="top", font=dict(color=EXACT))
+        fig.add_annotation(x=best_exact["k"], y=0.02, yref="y2 domain", xref="x2",
+                           text=f" best exact k = {best_exact['k']}", showarrow=False,
+                           xanchor="left", yanchor="bottom", font=dict(color=EXACT))
     fig.add_hline(y=1.0, line_dash="dot", line_color=FLOOR, row=1, col=2)
     fig.update_xaxes(title_text="k (drafted tokens per round)")
     fig.update_yaxes(title_text="target-call units per round", row=1, col=1)
@@ -340,57 +354,79 @@ def surface_3d(surface: Surface, point: Row | None = None,
     fig.add_surface(x=cs, y=ks, z=S, colorscale="Viridis", name="speedup",
                     colorbar=dict(title="speedup", len=0.7),
                     contours=dict(z=dict(show=True, start=1.0, end=1.5, size=1.0,
-                                         color="#ff2d2d", width=8, usecolormap=False)),
+                                         color=BREAK_EVEN, width=8, usecolormap=False)),
                     hovertemplate="k = %{y}<br>c = %{x:.4f}<br>speedup = %{z:.4f}x"
                                   "<extra></extra>")
     fig.add_scatter3d(x=cs, y=surface.best_k, z=S.max(axis=0), mode="lines+markers",
-                      name="best k (ridge)", line=dict(color="#ffbf00", width=8),
-                      marker=dict(size=2, color="#ffbf00"),
+                      name="best k (ridge)", line=dict(color=BEST, width=8),
+                      marker=dict(size=2, color=BEST),
                       hovertemplate="best k = %{y}<br>c = %{x:.4f}<br>speedup = %{z:.4f}x"
                                     "<extra></extra>")
     if break_even:
         fig.add_scatter3d(x=_col(break_even, "c"), y=_col(break_even, "k"),
                           z=_col(break_even, "speedup"), mode="lines",
-                          name="speedup = 1 (break-even)", line=dict(color="#ff2d2d", width=8),
+                          name="speedup = 1 (break-even)", line=dict(color=BREAK_EVEN, width=8),
                           hovertemplate="k = %{y}<br>c* = %{x:.4f}<br>speedup = 1"
                                         "<extra></extra>")
     if point is not None:
-        fig.add_scatter3d(x=[point["c"]], y=[point["k"]], z=[point["speedup"]],
-                          mode="markers", name=f"sidebar k = {point['k']}, c = {point['c']:g}",
-                          marker=dict(size=7, color="#ff2d2d", symbol="diamond",
-                                      line=dict(color="#000", width=2)),
+        lift = 0.04 * float(S.max() - S.min())  # above the surface, not half inside it
+        fig.add_scatter3d(x=[point["c"]], y=[point["k"]], z=[point["speedup"] + lift],
+                          mode="markers", name=_point_label(point),
+                          marker=dict(size=9, color="#FFFFFF", symbol="diamond",
+                                      line=dict(color="#000", width=3)),
                           hovertemplate="k = %{y}<br>c = %{x:.4f}<br>speedup = %{z:.4f}x"
                                         "<extra></extra>")
-    fig.update_scenes(xaxis=dict(type="log", title="c (log)"), yaxis_title="k",
-                      zaxis_title="speedup", aspectmode="manual",
+    c_lo, c_hi = float(np.log10(cs[0])), float(np.log10(cs[-1]))
+    fig.update_scenes(xaxis=dict(**LOG_DECADES, title="c (log)",
+                                 range=[c_lo - 0.05, c_hi + 0.15]),  # room for the c = 1 tick
+                      yaxis=dict(title="k", dtick=8), zaxis=dict(title="speedup", nticks=5),
+                      aspectmode="manual",
                       aspectratio=dict(x=1.5, y=1.3, z=0.75), domain=dict(y=[0.07, 1.0]),
                       camera=dict(eye=dict(x=1.45, y=-1.7, z=0.75),
                                   center=dict(x=0, y=0, z=-0.08)))
     fig.update_layout(title=f"Speedup surface at alpha = {surface.alpha:.4f} "
-                            "(red: speedup = 1; yellow: best k)",
+                            "(vermillion: speedup = 1; orange: best k)",
                       height=560, margin=dict(l=0, r=0, t=50, b=0),
                       legend=dict(orientation="h", yanchor="bottom", y=0.0, x=0))
     return fig
 
 
-def surface_heatmap(surface: Surface) -> go.Figure:
-    """The same surface as a heatmap over c (log axis) and k, with the speedup = 1 contour
-    and the best-k ridge."""
+def _signed(v: float) -> str:
+    """A difference to 4 decimals with its sign; '0' where it rounds to zero (never
+    '+0.0000' or '-0.0000')."""
+    return "0" if abs(v) < 5e-5 else f"{v:+.4f}"
+
+
+def _point_label(point: Row) -> str:
+    return f"current settings: k = {point['k']}, c = {point['c']:g}"
+
+
+def surface_heatmap(surface: Surface, point: Row | None = None,
+                    break_even: Sequence[Row] = ()) -> go.Figure:
+    """The same surface as a heatmap over c (log axis) and k: the break-even line c*(k)
+    drawn from its closed form (break_even rows, pagedata.break_even_curve, so it has no
+    sampling kinks), the best-k ridge and the current (k, c)."""
     ks, cs, S = surface.ks, surface.cs, surface.speedup
     fig = go.Figure()
-    fig.add_heatmap(x=cs, y=ks, z=S, colorscale="Viridis", colorbar=dict(title="speedup"),
-                    name="speedup",
+    fig.add_heatmap(x=cs, y=ks, z=np.round(S, 4), colorscale="Viridis",
+                    colorbar=dict(title="speedup"), name="speedup",
                     hovertemplate="k = %{y}<br>c = %{x:.4f}<br>speedup = %{z:.4f}x"
                                   "<extra></extra>")
-    fig.add_contour(x=cs, y=ks, z=S, name="speedup = 1 (break-even)", showscale=False,
-                    contours=dict(start=1.0, end=1.0, size=1.0, coloring="none",
-                                  showlabels=True),
-                    line=dict(color="#ff2d2d", width=3), showlegend=True, hoverinfo="skip")
+    if break_even:
+        fig.add_scatter(x=_col(break_even, "c"), y=_col(break_even, "k"), mode="lines",
+                        name="speedup = 1 (break-even c*)", line=dict(color=BREAK_EVEN, width=3),
+                        hovertemplate="k = %{y}<br>c* = %{x:.4f}<extra></extra>")
     fig.add_scatter(x=cs, y=surface.best_k, mode="lines", name="best k (ridge)",
-                    line=dict(color="#ffbf00", width=3, shape="hv"),
+                    line=dict(color=BEST, width=3, shape="hv"),
                     hovertemplate="c = %{x:.4f}<br>best k = %{y}<extra></extra>")
-    fig.update_xaxes(type="log", title="c: draft cost per token (log)")
-    fig.update_yaxes(title="k")
+    if point is not None:
+        fig.add_scatter(x=[point["c"]], y=[point["k"]], mode="markers", name=_point_label(point),
+                        marker=dict(symbol="diamond", size=14, color="#FFFFFF",
+                                    line=dict(color="#000000", width=2)),
+                        hovertemplate="k = %{y}<br>c = %{x:.4f}<br>speedup = "
+                                      f"{point['speedup']:.4f}x<extra></extra>")
+    fig.update_xaxes(**LOG_DECADES, title="c: draft cost per token (log)")
+    fig.update_yaxes(title="k", range=[float(ks[0]) - 0.5, float(ks[-1]) + 0.5])
     return _layout(fig, f"Speedup over k and c at alpha = {surface.alpha:.4f}", 460)
 
 
@@ -402,7 +438,7 @@ def roofline_figure(page: RooflinePage) -> go.Figure:
     t = _col(rows, "tokens")
     fig = go.Figure()
     fig.add_scatter(x=t, y=_col(rows, "mpb_tutorial"), mode="lines",
-                    name=roofline.TUTORIAL_LABEL, line=dict(color="#999999", dash="dash"),
+                    name=roofline.TUTORIAL_LABEL, line=dict(color=PALE, dash="dash"),
                     hovertemplate="tokens = %{x}<br>%{y:.3f} MACs/byte (tutorial)"
                                   "<extra></extra>")
     fig.add_scatter(x=t, y=_col(rows, "mpb_full"), mode="lines", name=roofline.FULL_LABEL,
@@ -426,8 +462,8 @@ def roofline_figure(page: RooflinePage) -> go.Figure:
     _vline(fig, page.k + 1, f" k + 1 = {page.k + 1}", THRESHOLD, "dash", True)
     _vline(fig, page.free_tokens, f"free up to {page.free_tokens} ({page.accel}) ", "#000",
            "dot", True, 0.08, "right")
-    fig.update_xaxes(type="log", title="tokens in the pass (per sequence)")
-    fig.update_yaxes(type="log", title="MACs per byte read")
+    fig.update_xaxes(**LOG_DECADES, title="tokens in the pass (per sequence)")
+    fig.update_yaxes(**LOG_DECADES, title="MACs per byte read")
     return _layout(fig, f"Roofline: {page.preset}, MACs per byte by tokens in the pass", 500)
 
 
@@ -447,8 +483,8 @@ def pass_time_figure(page: RooflinePage) -> go.Figure:
                     hovertemplate="tokens = %{x}<br>time = %{y:.3f}x<extra></extra>")
     _vline(fig, page.free_tokens, f"free up to {page.free_tokens} ", "#000", "dot", True,
            1.0, "right")
-    fig.update_xaxes(type="log", title="tokens in the pass (per sequence)")
-    fig.update_yaxes(type="log", title="pass time (x one-token pass)")
+    fig.update_xaxes(**LOG_DECADES, title="tokens in the pass (per sequence)")
+    fig.update_yaxes(**LOG_DECADES, title="pass time (x one-token pass)")
     return _layout(fig, "When verifying k + 1 tokens stops being free", 420)
 
 
@@ -468,13 +504,10 @@ __all__ = [
 
 
 # =============================================================================================
-# Beyond the paper (issue 5): the rules gallery, production metrics, dynamic k, batch size.
+# Beyond the paper: the rules gallery, production metrics, dynamic k, batch size.
 # =============================================================================================
 
-FAMILY_COLOURS = {"lossless": "#2a9d8f", "lossy by design": "#e9a03b", "broken": "#d62728"}
 FAMILY_SYMBOLS = {"lossless": "diamond", "lossy by design": "square", "broken": "circle"}
-POLICY_COLOURS = {"constant": "#555555", "heuristic": "#1f77b4", "confidence": "#e9a03b",
-                  "oracle": "#2a9d8f"}
 _LABEL_SPOTS = ("top center", "bottom center", "middle right", "middle left", "top right",
                 "bottom right", "top left", "bottom left")
 
@@ -556,7 +589,7 @@ def gallery_figure(rows: Sequence[Row], threshold: float, n: int) -> go.Figure:
                           "%{customdata[4]:.3f}<br>n to resolve: %{customdata[5]}"
                           "<extra></extra>")
     ticks = [10.0 ** e for e in range(int(np.log10(zero_y)) + 1, int(np.floor(y_hi)) + 1)]
-    fig.update_yaxes(type="log", range=[y_lo, y_hi], title="exact TV from the target (log)",
+    fig.update_yaxes(**LOG_DECADES, range=[y_lo, y_hi], title="exact TV from the target (log)",
                      tickvals=[zero_y, *ticks],
                      ticktext=["0", *[f"{t:g}" for t in ticks]])
     fig.update_xaxes(range=[-0.02, 1.08], title="acceptance: accepted / drafted "
@@ -680,7 +713,7 @@ def batch_figure(curve: BatchCurve, batch: int | None = None) -> go.Figure:
                                                                            width=1)),
                             hovertemplate="B = %{x}<br>speedup = %{y:.3f}x<extra></extra>")
     hi = max(max(_col(rows, "speedup")), 1.0)
-    fig.update_xaxes(type="log", title="batch size B (sequences; the verify pass holds "
+    fig.update_xaxes(**LOG_DECADES, title="batch size B (sequences; the verify pass holds "
                                        f"B (k + 1) = B x {curve.k + 1} tokens)")
     fig.update_yaxes(range=[0.0, hi * 1.25], title="speculative speedup (x)")
     return _layout(fig, f"Speedup against batch size: {curve.preset}, k = {curve.k}, "

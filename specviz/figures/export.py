@@ -1,4 +1,4 @@
-"""Exports for sharing: one round's animation as a standalone HTML file, charts as PNG.
+"""Exports for sharing: one round's animation as a standalone HTML file.
 
 The HTML file is one Plotly figure with one frame per step of the round (specviz.round's
 trace.steps): the round's tokens as markers (a shape, a colour and a word per status),
@@ -10,7 +10,6 @@ file, so it opens offline, with no server. Pure: a RoundTrace in, text or bytes 
 from __future__ import annotations
 
 import html
-import importlib.util
 import textwrap
 from dataclasses import dataclass
 
@@ -19,26 +18,27 @@ from plotly.subplots import make_subplots
 
 from ..core.round import RoundTrace
 from ..core.rules import get_rule
-from .animation import LAW_COLOUR, MARKS, OKABE_ITO, P_COLOUR, Q_COLOUR, last_step, view
+from ..views.stepping import Chip, last_step, view
+from ..views.stepping import chips as stepping_chips
+from .palette import BLACK, LAW_COLOUR, LEGEND_STATUSES, MARKS, P_COLOUR, Q_COLOUR
 
 FRAME_MS = 900  # play speed: milliseconds per step
 HEIGHT = 780  # pixels; the figure stretches to the window's width
 CAPTION_WRAP = 110  # characters per line of the per-step caption in the title
-PNG_SCALE = 2.0
 
 # Marker shapes (plotly symbol names) per status, so no status rests on colour alone; each
 # status also keeps animation.MARKS' symbol and word in its label.
 SHAPES = {
     "context": "square", "pending": "circle-open", "drafted": "circle-open-dot",
     "accepted": "circle", "rejected": "x", "resampled": "triangle-up", "bonus": "star",
-    "flushed": "line-ew-open", "unverified": "diamond",
+    "plain": "hexagon", "flushed": "line-ew-open", "unverified": "diamond",
 }
 STATUSES = tuple(SHAPES)  # one chip trace per status, in this order
 ROW_DRAFTS, ROW_FINAL = 1.0, -0.25  # chip rows: the drafts, and the redrawn or bonus token
 
 
 @dataclass(frozen=True)
-class Chip:
+class Marker:
     """One token on the chip row of a frame."""
 
     x: float  # slot: 0 = context, i = draft position i, k + 1 = bonus
@@ -48,44 +48,34 @@ class Chip:
     hover: str
 
 
-def _name(trace: RoundTrace, token: int) -> str:
-    return html.escape(trace.name(token))
+def _hover(trace: RoundTrace, c: Chip) -> str:
+    if c.status == "context":
+        return "the context token"
+    if c.status == "pending":
+        return f"{c.name}: not drafted yet"
+    if c.final:
+        return f"{MARKS[c.status].label} {', '.join(c.lines)}"
+    pos = trace.positions[c.slot - 1]
+    hover = f"x{c.slot} = {html.escape(c.name)}, q = {pos.q:.4f}"
+    if c.status in ("accepted", "rejected"):
+        hover += f", p = {pos.p:.4f}, u = {pos.u:.4f}, t = {pos.threshold:.4f}"
+    return hover
 
 
-def chips(trace: RoundTrace, step: int) -> list[Chip]:
-    """The chips a viewer has been shown by `step` (the same statuses as the /round page)."""
-    v = view(trace, step)
-    out = [Chip(0, ROW_DRAFTS, "context", f"{_name(trace, trace.ctx)}<br>context",
-                "the context token")]
-    resampled = next((e for e in trace.emitted if e.origin == "resampled"), None)
-    bonus = next((e for e in trace.emitted if e.origin == "bonus"), None)
-    for pos in trace.positions:
-        i = pos.i
-        if i > v.drafted:
-            out.append(Chip(i, ROW_DRAFTS, "pending", f"x{i}<br>·", f"x{i}: not drafted yet"))
-            continue
-        status, hover = "drafted", f"x{i} = {_name(trace, pos.token)}, q = {pos.q:.4f}"
-        if i <= v.verified:
-            status = "accepted" if pos.accepted else "rejected"
-            hover += f", p = {pos.p:.4f}, u = {pos.u:.4f}, t = {pos.threshold:.4f}"
-        elif v.settled and i in trace.flushed:
-            status = "flushed"
-        elif v.settled and trace.rejected_at is not None and i > trace.rejected_at:
-            status = "unverified"
-        m = MARKS[status]
-        out.append(Chip(i, ROW_DRAFTS, status,
-                        f"{_name(trace, pos.token)}<br>{m.symbol} {m.label}", hover))
-        if v.final and resampled is not None and i == trace.rejected_at:
-            law = get_rule(trace.rule).reject_law
-            r = MARKS["resampled"]
-            out.append(Chip(i, ROW_FINAL, "resampled",
-                            f"{_name(trace, resampled.token)}<br>{r.symbol} {r.label}",
-                            f"redrawn from {html.escape(law)}"))
-    if v.final and bonus is not None:
-        b = MARKS["bonus"]
-        out.append(Chip(trace.k + 1, ROW_FINAL, "bonus",
-                        f"{_name(trace, bonus.token)}<br>{b.symbol} {b.label}",
-                        "bonus token from p, at no extra call"))
+def chips(trace: RoundTrace, step: int) -> list[Marker]:
+    """The chips a viewer has been shown by `step`: views.stepping.chips, the same as the
+    /round page's, as markers."""
+    out = []
+    for c in stepping_chips(trace, step):
+        m = MARKS[c.status]
+        if c.status == "pending":
+            text = f"{c.name}<br>·"
+        elif c.status == "context":
+            text = f"{html.escape(c.name)}<br>context"
+        else:
+            text = f"{html.escape(c.name)}<br>{m.symbol} {m.label}"
+        out.append(Marker(c.slot, ROW_FINAL if c.final else ROW_DRAFTS, c.status, text,
+                          html.escape(_hover(trace, c))))
     return out
 
 
@@ -99,9 +89,9 @@ def _bars(trace: RoundTrace, step: int) -> tuple[list[float], list[float], list[
     if v.focus is not None:
         pos = trace.positions[v.focus - 1]
         q = [float(x) for x in pos.q_row]
-        if v.verified >= pos.i:
+        if v.scored:
             p = [float(x) for x in pos.p_row]
-        where = f"next token after '{_name(trace, pos.context)}' (position {pos.i})"
+        where = f"next token after '{html.escape(trace.name(pos.context))}' (position {pos.i})"
     if v.final:
         row = trace.rejection_row if trace.rejected_at is not None else trace.bonus_row
         law = [float(x) for x in row]
@@ -145,15 +135,18 @@ def _title(trace: RoundTrace, step: int, rnd: int) -> str:
             f"<br><span style='font-size:13px'>{cap}</span>")
 
 
-def round_figure(trace: RoundTrace, rnd: int = 0, frame_ms: int = FRAME_MS) -> go.Figure:
-    """The round as an animated figure: one frame per step, play / pause and a slider."""
+def round_figure(trace: RoundTrace, rnd: int = 0, frame_ms: int = FRAME_MS, *,
+                 start: int = 0) -> go.Figure:
+    """The round as an animated figure: one frame per step, play / pause and a slider; it
+    opens at step `start` (the step on screen when it was exported)."""
     n = len(trace.steps)
+    start = min(max(int(start), 0), n - 1)
     fig = make_subplots(rows=2, cols=2, specs=[[{"colspan": 2}, None], [{}, {}]],
                         row_heights=[0.46, 0.54], vertical_spacing=0.16,
                         horizontal_spacing=0.1,
                         subplot_titles=("The round's tokens", "p and q at the position in "
                                         "focus; the last token's law", "The coin"))
-    first = _frame_data(trace, 0)
+    first = _frame_data(trace, start)
     for status, tr in zip(STATUSES, first[: len(STATUSES)], strict=True):
         m = MARKS[status]
         tr.update(name=f"{m.symbol} {m.label}", mode="markers+text", textposition="bottom center",
@@ -168,17 +161,17 @@ def round_figure(trace: RoundTrace, rnd: int = 0, frame_ms: int = FRAME_MS) -> g
     for bar, name, colour in ((p_bar, "p (target)", P_COLOUR), (q_bar, "q (draft)", Q_COLOUR),
                               (law_bar, f"last token's law: {law_name}", LAW_COLOUR)):
         bar.update(name=name, marker_color=colour, legendgroup="bars",
-                   marker_line=dict(color=OKABE_ITO["black"], width=1),
+                   marker_line=dict(color=BLACK, width=1),
                    hovertemplate=f"%{{x}}: {name} = %{{y:.4f}}<extra></extra>")
         fig.add_trace(bar, row=2, col=1)
     keep.update(name="keep: u < t", orientation="h", marker_color=MARKS["accepted"].colour,
-                opacity=0.45, width=0.5, showlegend=False,
+                opacity=0.45, width=0.5, showlegend=False, offsetgroup="coin",
                 hovertemplate="keep if u < %{x:.4f}<extra></extra>")
     reject.update(name="reject: u ≥ t", orientation="h", marker_color=MARKS["rejected"].colour,
-                  opacity=0.45, width=0.5, showlegend=False,
+                  opacity=0.45, width=0.5, showlegend=False, offsetgroup="coin",
                   hovertemplate="reject if u ≥ %{base:.4f}<extra></extra>")
     coin.update(name="coin u", mode="markers+text", textposition="top center", showlegend=False,
-                marker=dict(symbol="triangle-down", size=18, color=OKABE_ITO["black"]),
+                marker=dict(symbol="triangle-down", size=18, color=BLACK),
                 textfont=dict(size=14), hovertemplate="u = %{x:.4f}<extra></extra>")
     for tr in (keep, reject, coin):
         fig.add_trace(tr, row=2, col=2)
@@ -193,11 +186,11 @@ def round_figure(trace: RoundTrace, rnd: int = 0, frame_ms: int = FRAME_MS) -> g
                                            xaxis2=dict(title=dict(text=where)))))
     fig.frames = frames
     _add_key(fig, trace.k)
-    _, _, _, where = _bars(trace, 0)
+    _, _, _, where = _bars(trace, start)
     play = dict(frame=dict(duration=frame_ms, redraw=True), fromcurrent=True,
                 transition=dict(duration=0), mode="immediate")
     fig.update_layout(
-        title=dict(text=_title(trace, 0, rnd), x=0.0, xanchor="left", font=dict(size=16)),
+        title=dict(text=_title(trace, start, rnd), x=0.0, xanchor="left", font=dict(size=16)),
         height=HEIGHT, barmode="group", margin=dict(l=50, r=30, t=110, b=170),
         legend=dict(orientation="h", x=0.0, y=-0.28, yanchor="top"),
         updatemenus=[dict(type="buttons", direction="left", x=0.0, y=-0.13, xanchor="left",
@@ -208,7 +201,7 @@ def round_figure(trace: RoundTrace, rnd: int = 0, frame_ms: int = FRAME_MS) -> g
                                                       mode="immediate",
                                                       transition=dict(duration=0))]),
                           ])],
-        sliders=[dict(active=0, x=0.16, len=0.84, y=-0.11, yanchor="top", pad=dict(t=0),
+        sliders=[dict(active=start, x=0.16, len=0.84, y=-0.11, yanchor="top", pad=dict(t=0),
                       currentvalue=dict(prefix="step ", visible=True, xanchor="left"),
                       steps=[dict(label=names[s], method="animate",
                                   args=[[names[s]], dict(frame=dict(duration=0, redraw=True),
@@ -230,7 +223,7 @@ def round_figure(trace: RoundTrace, rnd: int = 0, frame_ms: int = FRAME_MS) -> g
     return fig
 
 
-KEY_STATUSES = ("accepted", "rejected", "resampled", "bonus", "flushed", "unverified")
+KEY_STATUSES = LEGEND_STATUSES
 KEY_Y = -1.3  # the key's row in the chip panel, under the redrawn / bonus row
 
 
@@ -243,7 +236,7 @@ def _add_key(fig: go.Figure, k: int) -> None:
         m = MARKS[status]
         fig.add_trace(go.Scatter(
             x=[x], y=[KEY_Y], mode="markers+text", text=[f"{m.symbol} {m.label}"],
-            textposition="middle right", textfont=dict(size=12, color=OKABE_ITO["black"]),
+            textposition="middle right", textfont=dict(size=12, color=BLACK),
             marker=dict(symbol=SHAPES[status], size=13, color=m.colour,
                         line=dict(color=m.colour, width=2)),
             name=f"key: {m.label}", showlegend=False, hoverinfo="skip"), row=1, col=1)
@@ -265,10 +258,11 @@ QUIET_PAUSE_JS = ("window.addEventListener('unhandledrejection', function (e) {"
                   " if (e.reason === undefined) { e.preventDefault(); } });")
 
 
-def round_html(trace: RoundTrace, rnd: int = 0, frame_ms: int = FRAME_MS) -> str:
-    """A standalone HTML page (plotly.js inside, nothing fetched) that plays the round, with
-    every step's caption listed under the figure as text."""
-    fig = round_figure(trace, rnd, frame_ms)
+def round_html(trace: RoundTrace, rnd: int = 0, frame_ms: int = FRAME_MS, *,
+               start: int = 0) -> str:
+    """A standalone HTML page (plotly.js inside, nothing fetched) that plays the round from
+    step `start`, with every step's caption listed under the figure as text."""
+    fig = round_figure(trace, rnd, frame_ms, start=start)
     page = fig.to_html(include_plotlyjs=True, full_html=True, auto_play=False,
                        div_id="sv-round", config={"displaylogo": False, "responsive": True},
                        post_script=QUIET_PAUSE_JS)
@@ -278,30 +272,7 @@ def round_html(trace: RoundTrace, rnd: int = 0, frame_ms: int = FRAME_MS) -> str
     return page.replace("</body>", _captions_html(trace, rnd) + "</body>", 1)
 
 
-def round_html_bytes(trace: RoundTrace, rnd: int = 0, frame_ms: int = FRAME_MS) -> bytes:
+def round_html_bytes(trace: RoundTrace, rnd: int = 0, frame_ms: int = FRAME_MS, *,
+                     start: int = 0) -> bytes:
     """round_html as UTF-8 bytes (for a download button)."""
-    return round_html(trace, rnd, frame_ms).encode("utf-8")
-
-
-# ----------------------------------------------------------------------------- PNG
-def png_available() -> bool:
-    """Whether a static-image engine (kaleido) is installed."""
-    return importlib.util.find_spec("kaleido") is not None
-
-
-def figure_png(fig: go.Figure, scale: float = PNG_SCALE) -> bytes | None:
-    """The figure as PNG bytes through kaleido, or None where kaleido is missing or cannot
-    render here (it needs a local Chrome; nothing is downloaded). Then use the camera button
-    of the chart's toolbar, which renders the PNG in the reader's own browser."""
-    if not png_available():
-        return None
-    try:
-        out = fig.to_image(format="png", scale=scale)
-    except Exception:  # kaleido present but unable to start its browser here
-        return None
-    return out if isinstance(out, bytes) and out.startswith(b"\x89PNG") else None
-
-
-PNG_HELP = ("To save a chart as PNG, hover over it and press the camera icon (\"Download "
-            "plot as a png\") in its toolbar, top right; your browser renders the image, "
-            "offline.")
+    return round_html(trace, rnd, frame_ms, start=start).encode("utf-8")

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..views.demos import Row
-from .animation import OKABE_ITO
+from .palette import OKABE_ITO
 
 
 def warp_figure(rows: Sequence[Row]) -> go.Figure:

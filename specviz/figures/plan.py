@@ -7,10 +7,9 @@ import plotly.graph_objects as go
 
 from ..analysis.acceptance import AcceptanceReport
 from ..analysis.planner import Plan
+from .palette import BLACK, MEASURED, THEORY, VERMILLION, series
 
-PLAIN, BEST, MEASURED, IID = "#444444", "#d62728", "#1f77b4", "#e76f51"
-K_COLOURS = ("#2a9d8f", "#1f77b4", "#9467bd", "#8c564b", "#e9b949", "#17becf", "#bcbd22",
-             "#e377c2")
+PLAIN, BEST, IID = BLACK, VERMILLION, THEORY
 HEIGHT = 440
 
 
@@ -33,7 +32,7 @@ def frontier_figure(p: Plan, *, every_k: bool = True) -> go.Figure:
         for i, k in enumerate(p.ks):
             u = p.per_user[i]
             fig.add_scatter(x=u * B, y=u, customdata=B, mode="lines", name=f"k = {k}",
-                            line=dict(color=K_COLOURS[i % len(K_COLOURS)], width=1),
+                            line=dict(color=series(i), width=1),
                             opacity=0.7, hovertemplate=hover + f"<extra>k = {k}</extra>")
     j = p.best_k > 0
     best = np.where(j, p.per_user[np.maximum(p.best_k - 1, 0), np.arange(len(B))], np.nan)

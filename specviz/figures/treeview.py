@@ -10,7 +10,7 @@ import html
 
 from ..core.round import RoundTrace
 from ..views.stepping import view
-from .animation import MARKS
+from .palette import MARKS
 
 
 def kept_path(trace: RoundTrace) -> tuple[int, ...]:

@@ -1,4 +1,4 @@
-"""The six demonstrations of SPEC.md as data: rows of numbers, computed from specviz.
+"""The from-scratch tutorial's six demonstrations as data: rows of numbers, computed from specviz.
 
 The command line prints these rows; the app's pages plot them. Measured numbers come
 from the Monte Carlo engines, each beside its exact counterpart.
@@ -29,7 +29,7 @@ from ..core.montecarlo import long_decode, simulate
 from ..core.pair import TablePair
 from ..core.round import play_round
 from ..core.rule import overlap, ratio, residual
-from ..core.rules import SPEC_RULES, get_rule
+from ..core.rules import TUTORIAL_RULES, get_rule
 from ..core.tables import check_ctx, junk_table, mix_draft, temper, token_name, validate_pair
 from .work import heavy
 
@@ -113,7 +113,7 @@ def exactness(
     k: int = 4,
     n: int = 60_000,
     seed: int = 0,
-    rules: Sequence[str] = SPEC_RULES,
+    rules: Sequence[str] = TUTORIAL_RULES,
     n_tokens: int = 2,
 ) -> Exactness:
     """Demonstration 2: each rule's Monte Carlo and exact TV from the target's joint law."""
@@ -154,7 +154,7 @@ def convergence(
     k: int = 4,
     ns: Sequence[int] = (1_000, 3_000, 10_000, 30_000, 100_000, 300_000, 1_000_000),
     seed: int = 0,
-    rules: Sequence[str] = SPEC_RULES,
+    rules: Sequence[str] = TUTORIAL_RULES,
     n_tokens: int = 2,
 ) -> Convergence:
     """TV against n for each rule: the correct rule tracks the floor, a broken rule its bias."""

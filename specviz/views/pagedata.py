@@ -19,7 +19,7 @@ from ..analysis.roofline import (  # noqa: F401 (for /roofline)
 )
 from ..core.dynamic import POLICY_LABELS, PolicyRun, run_policies
 from ..core.exact import round_law
-from ..core.rules import SPEC_RULES, get_rule
+from ..core.rules import TUTORIAL_RULES, get_rule
 from ..core.tables import (
     K_APP_MAX,
     WORK_REQUEST_MAX,
@@ -35,7 +35,7 @@ from .work import heavy
 
 # =============================================================================================
 # Chart pages (/exactness, /acceptance, /draft-length, /cost, /roofline): page-level data.
-# Added for the pages so that they do no arithmetic; every function here is pure and cheap
+# The pages do no arithmetic: it is all here. Every function is pure and cheap
 # unless it says it samples.
 # =============================================================================================
 CONVERGENCE_NS = (100, 300, 1_000, 3_000, 10_000, 30_000, 100_000)  # the page's n sweep
@@ -47,10 +47,10 @@ T_GRID = tuple(float(t) for t in np.round(np.geomspace(0.2, 5.0, 41), 4))  # cur
 K_POINTS = (1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 28, 32)  # measured draft lengths
 K_GRID = tuple(range(1, 33))  # exact and theory curves
 COST_GRID = tuple(round(0.01 * i, 2) for i in range(201))  # c = 0..2, the sidebar's range
-SLOW_COSTS = (0.6, 1.0)  # the "bigger draft is slower" draft costs (SPEC.md demonstration 5)
+SLOW_COSTS = (0.6, 1.0)  # the "bigger draft is slower" draft costs (the tutorial's demonstration 5)
 ROOFLINE_TOKENS_MIN_MAX = 256  # the roofline's x axis reaches at least this many tokens
 ROOFLINE_POINTS = 160  # tokens grid size (log-spaced integers)
-EXACTNESS_RULES = SPEC_RULES  # the exactness page always runs SPEC.md's four
+EXACTNESS_RULES = TUTORIAL_RULES  # the exactness page always runs the tutorial's four
 PAGE_ROUNDS = 10_000  # long-decode rounds per measured point (keeps a k change < 300 ms)
 
 
@@ -68,7 +68,7 @@ def capped_n(n: int, k: int, rules: Sequence[str],
 
 
 def page_rules(rule: str, base: Sequence[str] = EXACTNESS_RULES) -> tuple[str, ...]:
-    """The rules the exactness page runs: SPEC.md's four, plus the sidebar's rule if it is
+    """The rules the exactness page runs: the tutorial's four, plus the sidebar's rule if it is
     another (every rule at 10^6 decodes would not fit the page's time budget)."""
     get_rule(rule)  # ValueError on an unknown name
     return tuple(base) + (() if rule in base else (rule,))
@@ -254,8 +254,8 @@ def break_even_curve(surface: Surface) -> list[Row]:
 
 
 # =============================================================================================
-# Beyond the paper (issue 5): dynamic draft length on /draft-length, batch size on /roofline.
-# Added for those pages' new sections; pure, and cheap except dynamic_runs (a decode).
+# Beyond the paper: dynamic draft length on /draft-length, batch size on /roofline.
+# Pure, and cheap except dynamic_runs (a decode).
 # =============================================================================================
 
 DYN_TOKENS = 3_000  # tokens each policy decodes on the shared stream
@@ -356,3 +356,34 @@ def long_run_alpha(P: np.ndarray, Q: np.ndarray, ctx: int, k: int) -> float:
 def theory_best_k(alpha: float, c: float) -> tuple[int, float]:
     """The k in 1..K_APP_MAX that maximises Thm 3.8's speedup, and that speedup."""
     return theory.best_k(alpha, c, K_APP_MAX)
+
+
+KV_SWITCH_NOTE = (
+    "Off (the default): a pass reads the weights only, so a large enough batch carries it "
+    "past the ridge. On: it also reads every sequence's KV cache, which grows with B as "
+    "fast as the MACs do, so the pass may never turn compute-bound.")
+
+
+def bytes_label(b: float) -> str:
+    """Bytes as the CLI writes them: '13.48 GB (12.55 GiB)'."""
+    return f"{b / 1e9:.2f} GB ({b / 2**30:.2f} GiB)"
+
+
+DRAFT_NAMES = {"table": "the draft table Q", "mix": "the mix of P and junk"}
+SURFACE_TABS = {"heatmap": "heatmap (k by c)", "3d": "3D surface"}
+ACCEPTANCE_TABS = {"alpha": "draft quality alpha", "T": "temperature mismatch T"}
+# the sweeps' tables: key -> (header, number format); one format per column
+SWEEP_COLUMNS: dict[str, tuple[str, str | None]] = {
+    "alpha": ("alpha (mix weight)", "%.2f"), "T": ("draft temperature T", "%.2f"),
+    "k": ("k", "%d"), "cost": ("round cost 1 + k c", "%.2f"),
+    "alpha_eff": ("alpha (exact, long run)", "%.4f"),
+    "acceptance": ("acceptance, measured", "%.4f"),
+    "acceptance_exact": ("acceptance, exact", "%.4f"),
+    "acceptance_theory": ("acceptance, theory", "%.4f"),
+    "tokens_per_call": ("tokens per call, measured", "%.3f"),
+    "tokens_per_call_se": ("± one standard error", "%.3f"),
+    "tokens_per_call_exact": ("tokens per call, exact", "%.3f"),
+    "tokens_theory": ("tokens per call, theory", "%.3f"),
+    "speedup": ("speedup, measured", "%.3fx"), "speedup_exact": ("speedup, exact", "%.3fx"),
+    "speedup_theory": ("speedup, theory", "%.3fx"),
+}

@@ -9,7 +9,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..core.round import RoundTrace
+from ..core.rules import get_rule
 from .transcript import RND_MAX
+
+STAGE_KEYS = ("step", "rnd", "speed")  # the URL parameters of an animated page's stage
 
 
 @dataclass(frozen=True)
@@ -23,6 +26,7 @@ class View:
     drafted: int  # drafts revealed so far, 0..k
     verified: int  # positions whose coin has been shown, 0..k
     focus: int | None  # 1-based position the bars and the coin are about
+    scored: bool  # the target has been called: p is known at every prefix
     final: bool  # the rejection draw or the bonus token has been shown
     settled: bool  # the later drafts have been flushed (or emitted unchecked)
     done: bool  # the last step: the round's output is complete
@@ -50,19 +54,21 @@ def view(trace: RoundTrace, step: int) -> View:
         raise ValueError(f"step must be in 0..{last_step(trace)}; got {step}")
     drafted = verified = 0
     focus = None
-    final = settled = False
-    for st in trace.steps[: step + 1]:
-        if st.kind == "draft":
-            drafted, focus = st.position, st.position
-        elif st.kind == "verify":
-            verified, focus = st.position, st.position
-        elif st.kind in ("residual", "bonus"):
+    final = settled = scored = False
+    for frame in trace.steps[: step + 1]:
+        if frame.kind == "draft":
+            drafted, focus = frame.position, frame.position
+        elif frame.kind == "score":
+            scored = True
+        elif frame.kind == "verify":
+            verified, focus, scored = frame.position, frame.position, True
+        elif frame.kind in ("residual", "bonus"):
             final = True
-        elif st.kind in ("flush", "unverified"):
+        elif frame.kind in ("flush", "unverified"):
             settled = True
     cur = trace.steps[step]
     return View(step, len(trace.steps), cur.kind, cur.caption, drafted, verified, focus,
-                final, settled, cur.kind == "done")
+                scored, final, settled, cur.kind == "done")
 
 
 def advance(trace: RoundTrace, step: int, rnd: int) -> tuple[int, int]:
@@ -86,3 +92,54 @@ def round_after(rnd: int) -> int:
     return min(rnd + 1, RND_MAX)
 
 
+
+
+@dataclass(frozen=True)
+class Chip:
+    """One token of the round as a viewer sees it at a step: the page's chips and the
+    export's markers both draw these."""
+
+    slot: int  # 0 = the context, i = draft position i, k + 1 = the bonus
+    final: bool  # the redrawn or bonus token (drawn on a row of its own in the export)
+    status: str  # context | pending | drafted | accepted | rejected | resampled | bonus |
+    #              plain | flushed | unverified
+    name: str  # the token's name (or x_i before it is drafted); not escaped
+    lines: tuple[str, ...]  # the numbers shown with it (q, then p and u once checked)
+
+
+def _draft_status(trace: RoundTrace, v: View, i: int, accepted: bool | None) -> str:
+    if i <= v.verified:
+        return "accepted" if accepted else "rejected"
+    if v.settled and i in trace.flushed:
+        return "flushed"
+    if v.settled and trace.rejected_at is not None and i > trace.rejected_at:
+        return "unverified"
+    return "drafted"
+
+
+def chips(trace: RoundTrace, step: int) -> list[Chip]:
+    """The context, each draft slot (pending until drafted, then its verdict once its coin
+    is shown), the redrawn or bonus token once drawn. A round that drafted nothing emits
+    its one token by plain decoding."""
+    v = view(trace, step)
+    out = [Chip(0, False, "context", trace.name(trace.ctx), ())]
+    resampled = next((e for e in trace.emitted if e.origin == "resampled"), None)
+    bonus = next((e for e in trace.emitted if e.origin == "bonus"), None)
+    for pos in trace.positions:
+        i = pos.i
+        if i > v.drafted:
+            out.append(Chip(i, False, "pending", f"x{i}", ("?",)))
+            continue
+        lines = [f"x{i}  q={pos.q:.4f}"]
+        if i <= v.verified:
+            lines.append(f"p={pos.p:.4f}  u={pos.u:.4f}")
+        status = _draft_status(trace, v, i, pos.accepted)
+        out.append(Chip(i, False, status, trace.name(pos.token), tuple(lines)))
+        if v.final and resampled is not None and i == trace.rejected_at:
+            law = get_rule(trace.rule).reject_law
+            out.append(Chip(i, True, "resampled", trace.name(resampled.token),
+                            (f"from {law}",)))
+    if v.final and bonus is not None:
+        status, line = ("bonus", "from p, free") if trace.k else ("plain", "from p: no drafts")
+        out.append(Chip(trace.k + 1, True, status, trace.name(bonus.token), (line,)))
+    return out

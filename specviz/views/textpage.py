@@ -40,6 +40,30 @@ TEXT_WORK_MAX = 3e9
 EXACT_TOP = 16  # cells: the top tokens (and pairs) of p, the rest lumped
 
 Row = dict[str, object]
+Columns = dict[str, tuple[str, str | None]]  # key -> (header, number format or None = text)
+
+LOOKUP_CAPTION = (
+    "Prompt lookup (Saxena 2023) drafts by copying: it finds the last earlier place where "
+    "the newest few tokens occurred and proposes what came next, with q = 1 on that token. "
+    "It costs nothing to run (c = 0) but drafts only when the text repeats itself; a round "
+    f"with no match drafts nothing and is plain decoding. Both decodes: {PAGE_TOKENS} tokens "
+    "from the same prompt and seed.")
+EXACT_CAPTION = (
+    f"{EXACT_N:,} decodes from the prompt; the first two tokens each emits are binned (the "
+    "target's top tokens and pairs, the rest lumped) and compared with the target's own "
+    "law, computed row by row. A rule passes when its distance stays under the pass line "
+    "of a perfect sampler.")
+DRAFTER_COLUMNS: Columns = {
+    "drafter": ("drafter", None), "acceptance": ("acceptance (kept / drafted)", "%.3f"),
+    "drafted per round": ("drafted per round", "%.2f"),
+    "tokens per call": ("tokens per target call", "%.3f"), "c": ("draft cost c", "%.2f"),
+    "speedup": ("speedup", "%.3fx"), "rounds": ("rounds", "%d"), "tokens": ("tokens", "%d"),
+}
+EXACT_COLUMNS: Columns = {
+    "rule": ("rule", None), "family": ("family", None), "n": ("decodes", "%d"),
+    "TV to the target": ("TV to the target", "%.4f"), "floor": ("sampling floor", "%.4f"),
+    "pass line": ("pass line", "%.4f"), "verdict": ("verdict", None),
+}
 
 
 # ----------------------------------------------------------------------------- models
@@ -139,6 +163,20 @@ def context_caption(dec: TextDecoder, tr: RoundTranscript) -> str:
 
 
 # ----------------------------------------------------------------------------- comparisons
+def order_caption(target_order: int, k: int) -> str:
+    """What the draft-order comparison holds fixed and what it measures."""
+    return (f"Each bar is one decode of {PAGE_TOKENS} tokens from the prompt with the same "
+            f"{target_order}-gram target, seed and k = {k}; only the draft's order changes. "
+            "Acceptance = kept / drafted; beta = sum min(p, q), the chance that one draft is "
+            "kept (Leviathan et al. 2022, Sec. 3.1). Speedup = tokens per call / (1 + k c) "
+            "at the sidebar's c.")
+
+
+def checked_rules(rule: str) -> tuple[str, ...]:
+    """The rules the exactness check runs: the correct one, two broken ones, the sidebar's."""
+    return tuple(dict.fromkeys(("correct", "no_resample", "greedy", rule)))
+
+
 @heavy
 def page_order_sweep(_counts: NGramCounts, key: str, target_order: int,
                      prompt: Sequence[int], k: int, seed: int = 0, T_p: float = 1.0,

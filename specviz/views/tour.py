@@ -13,8 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-PAGES = ("/round", "/exactness", "/acceptance", "/draft-length", "/cost", "/roofline",
-         "/rules", "/text")  # the pages a chapter may link to
+from .site import LINKABLE
+
+PAGES = LINKABLE  # the pages a chapter may link to
 
 
 @dataclass(frozen=True)
@@ -36,7 +37,7 @@ CHAPTERS: tuple[Chapter, ...] = (
         "(q = 0.448 against p = 0.382). How likely is **e** to stand, and if it falls, which "
         "token comes out instead? Step on with **next ▶** (or →).",
         "/round?k=1&seed=1&step=1",
-        "/round?k=1&seed=1&step=3",
+        "/round?k=1&seed=1&step=4",
         "**e** stands with probability min(1, p/q) = 0.853. Here the coin comes up "
         "u = 0.950, above that line, so **e** falls. One token is then drawn from the "
         "residual norm(max(0, p − q)) = [0.167, 0.646, 0.184, 0.003, 0, 0] over a..f: only "
@@ -75,7 +76,7 @@ CHAPTERS: tuple[Chapter, ...] = (
         "draft-length", "Draft length",
         "Push k to 16: why does the speedup fall?",
         "/draft-length",
-        "/round?k=16&step=20",
+        "/round?k=16&step=21",
         "Tokens per call can only approach 1/(1 − alpha) = 4.48 on these tables: 3.22 at "
         "k = 4, 4.42 at k = 16. The price of a round, 1 + k c, grows from 1.4 to 2.6 target "
         "calls. So the speedup falls from 2.30x to 1.70x (the best is k = 5, 2.34x). The "

@@ -96,6 +96,10 @@ def round_transcript(
     )
 
 
+TRANSCRIPT_COLUMNS = ("round", "context", "emitted", "origins", "flushed", "accepted",
+                      "drafted", "tokens")
+
+
 def transcript_rows(tr: RoundTranscript, include_current: bool) -> list[Row]:
     """One row per listed round (for a CSV): its context, tokens, origins, kept drafts."""
     traces = tr.earlier + ((tr.current,) if include_current else ())

@@ -15,6 +15,7 @@ import plotly.graph_objects as go
 
 NOTATIONS = ("leviathan", "chen")
 _LETTER = re.compile(r"(?<![A-Za-z0-9_])([pq])(?![A-Za-z])")  # p or q standing alone
+_TABLE = re.compile(r"(?<![A-Za-z0-9_])([PQ])(?![A-Za-z])")  # the tables P and Q
 _KEEP = ("p-value", "top-p", "p50", "p95", "chi-square p")  # not the letter p
 
 
@@ -38,6 +39,13 @@ def letters(notation: str) -> Letters:
     if notation not in LETTERS:
         raise ValueError(f"unknown notation {notation!r}; choose one of {', '.join(LETTERS)}")
     return LETTERS[notation]
+
+
+def swap_tables(text: str, notation: str = "leviathan") -> str:
+    """text naming the tables P (target) and Q (draft), with p and q, in `notation`'s."""
+    if notation == "leviathan" or not text:
+        return text
+    return swap(_TABLE.sub(lambda m: "Q" if m.group(1) == "P" else "P", text), notation)
 
 
 def swap(text: str, notation: str = "leviathan") -> str:

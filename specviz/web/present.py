@@ -11,24 +11,25 @@ from __future__ import annotations
 
 import html
 
-# Okabe & Ito (2008) colours whose contrast on white survives a projector, darkest first.
-PROJECTOR_PALETTE = {
-    "black": "#000000", "blue": "#0072B2", "vermillion": "#D55E00", "green": "#009E73",
-    "purple": "#CC79A7", "orange": "#E69F00",
-}
-INK = "#000000"  # body text
+from ..figures import palette
+
+PROJECTOR_PALETTE = palette.PROJECTOR  # the colours that keep their contrast projected
+INK = palette.BLACK  # body text
 PAPER = "#FFFFFF"  # background
 LINK = "#0050A0"  # links: a darker blue than the palette's, underlined
-FOCUS = "#D55E00"  # keyboard focus ring (vermillion)
+FOCUS = palette.VERMILLION  # keyboard focus ring
 
 BASE_PX = 21  # body text in presenter mode (Streamlit's default is 16)
 TITLE_REM = 2.2  # h1
 METRIC_VALUE_REM = 2.6
 METRIC_LABEL_REM = 1.15
 CAPTION_REM = 0.95  # of BASE_PX
-FIGURE_FONT_PX = 18  # the figures' base font in presenter mode
+FIGURE_FONT_PX = 20  # the figures' base font in presenter mode (axis titles, annotations)
 FIGURE_TITLE_PX = 22  # their titles
-FIGURE_TICK_PX = 16  # axis tick labels and legend entries
+FIGURE_TICK_PX = 18  # axis tick labels, legend entries: the smallest chart text projected
+FIGURE_MARGIN_PX = 70  # left and bottom margins that hold the larger ticks
+EXIT_PX = 20  # the "leave presenter mode" button
+LEGEND_DROP = 0.08  # a legend under the axis moves this much further down (of the plot)
 MARKER = "sv-present"  # class of the element that marks presenter mode in the page
 
 KEY_HINTS = (("←", "one step back"), ("→", "one step on"), ("space", "play / pause"),
@@ -47,15 +48,15 @@ def presenter_css() -> str:
 [data-testid="stMainBlockContainer"], .block-container {{
   padding: 0.6rem 2rem 2rem 2rem !important; max-width: 100% !important; }}
 .stElementContainer:has(> .stHtml > .{MARKER}) {{ display: contents; }}
-html {{ font-size: {BASE_PX}px !important; }}
+html {{ font-size: clamp(16px, 1.1vw, {BASE_PX}px) !important; }}
 .stApp, .stMarkdown, .stMarkdown p, .stMarkdown li, [data-testid="stMarkdownContainer"] {{
-  font-size: {BASE_PX}px !important; line-height: 1.45 !important; color: {INK} !important; }}
+  font-size: 1rem !important; line-height: 1.45 !important; color: {INK} !important; }}
 h1, .stMarkdown h1 {{ font-size: {TITLE_REM}rem !important; font-weight: 800 !important;
-  color: {INK} !important; padding-top: 0.2rem !important; }}
+  color: {INK} !important; padding: 0.1rem 300px 0.2rem 0 !important; }}
 h2, .stMarkdown h2 {{ font-size: 2.1rem !important; color: {INK} !important; }}
 h3, .stMarkdown h3 {{ font-size: 1.7rem !important; color: {INK} !important; }}
 [data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p, .stCaption {{
-  font-size: {CAPTION_REM * BASE_PX:.0f}px !important; color: #1a1a1a !important;
+  font-size: {CAPTION_REM}rem !important; color: #1a1a1a !important;
   opacity: 1 !important; }}
 [data-testid="stMetricValue"], [data-testid="stMetricValue"] div {{
   font-size: {METRIC_VALUE_REM}rem !important; font-weight: 700 !important;
@@ -65,7 +66,8 @@ h3, .stMarkdown h3 {{ font-size: 1.7rem !important; color: {INK} !important; }}
 [data-testid="stWidgetLabel"], [data-testid="stWidgetLabel"] p, label p {{
   font-size: 1rem !important; color: {INK} !important; }}
 [data-testid="stAlertContainer"] p, [data-testid="stAlert"] p {{
-  font-size: {BASE_PX}px !important; color: {INK} !important; }}
+  font-size: 1rem !important; color: {INK} !important; }}
+.sv-step {{ font-size: 1.05rem !important; color: {INK} !important; }}
 .stButton button, .stDownloadButton button, .stLinkButton a {{
   font-size: 1rem !important; min-height: 2.6rem !important;
   border: 2px solid {INK} !important; color: {INK} !important; }}
@@ -78,17 +80,43 @@ h3, .stMarkdown h3 {{ font-size: 1.7rem !important; color: {INK} !important; }}
 [data-testid="stBaseLinkButton-primary"], [data-testid="stBaseLinkButton-primary"] p {{
   color: {PAPER} !important; }}
 :focus-visible {{ outline: 4px solid {FOCUS} !important; outline-offset: 2px !important; }}
-.sv-chip {{ font-size: 1.25rem !important; border-width: 3px !important; }}
-.sv-legend {{ font-size: 1.05rem !important; color: {INK} !important; }}
+.sv-chip {{ font-size: 1.05rem !important; border-width: 3px !important; }}
+.sv-legend {{ display: none !important; }}
 .{MARKER} {{ position: relative; height: 0; }}
-.{MARKER}-bar {{ position: absolute; top: 0; right: 0; z-index: 10;
-  font-size: 15px; background: {PAPER}; border: 2px solid {INK}; border-radius: 6px;
-  padding: 2px 10px; }}
-.{MARKER}-bar a {{ color: {LINK} !important; }}
+.{MARKER}-bar {{ position: fixed; top: 8px; right: 12px; z-index: 1000;
+  font-size: {EXIT_PX}px; font-weight: 700; background: {PAPER}; border: 3px solid {INK};
+  border-radius: 8px; padding: 6px 14px; }}
+.{MARKER}-bar a {{ color: {INK} !important; text-decoration: none !important; }}
 """
 
 
-def presenter_html(exit_label: str = "leave presenter mode") -> str:
+def big_figure(fig):
+    """A copy of the figure with the presenter's type: every text at least FIGURE_TICK_PX
+    (titles, axis titles and ticks, legends, annotations, text on traces), black ink.
+    Streamlit's chart theme sets tick and title sizes itself, so they are set here."""
+    out = type(fig)(fig)
+    out.update_layout(font_size=FIGURE_FONT_PX, font_color=INK, title_font_size=FIGURE_TITLE_PX,
+                      legend_font_size=FIGURE_TICK_PX)
+    for axes in (out.update_xaxes, out.update_yaxes):
+        axes(tickfont_size=FIGURE_TICK_PX, title_font_size=FIGURE_FONT_PX,
+             tickfont_color=INK, title_font_color=INK)
+    if hasattr(out.layout, "scene"):
+        out.update_scenes(xaxis_tickfont_size=FIGURE_TICK_PX, yaxis_tickfont_size=FIGURE_TICK_PX,
+                          zaxis_tickfont_size=FIGURE_TICK_PX)
+    for ann in out.layout.annotations:
+        ann.font.size = max(ann.font.size or 0, FIGURE_FONT_PX)
+    for tr in out.data:
+        if "textfont" in tr:
+            tr.textfont.size = max(tr.textfont.size or 0, FIGURE_TICK_PX)
+    m, legend = out.layout.margin, out.layout.legend
+    out.update_layout(margin=dict(l=max(m.l or 0, FIGURE_MARGIN_PX),
+                                  b=max(m.b or 0, FIGURE_MARGIN_PX)))
+    if legend.orientation == "h" and legend.y is not None and legend.y < 0:
+        legend.y -= LEGEND_DROP  # under the larger tick labels, never over them
+    return out
+
+
+def presenter_html(exit_label: str = "✕ leave presenter mode") -> str:
     """The style sheet, the marker element the tests look for, and a fixed corner link that
     reloads the page without present=1 (the sidebar is hidden, so it is the way out)."""
     return (
@@ -206,7 +234,7 @@ def step_queue_js(keys: dict[str, str] = STEP_KEYS) -> str:
 
 
 # ----------------------------------------------------------------------------- sharing
-COPY_LABEL = "🔗 Copy link to this state"
+COPY_LABEL = "Copy link to this state"  # text only: no emoji font is needed
 
 
 def copy_link_html(label: str = COPY_LABEL) -> str:

@@ -44,6 +44,9 @@ SEED_MAX = 2**31 - 1
 CTX_LEN_MAX = 131_072  # context length on the roofline
 BATCH_MAX = 4_096
 DRAFTS = ("table", "mix")
+SPEEDS = (0.5, 1.0, 2.0, 3.0)  # autoplay: seconds per step
+ACCEPTANCE_TABS = ("alpha", "T")  # /acceptance: draft quality, or temperature mismatch
+SURFACE_VIEWS = ("heatmap", "3d")  # /cost: the speedup over k and c as a heatmap or in 3D
 
 
 @dataclass(frozen=True)
@@ -61,6 +64,9 @@ class Settings:
     n: int = 60_000  # Monte Carlo decodes
     step: int = 0  # animation frame on /round
     rnd: int = 0  # which round of the transcript /round shows (0 = the first)
+    speed: float = 1.0  # autoplay on /round and /text: seconds per step
+    tab: str = "alpha"  # /acceptance: which sweep is open
+    surface: str = "heatmap"  # /cost: which view of the speedup surface is open
     preset: str = "Llama-2-7B"  # roofline model shape
     dtype: str = "fp16"  # roofline weight type
     ctxlen: int = 512  # roofline context length in tokens
@@ -91,7 +97,7 @@ class Settings:
     conv_given: str = "alpha"  # /rules converter: what the number is
     conv_value: float = 0.8  # /rules converter: the number
     threshold: float = 0.3  # /draft-length: the confidence policy's threshold on max q
-    kv: int = 1  # /roofline batch section: 1 = the pass also reads the KV cache
+    kv: int = 0  # /roofline batch section: 1 = the pass also reads the KV cache
     # /text: the n-gram models and the prompt (the corpus itself cannot travel in a URL)
     level: str = "char"  # tokens: characters or words
     order: int = 6  # target n-gram order (2..8 for characters, 2..4 for words)
@@ -178,6 +184,18 @@ def _int_choice(options):
     return parse
 
 
+def _float_choice(options):
+    opts = tuple(float(o) for o in options)
+
+    def parse(s: str) -> float:
+        v = float(s)
+        if v not in opts:
+            raise ValueError
+        return v
+    parse.range = "one of " + ", ".join(f"{o:g}" for o in opts)
+    return parse
+
+
 def _choice(options):
     opts = tuple(options)
 
@@ -249,6 +267,9 @@ PARSERS = {
     "n": _int(1, N_APP_MAX),
     "step": _int(0, STEP_MAX),
     "rnd": _int(0, RND_MAX),
+    "speed": _float_choice(SPEEDS),
+    "tab": _choice(ACCEPTANCE_TABS),
+    "surface": _choice(SURFACE_VIEWS),
     "preset": _choice(PRESETS),
     "dtype": _choice(DTYPE_BYTES),
     "ctxlen": _int(0, CTX_LEN_MAX),

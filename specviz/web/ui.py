@@ -27,7 +27,7 @@ from ..core.warp import Warp, warp_tables
 from ..figures import export
 from . import guard, present
 from . import settings as S
-from .notation import LETTERS, swap, swap_figure
+from .notation import LETTERS, swap, swap_figure, swap_tables
 
 SHARED_KEYS = ("k", "c", "draft", "alpha", "T", "seed", "rule", "ctx", "notation", "present",
                "wT", "wtopk", "wtopp", "wminp", "wdraft")
@@ -88,35 +88,59 @@ def _url_settings() -> tuple[S.Settings, list[str]]:
     return st.session_state["_url_settings"]
 
 
-def _seed(key: str, value: object) -> str:
-    """Give widget `key` its starting value, kept across page switches in the session."""
-    wkey = f"w_{key}"
-    if wkey in st.session_state:
-        # Re-assign: after a page switch Streamlit no longer counts the value as this
-        # widget's, and the widget would restart at its minimum.
-        st.session_state[wkey] = st.session_state[wkey]
-    else:
-        st.session_state[wkey] = st.session_state.get(f"v_{key}", value)
-    return wkey
+INDEXED = ("radio", "selectbox")  # widgets whose start is an index into their options
 
 
 def bind(key: str, widget: Callable, *args, cast: Callable | None = None, **kwargs):
-    """Draw a widget bound to URL parameter `key`; returns its value. cast turns the URL's
-    value into the widget's type (bool for a toggle bound to a 0/1 parameter)."""
-    url, _ = _url_settings()
-    start = getattr(url, key)
-    wkey = _seed(key, cast(start) if cast else start)
-    value = widget(*args, key=wkey, **kwargs)
+    """Draw a widget bound to URL parameter `key`; returns its value. The URL gives its
+    starting value (cast turns it into the widget's type: bool for a toggle bound to a 0/1
+    parameter); Streamlit's persist_state="session" keeps the reader's value for the
+    session, across page switches."""
+    wkey = f"w_{key}"
+    assigned = st.session_state.get("_assigned", set())
+    if wkey in assigned:  # its value was set by assign() for this run: no default on top
+        assigned.discard(wkey)
+    else:
+        url, _ = _url_settings()
+        start = cast(getattr(url, key)) if cast else getattr(url, key)
+        if getattr(widget, "__name__", "") in INDEXED:
+            options = list(args[1] if len(args) > 1 else kwargs["options"])
+            kwargs["index"] = options.index(start) if start in options else 0
+        else:
+            kwargs["value"] = start
+    value = widget(*args, key=wkey, persist_state="session", **kwargs)
     st.session_state[f"v_{key}"] = value
     return value
+
+
+def tabs(key: str, labels: dict[str, str]) -> tuple[str, list]:
+    """Tabs bound to URL parameter `key` (labels: value -> tab label); only the open tab
+    runs. Returns the open tab's value and the tab containers."""
+    url, _ = _url_settings()
+    wkey = f"w_{key}"
+    start = labels.get(st.session_state.get(f"v_{key}", getattr(url, key)))
+    containers = st.tabs([text(v) for v in labels.values()], key=wkey, on_change="rerun",
+                         default=text(start))
+    shown = {text(v): k for k, v in labels.items()}
+    value = shown.get(st.session_state.get(wkey), getattr(url, key))
+    st.session_state[f"v_{key}"] = value
+    return value, containers
 
 
 def clamp(key: str, lo, hi) -> None:
     """Hold widget `key`'s value inside [lo, hi] before it is drawn (its range just moved)."""
     url, _ = _url_settings()
     wkey = f"w_{key}"
-    now = st.session_state.get(wkey, st.session_state.get(f"v_{key}", getattr(url, key)))
-    st.session_state[wkey] = min(max(now, lo), hi)
+    now = st.session_state.get(wkey, getattr(url, key))
+    held = min(max(now, lo), hi)
+    if wkey not in st.session_state or held != now:
+        assign(key, held)
+
+
+def assign(key: str, value) -> None:
+    """Set the widget bound to `key` to value (before it is drawn, or in a callback)."""
+    st.session_state[f"w_{key}"] = value
+    st.session_state.setdefault("_assigned", set()).add(f"w_{key}")
 
 
 def write_url(s: S.Settings, keys: Sequence[str],
@@ -217,13 +241,18 @@ def _table_editor() -> None:
     """Sidebar expander: edit P and Q in place, or upload either as CSV."""
     state = _tables_state()
     vocab = list(state["vocab"])
-    with st.sidebar.expander("Tables (target P, draft Q)"):
+    box = st.sidebar.expander(tables("Tables (target P, draft Q)"), key="tables_open",
+                              on_change="rerun")
+    with box:
+        if not box.open:  # drawn only when open: two grids cost every page's first render
+            return
         st.caption("Row = current token, columns = next token; each row must sum to 1.")
         edited = {}
         for name in ("P", "Q"):
             df = pd.DataFrame(state[name], index=vocab, columns=vocab)
             edited[name] = st.data_editor(df, key=f"edit_{name}", num_rows="fixed")
-            up = st.file_uploader(f"Upload {name} as CSV", type=["csv"], key=f"up_{name}")
+            up = st.file_uploader(tables(f"Upload {name} as CSV"), type=["csv"],
+                                  key=f"up_{name}")
             if up is not None:
                 try:
                     edited[name] = _read_csv_table(up, len(vocab))
@@ -274,7 +303,7 @@ def page(title: str, keys: Sequence[str] = (), layout: str = "wide") -> AppState
     k = bind("k", sb.slider, "k: drafted tokens per round", 1, S.K_APP_MAX)
     c = bind("c", sb.slider, "c: draft cost per token (x one target call)", 0.0, 2.0, step=0.01)
     draft = bind("draft", sb.radio, "Draft model", S.DRAFTS, horizontal=True,
-                 format_func=lambda d: {"table": "table Q", "mix": "mix of P and junk"}[d])
+                 format_func=lambda d: tables({"table": "table Q", "mix": "mix of P and junk"}[d]))
     alpha = bind("alpha", sb.slider, "alpha: draft quality (1 copies the target)", 0.0, 1.0,
                  step=0.01, disabled=draft != "mix")
     T = bind("T", sb.number_input, "T: draft temperature", min_value=0.05, max_value=10.0,
@@ -325,16 +354,31 @@ def finish(app: AppState, settings: S.Settings, keys: Sequence[str] = ()) -> Non
     _share_box(q, notes)
 
 
-def download_csv(rows, name: str, label: str = "Download CSV") -> None:
-    """A download button for a table (rows of dicts or a DataFrame)."""
-    df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
+def download_csv(rows, name: str, label: str = "Download CSV", *,
+                 columns: Sequence[str] | None = None) -> None:
+    """A download button for a table (rows of dicts or a DataFrame); with columns, the
+    header is written even before there is a row."""
+    df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows, columns=columns)
     st.download_button(label, df.to_csv(index=False).encode(), file_name=f"{name}.csv",
                        mime="text/csv", key=f"dl_{name}")
 
 
+def table(rows, columns: dict[str, tuple[str, str | None]], **kwargs) -> None:
+    """st.dataframe with human headers and one number format per column (columns: key ->
+    (header, printf format, or None for text)); columns not named keep their key."""
+    df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
+    config = {key: (st.column_config.NumberColumn(text(label), format=fmt) if fmt else
+                    st.column_config.TextColumn(text(label)))
+              for key, (label, fmt) in columns.items() if key in df.columns}
+    st.dataframe(df, hide_index=True, column_config=config, **kwargs)
+
+
 # ----------------------------------------------------------------------------- letters
 def _notation() -> str:
-    return st.session_state.get("v_notation", S.DEFAULTS.notation)
+    """The reader's letters, as the widget holds them in this run (it is drawn after some
+    of the labels it re-letters)."""
+    ss = st.session_state
+    return ss.get("w_notation", ss.get("v_notation", _url_settings()[0].notation))
 
 
 def text(t: str) -> str:
@@ -342,28 +386,62 @@ def text(t: str) -> str:
     return swap(t, _notation())
 
 
+def tables(t: str) -> str:
+    """t (naming the tables P = target and Q = draft) in the reader's letters."""
+    return swap_tables(t, _notation())
+
+
 def md(t: str, **kwargs) -> None:
     """st.markdown in the reader's letters."""
     st.markdown(text(t), **kwargs)
 
 
-def chart(fig, key: str | None = None, **kwargs) -> None:
+def letters(t: str, swap_letters: bool = True) -> str:
+    """t in the reader's letters, or as it is (token names may themselves be p and q)."""
+    return text(t) if swap_letters else t
+
+
+def intro(t: str) -> None:
+    """A page's opening explanation; in presenter mode it folds away under an expander,
+    so that the stage starts on the first screen."""
+    if presenter_active():
+        with st.expander("About this page"):
+            md(t)
+    else:
+        md(t)
+
+
+def set_params(**values) -> None:
+    """Rewrite these query parameters only (dropped at their defaults): for a fragment,
+    which reruns without the rest of the page."""
+    q = S.to_query(replace(S.DEFAULTS, **values), tuple(values))
+    for key in values:
+        if key in q:
+            if st.query_params.get(key) != q[key]:
+                st.query_params[key] = q[key]
+        elif key in st.query_params:
+            del st.query_params[key]
+
+
+def chart(fig, key: str | None = None, *, swap_letters: bool = True, **kwargs) -> None:
     """st.plotly_chart in the reader's letters (and, in presenter mode, larger type)."""
-    fig = swap_figure(fig, _notation())
+    if swap_letters:
+        fig = swap_figure(fig, _notation())
+    fig.update_layout(template="none")  # Streamlit's theme styles it; saves ~6 kB a chart
     if presenter_active():
         fig = present_figure(fig)
     st.plotly_chart(fig, key=key, **kwargs)
 
 
 def present_figure(fig):
-    """A copy of the figure with the presenter's type sizes: base, titles, ticks, legend
-    (Streamlit's chart theme sets the tick and title sizes itself, so they are set here)."""
-    out = type(fig)(fig)
-    out.update_layout(font_size=present.FIGURE_FONT_PX, title_font_size=present.FIGURE_TITLE_PX,
-                      legend_font_size=present.FIGURE_TICK_PX)
-    out.update_xaxes(tickfont_size=present.FIGURE_TICK_PX, title_font_size=present.FIGURE_FONT_PX)
-    out.update_yaxes(tickfont_size=present.FIGURE_TICK_PX, title_font_size=present.FIGURE_FONT_PX)
-    return out
+    """A copy of the figure in presenter mode's type (present.big_figure)."""
+    return present.big_figure(fig)
+
+
+def folded(label: str):
+    """A container that, in presenter mode, folds away under an expander (controls a
+    speaker sets before the talk), so that the stage starts on the first screen."""
+    return st.expander(label) if presenter_active() else st.container()
 
 
 # ----------------------------------------------------------------------------- presenting
@@ -418,28 +496,17 @@ def _share_box(q: dict[str, str], notes: Sequence[str] = ()) -> None:
     sb.code(share_url(q) or "(this page, all defaults)", language=None, wrap_lines=True)
 
 
-def download_round_html(trace, rnd: int, key: str = "dl_round_html",
+def download_round_html(trace, rnd: int, step: int = 0, key: str = "dl_round_html",
                         label: str = "Export this round as HTML") -> None:
     """A download button for the round's animation as one standalone HTML file (plays
-    offline). The file is built when the button is pressed, not on every run."""
+    offline, opening at `step`). The file is built when the button is pressed, not on
+    every run."""
     st.download_button(
-        label, data=partial(export.round_html_bytes, trace, int(rnd)),
+        label, data=partial(export.round_html_bytes, trace, int(rnd), start=int(step)),
         file_name=f"specviz-round{int(rnd)}-k{trace.k}-{trace.rule}.html", mime="text/html",
         key=key, on_click="ignore",
         help="One file with the round's animation: play, pause and a step slider. It opens "
              "in any browser with no server and no network.")
-
-
-def chart_png(fig, name: str, key: str | None = None) -> None:
-    """A PNG download of a figure where kaleido renders offline here; otherwise a caption
-    that points to the camera button of the chart's own toolbar."""
-    png = export.figure_png(fig) if export.png_available() else None
-    if png is None:
-        st.caption(export.PNG_HELP)
-        return
-    st.download_button("Download PNG", png, file_name=f"{name}.png", mime="image/png",
-                       key=key or f"png_{name}", on_click="ignore")
-
 
 
 # ----------------------------------------------------------------------------- autoplay

@@ -6,6 +6,10 @@ One difference is deliberate: the earlier text engine gave a position that was n
 verified the threshold min(1, p/q) whatever the rule, while the table engine (and now the
 one engine) uses the rule's own table. For rules whose threshold is not min(1, p/q) the
 unverified positions' thresholds are therefore not compared on text.
+
+The frames have one kind more than the recording: "score", the target's one call over
+all k drafts, shown before the first coin. It draws nothing and changes no other frame,
+so record_of leaves it out of kinds and captions (golden.NEW_KINDS).
 """
 
 from __future__ import annotations

@@ -25,6 +25,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / "Dockerfile"
 CHROMIUM = "/usr/bin/chromium"
+IDLE = ("[data-testid='stApp'][data-test-script-state='notRunning']"
+        "[data-test-connection-state='CONNECTED']")
+SETTLED_JS = ("() => !document.querySelector('[data-testid=stSkeleton]')"
+              " && !document.querySelector('[data-stale=true]')")
+OVERFLOW_JS = ("() => { const m = document.querySelector('[data-testid=stMain]');"
+               " return [m.scrollWidth, m.clientWidth, document.documentElement.scrollWidth,"
+               " document.documentElement.clientWidth]; }")
 CHROMIUM_ARGS = [
     "--no-sandbox",
     "--disable-gpu",

@@ -15,16 +15,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
-from harness import ROOT, Server, start_server
+from harness import IDLE, ROOT, SETTLED_JS, Server, start_server
 from playwright.sync_api import Page, expect
 
-IDLE = ("[data-testid='stApp'][data-test-script-state='notRunning']"
-        "[data-test-connection-state='CONNECTED']")
-SETTLED_JS = ("() => !document.querySelector('[data-testid=stSkeleton]')"
-              " && !document.querySelector('[data-stale=true]')")
+from specviz.views import site
+
 # "Error" as an exception name or label, but not prose such as "Error bars: one standard error".
 ERROR_RE = re.compile(r"\b(?:[A-Z]\w*)?(?:Error|Exception)\b(?! bars)")
-CAPTION_RE = re.compile(r"Round (\d+) · step (\d+) of (\d+)")
+CAPTION_RE = re.compile(r"Round (\d+) · step (\d+) ·")
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -74,7 +72,7 @@ def round_caption(page: Page):
 def caption_numbers(page: Page) -> tuple[int, int, int]:
     m = CAPTION_RE.search(round_caption(page).inner_text())
     assert m, "no round caption"
-    return int(m[1]), int(m[2]), int(m[3])
+    return int(m[1]), int(m[2]), 0
 
 
 # ----------------------------------------------------------------------------- deep links
@@ -89,8 +87,9 @@ class DeepLink:
 DEEP_LINKS = [
     DeepLink("/?k=7&seed=3", "specviz: speculative decoding", {"k": "7"},
              ("at k = 7",)),
-    DeepLink("/round?k=5&seed=3&step=2", "One round, token by token", {"k": "5", "scrub": "2"},
-             ("step 2 of", "k = 5")),
+    DeepLink("/round?k=5&seed=3&step=2", "One round, token by token",
+             {"k": "5", "round_scrub": "2"},
+             ("step 2 ·", "k = 5")),
     DeepLink("/exactness?n=2000&k=3&seed=1", "Exactness: is the text distributed",
              {"k": "3"}, ("k = 3, seed = 1",)),
     DeepLink("/acceptance?k=6&c=0.3", "Acceptance: how draft quality", {"k": "6", "c": "0.30"},
@@ -101,7 +100,7 @@ DEEP_LINKS = [
     DeepLink("/roofline?k=7&preset=Llama-2-13B&accel=A100+SXM+80GB", "Roofline: why scoring",
              {"k": "7"}, ("verify k + 1 = 8 tokens", "free tokens on A100 SXM 80GB")),
     DeepLink("/text?k=3&seed=2&step=1", "Real text: speculative decoding", {"k": "3"},
-             ("step 1 of",)),
+             ("step 1 ·",)),
     DeepLink("/rules?k=5&c=0.2", "The rules gallery", {"k": "5", "c": "0.20"},
              ("k = 5, seed 0",)),
     DeepLink("/tour?chapter=2&k=6", "A guided tour of speculative decoding", {"k": "6"},
@@ -120,9 +119,9 @@ def cold_server() -> Iterator[Server]:
 def _check_deep_link(page: Page, base: str, link: DeepLink) -> None:
     open_page(page, base + link.path, link.title)
     for key, value in link.sliders.items():
-        if key == "scrub":  # the page's own step slider
-            expect(page.locator(".st-key-scrub [data-testid='stSliderThumbValue']")).to_have_text(
-                value)
+        if key == "round_scrub":  # the page's own step slider
+            thumb = page.locator(".st-key-round_scrub [data-testid='stSliderThumbValue']")
+            expect(thumb).to_have_text(f"step {value}")
         else:
             expect(slider(page, key)).to_have_text(value)
     for text in link.texts:
@@ -159,7 +158,7 @@ def _visit_every_page_from_the_sidebar(page: Page, check) -> None:
     nav = page.locator("[data-testid='stSidebarNav']")
     for link in DEEP_LINKS[1:]:
         name = link.path.split("?")[0].strip("/")
-        nav.get_by_role("link", name=name, exact=True).click()
+        nav.get_by_role("link", name=site.BY_PATH[name].title, exact=True).click()
         expect(page).to_have_url(re.compile(rf"/{re.escape(name)}(\?|$)"))
         page.get_by_text(link.title).first.wait_for()
         settle(page)
@@ -229,15 +228,15 @@ def test_round_steps_with_the_arrow_keys(server, page):
     open_page(page, server.url + ROUND, CAPTION_RE)
     assert caption_numbers(page)[:2] == (0, 2)
     page.keyboard.press("ArrowRight")
-    expect(round_caption(page)).to_contain_text("step 3 of")
+    expect(round_caption(page)).to_contain_text("step 3 ·")
     expect(page).to_have_url(url_param("step", "3"))
     settle(page)
     page.keyboard.press("ArrowRight")
-    expect(round_caption(page)).to_contain_text("step 4 of")
+    expect(round_caption(page)).to_contain_text("step 4 ·")
     expect(page).to_have_url(url_param("step", "4"))
     settle(page)
     page.keyboard.press("ArrowLeft")
-    expect(round_caption(page)).to_contain_text("step 3 of")
+    expect(round_caption(page)).to_contain_text("step 3 ·")
     expect(page).to_have_url(url_param("step", "3"))
     settle(page)
     assert_clean(page)
@@ -245,27 +244,27 @@ def test_round_steps_with_the_arrow_keys(server, page):
 
 def test_round_steps_with_the_buttons_and_replays(server, page, context):
     open_page(page, server.url + ROUND, CAPTION_RE)
-    first_frame = page.locator("[data-testid='stAlertContentInfo']").first.inner_text()
+    first_frame = page.locator(".sv-caption").first.inner_text()
     nxt = page.get_by_role("button", name=re.compile(r"^next"))
     prv = page.get_by_role("button", name=re.compile(r"^◀ prev"))
     nxt.click()
-    expect(round_caption(page)).to_contain_text("step 3 of")
+    expect(round_caption(page)).to_contain_text("step 3 ·")
     expect(page).to_have_url(url_param("step", "3"))
     settle(page)
-    third = page.locator("[data-testid='stAlertContentInfo']").first.inner_text()
+    third = page.locator(".sv-caption").first.inner_text()
     prv.click()
-    expect(round_caption(page)).to_contain_text("step 2 of")
+    expect(round_caption(page)).to_contain_text("step 2 ·")
     expect(page).to_have_url(url_param("step", "2"))
     settle(page)
-    assert page.locator("[data-testid='stAlertContentInfo']").first.inner_text() == first_frame
+    assert page.locator(".sv-caption").first.inner_text() == first_frame
     # the same link in another session replays the same draws to the same frame
     other = context.new_page()
     open_page(other, server.url + "/round?k=5&seed=3&step=3", CAPTION_RE)
-    assert other.locator("[data-testid='stAlertContentInfo']").first.inner_text() == third
+    assert other.locator(".sv-caption").first.inner_text() == third
     other.close()
     # a new round starts at step 0 of round 1
     page.get_by_role("button", name=re.compile(r"^new round")).click()
-    expect(round_caption(page)).to_contain_text("Round 1 · step 0 of")
+    expect(round_caption(page)).to_contain_text("Round 1 · step 0 ·")
     expect(page).to_have_url(url_param("rnd", "1"))
     settle(page)
     assert "step" not in query(page)  # step 0 is the default
@@ -274,12 +273,12 @@ def test_round_steps_with_the_buttons_and_replays(server, page, context):
 
 def test_round_autoplay_starts_and_stops(server, page):
     open_page(page, server.url + "/round?k=8&seed=5", CAPTION_RE)
-    page.get_by_text("autoplay", exact=True).click()
+    page.locator(".st-key-round_autoplay label").click()
     # it moves by itself, frame after frame, and the URL follows
-    expect(round_caption(page)).to_contain_text("step 2 of", timeout=15_000)
+    expect(round_caption(page)).to_contain_text("step 2 ·", timeout=15_000)
     expect(page).to_have_url(re.compile(r"[?&]step=([2-9]|\d\d)"), timeout=15_000)
-    page.get_by_text("autoplay", exact=True).click()
-    expect(page.locator(".st-key-autoplay input")).not_to_be_checked()
+    page.locator(".st-key-round_autoplay label").click()
+    expect(page.locator(".st-key-round_autoplay input")).not_to_be_checked()
     settle(page)
     rnd, step, _ = caption_numbers(page)
     url = page.url
@@ -340,7 +339,7 @@ def test_uploads_in_the_browser(server, page, tmp_path):
     cap_mb = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())["server"][
         "maxUploadSize"]
     huge.write_bytes(b"0.1," * (cap_mb * 2**20 // 4 + 1000))  # just over the cap
-    open_page(page, server.url + "/", "one round emits")
+    open_page(page, server.url + "/", "this round emits")
     page.get_by_text("Tables (target P, draft Q)").click()
     uploader = page.locator(".st-key-up_Q input[type='file']")
     acceptance = page.locator("[data-testid='stMetricValue']").nth(1)

@@ -17,7 +17,7 @@ def _nodes(page, status: str | None = None):
 
 def test_a_tree_round_steps_from_drafts_to_the_pruned_branches(server, page):
     open_page(page, server.url + TREE, CAPTION_RE)
-    expect(round_caption(page)).to_contain_text("step 0 of")
+    expect(round_caption(page)).to_contain_text("step 0 ·")
     assert _nodes(page).count() == 0  # nothing drafted yet
     page.keyboard.press("ArrowRight")  # level 1: the three first candidates
     expect(page).to_have_url(url_param("step", "1"))
@@ -29,8 +29,10 @@ def test_a_tree_round_steps_from_drafts_to_the_pruned_branches(server, page):
         settle(page)
     expect(_nodes(page)).to_have_count(15)
     assert _nodes(page, "accepted").count() + _nodes(page, "rejected").count() >= 1
-    last = int(CAPTION_RE.search(round_caption(page).inner_text())[3])
-    for step in range(5, last + 1):
+    step = 4
+    while "· done ·" not in round_caption(page).inner_text():  # on to the round's last frame
+        step += 1
+        assert step < 40, "no last frame"
         page.keyboard.press("ArrowRight")
         expect(page).to_have_url(url_param("step", str(step)))
         settle(page)

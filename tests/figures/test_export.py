@@ -98,7 +98,7 @@ def test_bars_and_coin_appear_when_the_page_shows_them(traces):
         v = stepping.view(tr, s)
         p, q, law = (frame.data[len(export.STATUSES) + i].y for i in range(3))
         assert (sum(q) > 0) == (v.focus is not None)
-        assert (sum(p) > 0) == (v.focus is not None and v.verified >= v.focus)
+        assert (sum(p) > 0) == (v.focus is not None and v.scored)  # p from the target's call
         assert (sum(law) > 0) == v.final
         coin = frame.data[-1]
         assert (coin.x[0] is not None) == (v.focus is not None and v.verified >= v.focus)
@@ -138,34 +138,20 @@ def test_token_names_are_escaped():
     assert list(bars.x[:2]) == ["&lt;b&gt;", "a&amp;b"]  # tick labels
 
 
-def test_png_is_none_without_kaleido(monkeypatch):
-    import importlib.util
-
-    import plotly.graph_objects as go
-
-    real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec",
-                        lambda name, *a: None if name == "kaleido" else real(name, *a))
-    assert not export.png_available()
-    assert export.figure_png(go.Figure()) is None
-
-
-def test_png_is_none_when_kaleido_cannot_start(monkeypatch):
-    import plotly.graph_objects as go
-
-    monkeypatch.setattr(export, "png_available", lambda: True)
-
-    def broken(self, *a, **kw):
-        raise RuntimeError("no browser for kaleido here")
-
-    monkeypatch.setattr(go.Figure, "to_image", broken)
-    assert export.figure_png(go.Figure()) is None
+def test_the_export_opens_at_the_step_on_screen(traces):
+    tr = traces[CASES[0]]
+    start = 4
+    fig = export.round_figure(tr, 0, start=start)
+    assert fig.layout.sliders[0].active == start
+    assert f"step {start} " in fig.layout.title.text
+    first = fig.data[len(export.STATUSES)]  # p bar as shown at the start step
+    assert list(first.y) == list(fig.frames[start].data[len(export.STATUSES)].y)
+    html_text = export.round_html(tr, 0, start=start)
+    assert f'"active": {start}' in html_text or f'"active":{start}' in html_text
 
 
-def test_png_bytes_pass_through(monkeypatch):
-    import plotly.graph_objects as go
-
-    monkeypatch.setattr(export, "png_available", lambda: True)
-    monkeypatch.setattr(go.Figure, "to_image", lambda self, **kw: b"\x89PNG\r\n\x1a\nxx")
-    assert export.figure_png(go.Figure()).startswith(b"\x89PNG")
-    assert "camera" in export.PNG_HELP
+def test_keep_and_reject_share_one_coin_bar(traces):
+    fig = export.round_figure(traces[CASES[0]], 0)
+    keep, reject = (t for t in fig.data if t.name in ("keep: u < t", "reject: u ≥ t"))
+    assert keep.offsetgroup == reject.offsetgroup == "coin"  # one height, not two groups
+    assert keep.width == reject.width

@@ -281,16 +281,20 @@ def test_surface_figures(pair):
     assert set(be.z) == {1.0} and len(be.x) > 0
     for r in line:
         assert theory.walltime_speedup(alpha, r["k"], r["c"]) == pytest.approx(1.0)
-    sidebar = _trace(fig, "sidebar")
-    assert sidebar.z[0] == pytest.approx(theory.walltime_speedup(alpha, 7, 0.2))
+    current = _trace(fig, "current settings")
+    lifted = current.z[0] - theory.walltime_speedup(alpha, 7, 0.2)
+    assert 0 < lifted <= 0.05 * float(surface.speedup.max() - surface.speedup.min())
+    assert fig.layout.scene.xaxis.range[1] > np.log10(surface.cs[-1])  # c = 1 not clipped
     assert pagedata.surface_point(surface, 7, 0.0) is None  # off the log axis
 
-    hm = charts.surface_heatmap(surface)
-    assert [t.type for t in hm.data] == ["heatmap", "contour", "scatter"]
-    contour = hm.data[1]
-    assert contour.contours.start == contour.contours.end == 1.0
-    assert hm.layout.xaxis.type == "log"
-    assert np.array_equal(np.asarray(hm.data[0].z), surface.speedup)
+    hm = charts.surface_heatmap(surface, point, line)
+    assert [t.type for t in hm.data] == ["heatmap", "scatter", "scatter", "scatter"]
+    be = _trace(hm, "break-even")  # the closed form c*(k), one point per k: no kinks
+    assert list(be.y) == [r["k"] for r in line] and list(be.x) == [r["c"] for r in line]
+    mark = _trace(hm, "current settings")
+    assert (mark.x[0], mark.y[0]) == (0.2, 7)
+    assert hm.layout.xaxis.type == "log" and hm.layout.xaxis.dtick == 1
+    np.testing.assert_allclose(np.asarray(hm.data[0].z), surface.speedup, atol=5e-5)
 
 
 def test_surface_rows_long_format():
@@ -354,7 +358,7 @@ def test_every_figure_serialises(ex, conv, cm, pair):
         assert f.to_json()
 
 
-# ----------------------------------------------------------------------------- issue 5
+# ----------------------------------------------------------------------------- beyond the paper
 from specviz.core.dynamic import run_policies  # noqa: E402
 from specviz.views import gallery  # noqa: E402
 
@@ -446,3 +450,18 @@ def test_batch_curve_without_kv_stops_paying(pair):
     dot = _trace(fig, "this page's batch")
     assert dot.x == (64,) and dot.y[0] == pytest.approx(by[64]["speedup"])
     assert fig.to_json()
+
+
+def test_every_log_axis_labels_decades_only():
+    """Plotly's minor labels on a log axis read "5, 2, 0.1, 5, 2, 0.01": every log axis of
+    the chart pages takes charts.LOG_DECADES (a label at each decade)."""
+    import inspect
+
+    src = inspect.getsource(charts)
+    assert src.count('type="log"') == 2  # LOG_DECADES itself, and the T sweep's own ticks
+    assert charts.LOG_DECADES == {"type": "log", "dtick": 1}
+
+
+def test_joint_difference_never_reads_plus_or_minus_zero():
+    assert charts._signed(3e-5) == charts._signed(-3e-5) == "0"
+    assert charts._signed(1.2e-4) == "+0.0001" and charts._signed(-0.0123) == "-0.0123"

@@ -15,21 +15,16 @@ from urllib.parse import parse_qs, urlencode
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from specviz.views import site
 from specviz.web import settings as S
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = {
-    "home": ("app.py", ()),
-    "round": ("pages/1_round.py", ("step", "rnd")),
-    "exactness": ("pages/2_exactness.py", ("n",)),
-    "acceptance": ("pages/3_acceptance.py", ()),
-    "draft-length": ("pages/4_draft-length.py", ()),
-    "cost": ("pages/5_cost.py", ()),
-    "roofline": ("pages/6_roofline.py", ("preset", "dtype", "ctxlen", "batch", "accel")),
-    "text": ("pages/7_text.py", ("step", "rnd")),
-    "rules": ("pages/8_rules.py", ()),
-    "tour": ("pages/9_tour.py", ("chapter",)),
-}
+OWN = {"round": ("step", "rnd", "speed"), "exactness": ("n",), "acceptance": ("tab",),
+       "cost": ("surface",),
+       "roofline": ("preset", "dtype", "ctxlen", "batch", "accel"),
+       "text": ("step", "rnd", "speed"), "tour": ("chapter",)}
+PAGES = {p.path or "home": (p.script, OWN.get(p.path, ())) for p in site.PAGES
+         if p.path != "plan"}  # /plan has tests of its own (test_page_plan)
 SHARED = tuple(k for k in ("k", "c", "draft", "alpha", "T", "seed", "rule", "ctx", "notation",
                            "present") if k in S.KEYS)
 SMALL_N = "2000"  # keeps /exactness fast whenever n itself is not under test

@@ -12,17 +12,12 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from specviz.views import pagedata
+from specviz.views import pagedata, site
 from specviz.web import settings as S
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = {
-    "exactness": "pages/2_exactness.py",
-    "acceptance": "pages/3_acceptance.py",
-    "draft-length": "pages/4_draft-length.py",
-    "cost": "pages/5_cost.py",
-    "roofline": "pages/6_roofline.py",
-}
+PAGES = {path: site.BY_PATH[path].script
+         for path in ("exactness", "acceptance", "draft-length", "cost", "roofline")}
 SMALL = {"exactness": {"n": "2000"}}  # keep the Monte Carlo short in tests
 
 
@@ -47,11 +42,12 @@ def query(at: AppTest) -> dict[str, str]:
     return dict(at.query_params)
 
 
-def test_the_page_files_give_the_documented_paths():
-    from streamlit.source_util import page_icon_and_name
-
-    for path, rel in PAGES.items():
-        assert page_icon_and_name(ROOT / rel)[1] == path
+def test_every_page_file_is_listed_once():
+    scripts = [p.script for p in site.PAGES]
+    assert len(set(scripts)) == len(scripts) and len({p.path for p in site.PAGES}) == len(scripts)
+    files = sorted(str(f.relative_to(ROOT)) for f in (ROOT / "app_pages").glob("*.py"))
+    assert sorted(scripts) == files
+    assert [p.path for p in site.PAGES if not p.path] == [""]  # one home page
 
 
 @pytest.mark.parametrize("page", list(PAGES))
@@ -94,7 +90,7 @@ def test_exactness_sidebar_rule_drives_the_marginal_and_the_heatmap():
 def test_exactness_runs_a_non_spec_rule_too():
     other = [r for r in S.RULES if r not in ("correct", "greedy", "no_resample", "continue")]
     if not other:
-        pytest.skip("only SPEC.md's four rules are registered")
+        pytest.skip("only the tutorial's four rules are registered")
     at = run("exactness", rule=other[0])
     assert other[0] in list(at.dataframe[0].value["rule"])
 
@@ -156,7 +152,7 @@ def test_cost_deep_link_reaches_the_widgets():
 
 
 def test_cost_states_the_slower_case():
-    at = run("cost", k="12")  # a long draft: c* = (tokens - 1) / k is well below 0.6
+    at = run("cost", k="12", surface="3d")  # a long draft: c* = (tokens - 1) / k is well below 0.6
     text = " ".join(md.value for md in at.markdown)
     assert float(metrics(at)["break-even c*"]) < 0.6
     assert "slower than decoding with the target alone" in text
@@ -204,7 +200,7 @@ def test_invalid_params_fall_back_with_a_note(page, params, key):
     assert at.get("plotly_chart")
 
 
-# ----------------------------------------------------------------------------- issue 5
+# ----------------------------------------------------------------------------- beyond the paper
 def _frame_with(at: AppTest, column: str):
     return next(d.value for d in at.dataframe if column in d.value.columns)
 
@@ -231,7 +227,20 @@ def test_draft_length_dynamic_section():
 
 
 def test_roofline_batch_section_kv_toggle():
+    """By default (weights only) the batch chart shows the turn; with the KV-cache read it
+    stays flat and says why."""
     at = run("roofline")
+    m = metrics(at)
+    free, paying = int(m["verifying stops being free at B"]), int(
+        m["speculation stops paying at B"])
+    assert 1 < free < paying <= 1024
+    fig = next(c for c in charts(at) if "batch size" in c["layout"]["title"]["text"])
+    assert {free, paying} <= {s["x0"] for s in fig["layout"]["shapes"]}
+    assert not any("stays memory-bound" in i.value for i in at.info)
+    assert m["bytes read per pass"] == "13.48 GB (12.55 GiB)"
+    assert any("KV cache" in c.value and "default" in c.value for c in at.caption)
+    at.toggle(key="w_kv").set_value(True).run()
+    assert not at.exception
     m = metrics(at)
     assert m["verifying stops being free at B"] == "never"
     assert m["speculation stops paying at B"] == "never"
@@ -241,15 +250,6 @@ def test_roofline_batch_section_kv_toggle():
     line = fig["data"][0]
     assert line["x"][0] == 1 and line["x"][-1] == 1024
     assert max(line["y"]) - min(line["y"]) < 1e-9  # flat: memory-bound throughout
-    at.toggle(key="w_kv").set_value(False).run()
-    assert not at.exception
-    m = metrics(at)
-    free, paying = int(m["verifying stops being free at B"]), int(
-        m["speculation stops paying at B"])
-    assert 1 < free < paying <= 1024
-    fig = next(c for c in charts(at) if "batch size" in c["layout"]["title"]["text"])
-    assert {free, paying} <= {s["x0"] for s in fig["layout"]["shapes"]}
-    assert not any("stays memory-bound" in i.value for i in at.info)
 
 
 def test_roofline_batch_follows_the_accelerator_and_k():
@@ -274,3 +274,34 @@ def test_exactness_holds_n_at_the_work_cap_for_long_drafts():
     cap = S.n_cap(32, S.rules_cost(pagedata.page_rules("correct")))
     assert cap < S.n_cap(32) and cap * 33 * 4 <= S.WORK_REQUEST_MAX
     assert f"{cap:,}" in info and "cap bites" in info
+
+
+def test_acceptance_tab_is_in_the_url_and_only_the_open_tab_runs():
+    at = run("acceptance")
+    titles = [c["layout"]["title"]["text"] for c in charts(at)]
+    assert len(titles) == 1 and "draft quality alpha" in titles[0]
+    assert "tab" not in query(at)  # the default tab
+    at = run("acceptance", tab="T")
+    titles = [c["layout"]["title"]["text"] for c in charts(at)]
+    assert len(titles) == 1 and "temperature mismatch T" in titles[0]
+    assert query(at).get("tab") == "T"
+
+
+def test_sweep_tables_have_human_headers_and_one_format_per_column():
+    at = run("draft-length")
+    table = next(d for d in at.dataframe if "tokens_per_call_se" in d.value.columns)
+    config = json.loads(table.proto.columns)
+    assert config["tokens_per_call_se"]["label"] == "± one standard error"
+    assert config["alpha_eff"]["type_config"]["format"] == "%.4f"
+    assert all("_" not in c["label"] for c in config.values() if "label" in c)
+
+
+def test_cost_draws_the_heatmap_first_and_the_3d_surface_on_demand():
+    at = run("cost")
+    kinds = [t["type"] for c in charts(at) for t in c["data"]]
+    assert "heatmap" in kinds and "surface" not in kinds  # the phone-friendly view first
+    assert "surface" not in query(at)
+    at = run("cost", surface="3d")
+    kinds = [t["type"] for c in charts(at) for t in c["data"]]
+    assert "surface" in kinds and "heatmap" not in kinds
+    assert query(at).get("surface") == "3d"

@@ -151,6 +151,12 @@ def test_lookup_rounds_use_a_one_hot_q(chars):
                               drafter="lookup")
     assert none.k == 0 and [e.origin for e in none.emitted] == ["bonus"]
     assert "no earlier match" in none.steps[0].caption
+    # nothing drafted: the one token is plain decoding, never "bonus, from p, free"
+    last = stepping.last_step(none)
+    chip = stepping.chips(none, last)[-1]
+    assert chip.status == "plain" and "free" not in " ".join(chip.lines)
+    assert "plain decoding" in animation.residual_figure(none, last).layout.title.text
+    assert 'data-status="plain"' in animation.chips_html(none, last)
 
 
 def test_broken_rules_play_their_own_way(chars):
@@ -290,9 +296,9 @@ def test_page_builders_draw_every_frame(words):
         for step in range(stepping.last_step(trace) + 1):
             animation.chips_html(trace, step)
             animation.coin_figure(trace, step)
-            fig = textfigs.text_bars_figure(trace, step)
+            fig = animation.bars_figure(trace, step, top=textpage.TOP_BARS)
             assert all(len(b.x) <= textpage.TOP_BARS + 1 for b in fig.data)
-            textfigs.text_residual_figure(trace, step)
+            animation.residual_figure(trace, step, top=textpage.TOP_BARS)
             textfigs.text_html(dec, tr, step)
         labels = dict(textpage.running_metrics(tr.through, 4, 0.1, drafter))
         assert labels["rounds (target calls)"] == "4"

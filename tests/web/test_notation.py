@@ -39,3 +39,26 @@ def test_swap_figure_relabels_and_copies():
     assert out.layout.title.text == "q and p" and out.layout.xaxis.title.text == "p(x)"
     assert out.layout.annotations[0].text == "min(1, q/p)"
     assert fig.data[0].name == "p (target)"  # the original is untouched
+
+
+def test_swap_tables_renames_the_tables_with_the_letters():
+    from specviz.web.notation import swap_tables
+
+    assert swap_tables("Tables (target P, draft Q)", "chen") == "Tables (target Q, draft P)"
+    assert swap_tables("mix of P and junk: alpha p + (1 - alpha) junk", "chen") == (
+        "mix of Q and junk: alpha q + (1 - alpha) junk")
+    assert swap_tables("Tables (target P, draft Q)", "leviathan") == "Tables (target P, draft Q)"
+    assert swap_tables("PQ and NP stay", "chen") == "PQ and NP stay"
+
+
+def test_the_letters_rename_the_sidebar():
+    from pathlib import Path
+
+    from support import run_page
+
+    root = Path(__file__).resolve().parents[2]
+    at = run_page(str(root / "app_pages" / "5_cost.py"), notation="chen")
+    labels = [e.label for e in at.sidebar.expander]
+    assert "Tables (target Q, draft P)" in labels, labels
+    draft = at.sidebar.radio(key="w_draft")
+    assert list(draft.options) == ["table P", "mix of Q and junk"]

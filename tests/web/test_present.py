@@ -14,7 +14,7 @@ from specviz.web import present, ui
 from specviz.web import settings as S
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = ("app.py", "pages/1_round.py", "pages/5_cost.py", "pages/9_tour.py")
+PAGES = ("app.py", "app_pages/1_round.py", "app_pages/5_cost.py", "app_pages/9_tour.py")
 
 
 def run(rel: str, params: dict[str, str]) -> AppTest:
@@ -50,7 +50,7 @@ def test_presenter_css_hides_the_chrome_and_enlarges_the_type():
     for hidden in ('[data-testid="stSidebar"]', '[data-testid="stHeader"]',
                    '[data-testid="stToolbar"]', '[data-testid="stSidebarCollapsedControl"]'):
         assert hidden in css.split("display: none")[0], hidden
-    assert f"font-size: {present.BASE_PX}px" in css
+    assert f"font-size: clamp(16px, 1.1vw, {present.BASE_PX}px)" in css  # 21 px at 1920
     assert '[data-testid="stMetricValue"]' in css and '[data-testid="stCaptionContainer"]' in css
     assert css.count("{") == css.count("}")
     assert present.BASE_PX >= 20 and present.TITLE_REM > 1.5
@@ -113,6 +113,15 @@ def test_present_figure_enlarges_type_without_touching_the_original():
     assert fig.layout.font.size is None
 
 
+def test_present_figure_lifts_every_text_to_18_px():
+    fig = go.Figure(go.Scatter(x=[0], y=[1], mode="text", text=["u"], textfont=dict(size=12)))
+    fig.add_annotation(text="x3 = a", x=0, y=1, font=dict(size=13))
+    big = ui.present_figure(fig)
+    assert present.FIGURE_TICK_PX >= 18
+    assert big.layout.annotations[0].font.size >= 18 and big.data[0].textfont.size >= 18
+    assert big.layout.legend.font.size >= 18 and big.layout.yaxis.tickfont.size >= 18
+
+
 # ----------------------------------------------------------------------------- AppTest
 @pytest.mark.parametrize("rel", PAGES)
 def test_present_1_injects_the_theme_and_hides_the_sidebar(rel):
@@ -125,7 +134,7 @@ def test_present_1_injects_the_theme_and_hides_the_sidebar(rel):
 
 
 def test_presenter_mode_survives_a_rerun_and_a_widget_change():
-    at = run("pages/5_cost.py", {"present": "1"})
+    at = run("app_pages/5_cost.py", {"present": "1"})
     at.sidebar.slider(key="w_k").set_value(7).run()
     assert not at.exception
     assert presenter_css_shown(at)
@@ -133,7 +142,7 @@ def test_presenter_mode_survives_a_rerun_and_a_widget_change():
 
 
 def test_present_banana_is_noted_and_off():
-    at = run("pages/1_round.py", {"present": "banana"})
+    at = run("app_pages/1_round.py", {"present": "banana"})
     assert not presenter_css_shown(at)
     notes = [w.value for w in at.warning if "URL parameter present=" in w.value]
     assert notes == ["URL parameter present='banana' is not an integer 0..1; using the default "
@@ -142,7 +151,7 @@ def test_present_banana_is_noted_and_off():
 
 
 def test_without_present_nothing_changes_but_the_share_box():
-    at = run("pages/1_round.py", {"k": "5"})
+    at = run("app_pages/1_round.py", {"k": "5"})
     assert not presenter_css_shown(at)
     assert any("sv-copy-link" in b for b in (h.proto.body for h in at.sidebar.html))
     codes = [c.value for c in at.sidebar.code]
@@ -150,6 +159,6 @@ def test_without_present_nothing_changes_but_the_share_box():
 
 
 def test_share_box_shows_the_rewritten_url():
-    at = run("pages/5_cost.py", {"k": "6", "c": "0.3"})
+    at = run("app_pages/5_cost.py", {"k": "6", "c": "0.3"})
     at.sidebar.slider(key="w_k").set_value(9).run()
     assert at.sidebar.code[-1].value.endswith("?k=9&c=0.3")

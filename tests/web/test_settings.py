@@ -48,7 +48,7 @@ def test_numbers_past_a_cap_are_held_with_a_note(raw, held):
 
 def test_garbage_takes_the_default_with_a_note():
     s, notes = S.parse_query({"rules_n": "5", "kv": "yes", "prompt": "x" * 5000})
-    assert (s.rules_n, s.kv, s.prompt) == (S.DEFAULTS.rules_n, 1, S.DEFAULTS.prompt)
+    assert (s.rules_n, s.kv, s.prompt) == (S.DEFAULTS.rules_n, 0, S.DEFAULTS.prompt)
     assert len(notes) == 3 and all("using the default" in n for n in notes)
 
 

@@ -11,7 +11,6 @@ from specviz.web import ui
 app = ui.page("tour")
 s = app.settings
 presenting = ui.presenter_active()
-ss = st.session_state
 
 st.title("A guided tour of speculative decoding")
 ui.md(
@@ -29,7 +28,7 @@ before, after = tour.neighbours(chapter)
 
 
 def _go(i: int) -> None:
-    ss["w_chapter"] = i
+    ui.assign("chapter", i)
 
 
 st.header(tour.label(chapter))

@@ -40,7 +40,7 @@ page = ui.cached(pagedata.roofline_page)(preset, accel, s.k, int(ctxlen), dtype,
 one = page.rows[0]  # a one-token pass
 
 m = st.columns(4)
-m[0].metric(ui.text("bytes read per pass"), f"{one['bytes']:.4g} B")
+m[0].metric(ui.text("bytes read per pass"), pagedata.bytes_label(one["bytes"]))
 m[1].metric(ui.text("MACs per byte, 1 token (full count)"), f"{one['mpb_full']:.3f}")
 m[2].metric(ui.text(f"free tokens on {accel}"), f"{page.free_tokens:,}")
 m[3].metric(ui.text(f"verify k + 1 = {s.k + 1} tokens (x a decode step)"),
@@ -93,6 +93,7 @@ ui.md(
     "those chosen above; alpha is the exact long-run alpha_eff of the sidebar's pair."
 )
 kv = ui.bind("kv", st.toggle, "read the KV cache in each pass", cast=bool)
+st.caption(ui.text(pagedata.KV_SWITCH_NOTE))
 alpha = ui.cached(pagedata.long_run_alpha)(app.P, app.Q, app.ctx, s.k)
 curve = ui.cached(pagedata.batch_curve)(preset, accel, alpha, s.k, s.c, int(ctxlen), dtype, kv)
 b = st.columns(4)

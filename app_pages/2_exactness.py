@@ -26,7 +26,8 @@ n = ui.bind("n", st.number_input, "n: decodes per rule", min_value=1, max_value=
             step=10_000, help=f"At most {S.N_APP_MAX:,} decodes per rule (the app's cap); "
                               "10^6 takes about a second, 10^7 several.")
 st.caption(ui.text(f"n is capped at {S.N_APP_MAX:,} decodes per rule; the context is "
-                   f"'{s.ctx}', k = {s.k}, seed = {s.seed}. Rules run: SPEC.md's four "
+                   f"'{s.ctx}', k = {s.k}, seed = {s.seed}. Rules run: the "
+                   "correct rule and the three broken ones of the from-scratch tutorial "
                    f"({', '.join(pagedata.EXACTNESS_RULES)}) and the sidebar's rule."))
 rules = pagedata.page_rules(s.rule)
 n, cap_note = pagedata.capped_n(n, s.k, rules)

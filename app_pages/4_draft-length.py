@@ -19,7 +19,8 @@ ui.md(
     "draft calls at c each, **1 + k c**, grows without limit. Their ratio, the speedup, "
     "therefore peaks at an interior k (Thm 3.8; §3.4 on choosing k)."
 )
-st.caption(ui.text(f"Draft in use: the sidebar's ({s.draft}), context '{s.ctx}', c = "
+st.caption(ui.text(f"Draft in use: {pagedata.DRAFT_NAMES[s.draft]} (sidebar), context "
+                   f"'{s.ctx}', c = "
                    f"{s.c:g}, seed {s.seed}; correct rule. {pagedata.PAGE_ROUNDS:,} rounds per "
                    "measured k."))
 measured = pagedata.reprice(ui.cached(demos.k_sweep)(
@@ -38,10 +39,10 @@ ui.chart(charts.k_sweep_figure(measured, curve, best, best_exact), key="k_sweep"
 st.caption(ui.text("Left: both curves are in target-call units per round; the speedup on the "
                    "right is their ratio. The star is the best measured k, the dotted line the "
                    "best exact k."))
-st.dataframe(pd.DataFrame(measured), hide_index=True)
+ui.table(measured, pagedata.SWEEP_COLUMNS)
 ui.download_csv(measured, f"k_sweep_c{s.c:g}")
 with st.expander("exact and theory values for every k"):
-    st.dataframe(pd.DataFrame(curve), hide_index=True)
+    ui.table(curve, pagedata.SWEEP_COLUMNS)
     ui.download_csv(curve, f"k_curve_c{s.c:g}")
 
 st.subheader("Dynamic draft length")

@@ -1,5 +1,7 @@
 """/cost: the break-even draft cost, speedup against c, and the speedup surface over k and c."""
 
+from dataclasses import replace
+
 import pandas as pd
 import streamlit as st
 
@@ -47,9 +49,15 @@ st.subheader("Speedup over k and c")
 surface = ui.cached(demos.speedup_surface)(alpha)
 ui.md(f"The closed form at the pair's exact long-run **alpha = {alpha:.4f}** "
       "(Leviathan et al. 2022, Thm 3.8), over k = 1..32 and c = 0.001..1 on a log axis. "
-      "The red contour is speedup = 1; the yellow ridge is the best k at each c.")
-ui.chart(charts.surface_3d(surface, pagedata.surface_point(surface, s.k, s.c),
-                            pagedata.break_even_curve(surface)), key="surface_3d")
-ui.chart(charts.surface_heatmap(surface), key="surface_heatmap")
+      "The vermillion line is speedup = 1 (the break-even c* at each k); the orange ridge is "
+      "the best k at each c; the diamond marks the sidebar's k and c.")
+point, line = pagedata.surface_point(surface, s.k, s.c), pagedata.break_even_curve(surface)
+view, (t_heat, t_3d) = ui.tabs("surface", pagedata.SURFACE_TABS)
+if view == "heatmap":
+    with t_heat:
+        ui.chart(charts.surface_heatmap(surface, point, line), key="surface_heatmap")
+else:
+    with t_3d:
+        ui.chart(charts.surface_3d(surface, point, line), key="surface_3d")
 ui.download_csv(pagedata.surface_rows(surface), "speedup_surface", "Download the surface as CSV")
-ui.finish(app, s)
+ui.finish(app, replace(s, surface=view), ("surface",))

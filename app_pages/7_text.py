@@ -1,0 +1,72 @@
+"""/text: speculative decoding on n-gram language models trained on real text.
+
+Every round is played from the seed, so the URL's seed, k, rule, rnd, step and the page's
+own controls (level, orders, target temperature, drafter, prompt) replay the same draws;
+the corpus itself cannot travel in a URL.
+"""
+
+from dataclasses import replace
+
+import streamlit as st
+
+from specviz.figures import textfigs
+from specviz.views import stepping, textpage
+from specviz.web import stage, textmodels, ui
+
+app = ui.page("text")
+s = app.settings
+st.title("Real text: speculative decoding on n-gram models")
+INTRO = (
+    "Here the two models are n-gram language models counted from real text: the target "
+    "reads the last n − 1 tokens, the draft fewer. Both come from one set of counts, so they "
+    "share the tokeniser. Each next-token row is computed when a position needs it, with "
+    "interpolated Kneser-Ney smoothing (Chen & Goodman 1999), and the acceptance rule runs "
+    "on those rows exactly as on the tables of the other pages (Leviathan, Kalman & Matias "
+    "2022, Algorithm 1). The default text is the docstrings of this Python's standard library."
+)
+if s.notation != "leviathan":
+    st.caption("The round's frames below keep Leviathan's letters (p = target, q = draft): "
+               "their tokens can themselves be the letters p and q.")
+with ui.folded("About this page, the models, the prompt and the drafter"):
+    ui.md(INTRO)
+    m = textmodels.models(T_q=s.T)
+    st.caption(m.caption)
+    ids, unk_note = textmodels.prompt(m)
+    if unk_note:
+        st.caption(unk_note)
+    drafter = textmodels.drafter()
+keys = stepping.STAGE_KEYS + textmodels.TEXT_KEYS
+if not ids:
+    st.info("Type a prompt: the rounds start from its last tokens.")
+    ui.finish(app, replace(s, **textmodels.page_values(s)), keys)
+    st.stop()
+
+step, rnd = stage.play(stage.text_stage(m.dec, ids, k=s.k, c=s.c, seed=s.seed, rule=s.rule,
+                                        drafter=drafter, warp=app.warp),
+                       start_step=s.step, start_rnd=s.rnd, speed=s.speed)
+
+st.subheader("Which draft order?")
+st.caption(ui.text(textpage.order_caption(m.target, s.k)))
+orders = ui.cached(textpage.page_order_sweep)(m.counts, m.counts.fingerprint, m.target, ids,
+                                              s.k, s.seed, m.T_p, float(s.T))
+ui.chart(textfigs.order_figure(textpage.reprice(orders, s.k, s.c), m.target), key="text_orders")
+
+st.subheader("Prompt lookup against the n-gram draft")
+st.caption(ui.text(textpage.LOOKUP_CAPTION))
+drafters = textpage.reprice(ui.cached(textpage.page_drafters)(m.dec, m.dec.key, ids, s.k,
+                                                              s.seed, s.rule), s.k, s.c)
+ui.chart(textfigs.drafter_figure(drafters), key="text_drafters")
+ui.table(textpage.drafter_rows(drafters), textpage.DRAFTER_COLUMNS)
+
+with st.expander("Check exactness at this prompt"):
+    st.caption(ui.text(textpage.EXACT_CAPTION))
+    rules = textpage.checked_rules(s.rule)
+    n_exact = textpage.exact_n(m.dec, s.k, len(rules))
+    if note := textpage.exact_note(m.dec, s.k, n_exact):
+        st.info(note)
+    if st.button("Run the check", key="text_exact"):
+        ui.table(ui.cached(textpage.page_exactness)(m.dec, m.dec.key, ids, s.k, s.seed, rules,
+                                                    drafter, n_exact), textpage.EXACT_COLUMNS)
+
+ui.finish(app, replace(s, step=step, rnd=rnd, speed=stage.speed("text"),
+                       **textmodels.page_values(s)), keys)

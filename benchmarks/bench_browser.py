@@ -1,0 +1,197 @@
+"""Speed as a user feels it: a real server and headless chromium, medians over a few runs.
+
+Per page: time from navigation to the first heading, and to every chart drawn (the script
+idle, nothing stale, every Plotly chart with its SVG), in a browser that has loaded the app
+before (its cache holds Streamlit's and Plotly's scripts), and once more from a cold cache;
+the bytes the server sent over the WebSocket for that first render. Per interaction (a
+step on /round and /text, k on /cost, the rule on /round): time from the key press or
+choice to the updated view, and the bytes sent for it. Targets (this 2-core machine,
+quiet): a page fully drawn in 2.5 s, a step in 150 ms (median), a sidebar change on a
+chart page in 1 s.
+
+    .venv/bin/python benchmarks/bench_browser.py            # 3 runs of everything
+    .venv/bin/python benchmarks/bench_browser.py --runs 5 --pages round,cost
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+
+from harness import CHROMIUM, CHROMIUM_ARGS, IDLE, SETTLED_JS, start_server  # noqa: E402
+from playwright.sync_api import sync_playwright  # noqa: E402
+
+from specviz.views import site  # noqa: E402
+
+PAGE_TARGET_S, STEP_TARGET_S, CHANGE_TARGET_S = 2.5, 0.150, 1.0
+DRAWN_JS = ("() => [...document.querySelectorAll('.stPlotlyChart')].every("
+            "c => c.querySelector('.main-svg'))")
+QUERY = {"exactness": "?n=2000"}  # keeps the Monte Carlo of a first render short
+VIEWPORT = {"width": 1440, "height": 900}
+
+
+class Wire:
+    """Bytes the server sends over the page's WebSocket, from a mark on."""
+
+    def __init__(self, page) -> None:
+        self.total = 0
+        page.on("websocket", lambda ws: ws.on("framereceived", self._frame))
+
+    def _frame(self, payload) -> None:
+        self.total += len(payload)
+
+    def since(self, mark: int) -> int:
+        return self.total - mark
+
+
+def _idle(page, timeout: float = 60_000) -> None:
+    page.wait_for_selector(IDLE, state="attached", timeout=timeout)
+    page.wait_for_function(SETTLED_JS, timeout=timeout)
+    page.wait_for_function(DRAWN_JS, timeout=timeout)
+
+
+def _open(browser, url: str, ctx=None):
+    """Open url in a new page (of ctx, or of a fresh context: a cold browser cache)."""
+    ctx = ctx or browser.new_context(viewport=VIEWPORT)
+    page = ctx.new_page()
+    wire = Wire(page)
+    t0 = time.perf_counter()
+    page.goto(url)
+    page.wait_for_selector("h1", timeout=90_000)
+    heading = time.perf_counter() - t0
+    _idle(page, 90_000)
+    drawn = time.perf_counter() - t0
+    return ctx, page, wire, heading, drawn
+
+
+def _step(page, wire: Wire) -> tuple[float, int]:
+    """ArrowRight on the stage: time until the counter shows the next step."""
+    before = page.locator(".sv-counter").first.inner_text()
+    _idle(page)
+    mark = wire.total
+    t0 = time.perf_counter()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function(
+        "b => { const c = document.querySelector('.sv-counter'); return c && c.innerText !== b; }",
+        arg=before, timeout=30_000)
+    dt = time.perf_counter() - t0
+    _idle(page)
+    return dt, wire.since(mark)
+
+
+def _change(page, wire: Wire, act, done_js: str, arg) -> tuple[float, int]:
+    _idle(page)
+    mark = wire.total
+    t0 = time.perf_counter()
+    act()
+    page.wait_for_function(done_js, arg=arg, timeout=60_000)
+    _idle(page)
+    return time.perf_counter() - t0, wire.since(mark)
+
+
+def _k_on_cost(page, wire: Wire) -> tuple[float, int]:
+    """k one up with the keyboard on the sidebar's slider: time until the page has rerun
+    with the new k (its break-even metric names it) and every chart is drawn again."""
+    value = page.locator(".st-key-w_k [data-testid='stSliderThumbValue']")
+    k0 = value.inner_text().strip()
+
+    def act() -> None:
+        value.locator("..").focus()
+        page.keyboard.press("ArrowRight")
+    moved = ("k => { const v = document.querySelector(\".st-key-w_k "
+             "[data-testid='stSliderThumbValue']\"); return v && v.innerText.trim() !== k"
+             " && document.body.innerText.includes('k = ' + v.innerText.trim()); }")
+    return _change(page, wire, act, moved, k0)
+
+
+def _rule_on_round(page, wire: Wire) -> tuple[float, int]:
+    def act() -> None:
+        page.locator(".st-key-w_rule").click()
+        page.get_by_role("option", name="greedy", exact=True).click()
+    shown = "() => document.querySelector('.sv-counter').innerText.includes('greedy')"
+    return _change(page, wire, act, shown, None)
+
+
+def _median(xs: list[float]) -> float:
+    return statistics.median(xs) if xs else float("nan")
+
+
+def _row(name: str, xs: list[float], target: float | None, unit: str = "s") -> str:
+    m = _median(xs)
+    verdict = "" if target is None else ("  ok" if m <= target else f"  MISS (> {target:g})")
+    spread = f"{min(xs):.3f}..{max(xs):.3f}" if xs else ""
+    return f"{name:<34} {m:8.3f} {unit}  [{spread}]{verdict}"
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=8, help="steps timed per run")
+    ap.add_argument("--pages", default="", help="comma-separated paths (default: all)")
+    a = ap.parse_args(argv)
+    wanted = [p for p in site.PAGES if not a.pages or (p.path or "home") in a.pages.split(",")]
+    server = start_server()
+    misses = 0
+    try:
+        with sync_playwright() as pw:
+            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
+                                         headless=True)
+            _open(browser, server.url + "/round")[0].close()  # warm the caches once
+            print(f"{'page':<34} {'median':>10}  [min..max]   (runs: {a.runs})")
+            for p in wanted:
+                url = server.url + "/" + p.path + QUERY.get(p.path, "")
+                heads, drawns, sent, cold = [], [], [], []
+                for _ in range(a.runs):  # a cold cache first, then the same browser again
+                    ctx, page, wire, _, drawn = _open(browser, url)
+                    cold.append(drawn)
+                    page.close()
+                    for _ in range(2):
+                        _, page, wire, heading, drawn = _open(browser, url, ctx)
+                        heads.append(heading)
+                        drawns.append(drawn)
+                        sent.append(wire.total / 1e3)
+                        page.close()
+                    ctx.close()
+                name = f"/{p.path}"
+                print(_row(f"{name} first heading", heads, None))
+                print(_row(f"{name} fully drawn", drawns, PAGE_TARGET_S))
+                print(_row(f"{name} fully drawn, cold cache", cold, None))
+                print(_row(f"{name} first render sent", sent, None, "kB"))
+                misses += _median(drawns) > PAGE_TARGET_S
+            for label, path, fn, target in (
+                    ("/round step", "/round?k=5&seed=3", "step", STEP_TARGET_S),
+                    ("/text step", "/text?k=4", "step", STEP_TARGET_S),
+                    ("/cost k change", "/cost", "k", CHANGE_TARGET_S),
+                    ("/round rule change", "/round?k=5&seed=3", "rule", CHANGE_TARGET_S)):
+                times, sent = [], []
+                for _ in range(a.runs):
+                    ctx, page, wire, _, _ = _open(browser, server.url + path)
+                    if fn == "step":
+                        for _ in range(a.steps):
+                            dt, b = _step(page, wire)
+                            times.append(dt)
+                            sent.append(b / 1e3)
+                    else:
+                        dt, b = (_k_on_cost if fn == "k" else _rule_on_round)(page, wire)
+                        times.append(dt)
+                        sent.append(b / 1e3)
+                    ctx.close()
+                print(_row(label, times, target))
+                print(_row(f"{label} sent", sent, None, "kB"))
+                misses += _median(times) > target
+            browser.close()
+    finally:
+        server.stop()
+    print("all targets met" if not misses else f"{misses} target(s) missed")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

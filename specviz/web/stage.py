@@ -1,0 +1,226 @@
+"""The stage of the animated pages (/round, /text): the transport bar, the step's caption
+and counter, the chips and the round's three charts, and what follows the step below.
+
+The stage is one st.fragment: a step (a button, a key, the slider or an autoplay tick)
+reruns only the stage, never the page's sidebar, models or comparisons. Keys: ← and →
+step, N starts a new round, space plays and pauses. The page's URL is rewritten from
+inside the stage, so it follows every step, autoplay included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import streamlit as st
+
+from ..figures import animation, textfigs, treeview
+from ..views import stepping, textpage, transcript
+from ..views.transcript import RND_MAX, RoundTranscript
+from . import guard, ui
+from . import settings as S
+
+Transcript = Callable[[int], RoundTranscript]  # round index -> the transcript up to it
+Below = Callable[[RoundTranscript, int], None]  # draws what follows the charts
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One animated page's stage: its session keys and what it draws."""
+
+    name: str  # prefix of the stage's widget keys: round | text
+    transcript: Transcript
+    top: int | None = None  # bars over the top tokens only (a text vocabulary)
+    below: Below | None = None
+    cap: Callable[[int], tuple[int, str | None]] | None = None  # rnd held, and why
+
+    def key(self, what: str) -> str:
+        return f"{self.name}_{what}"
+
+
+def _state(stage: Stage) -> tuple[int, int]:
+    ss = st.session_state
+    return ss[stage.key("step")], ss[stage.key("rnd")]
+
+
+def _goto(stage: Stage, step: int, rnd: int) -> None:
+    ss = st.session_state
+    ss[stage.key("step")], ss[stage.key("rnd")] = step, rnd
+    ss[stage.key("scrub")] = step
+    ss[stage.key("moved")] = True
+
+
+def _scrubbed(stage: Stage) -> None:
+    ss = st.session_state
+    ss[stage.key("step")] = ss[stage.key("scrub")]
+    ss[stage.key("moved")] = True
+
+
+def _replay(stage: Stage) -> None:
+    """Autoplay or its speed changed: the page reruns to time the stage anew."""
+    st.session_state[stage.key("restart")] = True
+
+
+def _tick(stage: Stage, full_run: bool) -> None:
+    """On a timed rerun while autoplay is on, one frame on; at the very end, stop."""
+    ss = st.session_state
+    moved = ss.pop(stage.key("moved"), False)
+    if full_run or moved or not ss.get(stage.key("autoplay")):
+        return
+    step, rnd = _state(stage)
+    tr = stage.transcript(rnd)
+    nxt = stepping.advance(tr.current, min(step, stepping.last_step(tr.current)), rnd)
+    if nxt == (step, rnd):
+        ss[stage.key("autoplay")] = False
+        st.rerun()
+    _goto(stage, *nxt)
+    ss.pop(stage.key("moved"))
+
+
+def _transport(stage: Stage, tr: RoundTranscript, step: int, rnd: int) -> int:
+    """prev, next, new round, autoplay, speed and the step slider; Streamlit shows each
+    button's key (← → N) on the button, the toggle's label names space."""
+    trace = tr.current
+    nxt = stepping.advance(trace, step, rnd)
+    prv = stepping.retreat(step, rnd, tr.previous)
+    bar = st.columns([1, 1, 1.3, 1.3, 1.4, 3], vertical_alignment="bottom")
+    bar[0].button("◀ prev", key=stage.key("prev"), shortcut="Left", on_click=_goto,
+                  args=(stage, *prv), disabled=prv == (step, rnd),
+                  help="One step back (←)", width="stretch")
+    bar[1].button("next ▶", key=stage.key("next"), shortcut="Right", on_click=_goto,
+                  args=(stage, *nxt), disabled=nxt == (step, rnd),
+                  help="One step on (→)", width="stretch")
+    bar[2].button("new round", key=stage.key("new"), shortcut="N", on_click=_goto,
+                  args=(stage, 0, stepping.round_after(rnd)),
+                  help="The next round: it starts where this one ended (N)", width="stretch")
+    bar[3].toggle("autoplay ␣", key=stage.key("autoplay"), on_change=_replay, args=(stage,),
+                  help="Play and pause (space)")
+    bar[4].select_slider("speed", S.SPEEDS, key=stage.key("speed"), on_change=_replay,
+                         args=(stage,), format_func=lambda x: f"{x:g} s per step",
+                         label_visibility="collapsed")
+    st.session_state[stage.key("scrub")] = step
+    return bar[5].slider("step", 0, stepping.last_step(trace), key=stage.key("scrub"),
+                         on_change=_scrubbed, args=(stage,), format="step %d",
+                         label_visibility="collapsed")
+
+
+def _charts(stage: Stage, trace, step: int) -> None:
+    left, mid, right = st.columns([1.25, 0.9, 1.25])
+    with left:
+        ui.chart(animation.bars_figure(trace, step, top=stage.top), key=stage.key("bars"),
+                 swap_letters=stage.top is None)
+    with mid:
+        ui.chart(animation.coin_figure(trace, step), key=stage.key("coin"),
+                 swap_letters=stage.top is None)
+    with right:
+        ui.chart(animation.residual_figure(trace, step, top=stage.top),
+                 key=stage.key("residual"), swap_letters=stage.top is None)
+
+
+def _body(stage: Stage) -> None:
+    ss = st.session_state
+    full_run = ss.pop(stage.key("full"), False)
+    if ss.pop(stage.key("restart"), False) and not full_run:
+        st.rerun()
+    _tick(stage, full_run)
+    step, rnd = _state(stage)
+    if stage.cap is not None:
+        rnd, rnd_note = stage.cap(rnd)
+        if rnd_note:
+            ss[stage.key("rnd")] = rnd
+            st.info(rnd_note)
+    tr = stage.transcript(rnd)
+    step, note = stepping.clamp_step(tr.current, step)
+    if note:
+        st.warning(note)
+    ss[stage.key("step")] = step
+    with st.container(key=stage.key("stage"), gap="small"):
+        step = _transport(stage, tr, step, rnd)
+        ss[stage.key("step")] = step
+        trace = tr.current
+        st.html(ui.letters(animation.step_html(trace, step, rnd), stage.top is None))
+        st.html(animation.chips_html(trace, step) + animation.legend_html())
+        if trace.tree:  # a token tree: the drafted tree, the siblings tried, the kept path
+            st.html(ui.letters(treeview.tree_html(trace, step), stage.top is None))
+        _charts(stage, trace, step)
+    ui.set_params(step=step, rnd=rnd, speed=ss[stage.key("speed")])
+    if stage.below is not None:
+        stage.below(tr, step)
+
+
+def play(stage: Stage, *, start_step: int, start_rnd: int, speed: float) -> tuple[int, int]:
+    """Draw the stage (a fragment); returns the (step, rnd) on screen."""
+    ss = st.session_state
+    if stage.key("step") not in ss:  # the first visit in this session: the URL decides
+        ss[stage.key("step")], ss[stage.key("rnd")] = start_step, start_rnd
+        ss[stage.key("speed")] = speed
+    rule_note = animation.rule_note(stage.transcript(ss[stage.key("rnd")]).current)
+    if rule_note:
+        st.warning(ui.text(rule_note))
+    every = ss[stage.key("speed")] if ss.get(stage.key("autoplay")) else None
+    ss[stage.key("full")] = True
+    st.fragment(_body, run_every=every)(stage)
+    ui.play_pause_shortcut(stage.key("autoplay"), hints=None)
+    return _state(stage)
+
+
+def speed(name: str) -> float:
+    """The stage's autoplay speed (seconds per step), for the page's URL."""
+    return float(st.session_state.get(f"{name}_speed", S.DEFAULTS.speed))
+
+
+# ----------------------------------------------------------------------------- /round
+def _round_below(tr: RoundTranscript, step: int) -> None:
+    st.subheader("Transcript so far")
+    st.caption(ui.text("Rounds chain: each starts from the last token of the one before. "
+                       "Totals count every round from round 0; the list shows the latest "
+                       "few."))
+    totals = animation.totals_at(tr, step)
+    for col, (label, value) in zip(st.columns(4), animation.totals_metrics(totals),
+                                   strict=True):
+        col.metric(ui.text(label), value)
+    st.html(ui.text(animation.transcript_html(animation.listed_rounds(tr, step), tr.first)))
+    done = stepping.view(tr.current, step).done
+    a, b, c = st.columns(3)
+    with a:
+        ui.download_csv(transcript.transcript_rows(tr, done), "round_transcript",
+                        columns=transcript.TRANSCRIPT_COLUMNS)
+    with b:
+        ui.download_round_html(tr.current, tr.rnd, step)
+    ui.copy_link(c)
+
+
+def round_stage(app: ui.AppState) -> Stage:
+    """/round's stage: the tables in use, from the context token, every token drawn."""
+    s = app.settings
+
+    def played(rnd: int) -> RoundTranscript:
+        return ui.cached(transcript.round_transcript)(
+            app.pair, app.pair.fingerprint, app.ctx, s.k, rnd=rnd, seed=s.seed, rule=s.rule)
+    return Stage("round", played, None, _round_below)
+
+
+# ----------------------------------------------------------------------------- /text
+def text_stage(dec, ids: tuple[int, ...], *, k: int, c: float, seed: int, rule: str,
+               drafter: str, warp) -> Stage:
+    """/text's stage: the n-gram pair of the drafter under the sidebar's sampling warp,
+    from the prompt, top tokens only."""
+    pair = textpage.warped(dec.pair(drafter), warp)
+
+    def played(rnd: int) -> RoundTranscript:
+        return ui.cached(transcript.round_transcript)(pair, pair.fingerprint, ids, k, rnd=rnd,
+                                                      seed=seed, rule=rule, traced=2)
+
+    def below(tr: RoundTranscript, step: int) -> None:
+        st.caption(guard.plain(textpage.context_caption(dec, tr)))
+        st.markdown("**The text so far** (grey: the prompt; colours: how each token was "
+                    "made)")
+        totals = textpage.totals_at(tr, step)
+        for col, (label, value) in zip(st.columns(5),
+                                       textpage.running_metrics(totals, k, c, drafter),
+                                       strict=True):
+            col.metric(label, value)
+        st.html(textfigs.text_html(dec, tr, step))
+    def cap(rnd: int) -> tuple[int, str | None]:
+        return textpage.round_cap(dec, k, rnd, RND_MAX)
+    return Stage("text", played, textpage.TOP_BARS, below, cap)
