@@ -39,3 +39,15 @@ def test_edits_reach_the_url():
     at.selectbox(key="w_plan_gpu").set_value("B200").run()
     assert at.query_params["plan_gpu"] == ["B200"] or at.query_params["plan_gpu"] == "B200"
     assert "B200" in at.success[0].value
+
+
+def test_pasted_text_cannot_inject_markdown():
+    """A label or name from a paste that reaches a message is shown as text: no image or
+    link syntax survives into the rendered Markdown."""
+    hostile = ('vllm:spec_decode_num_drafts_total{model_name="![x](//evil.example/i)"} 1\n'
+               "# not prometheus ](//evil.example/l) [Sign in](//evil.example)\n")
+    at = run_page(PAGE, timeout=60, plan_metrics=S.url_blob(hostile, "metrics paste")[0])
+    shown = [m.value for m in (*at.error, *at.info, *at.warning, *at.success)]
+    assert shown, "the bad paste gets a message"
+    for text in shown:
+        assert "](//evil" not in text, text  # escaped: "\\](" never reads as a link
