@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from support import run_page
 
 from specviz.web import settings as S
 
-PAGE = str(Path(__file__).resolve().parents[2] / "app_pages" / "10_plan.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "scripts" / "10_plan.py")
 FX = Path(__file__).resolve().parents[1] / "fixtures" / "plan"
 
 
@@ -39,3 +40,15 @@ def test_edits_reach_the_url():
     at.selectbox(key="w_plan_gpu").set_value("B200").run()
     assert at.query_params["plan_gpu"] == ["B200"] or at.query_params["plan_gpu"] == "B200"
     assert "B200" in at.success[0].value
+
+
+def test_pasted_text_cannot_inject_markdown():
+    """A label or name from a paste that reaches a message is shown as text: no image or
+    link syntax survives into the rendered Markdown."""
+    hostile = "![x](//evil.example/i) 1\n"  # the parser's error quotes the line
+    at = run_page(PAGE, timeout=60, plan_metrics=S.url_blob(hostile, "metrics paste")[0])
+    shown = [m.value for m in (*at.error, *at.info, *at.warning, *at.success)]
+    assert shown, "the bad paste gets a message"
+    for text in shown:
+        assert "evil.example" in text or "not Prometheus" not in text
+        assert not re.search(r"(?<!\\)\]\(", text), text  # "](" only escaped, as "\\]("

@@ -7,8 +7,8 @@ import streamlit as st
 
 from specviz.figures import plan as figs
 from specviz.views import plan as pv
+from specviz.web import guard, ui
 from specviz.web import settings as S
-from specviz.web import ui
 
 KEYS = ("plan_example", "plan_metrics", "plan_target", "plan_target_cfg", "plan_draft",
         "plan_draft_cfg", "plan_gpu", "plan_mem_gb", "plan_bw_tbs", "plan_tflops",
@@ -67,7 +67,7 @@ st.caption("Accelerator source: " + pv.ACCELERATORS[gpu].source + ".")
 for where, err in (("metrics upload", up_err), ("target upload", t_err),
                    ("draft upload", d_err)):
     if err:
-        st.error(f"The {where} was not used: {err}.")
+        st.error(guard.plain(f"The {where} was not used: {err}."))
 text = pasted if pasted.strip() else pv.example_text(example)
 page = ui.cached(pv.plan_page)(
     metrics_text=text, target_text=t_cfg, target_preset=target, draft_text=d_cfg,
@@ -75,13 +75,13 @@ page = ui.cached(pv.plan_page)(
     draft_dtype=ddtype, kv_dtype=kvd, k_max=int(kmax), k_len=int(klen), rounds=int(rounds),
     batch=int(batch))
 for e in page.errors:
-    st.error(e)
+    st.error(guard.plain(e))
 for n in page.notes:
-    st.info(n)
+    st.info(guard.plain(n))
 if page.verdict:
-    st.success(page.verdict)
+    st.success(guard.plain(page.verdict))
 if page.batch_note:
-    (st.warning if "does not fit" in page.batch_note else st.info)(page.batch_note)
+    (st.warning if "does not fit" in page.batch_note else st.info)(guard.plain(page.batch_note))
 if page.report is not None:
     rep = page.report
     c = st.columns(4)
