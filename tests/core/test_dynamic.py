@@ -7,7 +7,7 @@ import pytest
 
 from specviz import default_tables, target_joint, tv, tv_threshold
 from specviz.core.dynamic import POLICIES, run_policies, run_policy
-from specviz.core.rules import RULES
+from specviz.core.rules import RULES, target_of
 
 T = default_tables()
 SAME = np.full((3, 3), 1 / 3)  # p == q: every draft is kept
@@ -95,21 +95,27 @@ def test_bad_input():
         run_policy(T.P, T.Q, 0, policy="confidence", threshold=2.0)
 
 
-LOSSLESS = [name for name, r in RULES.items() if r.lossless]
+LOSSLESS = [name for name, r in RULES.items() if r.lossless and r.kind != "block"]
 
 
 @pytest.mark.parametrize("rule", LOSSLESS)
 @pytest.mark.parametrize("policy", POLICIES)
 def test_every_lossless_rule_is_exact_under_every_policy(policy, rule):
-    """The policies play the one round, so every rule of the registry runs under them;
-    the lossless ones keep the target's law of the first two tokens."""
+    """The policies play the one round, so every rule of the registry runs under them
+    (block verification excepted: it refuses, see below); the lossless ones keep the law
+    they must follow (the target's, or the warped target's) for the first two tokens."""
     n = 3_000
     counts = np.zeros((6, 6))
     for s in range(n):
         text = run_policy(T.P, T.Q, 0, policy=policy, k=3, n_tokens=2, seed=s, rule=rule).text
         counts[text[0], text[1]] += 1
-    target = target_joint(T.P, 0, n_tokens=2)
+    target = target_joint(target_of(rule, T.P, T.Q), 0, n_tokens=2)
     assert tv(counts / n, target) <= tv_threshold(target, n)
+
+
+def test_block_verification_is_refused_by_the_policies():
+    with pytest.raises(ValueError, match="block verification"):
+        run_policy(T.P, T.Q, 0, rule="block")
 
 
 @pytest.mark.parametrize("policy", POLICIES)

@@ -174,7 +174,7 @@ def test_editor_cannot_change_the_shape():
     assert metrics(at) == shown
 
 
-@pytest.mark.parametrize("page", ["pages/scripts/1_round.py", "pages/scripts/5_cost.py"])
+@pytest.mark.parametrize("page", ["app_pages/1_round.py", "app_pages/5_cost.py"])
 def test_other_pages_survive_a_hostile_upload(page):
     at = AppTest.from_file(str(ROOT / page), default_timeout=30)
     at.session_state["tables_open"] = True
@@ -310,7 +310,7 @@ def test_rows_within_the_tolerance_are_renormalised_not_refused():
     at.run()
     assert not at.exception and not errors(at), errors(at)
     for page in ("exactness", "rules"):
-        at.switch_page(f"pages/scripts/{'2_exactness' if page == 'exactness' else '8_rules'}.py")
+        at.switch_page(f"app_pages/{'2_exactness' if page == 'exactness' else '8_rules'}.py")
         at.run(timeout=120)
         assert not at.exception and not errors(at), (page, errors(at))
 

@@ -45,7 +45,7 @@ def query(at: AppTest) -> dict[str, str]:
 def test_every_page_file_is_listed_once():
     scripts = [p.script for p in site.PAGES]
     assert len(set(scripts)) == len(scripts) and len({p.path for p in site.PAGES}) == len(scripts)
-    files = sorted(str(f.relative_to(ROOT)) for f in (ROOT / "pages" / "scripts").glob("*.py"))
+    files = sorted(str(f.relative_to(ROOT)) for f in (ROOT / "app_pages").glob("*.py"))
     assert sorted(scripts) == files
     assert [p.path for p in site.PAGES if not p.path] == [""]  # one home page
 

@@ -12,7 +12,7 @@ from streamlit.testing.v1 import AppTest
 from specviz.core.rules import RULES
 
 ROOT = Path(__file__).resolve().parents[2]
-RULES_PAGE = next(ROOT.glob("pages/scripts/*_rules.py"))
+RULES_PAGE = next(ROOT.glob("app_pages/*_rules.py"))
 
 
 def run(path: Path = RULES_PAGE, **params: str) -> AppTest:
@@ -149,9 +149,9 @@ def test_converter_explains_why_the_rate_is_not_alpha():
 
 
 # ----------------------------------------------------------------- letters
-@pytest.mark.parametrize("path", ["app.py", "pages/scripts/1_round.py", RULES_PAGE.name])
+@pytest.mark.parametrize("path", ["app.py", "app_pages/1_round.py", RULES_PAGE.name])
 def test_chen_letters_swap_p_and_q(path):
-    file = ROOT / path if path == "app.py" or "/" in path else ROOT / "pages" / "scripts" / path
+    file = ROOT / path if path == "app.py" or "/" in path else ROOT / "app_pages" / path
     lev, chen = run(file), run(file, notation="chen")
     assert "min(1, p/q)" in text(lev) and "min(1, q/p)" not in text(lev)
     assert "min(1, q/p)" in text(chen) and "min(1, p/q)" not in text(chen)

@@ -12,13 +12,13 @@ from specviz.views import tour
 from specviz.web import settings
 
 ROOT = Path(__file__).resolve().parents[2]
-TOUR = ROOT / "pages" / "scripts" / "9_tour.py"
+TOUR = ROOT / "app_pages" / "9_tour.py"
 
 
 def page_file(path: str) -> Path:
-    """pages/scripts/<n>_<name>.py for URL path /<name> (Streamlit's own naming rule)."""
+    """app_pages/<n>_<name>.py for URL path /<name> (Streamlit's own naming rule)."""
     name = path.strip("/")
-    hits = sorted((ROOT / "pages" / "scripts").glob(f"*_{name}.py"))
+    hits = sorted((ROOT / "app_pages").glob(f"*_{name}.py"))
     assert len(hits) <= 1, hits
     if not hits:
         pytest.skip(f"no page for {path} in pages/ yet")

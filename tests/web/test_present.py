@@ -14,7 +14,7 @@ from specviz.web import present, ui
 from specviz.web import settings as S
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = ("app.py", "pages/scripts/1_round.py", "pages/scripts/5_cost.py", "pages/scripts/9_tour.py")
+PAGES = ("app.py", "app_pages/1_round.py", "app_pages/5_cost.py", "app_pages/9_tour.py")
 
 
 def run(rel: str, params: dict[str, str]) -> AppTest:
@@ -134,7 +134,7 @@ def test_present_1_injects_the_theme_and_hides_the_sidebar(rel):
 
 
 def test_presenter_mode_survives_a_rerun_and_a_widget_change():
-    at = run("pages/scripts/5_cost.py", {"present": "1"})
+    at = run("app_pages/5_cost.py", {"present": "1"})
     at.sidebar.slider(key="w_k").set_value(7).run()
     assert not at.exception
     assert presenter_css_shown(at)
@@ -142,7 +142,7 @@ def test_presenter_mode_survives_a_rerun_and_a_widget_change():
 
 
 def test_present_banana_is_noted_and_off():
-    at = run("pages/scripts/1_round.py", {"present": "banana"})
+    at = run("app_pages/1_round.py", {"present": "banana"})
     assert not presenter_css_shown(at)
     notes = [w.value for w in at.warning if "URL parameter present=" in w.value]
     assert notes == ["URL parameter present='banana' is not an integer 0..1; using the default "
@@ -151,7 +151,7 @@ def test_present_banana_is_noted_and_off():
 
 
 def test_without_present_nothing_changes_but_the_share_box():
-    at = run("pages/scripts/1_round.py", {"k": "5"})
+    at = run("app_pages/1_round.py", {"k": "5"})
     assert not presenter_css_shown(at)
     assert any("sv-copy-link" in b for b in (h.proto.body for h in at.sidebar.html))
     codes = [c.value for c in at.sidebar.code]
@@ -159,6 +159,6 @@ def test_without_present_nothing_changes_but_the_share_box():
 
 
 def test_share_box_shows_the_rewritten_url():
-    at = run("pages/scripts/5_cost.py", {"k": "6", "c": "0.3"})
+    at = run("app_pages/5_cost.py", {"k": "6", "c": "0.3"})
     at.sidebar.slider(key="w_k").set_value(9).run()
     assert at.sidebar.code[-1].value.endswith("?k=9&c=0.3")
