@@ -26,7 +26,7 @@ RUN pip install --no-cache-dir --require-hashes -r requirements.lock
 
 COPY .streamlit/ ./.streamlit/
 COPY specviz/ ./specviz/
-COPY app_pages/ ./app_pages/
+COPY pages/ ./pages/
 COPY app.py ./
 
 USER 10001:10001

@@ -34,34 +34,34 @@ def _move_c(at: AppTest, i: int) -> None:
 # so no repeat is answered from the cache)
 PAGES = {
     "/": ("app.py", [("k -> 5, 6, 7", lambda at, i: at.slider(key="w_k").set_value(5 + i))]),
-    "/round": ("app_pages/1_round.py", [
+    "/round": ("pages/1_round.py", [
         ("next", lambda at, i: at.button(key="next").click()),
         ("prev", lambda at, i: at.button(key="prev").click()),
         ("new round", lambda at, i: at.button(key="new_round").click()),
     ]),
-    "/exactness": ("app_pages/2_exactness.py", [
+    "/exactness": ("pages/2_exactness.py", [
         ("k -> 5, 6, 7", lambda at, i: at.slider(key="w_k").set_value(5 + i)),
         ("rule -> 3 others", lambda at, i: at.selectbox(key="w_rule").set_value(OTHER_RULES[i])),
         ("c -> 0.3, .35, .4", lambda at, i: at.slider(key="w_c").set_value(0.3 + 0.05 * i)),
     ]),
-    "/acceptance": ("app_pages/3_acceptance.py", [
+    "/acceptance": ("pages/3_acceptance.py", [
         ("c -> 0.3, .35, .4", lambda at, i: at.slider(key="w_c").set_value(0.3 + 0.05 * i)),
         ("k -> 5, 6, 7", lambda at, i: at.slider(key="w_k").set_value(5 + i)),
     ]),
-    "/draft-length": ("app_pages/4_draft-length.py", [
+    "/draft-length": ("pages/4_draft-length.py", [
         ("c -> 0.3, .35, .4", lambda at, i: at.slider(key="w_c").set_value(0.3 + 0.05 * i)),
         ("k -> 5, 6, 7", lambda at, i: at.slider(key="w_k").set_value(5 + i)),
     ]),
-    "/cost": ("app_pages/5_cost.py", [
+    "/cost": ("pages/5_cost.py", [
         ("k -> 5, 6, 7", lambda at, i: at.slider(key="w_k").set_value(5 + i)),
         ("c -> 0.3, .35, .4", lambda at, i: at.slider(key="w_c").set_value(0.3 + 0.05 * i)),
     ]),
-    "/roofline": ("app_pages/6_roofline.py", [
+    "/roofline": ("pages/6_roofline.py", [
         ("k -> 5, 6, 7", lambda at, i: at.slider(key="w_k").set_value(5 + i)),
     ]),
 }
-for extra, path in (("/rules", "app_pages/8_rules.py"), ("/text", "app_pages/7_text.py"),
-                    ("/tour", "app_pages/9_tour.py")):
+for extra, path in (("/rules", "pages/8_rules.py"), ("/text", "pages/7_text.py"),
+                    ("/tour", "pages/9_tour.py")):
     if (ROOT / path).exists():
         PAGES[extra] = (path, [("c -> 0.3, .35, .4", _move_c)])
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import numpy as np
 from streamlit.testing.v1 import AppTest
@@ -21,9 +22,21 @@ def random_tables(rng: np.random.Generator, V: int, zero_frac: float = 0.3):
     return table(), table()
 
 
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def app_test(path: str | Path, timeout: float = 30) -> AppTest:
+    """An AppTest of the app opened on one page (app.py, or a script in pages/), as a
+    browser would open it: the app's entry point is the main script, so the pages are
+    registered and the navigation's links resolve."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=timeout)
+    page = (ROOT / path).resolve().relative_to(ROOT)  # (ROOT / an absolute path) is that path
+    return at if page == Path("app.py") else at.switch_page(str(page))
+
+
 def run_page(path: str, timeout: float = 30, **params: str) -> AppTest:
     """Run a page under AppTest with URL parameters; it must raise nothing."""
-    at = AppTest.from_file(path, default_timeout=timeout)
+    at = app_test(path, timeout)
     for key, value in params.items():
         at.query_params[key] = value
     at.run()

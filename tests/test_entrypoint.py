@@ -77,11 +77,11 @@ def test_cmd_is_streamlit_headless_on_all_interfaces():
 
 def test_image_copies_everything_the_app_needs():
     copied = " ".join(_all("COPY"))
-    for path in ("app.py", "app_pages/", "specviz/", ".streamlit/"):
+    for path in ("app.py", "pages/", "specviz/", ".streamlit/"):
         assert path in copied, f"the Dockerfile does not COPY {path}"
         assert (ROOT / path).exists(), path
     ignore = (ROOT / ".dockerignore").read_text()
-    for path in ("app.py", "app_pages/", "specviz/", ".streamlit/", "requirements.lock"):
+    for path in ("app.py", "pages/", "specviz/", ".streamlit/", "requirements.lock"):
         assert f"!{path}" in ignore, f".dockerignore does not let {path} through"
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "specviz"
 RANK = {"core": 0, "text": 1, "analysis": 1, "views": 2, "figures": 3, "web": 4}
-TOP = 5  # specviz/cli.py, __init__.py, __main__.py, app.py, app_pages/
+TOP = 5  # specviz/cli.py, __init__.py, __main__.py, app.py, pages/
 
 
 def _layer(path: Path) -> int:
@@ -47,7 +47,7 @@ def _target_rank(module: str) -> int | None:
 
 def _sources():
     yield from PKG.rglob("*.py")
-    yield from (ROOT / "app_pages").glob("*.py")
+    yield from (ROOT / "pages").glob("*.py")
     yield ROOT / "app.py"
 
 
@@ -64,7 +64,7 @@ def test_imports_point_down_the_layers():
 
 def test_pages_use_only_web_views_and_figures():
     bad = []
-    for path in [*(ROOT / "app_pages").glob("*.py"), ROOT / "app.py"]:
+    for path in [*(ROOT / "pages").glob("*.py"), ROOT / "app.py"]:
         for line, module in _imports(path):
             parts = module.split(".")
             if parts[0] == "specviz" and (len(parts) < 2 or parts[1] not in

@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 def _shipped():
     yield from (ROOT / "specviz").rglob("*.py")
-    yield from (ROOT / "app_pages").glob("*.py")
+    yield from (ROOT / "pages").glob("*.py")
     yield ROOT / "app.py"
     yield ROOT / "README.md"
 

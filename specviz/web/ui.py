@@ -25,6 +25,7 @@ from ..core.pair import TablePair
 from ..core.tables import default_tables, mix_draft, renormalisation_note, temper, validate_pair
 from ..core.warp import Warp, warp_tables
 from ..figures import export
+from ..views import site
 from . import guard, present
 from . import settings as S
 from .notation import LETTERS, swap, swap_figure, swap_tables
@@ -298,6 +299,7 @@ def page(title: str, keys: Sequence[str] = (), layout: str = "wide") -> AppState
     if url.present:
         _presenter()
     state = _tables_state()
+    _navigation()
     sb = st.sidebar
     sb.header("Settings")
     k = bind("k", sb.slider, "k: drafted tokens per round", 1, S.K_APP_MAX)
@@ -328,6 +330,14 @@ def page(title: str, keys: Sequence[str] = (), layout: str = "wide") -> AppState
         Q = temper(Q, s.T)
     Pw, Qw = warp_tables(P, Q, warp)
     return AppState(s, Pw, Qw, Q_table, state["vocab"], warp, P, Q)
+
+
+def _navigation() -> None:
+    """The pages' links (views.site) at the top of the sidebar, with our titles and icons;
+    Streamlit's own list, named after the files in pages/, is off (.streamlit/config.toml)."""
+    nav = st.sidebar.container(key="sv_nav")
+    for p in site.PAGES:
+        nav.page_link(p.script, label=p.title, icon=p.icon)
 
 
 def _warp_controls(sb) -> Warp:

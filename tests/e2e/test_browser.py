@@ -155,7 +155,7 @@ def test_extra_page_setting_in_the_url(server, page):
 
 
 def _visit_every_page_from_the_sidebar(page: Page, check) -> None:
-    nav = page.locator("[data-testid='stSidebarNav']")
+    nav = page.locator(".st-key-sv_nav")
     for link in DEEP_LINKS[1:]:
         name = link.path.split("?")[0].strip("/")
         nav.get_by_role("link", name=site.BY_PATH[name].title, exact=True).click()

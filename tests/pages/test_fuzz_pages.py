@@ -14,6 +14,7 @@ from urllib.parse import parse_qs, urlencode
 
 import pytest
 from streamlit.testing.v1 import AppTest
+from support import app_test
 
 from specviz.views import site
 from specviz.web import settings as S
@@ -107,7 +108,7 @@ def test_hostile_url(page, i, params):
     query = dict(params)
     if page == "exactness" and "n" not in query:
         query["n"] = SMALL_N
-    at = AppTest.from_file(str(ROOT / script), default_timeout=60)
+    at = app_test(ROOT / script, 60)
     for key, value in query.items():
         at.query_params[key] = value
     at.run()

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
+from support import app_test
 
 from specviz.core.tables import default_tables
 from specviz.web import settings as S
@@ -93,7 +94,7 @@ EDITS = {  # name: (edited_rows for the P editor, words the message must contain
 
 
 def fresh() -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=30)
+    at = app_test(ROOT / "app.py", 30)
     at.session_state["tables_open"] = True  # the editors are drawn only when it is open
     at.run()
     assert not at.exception
@@ -174,9 +175,9 @@ def test_editor_cannot_change_the_shape():
     assert metrics(at) == shown
 
 
-@pytest.mark.parametrize("page", ["app_pages/1_round.py", "app_pages/5_cost.py"])
+@pytest.mark.parametrize("page", ["pages/1_round.py", "pages/5_cost.py"])
 def test_other_pages_survive_a_hostile_upload(page):
-    at = AppTest.from_file(str(ROOT / page), default_timeout=30)
+    at = app_test(ROOT / page, 30)
     at.session_state["tables_open"] = True
     at.run()
     at.file_uploader(key="up_P").set_value(("p.csv", csv_bytes(nan_table()), "text/csv"))
@@ -310,13 +311,13 @@ def test_rows_within_the_tolerance_are_renormalised_not_refused():
     at.run()
     assert not at.exception and not errors(at), errors(at)
     for page in ("exactness", "rules"):
-        at.switch_page(f"app_pages/{'2_exactness' if page == 'exactness' else '8_rules'}.py")
+        at.switch_page(f"pages/{'2_exactness' if page == 'exactness' else '8_rules'}.py")
         at.run(timeout=120)
         assert not at.exception and not errors(at), (page, errors(at))
 
 
 def test_the_table_editors_are_drawn_only_when_their_expander_is_open():
-    closed = AppTest.from_file(str(ROOT / "app.py"), default_timeout=30)
+    closed = app_test(ROOT / "app.py", 30)
     closed.run()
     assert not closed.exception and len(closed.get("arrow_data_frame")) == 0
     assert not [u for u in closed.get("file_uploader")]

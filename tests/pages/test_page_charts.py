@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
+from support import app_test
 
 from specviz.views import pagedata, site
 from specviz.web import settings as S
@@ -22,7 +23,7 @@ SMALL = {"exactness": {"n": "2000"}}  # keep the Monte Carlo short in tests
 
 
 def run(page: str, **params: str) -> AppTest:
-    at = AppTest.from_file(str(ROOT / PAGES[page]), default_timeout=60)
+    at = app_test(ROOT / PAGES[page], 60)
     for key, value in {**SMALL.get(page, {}), **params}.items():
         at.query_params[key] = value
     at.run()
@@ -45,9 +46,11 @@ def query(at: AppTest) -> dict[str, str]:
 def test_every_page_file_is_listed_once():
     scripts = [p.script for p in site.PAGES]
     assert len(set(scripts)) == len(scripts) and len({p.path for p in site.PAGES}) == len(scripts)
-    files = sorted(str(f.relative_to(ROOT)) for f in (ROOT / "app_pages").glob("*.py"))
-    assert sorted(scripts) == files
-    assert [p.path for p in site.PAGES if not p.path] == [""]  # one home page
+    files = sorted(str(f.relative_to(ROOT)) for f in (ROOT / "pages").glob("*.py"))
+    assert sorted(scripts) == ["app.py", *files]
+    assert [p.script for p in site.PAGES if not p.path] == ["app.py"]  # one home page
+    for p in site.PAGES[1:]:  # Streamlit names a page in pages/ after its file: <n>_<path>.py
+        assert Path(p.script).name.split("_", 1)[1] == f"{p.path}.py", p
 
 
 @pytest.mark.parametrize("page", list(PAGES))

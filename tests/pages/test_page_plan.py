@@ -9,7 +9,7 @@ from support import run_page
 
 from specviz.web import settings as S
 
-PAGE = str(Path(__file__).resolve().parents[2] / "app_pages" / "10_plan.py")
+PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "10_plan.py")
 FX = Path(__file__).resolve().parents[1] / "fixtures" / "plan"
 
 

@@ -9,7 +9,7 @@ from streamlit.testing.v1 import AppTest
 from support import chips, frame, run_page, statuses
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "app_pages" / "1_round.py")
+PAGE = str(ROOT / "pages" / "1_round.py")
 
 
 def _run(**params: str) -> AppTest:

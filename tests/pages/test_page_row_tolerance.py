@@ -16,8 +16,8 @@ from specviz.web import settings as S
 
 D = default_tables()
 ROOT = Path(__file__).resolve().parents[2]
-EXACTNESS = str(ROOT / "app_pages/2_exactness.py")
-RULES_PAGE = str(ROOT / "app_pages/8_rules.py")
+EXACTNESS = str(ROOT / "pages/2_exactness.py")
+RULES_PAGE = str(ROOT / "pages/8_rules.py")
 LOSSLESS = [n for n, r in RULES.items() if r.lossless]
 
 

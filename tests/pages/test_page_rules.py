@@ -8,15 +8,16 @@ from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
+from support import app_test
 
 from specviz.core.rules import RULES
 
 ROOT = Path(__file__).resolve().parents[2]
-RULES_PAGE = next(ROOT.glob("app_pages/*_rules.py"))
+RULES_PAGE = next(ROOT.glob("pages/*_rules.py"))
 
 
 def run(path: Path = RULES_PAGE, **params: str) -> AppTest:
-    at = AppTest.from_file(str(path), default_timeout=60)
+    at = app_test(path, 60)
     for key, value in params.items():
         at.query_params[key] = value
     at.run()
@@ -149,9 +150,9 @@ def test_converter_explains_why_the_rate_is_not_alpha():
 
 
 # ----------------------------------------------------------------- letters
-@pytest.mark.parametrize("path", ["app.py", "app_pages/1_round.py", RULES_PAGE.name])
+@pytest.mark.parametrize("path", ["app.py", "pages/1_round.py", RULES_PAGE.name])
 def test_chen_letters_swap_p_and_q(path):
-    file = ROOT / path if path == "app.py" or "/" in path else ROOT / "app_pages" / path
+    file = ROOT / path if path == "app.py" or "/" in path else ROOT / "pages" / path
     lev, chen = run(file), run(file, notation="chen")
     assert "min(1, p/q)" in text(lev) and "min(1, q/p)" not in text(lev)
     assert "min(1, q/p)" in text(chen) and "min(1, p/q)" not in text(chen)

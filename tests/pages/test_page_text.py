@@ -13,7 +13,7 @@ from support import chips, frame, run_page, statuses
 from specviz.web import guard
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGE = str(ROOT / "app_pages" / "7_text.py")
+PAGE = str(ROOT / "pages" / "7_text.py")
 PLAIN = ("The quick brown fox jumps over the lazy dog. The lazy dog sleeps in the sun. "
          "A brown fox and a lazy dog share the sun and the shade. ") * 6
 

@@ -7,18 +7,19 @@ from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
+from support import app_test
 
 from specviz.views import tour
 from specviz.web import settings
 
 ROOT = Path(__file__).resolve().parents[2]
-TOUR = ROOT / "app_pages" / "9_tour.py"
+TOUR = ROOT / "pages" / "9_tour.py"
 
 
 def page_file(path: str) -> Path:
-    """app_pages/<n>_<name>.py for URL path /<name> (Streamlit's own naming rule)."""
+    """pages/<n>_<name>.py for URL path /<name> (Streamlit's own naming rule)."""
     name = path.strip("/")
-    hits = sorted((ROOT / "app_pages").glob(f"*_{name}.py"))
+    hits = sorted((ROOT / "pages").glob(f"*_{name}.py"))
     assert len(hits) <= 1, hits
     if not hits:
         pytest.skip(f"no page for {path} in pages/ yet")
@@ -26,7 +27,7 @@ def page_file(path: str) -> Path:
 
 
 def run(file: Path, params: dict[str, str], timeout: float = 120) -> AppTest:
-    at = AppTest.from_file(str(file), default_timeout=timeout)
+    at = app_test(file, timeout)
     for key, value in params.items():
         at.query_params[key] = value
     at.run()

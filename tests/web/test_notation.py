@@ -57,7 +57,7 @@ def test_the_letters_rename_the_sidebar():
     from support import run_page
 
     root = Path(__file__).resolve().parents[2]
-    at = run_page(str(root / "app_pages" / "5_cost.py"), notation="chen")
+    at = run_page(str(root / "pages" / "5_cost.py"), notation="chen")
     labels = [e.label for e in at.sidebar.expander]
     assert "Tables (target Q, draft P)" in labels, labels
     draft = at.sidebar.radio(key="w_draft")

@@ -9,16 +9,17 @@ from pathlib import Path
 import plotly.graph_objects as go
 import pytest
 from streamlit.testing.v1 import AppTest
+from support import app_test
 
 from specviz.web import present, ui
 from specviz.web import settings as S
 
 ROOT = Path(__file__).resolve().parents[2]
-PAGES = ("app.py", "app_pages/1_round.py", "app_pages/5_cost.py", "app_pages/9_tour.py")
+PAGES = ("app.py", "pages/1_round.py", "pages/5_cost.py", "pages/9_tour.py")
 
 
 def run(rel: str, params: dict[str, str]) -> AppTest:
-    at = AppTest.from_file(str(ROOT / rel), default_timeout=60)
+    at = app_test(ROOT / rel, 60)
     for key, value in params.items():
         at.query_params[key] = value
     at.run()
@@ -134,7 +135,7 @@ def test_present_1_injects_the_theme_and_hides_the_sidebar(rel):
 
 
 def test_presenter_mode_survives_a_rerun_and_a_widget_change():
-    at = run("app_pages/5_cost.py", {"present": "1"})
+    at = run("pages/5_cost.py", {"present": "1"})
     at.sidebar.slider(key="w_k").set_value(7).run()
     assert not at.exception
     assert presenter_css_shown(at)
@@ -142,7 +143,7 @@ def test_presenter_mode_survives_a_rerun_and_a_widget_change():
 
 
 def test_present_banana_is_noted_and_off():
-    at = run("app_pages/1_round.py", {"present": "banana"})
+    at = run("pages/1_round.py", {"present": "banana"})
     assert not presenter_css_shown(at)
     notes = [w.value for w in at.warning if "URL parameter present=" in w.value]
     assert notes == ["URL parameter present='banana' is not an integer 0..1; using the default "
@@ -151,7 +152,7 @@ def test_present_banana_is_noted_and_off():
 
 
 def test_without_present_nothing_changes_but_the_share_box():
-    at = run("app_pages/1_round.py", {"k": "5"})
+    at = run("pages/1_round.py", {"k": "5"})
     assert not presenter_css_shown(at)
     assert any("sv-copy-link" in b for b in (h.proto.body for h in at.sidebar.html))
     codes = [c.value for c in at.sidebar.code]
@@ -159,6 +160,6 @@ def test_without_present_nothing_changes_but_the_share_box():
 
 
 def test_share_box_shows_the_rewritten_url():
-    at = run("app_pages/5_cost.py", {"k": "6", "c": "0.3"})
+    at = run("pages/5_cost.py", {"k": "6", "c": "0.3"})
     at.sidebar.slider(key="w_k").set_value(9).run()
     assert at.sidebar.code[-1].value.endswith("?k=9&c=0.3")
