@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from specviz.text import corpus
@@ -7,6 +9,18 @@ from specviz.text import corpus
 STDLIB_MODULES = ("textwrap.py", "functools.py", "collections/__init__.py", "pathlib.py",
                   "shutil.py", "argparse.py", "json/__init__.py", "subprocess.py", "tarfile.py",
                   "zipfile/__init__.py", "logging/__init__.py", "enum.py")
+
+
+TESTS = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(items):
+    """Groups for pytest-xdist's --dist loadgroup (the README's command): a test file stays
+    on one worker, so its module fixtures are built once, and the browser tests share one
+    worker, so that two servers and two browsers never compete for two cores."""
+    for item in items:
+        rel = item.path.relative_to(TESTS)
+        item.add_marker(pytest.mark.xdist_group("browser" if rel.parts[0] == "e2e" else str(rel)))
 
 
 @pytest.fixture(autouse=True, scope="session")
