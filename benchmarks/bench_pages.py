@@ -35,9 +35,9 @@ def _move_c(at: AppTest, i: int) -> None:
 PAGES = {
     "/": ("app.py", [("k -> 5, 6, 7", lambda at, i: at.slider(key="w_k").set_value(5 + i))]),
     "/round": ("pages/1_round.py", [
-        ("next", lambda at, i: at.button(key="next").click()),
-        ("prev", lambda at, i: at.button(key="prev").click()),
-        ("new round", lambda at, i: at.button(key="new_round").click()),
+        ("next", lambda at, i: at.button(key="round_next").click()),
+        ("prev", lambda at, i: at.button(key="round_prev").click()),
+        ("new round", lambda at, i: at.button(key="round_new").click()),
     ]),
     "/exactness": ("pages/2_exactness.py", [
         ("k -> 5, 6, 7", lambda at, i: at.slider(key="w_k").set_value(5 + i)),
@@ -75,12 +75,19 @@ def timed_run(at: AppTest) -> float:
     return dt
 
 
+def opened(path: str) -> AppTest:
+    """A new session of the app opened on one page (app.py is the main script, as on the
+    server, so the navigation's page links resolve)."""
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    return at if path == "app.py" else at.switch_page(path)
+
+
 def bench_page(name: str, path: str, actions, repeats: int = 3) -> list[tuple[str, float]]:
-    at = AppTest.from_file(str(ROOT / path), default_timeout=120)
+    at = opened(path)
     out = [("first render (cold caches)", timed_run(at))]
     warm = []
     for _ in range(repeats):
-        at2 = AppTest.from_file(str(ROOT / path), default_timeout=120)
+        at2 = opened(path)
         warm.append(timed_run(at2))
     out.append(("first render (new session)", statistics.median(warm)))
     for label, act in actions:

@@ -237,6 +237,14 @@ def step_queue_js(keys: dict[str, str] = STEP_KEYS) -> str:
 COPY_LABEL = "Copy link to this state"  # text only: no emoji font is needed
 
 
+def share_url_html(url: str) -> str:
+    """The address as selectable text (one click selects all of it): plain HTML, so a page
+    does not load the code highlighter's 1.5 MB of JavaScript for one line."""
+    return (f'<code class="sv-share-url" style="display:block;user-select:all;'
+            f'word-break:break-all;white-space:pre-wrap;font-size:0.8rem;padding:0.5rem;'
+            f'border-radius:0.5rem;background:rgba(49,51,63,0.06)">{html.escape(url)}</code>')
+
+
 def copy_link_html(label: str = COPY_LABEL) -> str:
     """A button that copies the page's address (every setting is in it) to the clipboard,
     read at the moment of the click, so it is always the current state. Where the

@@ -500,13 +500,13 @@ def copy_link(container=None) -> None:
 
 def _share_box(q: dict[str, str], notes: Sequence[str] = ()) -> None:
     """Sidebar: a button that copies the live address, and the address itself as text (its
-    own copy icon is the fallback where scripts or the clipboard are blocked)."""
+    text is one click to select where scripts or the clipboard are blocked)."""
     sb = st.sidebar
     sb.markdown("**Share this state**")
     for note in notes:
         sb.caption(note)
     copy_link(sb)
-    sb.code(share_url(q) or "(this page, all defaults)", language=None, wrap_lines=True)
+    sb.html(present.share_url_html(share_url(q) or "(this page, all defaults)"))
 
 
 def download_round_html(trace, rnd: int, step: int = 0, key: str = "dl_round_html",

@@ -95,8 +95,10 @@ def test_copy_link_copies_the_current_state(server, browser):
         expect(page.locator("[data-testid='stSidebar'] .sv-copy-status")).to_have_text("Copied.")
         copied = page.evaluate("() => navigator.clipboard.readText()")
         assert copied == page.url and "k=7" in copied and "c=0.2" in copied, copied
-        shown = page.locator("[data-testid='stSidebar'] [data-testid='stCode']").inner_text()
+        shown = page.locator("[data-testid='stSidebar'] .sv-share-url").inner_text()
         assert shown.strip() == page.url
+        loaded = page.evaluate("() => performance.getEntriesByType('resource').map(e => e.name)")
+        assert not [u for u in loaded if "SyntaxHighlighter" in u]  # 1.5 MB of JS for nothing
     finally:
         ctx.close()
 
