@@ -405,7 +405,7 @@ def _draft_tree(pair, prefix, shape, mode, draws) -> dict:
 def _play_tree(pair, prefix, k, rule, draws, light):
     """A token tree (specviz.core.tree): drafted whole, then verified from the root: at each
     node the siblings are tried in turn against p_j; the kept one's subtree goes on."""
-    shape, mode = trees.preset(rule.prm["shape"], k), rule.tree
+    shape, mode = trees.rule_shape(rule, k), rule.tree
     tokens = _draft_tree(pair, prefix, shape, mode, draws)
     node, cur, positions, emitted = (), list(prefix), [], []
     end = None
