@@ -185,22 +185,26 @@ def _subset(trace: RoundTrace, toks: Sequence[int], row: np.ndarray) -> str:
 
 
 def bars_figure(trace: RoundTrace, step: int, *, top: int | None = None) -> go.Figure:
-    """q at the draft position in focus; once the target has scored it, p beside q."""
+    """q at the draft position in focus; once the target has scored it, p beside q; in a
+    token tree the token marked is the sibling being tried."""
     v = view(trace, step)
     if v.focus is None:
         return _empty("p and q", "The bars appear with the first draft.")
     pos = trace.positions[v.focus - 1]
     checked = v.scored
-    toks = _columns(trace, [pos.q_row] + ([pos.p_row] if checked else []), pos.token, top)
-    labels, mark = _labels(trace, toks), [x == pos.token for x in toks]
+    x, name = pos.token, f"x{pos.i}"
+    if v.sibling is not None and v.focus == v.verified:  # a token tree: the sibling tried
+        x, name = pos.tries[v.sibling].token, f"sibling {v.sibling + 1}"
+    toks = _columns(trace, [pos.q_row] + ([pos.p_row] if checked else []), x, top)
+    labels, mark = _labels(trace, toks), [t == x for t in toks]
     fig = go.Figure()
     if checked:
         fig.add_trace(_bar("p target", labels, pos.p_row[toks], P_COLOUR, "p", mark))
     fig.add_trace(_bar("q draft", labels, pos.q_row[toks], Q_COLOUR, "q", mark))
     tall = float(max(pos.p_row[toks].max(), pos.q_row[toks].max()))
-    _mark_token(fig, labels[toks.index(pos.token)],
-                float(max(pos.p, pos.q) if checked else pos.q),
-                f"x{pos.i} = {trace.name(pos.token)}")
+    _mark_token(fig, labels[toks.index(x)],
+                float(max(pos.p_row[x], pos.q_row[x]) if checked else pos.q_row[x]),
+                f"{name} = {trace.name(x)}")
     what = "p and q" if checked else "q only<br>(the target is not called yet)"
     title = (f"Position {pos.i}, after '{html.escape(trace.name(pos.context))}': {what}"
              f"{_subset(trace, toks, pos.q_row)}")

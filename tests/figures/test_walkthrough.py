@@ -158,3 +158,15 @@ def test_the_export_carries_the_tree_view_step_by_step():
                                page_fig.data[2].y, atol=BAR_ATOL)
     chain = export.round_html(_round(0, "correct"), 0)
     assert "sv-tree-export" not in chain and "svTree" not in chain
+
+
+def test_tree_bars_mark_the_sibling_being_tried():
+    tr = next(t for t in (_round(s, "tree_wor", k=3) for s in range(60))
+              if len(t.positions[0].tries) >= 2)
+    frames = [i for i, s in enumerate(tr.steps) if s.kind == "verify"]
+    for j, t in enumerate(tr.positions[0].tries):
+        fig = animation.bars_figure(tr, frames[j])
+        marked = [lab for lab, w in zip(fig.data[0].x, fig.data[0].marker.line.width,
+                                        strict=True) if w]
+        assert marked == [tr.name(t.token)]
+        assert fig.layout.annotations[0].text == f"sibling {j + 1} = {tr.name(t.token)}"
