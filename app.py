@@ -24,7 +24,8 @@ ui.md(":material/explore: [**The guided tour**](tour): eight questions in the or
       ":material/play_circle: [**One round, token by token**](round): the drafts, the one "
       "target call, each coin, the redraw or the bonus.")
 
-summary = ui.cached(demos.summary)(app.P, app.Q, app.ctx, s.k, s.c, s.seed, s.rule, app.vocab)
+summary = ui.cached(demos.summary)(app.P, app.Q, app.ctx, s.k, s.c, s.seed, s.rule, app.vocab,
+                                   app.tree)
 st.subheader("Your settings, in numbers")
 st.caption(ui.text(f"One round played from context '{s.ctx}' with seed {s.seed} (a single "
                    "random draw: change the seed and it changes):"))

@@ -36,7 +36,8 @@ if cap_note:
 elif n >= S.N_APP_MAX:
     st.info(ui.text(f"The cap bites: n = {S.N_APP_MAX:,} is the most one run may take here."))
 with st.spinner(f"{n:,} decodes under each rule..."):
-    ex = ui.cached(demos.exactness)(app.P, app.Q, app.ctx, s.k, int(n), s.seed, rules)
+    ex = ui.cached(demos.exactness)(app.P, app.Q, app.ctx, s.k, int(n), s.seed, rules,
+                                    tree=app.tree)
 rows = [{**row, "verdict": a.verdict.text}
         for row, a in zip(pagedata.exactness_rows(ex), ex.audits, strict=True)]
 

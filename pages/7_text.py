@@ -42,7 +42,7 @@ if not ids:
     st.stop()
 
 step, rnd = stage.play(stage.text_stage(m.dec, ids, k=s.k, c=s.c, seed=s.seed, rule=s.rule,
-                                        drafter=drafter, warp=app.warp),
+                                        drafter=drafter, warp=app.warp, tree=app.tree),
                        start_step=s.step, start_rnd=s.rnd, speed=s.speed)
 
 st.subheader("Which draft order?")

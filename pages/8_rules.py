@@ -58,7 +58,7 @@ st.caption(ui.text(f"Context '{s.ctx}', k = {s.k}, seed {s.seed}, the sidebar's 
 
 with st.spinner(f"{n:,} decodes under each of {len(gallery.RULES)} rules..."):
     g = ui.cached(gallery.gallery)(app.P_raw, app.Q_raw, app.ctx, s.k, int(n), s.seed,
-                                   {**params, **gallery.warp_params(app.warp)})
+                                   {**params, **gallery.warp_params(app.warp)}, tree=app.tree)
 rows = gallery.gallery_rows(g)
 
 m = st.columns(3)
@@ -151,7 +151,7 @@ st.markdown(  # the rule's name is kept out of the re-lettering
         "Sec. 3.3).")
 )
 rep = ui.cached(gallery.production)(app.P, app.Q, app.ctx, s.k, s.rule, params,
-                                    gallery.METRICS_ROUNDS, s.seed)
+                                    gallery.METRICS_ROUNDS, s.seed, tree=app.tree)
 pm = st.columns(3)
 pm[0].metric(ui.text("mean acceptance length (measured)"), f"{rep.rows[0]['measured']:.4f}")
 pm[1].metric(ui.text("draft acceptance rate (measured)"), f"{rep.rows[1]['measured']:.4f}")

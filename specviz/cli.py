@@ -363,7 +363,7 @@ def demo_methods(P: np.ndarray, Q: np.ndarray, vocab: tuple[str, ...], ctx: int,
                           ("tree_wor_cell", "tree w/o repl.", str),
                           ("tree_nodes", "tree nodes", "d")]
     head = _wrap(f"Tokens per target call over a long decode from '{vocab[ctx]}', exact "
-                 "('(MC)': measured, where the exact walk over block states exceeds its cap). "
+                 "('(MC)': measured, where an exact law would exceed its caps). "
                  "Chain: token by token (Leviathan et al. 2022); block: Sun et al. 2024 "
                  "(arXiv 2403.10444); trees: the 3-2-1 preset with k levels, siblings i.i.d. "
                  "(SpecInfer, Miao et al. 2023) or without replacement (Jeon et al. 2024).")

@@ -57,8 +57,12 @@ def brute_joint(P, Q, ctx, k, n_tokens, rule):
     def tree(c, prefix, prob):
         from specviz.core.tree import preset
 
-        shape = preset(prm["shape"], k)
-        for seq, pr in tree_outcomes(P, Q, c, shape.children, r.tree).items():
+        if r.paths:  # an explicit tree: a node's children are the listed paths under it
+            def children(path):
+                return sum(1 for p in r.paths if len(p) <= k and p[:-1] == tuple(path))
+        else:
+            children = preset(prm["shape"], k).children
+        for seq, pr in tree_outcomes(P, Q, c, children, r.tree).items():
             new_round(seq[-1], prefix + list(seq), prob * pr)
 
     def block(c, prefix, prob):

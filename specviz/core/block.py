@@ -13,10 +13,19 @@ Why it is exact: by induction P(tau >= i | x_1..x_i) = w_i, so
 and summing over how the block goes on gives the target's law. Token by token keeps
 prod_i min(1, p/q) <= w_i, so block verification never keeps fewer drafts in expectation.
 
-The exact laws below walk the draft tree forward over states (last token, w_i) with
-their draft mass; states with equal (start, last token, w) are merged. The number of
-states grows with k (about 3x per level on the default pair), so the long-run law is
-computed up to BLOCK_STATES_MAX states per level.
+The exact laws. A round still going at depth j has a future that depends only on its last
+token c and its weight w, with r = k - j levels to go; as a pair (law of the drafts kept
+from here, law of the token the round ends on) it is
+  F_0(c, w) = (w e_0, w p(.|c))
+  F_r(c, w) = (S(w, c) e_0, max(0, w p(.|c) - q(.|c)))
+              + sum_x q(x|c) shift F_(r-1)(x, min(1, w R(c, x))),   R = p/q
+(shift: one more draft kept). Each F_r(c, .) is piecewise linear in w; its kinks lie among
+those of F_(r-1)(x) and 1 (where min(1, w R) and max(0, w p(x) - q(x)) bend) divided by
+R(c, x), so it is stored by its values there and read by linear interpolation, exactly.
+The last levels of a round are solved this way (about half, as VALUE_CELLS_MAX allows);
+the first ones by a forward walk over states (start, token, w) with their draft mass,
+equal states merged, up to BLOCK_STATES_MAX per level, whose states at depth j then read
+F_(k-j).
 """
 
 from __future__ import annotations
@@ -27,6 +36,8 @@ from .rule import RESIDUAL_EPS, ratio
 from .sampling import draw_rows
 
 BLOCK_STATES_MAX = 1_000_000  # merged (start, token, w) states per level of the exact walk
+VALUE_CELLS_MAX = 12_000_000  # kinks x (levels + V) of one level of the value functions
+KINK_CANDIDATES_MAX = 8_000_000  # kinks gathered for one level before they are merged
 SLICE_CELLS = 1 << 20  # entries of one (decodes, V) slice in the vectorised round
 
 
@@ -142,36 +153,99 @@ def _merge(s, c, w, mass):
     if len(c) > 3 * BLOCK_STATES_MAX:  # they would not merge under the cap: say so early
         raise ValueError(f"the exact block law needs over {BLOCK_STATES_MAX:,} states at "
                          f"one level, the cap (before merging: {len(c):,}); lower k or V")
-    key = np.stack([s.astype(np.float64), c.astype(np.float64), w], axis=1)  # (m, 3)
-    uniq, inv = np.unique(key, axis=0, return_inverse=True)
-    if len(uniq) > BLOCK_STATES_MAX:
-        raise ValueError(f"the exact block law needs {len(uniq):,} states at one level; the "
+    order = np.lexsort((w, c, s))
+    s, c, w, mass = s[order], c[order], w[order], mass[order]
+    new = np.ones(len(c), dtype=bool)
+    new[1:] = (s[1:] != s[:-1]) | (c[1:] != c[:-1]) | (w[1:] != w[:-1])
+    first = np.flatnonzero(new)
+    if len(first) > BLOCK_STATES_MAX:
+        raise ValueError(f"the exact block law needs {len(first):,} states at one level; the "
                          f"cap is {BLOCK_STATES_MAX:,} (lower k or V)")
-    m = np.bincount(inv.ravel(), weights=mass, minlength=len(uniq))
-    return uniq[:, 0].astype(np.int64), uniq[:, 1].astype(np.int64), uniq[:, 2], m
+    return s[first], c[first], w[first], np.add.reduceat(mass, first)
 
 
-def round_tables(P: np.ndarray, Qs: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+def round_tables(P: np.ndarray, Qs: np.ndarray, k: int, *,
+                 backward: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """D[c, j] = P(the round from c keeps j drafts), N[c, c'] = P(it ends on c').
 
-    Over the states at depth j (start s, token c, weight w, draft mass m):
-      D[s, j] += m S(w, c) for j < k,  D[s, k] += m w
-      N[s]    += m max(0, w p(.|c) - q(.|c)) for j < k,  m w p(.|c) at depth k
-    (V, k+1), (V, V)"""
+    The first j0 = k - r0 levels by the forward walk, over its states at depth j (start s,
+    token c, weight w, draft mass m):
+      D[s, j] += m S(w, c),  N[s] += m max(0, w p(.|c) - q(.|c))
+    and the rest from the value functions: D[s, j0:] += m F_r0(c, w) and N[s] likewise.
+    backward = r0 (at most k; 0 is the forward walk alone); None: about half the levels,
+    fewer if the value functions would not fit. (V, k+1), (V, V)"""
     V = P.shape[0]
     R = ratio(P, Qs)
+    levels = min(k, (k + 3) // 2 if backward is None else backward)  # about half each way
+    knots, vals = value_functions(P, Qs, R, levels, fit=backward is None)
+    j0 = k - (vals[0].shape[1] - V - 1)  # levels left to the forward walk
     D, N = np.zeros((V, k + 1)), np.zeros((V, V))
     s = c = np.arange(V)
     w, mass = np.ones(V), np.ones(V)
-    for j in range(k):
+    for j in range(j0):
         d = np.maximum(w[:, None] * P[c] - Qs[c], 0.0) * mass[:, None]  # (states, V)
         np.add.at(D[:, j], s, d.sum(axis=1))
         np.add.at(N, s, d)
         parent, c, w, mass = _grow(P, Qs, R, c, w, mass)
         s, c, w, mass = _merge(s[parent], c, w, mass)
-    np.add.at(D[:, k], s, mass * w)
-    np.add.at(N, s, (mass * w)[:, None] * P[c])
+    F = mass[:, None] * _evaluate(knots, vals, c, w)  # (states, k - j0 + 1 + V)
+    np.add.at(D[:, j0:], s, F[:, :k - j0 + 1])
+    np.add.at(N, s, F[:, k - j0 + 1:])
     return D, N
+
+
+def value_functions(P, Qs, R, levels: int, *, fit: bool = False):
+    """F_r(c, .) at its kinks for r = levels (or, with fit, the deepest level up to it that
+    fits the caps): (knots, values), knots[c] (n_c,) from 0 to 1, values[c] (n_c, r + 1 + V)."""
+    V = P.shape[0]
+    edge = np.array([0.0, 1.0])
+    knots = [edge] * V
+    vals = [np.concatenate([edge[:, None], edge[:, None] * P[c]], axis=1) for c in range(V)]
+    live = (Qs > 0) & (R > 0)  # drafted with a weight that stays positive
+    for r in range(1, levels + 1):
+        want = sum(len(knots[x]) for c in range(V) for x in np.flatnonzero(live[c]))
+        if fit and want > KINK_CANDIDATES_MAX:
+            break
+        new_knots = []
+        for c in range(V):
+            kinks = np.concatenate([edge] + [knots[x] / R[c, x]
+                                             for x in np.flatnonzero(live[c])])
+            new_knots.append(np.unique(kinks[(kinks >= 0) & (kinks <= 1)]))
+        if fit and sum(map(len, new_knots)) * (r + 1 + V) > VALUE_CELLS_MAX:
+            break
+        vals = [_level(P, Qs, R, c, new_knots[c], knots, vals, r) for c in range(V)]
+        knots = new_knots
+    return knots, vals
+
+
+def _level(P, Qs, R, c: int, b: np.ndarray, knots, vals, r: int) -> np.ndarray:
+    """F_r(c, b) from F_(r-1): the correction at depth 0, every kept draft's future shifted
+    one level. b: (n,) -> (n, r + 1 + V)"""
+    V = P.shape[0]
+    d = np.maximum(b[:, None] * P[c] - Qs[c], 0.0)  # (n, V)
+    out = np.zeros((len(b), r + 1 + V))
+    out[:, 0], out[:, r + 1:] = d.sum(axis=1), d
+    for x in np.flatnonzero((Qs[c] > 0) & (R[c] > 0)):
+        f = Qs[c, x] * _interp(knots[x], vals[x], np.minimum(1.0, b * R[c, x]))  # (n, r + V)
+        out[:, 1:r + 1] += f[:, :r]
+        out[:, r + 1:] += f[:, r:]
+    return out
+
+
+def _interp(knots: np.ndarray, vals: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """The piecewise linear function with these values at these knots, at w. (n, d)"""
+    i = np.clip(np.searchsorted(knots, w, side="right") - 1, 0, len(knots) - 2)
+    t = (w - knots[i]) / (knots[i + 1] - knots[i])  # (n,) in [0, 1]
+    return vals[i] + t[:, None] * (vals[i + 1] - vals[i])
+
+
+def _evaluate(knots, vals, c: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """F_r(c, w) for each state (c, w). (states, r + 1 + V)"""
+    out = np.empty((len(c), vals[0].shape[1]))
+    for t in np.unique(c):
+        at = np.flatnonzero(c == t)
+        out[at] = _interp(knots[t], vals[t], w[at])
+    return out
 
 
 def round_pieces(P, Qs, ctx: int, k: int, n: int) -> tuple[list, list]:

@@ -20,7 +20,7 @@ from .round import play
 from .rules import Rule, get_rule
 from .sampling import draw_row
 from .tables import K_MAX, check_ctx
-from .tree import PRESETS
+from .tree import rule_shape
 from .verify import draft_row
 
 POLICIES = ("constant", "heuristic", "confidence", "oracle")
@@ -114,7 +114,7 @@ def run_policy(
                          "common random numbers by output position would reuse them")
     m = int(r.prm["m"]) if r.kind == "multi" else 1
     if r.kind == "tree":  # a column per sibling: the widest node's
-        m = max(PRESETS[int(r.prm["shape"])].head)
+        m = rule_shape(r, max(k, k_max)).width
     draws = _stream(seed, n_tokens + k_max + 2, m)
     run = PolicyRun(policy)
     c, k_now = int(ctx), k

@@ -61,7 +61,7 @@ def exact_joint(
     if rt.rule.kind == "block":
         return block_joint(rt.P, rt.Qs, ctx, k, n)
     if rt.rule.kind == "tree":
-        shape, mode = tree.preset(rt.rule.prm["shape"], k), rt.rule.tree
+        shape, mode = tree.rule_shape(rt.rule, k), rt.rule.tree
         return joint_from_rounds([tree.round_pieces(rt.P, rt.Qs, shape, mode, c, n)
                                   for c in range(V)], ctx, n)
     F, K = _levels(rt, k, n - 1)
@@ -178,8 +178,9 @@ def round_law(
     if rt.rule.kind == "block":
         D, N = round_tables(rt.P, rt.Qs, k)  # (V, k+1), (V, V)
     elif rt.rule.kind == "tree":
-        shape = tree.preset(rt.rule.prm["shape"], k)
+        shape = tree.rule_shape(rt.rule, k)
         D, N = tree.round_tables(rt.P, rt.Qs, shape, rt.rule.tree)
+        D = np.pad(D, ((0, 0), (0, k - shape.depth)))  # a tree shallower than k
     else:
         D, N = _accepted_law(rt, k), None
     L = _tokens_per_round(rt, k, D)  # (V,)

@@ -106,7 +106,7 @@ class _Engine:
             return block_round(self.rt.P, self.rt.Qs, self.draft,
                                lambda c, u: self.final(self.V + c, u), ctx, k, rng)
         if self.rt.rule.kind == "tree":
-            shape = tree.preset(self.rt.rule.prm["shape"], k)
+            shape = tree.rule_shape(self.rt.rule, k)
             return tree.tree_round(self.rt.P, self.rt.Qs, shape, self.rt.rule.tree,
                                    lambda c, u: self.final(self.V + c, u), ctx, rng)
         n, V, rule = len(ctx), self.V, self.rt.rule

@@ -59,6 +59,9 @@ class Try:
     threshold: float  # min(1, p_j(x) / q(x))
     u: float
     accepted: bool
+    against: np.ndarray | None = None  # (V,) token tree: p_j, the row it is checked against
+    drawn_from: np.ndarray | None = None  # (V,) token tree: q_j, the row it was drawn from
+    after: np.ndarray | None = None  # (V,) token tree: p_(j+1), what a failure leaves
 
 
 @dataclass(frozen=True)
@@ -402,7 +405,7 @@ def _draft_tree(pair, prefix, shape, mode, draws) -> dict:
 def _play_tree(pair, prefix, k, rule, draws, light):
     """A token tree (specviz.core.tree): drafted whole, then verified from the root: at each
     node the siblings are tried in turn against p_j; the kept one's subtree goes on."""
-    shape, mode = trees.preset(rule.prm["shape"], k), rule.tree
+    shape, mode = trees.rule_shape(rule, k), rule.tree
     tokens = _draft_tree(pair, prefix, shape, mode, draws)
     node, cur, positions, emitted = (), list(prefix), [], []
     end = None
@@ -416,7 +419,8 @@ def _play_tree(pair, prefix, k, rule, draws, light):
             qj = trees.sibling_draft(q, taken, mode)
             A, nxt = trees.sibling_step(p, p_j, q, qj, mode)
             u = draws.coin(len(node), j)
-            tries.append(Try(x, float(qj[x]), float(min(1.0, A[x])), u, bool(u < A[x])))
+            tries.append(Try(x, float(qj[x]), float(min(1.0, A[x])), u, bool(u < A[x]),
+                             _frozen(p_j), _frozen(qj), _frozen(nxt)))
             if tries[-1].accepted:
                 break
             p_j, taken = nxt, taken + [x]

@@ -14,12 +14,13 @@ also carry the exact per-position laws acc (drafted and kept) and rej (rejected,
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from .rule import ratio, residual
+from .tree import check_paths
 from .warp import Warp, warp_rows
 
 Table = np.ndarray  # (V, V), row = context c, column = token x
@@ -192,6 +193,8 @@ class Rule:
     tree: str = ""  # kind "tree": how siblings are drawn and verified (core.tree.MODES)
     params: tuple[Param, ...] = ()
     values: tuple[tuple[str, float], ...] = ()  # overrides of the parameters' defaults
+    paths: tuple[tuple[int, ...], ...] = ()  # kind "tree": an explicit tree as paths of
+    # sibling indices (Medusa's choices); () drafts the preset 'shape'
 
     @property
     def lossless(self) -> bool:
@@ -221,6 +224,8 @@ class Rule:
 
     @property
     def param_text(self) -> str:
+        if self.paths:
+            return f"tree = {len(self.paths)} paths"
         return ", ".join(f"{k} = {v:g}" for k, v in self.prm.items())
 
 
@@ -458,6 +463,15 @@ def get_rule(rule: str | Rule) -> Rule:
     if isinstance(rule, str) and rule in RULES:
         return RULES[rule]
     raise ValueError(f"unknown rule {rule!r}; valid rules: {', '.join(RULES)}")
+
+
+def with_tree(rule: str | Rule, paths: Sequence[Sequence[int]] = ()) -> Rule:
+    """A tree rule drafting this explicit tree (checked: core.tree.check_paths); any other
+    rule, or no paths, as it is."""
+    r = get_rule(rule)
+    if r.kind != "tree" or not paths:
+        return r
+    return replace(r, paths=check_paths([list(p) for p in paths]))
 
 
 def reads_warp(rule: str | Rule) -> bool:

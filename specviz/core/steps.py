@@ -17,6 +17,7 @@ class Step:
     kind: str  # start | draft | score | verify | residual | flush | unverified | bonus | done
     position: int | None  # 1-based draft position the frame is about, if any
     caption: str
+    sibling: int | None = None  # token tree: the 0-based try at that depth a verify frame is
 
 
 def _done(pair, emitted) -> Step:
@@ -88,6 +89,11 @@ def steps_block(pair, rule, prefix, tr, w, proposed: bool) -> tuple[Step, ...]:
                   " The block is verified jointly.")]
     steps += [Step("draft", pos.i, pair.describe_draft(pos.i, pos.token, pos.context, pos.q,
                                                        proposed)) for pos in tr.positions]
+    if n:
+        steps.append(Step("score", n, f"One target call scores all {n} draft(s) at once: "
+                          f"p at each of the {n + 1} prefixes gives the block's weights "
+                          f"w1..w{n} and the chances h that the coins are checked against, "
+                          "from the last position backwards."))
     tau = tr.accepted
     for pos in reversed(tr.positions[tau - 1 if tau else 0:]):
         verdict = (f"passes: the block keeps x1..x{pos.i}" if pos.i == tau else
@@ -123,11 +129,14 @@ def steps_tree(pair, rule, prefix, tr, shape, tokens, pruned: int) -> tuple[Step
                   for e in range(d, upto + 1)]
         steps.append(Step("draft", d, f"Level {d}{f'..{upto}' if upto > d else ''}: " +
                           "; ".join(levels) + "."))
+    steps.append(Step("score", len(tr.positions), f"One target call scores all "
+                      f"{len(tokens)} tree node(s) at once, each node seeing only its own "
+                      "path: it gives p after the context and after every node, the key to "
+                      "the speedup."))
+    node: tuple[int, ...] = ()
     for pos in tr.positions:
-        tried = ", ".join(f"'{name(t.token)}' (u = {t.u:.3f} vs {t.threshold:.3f}: "
-                          f"{'kept' if t.accepted else 'no'})" for t in pos.tries)
-        steps.append(Step("verify", pos.i, f"Node at depth {pos.i}: siblings tried in turn "
-                          f"against the residual left by the ones before: {tried}."))
+        steps += _sibling_steps(pair, pos, shape.children(node))
+        node = node + (len(pos.tries) - 1,)
     if tr.rejected_at is not None:
         steps.append(Step("residual", tr.rejected_at, f"Every sibling failed at depth "
                           f"{tr.rejected_at}: '{name(tr.emitted[-1].token)}' drawn from "
@@ -139,3 +148,18 @@ def steps_tree(pair, rule, prefix, tr, shape, tokens, pruned: int) -> tuple[Step
         steps.append(Step("flush", None, f"The {pruned} drafted token(s) off the kept path "
                           "are pruned."))
     return tuple(steps + [_done(pair, tr.emitted)])
+
+
+def _sibling_steps(pair, pos, m: int) -> list[Step]:
+    """One verify frame per sibling tried at the node at depth pos.i, in turn: sibling j is
+    checked against p_j (p_1 = p) and, failing, leaves p_(j+1) for the next."""
+    out = []
+    for j, t in enumerate(pos.tries):
+        against = "p" if j == 0 else f"p_{j + 1}, the residual the earlier siblings left"
+        verdict = "kept, the path goes on from it" if t.accepted else (
+            f"no; sibling {j + 2} is tried against p_{j + 2}" if j + 1 < len(pos.tries) else
+            f"no; every sibling failed, the last token comes from p_{j + 2}")
+        out.append(Step("verify", pos.i, f"Depth {pos.i}, sibling {j + 1} of {m}: "
+                        f"'{pair.name(t.token)}' (q = {t.q:.4f}) against {against}: keep if "
+                        f"u < {t.threshold:.4f}; u = {t.u:.4f}, {verdict}.", sibling=j))
+    return out

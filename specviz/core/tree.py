@@ -16,6 +16,8 @@ replacement but divides by q and subtracts q as if the siblings were i.i.d.
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -72,6 +74,11 @@ class TreeShape:
     def depth(self) -> int:
         return max(len(p) for p in self.paths)
 
+    @property
+    def width(self) -> int:
+        """The most siblings drafted after any one node."""
+        return max(self._counts.values())
+
     def cut(self, k: int) -> TreeShape:
         """The tree down to depth k (the round's draft length)."""
         return TreeShape(f"{self.name}, depth {k}", tuple(p for p in self.paths if len(p) <= k),
@@ -79,6 +86,76 @@ class TreeShape:
 
 
 TREE_NODES_MAX = 4_096  # drafted nodes one round's tree may hold
+PATHS_NODES_MAX = 256  # nodes of a tree given as a list of paths (a user's, in the app)
+PATHS_DEPTH_MAX = 64  # its depth (the engine's most drafts per round)
+PATHS_TEXT_MAX = 4_000  # characters of such a list
+Paths = tuple[tuple[int, ...], ...]
+
+
+def _show(path) -> str:
+    return "[" + ", ".join(map(str, path)) + "]"
+
+
+def parse_paths(text: str) -> Paths:
+    """A tree as text: a list of paths in the style of Medusa's choices, [[0], [1], [0, 0]],
+    or its branching per depth, 3-2-1 (3 children at the root, 2 under each, 1 under those).
+    ValueError with a reason a reader can act on."""
+    t = str(text).strip()
+    if len(t) > PATHS_TEXT_MAX:
+        raise ValueError(f"the tree is over {PATHS_TEXT_MAX:,} characters")
+    if re.fullmatch(r"\d+(\s*-\s*\d+)*", t):
+        branching = [int(b) for b in t.split("-")]
+        if len(branching) > PATHS_DEPTH_MAX or not all(branching):
+            raise ValueError(f"a branching needs 1..{PATHS_DEPTH_MAX} levels of at least one "
+                             "child each")
+        nodes = sum(int(np.prod(branching[:d + 1], dtype=float)) for d in range(len(branching)))
+        if nodes > PATHS_NODES_MAX:
+            raise ValueError(f"the tree {t} has {nodes:,} nodes; the cap is {PATHS_NODES_MAX}")
+        return TreeShape.from_branching(t, tuple(branching)).paths
+    try:
+        raw = json.loads(re.sub(r",\s*]", "]", t.replace("(", "[").replace(")", "]")))
+    except (json.JSONDecodeError, RecursionError):
+        raise ValueError("not a list of paths like [[0], [1], [0, 0]] nor a branching like "
+                         "3-2-1") from None
+    if not isinstance(raw, list) or not raw:
+        raise ValueError("the tree must be a non-empty list of paths like [[0], [1], [0, 0]]")
+    return check_paths(raw)
+
+
+def check_paths(raw) -> Paths:
+    """Paths of sibling indices checked one by one: lists of integers >= 0, each once, each
+    with its parent and its earlier siblings in the list; at most PATHS_NODES_MAX nodes."""
+    if len(raw) > PATHS_NODES_MAX:
+        raise ValueError(f"the tree has {len(raw):,} paths; the cap is {PATHS_NODES_MAX}")
+    paths: list[tuple[int, ...]] = []
+    for n, p in enumerate(raw, start=1):
+        ok = isinstance(p, (list, tuple)) and all(
+            isinstance(i, int) and not isinstance(i, bool) and i >= 0 for i in p)
+        if not ok or not p:
+            raise ValueError(f"path {n} is not a non-empty list of sibling indices 0, 1, ...")
+        if len(p) > PATHS_DEPTH_MAX:
+            raise ValueError(f"path {n} is {len(p)} deep; the cap is {PATHS_DEPTH_MAX}")
+        paths.append(tuple(p))
+    have = set(paths)
+    if len(have) < len(paths):
+        twice = next(p for i, p in enumerate(paths) if p in paths[:i])
+        raise ValueError(f"path {_show(twice)} appears twice")
+    for p in paths:
+        if len(p) > 1 and p[:-1] not in have:
+            raise ValueError(f"path {_show(p)} has no parent {_show(p[:-1])} in the list")
+        if p[-1] and p[:-1] + (p[-1] - 1,) not in have:
+            raise ValueError(f"path {_show(p)} comes without its earlier sibling "
+                             f"{_show(p[:-1] + (p[-1] - 1,))}")
+    return tuple(sorted(paths, key=lambda p: (len(p), p)))
+
+
+def rule_shape(rule, k: int) -> TreeShape:
+    """The tree a tree rule drafts at draft length k: its explicit paths cut to depth k, or
+    its preset 'shape' (core.rules.Rule)."""
+    if rule.paths:
+        shape = TreeShape(f"{len(rule.paths)} paths", tuple(rule.paths))
+        return shape.cut(int(k))
+    return preset(rule.prm["shape"], k)
 
 
 @dataclass(frozen=True)
@@ -139,7 +216,17 @@ def sibling_step(p_node, p_j, q, qj, mode: str) -> tuple[np.ndarray, np.ndarray]
 
 def node_outcomes(p: np.ndarray, q: np.ndarray, m: int, mode: str):
     """Every way a node's m siblings can go: (probability, kept sibling j or None, its token
-    or None, the law of the token emitted if all fail or None). Exact enumeration."""
+    or None, the law of the token emitted if all fail or None). Exact enumeration; without
+    replacement over the sequences of failed tokens, at most OUTCOMES_MAX of them."""
+    if _reads_tokens(mode):
+        n, count, seqs = int(np.count_nonzero(q)), 1, 1
+        for j in range(min(m, n)):
+            count *= n - j
+            seqs += count
+        if seqs > OUTCOMES_MAX:
+            raise ValueError(f"the exact law of {m} siblings drawn without replacement from "
+                             f"{n} tokens follows {seqs:,} orders of failed siblings; the cap "
+                             f"is {OUTCOMES_MAX:,} (fewer siblings per node, or a smaller V)")
     out = []
 
     def go(j, p_j, taken, mass):
@@ -206,14 +293,27 @@ def round_tables(P: np.ndarray, Q: np.ndarray, shape: TreeShape,
 
 
 _OUTCOMES: dict = {}
+OUTCOMES_MAX = 100_000  # orders of failed siblings one node's exact law may enumerate
 
 
 def _outcomes(P, Q, c: int, m: int, mode: str):
+    """node_outcomes merged: one entry per kept (sibling, token), and one for 'every sibling
+    failed' whose law is the mixture of the laws left, weighted by their chances."""
     key = (id(P), id(Q), c, m, mode)
     if key not in _OUTCOMES:
         if len(_OUTCOMES) > 4096:
             _OUTCOMES.clear()
-        _OUTCOMES[key] = (P, Q, node_outcomes(P[c], Q[c], m, mode))
+        kept: dict[tuple[int, int], float] = {}
+        fail, law = 0.0, np.zeros(P.shape[1])
+        for mass, j, x, end in node_outcomes(P[c], Q[c], m, mode):
+            if j is None:
+                fail, law = fail + mass, law + mass * end
+            else:
+                kept[(j, x)] = kept.get((j, x), 0.0) + mass
+        out = [(mass, j, x, None) for (j, x), mass in kept.items()]
+        if fail > 0:
+            out.append((fail, None, None, law / fail))
+        _OUTCOMES[key] = (P, Q, out)
     return _OUTCOMES[key][2]
 
 

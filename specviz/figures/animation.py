@@ -24,7 +24,15 @@ import plotly.graph_objects as go
 
 from ..core.round import RoundDigest, RoundTrace
 from ..core.rules import get_rule
-from ..views.stepping import Chip, chips, last_step, view
+from ..views.stepping import (
+    Chip,
+    SiblingResidual,
+    chips,
+    coin_at,
+    last_step,
+    sibling_residual,
+    view,
+)
 from ..views.transcript import RoundTranscript, Totals
 from .palette import BLACK, GREY, LAW_COLOUR, LEGEND_STATUSES, MARKS, P_COLOUR, Q_COLOUR
 
@@ -34,6 +42,7 @@ HEADROOM = 1.3  # the y axis reaches this far over the tallest bar (room for the
 NOTE_WRAP = 38  # characters per line of a placeholder's note
 
 PLACEHOLDER_PX = 14  # the grey note of an empty chart
+COIN_LAWS = {"block": "h = S/(S + 1 − w)"}  # the coin's threshold where it is not min(1, p/q)
 
 
 def step_html(trace: RoundTrace, step: int, rnd: int) -> str:
@@ -176,22 +185,26 @@ def _subset(trace: RoundTrace, toks: Sequence[int], row: np.ndarray) -> str:
 
 
 def bars_figure(trace: RoundTrace, step: int, *, top: int | None = None) -> go.Figure:
-    """q at the draft position in focus; once the target has scored it, p beside q."""
+    """q at the draft position in focus; once the target has scored it, p beside q; in a
+    token tree the token marked is the sibling being tried."""
     v = view(trace, step)
     if v.focus is None:
         return _empty("p and q", "The bars appear with the first draft.")
     pos = trace.positions[v.focus - 1]
     checked = v.scored
-    toks = _columns(trace, [pos.q_row] + ([pos.p_row] if checked else []), pos.token, top)
-    labels, mark = _labels(trace, toks), [x == pos.token for x in toks]
+    x, name = pos.token, f"x{pos.i}"
+    if v.sibling is not None and v.focus == v.verified:  # a token tree: the sibling tried
+        x, name = pos.tries[v.sibling].token, f"sibling {v.sibling + 1}"
+    toks = _columns(trace, [pos.q_row] + ([pos.p_row] if checked else []), x, top)
+    labels, mark = _labels(trace, toks), [t == x for t in toks]
     fig = go.Figure()
     if checked:
         fig.add_trace(_bar("p target", labels, pos.p_row[toks], P_COLOUR, "p", mark))
     fig.add_trace(_bar("q draft", labels, pos.q_row[toks], Q_COLOUR, "q", mark))
     tall = float(max(pos.p_row[toks].max(), pos.q_row[toks].max()))
-    _mark_token(fig, labels[toks.index(pos.token)],
-                float(max(pos.p, pos.q) if checked else pos.q),
-                f"x{pos.i} = {trace.name(pos.token)}")
+    _mark_token(fig, labels[toks.index(x)],
+                float(max(pos.p_row[x], pos.q_row[x]) if checked else pos.q_row[x]),
+                f"{name} = {trace.name(x)}")
     what = "p and q" if checked else "q only<br>(the target is not called yet)"
     title = (f"Position {pos.i}, after '{html.escape(trace.name(pos.context))}': {what}"
              f"{_subset(trace, toks, pos.q_row)}")
@@ -201,12 +214,13 @@ def bars_figure(trace: RoundTrace, step: int, *, top: int | None = None) -> go.F
 def coin_figure(trace: RoundTrace, step: int) -> go.Figure:
     """The coin u on a 0..1 bar: keep region [0, t), reject region [t, 1), t the threshold."""
     v = view(trace, step)
-    if v.focus is None or v.verified < v.focus:
+    coin = coin_at(trace, v)
+    if coin is None:
         return _empty("The coin", "Each draft gets a coin u ~ U[0, 1) once the target "
                       "has scored all drafts.", x_range=[0.0, 1.0])
+    token, t, u, kept = coin
     pos = trace.positions[v.focus - 1]
-    t, u = pos.threshold, float(pos.u)
-    m = MARKS["accepted" if pos.accepted else "rejected"]
+    m = MARKS["accepted" if kept else "rejected"]
     fig = go.Figure()
     for name, width, base, status, hover in (
             ("keep: u < t", t, 0.0, "accepted", "keep if u < %{x:.4f}"),
@@ -225,10 +239,14 @@ def coin_figure(trace: RoundTrace, step: int) -> go.Figure:
         textposition="top left" if u > 0.6 else "top right" if u < 0.4 else "top center",
         textfont=dict(size=14, color=m.colour), hovertemplate=f"u = {u:.4f}<extra></extra>",
     ))
-    tok = html.escape(trace.name(pos.token))
-    how = "min(1, p/q)" if trace.rule != "greedy" else "[x is the target's top token]"
+    tok = html.escape(trace.name(token))
+    where, how = f"position {pos.i}", COIN_LAWS.get(get_rule(trace.rule).kind, "min(1, p/q)")
+    if v.sibling is not None:
+        where, how = f"depth {pos.i}, sibling {v.sibling + 1}", "min(1, p_j/q_j)"
+    elif trace.rule == "greedy":
+        how = "[x is the target's top token]"
     fig.update_layout(
-        title=f"Coin at position {pos.i}: keep '{tok}'<br>iff u < t = {how} = {t:.4f}",
+        title=f"Coin at {where}: keep '{tok}'<br>iff u < t = {how} = {t:.4f}",
         barmode="overlay", height=STAGE_HEIGHT, margin=dict(l=20, r=20, t=70, b=50),
         showlegend=False,
     )
@@ -241,8 +259,12 @@ def residual_figure(trace: RoundTrace, step: int | None = None, *,
                     top: int | None = None) -> go.Figure:
     """The law of the round's last token, once drawn: on a rejection the residual
     norm(max(0, p - q)) (or what the rule uses instead) beside p and q; else the bonus p
-    (plain decoding when the round drafted nothing)."""
+    (plain decoding when the round drafted nothing). In a token tree, sibling by sibling
+    before that: the residual each sibling's failure leaves for the next."""
     v = view(trace, last_step(trace) if step is None else step)
+    sib = sibling_residual(trace, v)
+    if sib is not None:
+        return _sibling_figure(trace, sib, top)
     if not v.final:
         return _empty("The last token", "Drawn from the residual at the first rejection, or "
                       "from p as a bonus when every draft is kept.")
@@ -273,6 +295,23 @@ def residual_figure(trace: RoundTrace, step: int | None = None, *,
                 f"drawn: {trace.name(last.token)}")
     return _axes(fig, html.escape(title).replace("&lt;br&gt;", "<br>"), tall,
                  slanted=len(toks) != len(trace.vocab))
+
+
+def _sibling_figure(trace: RoundTrace, sib: SiblingResidual, top: int | None) -> go.Figure:
+    """A token tree's verify frame: p at the node and q_j faded, and the residual after the
+    sibling in focus (the one the next sibling is tried against once it failed)."""
+    toks = _columns(trace, [sib.row, sib.p_row], sib.token, top)
+    labels, mark = _labels(trace, toks), [x == sib.token for x in toks]
+    fig = go.Figure()
+    fig.add_trace(_bar("p", labels, sib.p_row[toks], P_COLOUR, "p", mark, 0.45))
+    fig.add_trace(_bar(f"q_{sib.sibling + 1}", labels, sib.q_row[toks], Q_COLOUR, "q_j",
+                       mark, 0.45))
+    fig.add_trace(_bar(sib.label, labels, sib.row[toks], LAW_COLOUR, "residual", mark))
+    verdict = "kept" if sib.kept else "failed"
+    title = (f"Depth {sib.depth}, sibling {sib.sibling + 1} "
+             f"('{html.escape(trace.name(sib.token))}') {verdict}:<br>{html.escape(sib.label)}")
+    tall = float(max(sib.p_row[toks].max(), sib.q_row[toks].max(), sib.row[toks].max()))
+    return _axes(fig, title, tall, slanted=len(toks) != len(trace.vocab))
 
 
 # ----------------------------------------------------------------------------- transcript

@@ -2,9 +2,10 @@
 
 The HTML file is one Plotly figure with one frame per step of the round (specviz.round's
 trace.steps): the round's tokens as markers (a shape, a colour and a word per status),
-p and q at the position in focus with the law of the last token, and the coin. Play,
-pause and a step slider drive the frames in the browser; plotly.js is written into the
-file, so it opens offline, with no server. Pure: a RoundTrace in, text or bytes out.
+p and q at the position in focus with the law of the last token, and the coin; under it,
+for a token tree, the tree as the /round page shows it at the same step. Play, pause and
+a step slider drive the frames in the browser; plotly.js is written into the file, so it
+opens offline, with no server. Pure: a RoundTrace in, text or bytes out.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from plotly.subplots import make_subplots
 
 from ..core.round import RoundTrace
 from ..core.rules import get_rule
-from ..views.stepping import Chip, last_step, view
+from ..views.stepping import Chip, coin_at, last_step, sibling_residual, view
 from ..views.stepping import chips as stepping_chips
+from . import treeview
 from .palette import BLACK, LAW_COLOUR, LEGEND_STATUSES, MARKS, P_COLOUR, Q_COLOUR
 
 FRAME_MS = 900  # play speed: milliseconds per step
@@ -57,8 +59,10 @@ def _hover(trace: RoundTrace, c: Chip) -> str:
         return f"{MARKS[c.status].label} {', '.join(c.lines)}"
     pos = trace.positions[c.slot - 1]
     hover = f"x{c.slot} = {html.escape(c.name)}, q = {pos.q:.4f}"
-    if c.status in ("accepted", "rejected"):
+    if c.coin:
         hover += f", p = {pos.p:.4f}, u = {pos.u:.4f}, t = {pos.threshold:.4f}"
+    elif c.status == "accepted":
+        hover += f", p = {pos.p:.4f}, kept with the block"
     return hover
 
 
@@ -92,6 +96,9 @@ def _bars(trace: RoundTrace, step: int) -> tuple[list[float], list[float], list[
         if v.scored:
             p = [float(x) for x in pos.p_row]
         where = f"next token after '{html.escape(trace.name(pos.context))}' (position {pos.i})"
+    sib = sibling_residual(trace, v)
+    if sib is not None:  # a token tree, sibling by sibling: the residual each one leaves
+        law = [float(x) for x in sib.row]
     if v.final:
         row = trace.rejection_row if trace.rejected_at is not None else trace.bonus_row
         law = [float(x) for x in row]
@@ -101,12 +108,12 @@ def _bars(trace: RoundTrace, step: int) -> tuple[list[float], list[float], list[
 def _coin(trace: RoundTrace, step: int) -> tuple[float, float | None, str]:
     """(threshold t, coin u, its label) at the position in focus; (0, None, '') before any
     coin is shown."""
-    v = view(trace, step)
-    if v.focus is None or v.verified < v.focus:
+    coin = coin_at(trace, view(trace, step))
+    if coin is None:
         return 0.0, None, ""
-    pos = trace.positions[v.focus - 1]
-    m = MARKS["accepted" if pos.accepted else "rejected"]
-    return float(pos.threshold), float(pos.u), f"u = {pos.u:.4f} {m.symbol} {m.label}"
+    _, t, u, kept = coin
+    m = MARKS["accepted" if kept else "rejected"]
+    return float(t), float(u), f"u = {u:.4f} {m.symbol} {m.label}"
 
 
 def _frame_data(trace: RoundTrace, step: int) -> list[go.BaseTraceType]:
@@ -158,6 +165,8 @@ def round_figure(trace: RoundTrace, rnd: int = 0, frame_ms: int = FRAME_MS, *,
     p_bar, q_bar, law_bar, keep, reject, coin = first[len(STATUSES):]
     law_name = html.escape(get_rule(trace.rule).reject_law if trace.rejected_at is not None
                            else "p (bonus)")
+    if trace.tree:
+        law_name = f"the residual p_j after each sibling, then {law_name}"
     for bar, name, colour in ((p_bar, "p (target)", P_COLOUR), (q_bar, "q (draft)", Q_COLOUR),
                               (law_bar, f"last token's law: {law_name}", LAW_COLOUR)):
         bar.update(name=name, marker_color=colour, legendgroup="bars",
@@ -256,6 +265,30 @@ def _captions_html(trace: RoundTrace, rnd: int) -> str:
 # the page has nothing else that rejects, so that rejection is not reported as an error.
 QUIET_PAUSE_JS = ("window.addEventListener('unhandledrejection', function (e) {"
                   " if (e.reason === undefined) { e.preventDefault(); } });")
+# A token tree's view follows the figure's frame: one copy per step, the step's shown.
+TREE_STEP_JS = ("var gd = document.getElementById('{plot_id}');"
+                " function svTree(n) { document.querySelectorAll('.sv-tree-step')"
+                ".forEach(function (d) { d.hidden = d.dataset.step !== String(n); }); }"
+                " gd.on('plotly_animatingframe', function (e) { svTree(e.name); });"
+                " gd.on('plotly_sliderchange', function (e) { svTree(e.step.label); });")
+TREE_HTML_MAX = 3_000_000  # characters of the per-step tree views; past it, the last one only
+
+
+def _tree_html(trace: RoundTrace, start: int) -> str:
+    """The token tree at every step (the /round page's view), the one at `start` shown; a
+    tree too large to repeat per step is shown as it stands at the end."""
+    if not trace.tree:
+        return ""
+    views = [treeview.tree_html(trace, s) for s in range(len(trace.steps))]
+    if sum(map(len, views)) > TREE_HTML_MAX:
+        body = ('<p style="color:#444">The tree is too large to repeat at every step here: '
+                f"it is shown as it stands at the end of the round.</p>{views[-1]}")
+    else:
+        body = "".join(f'<div class="sv-tree-step" data-step="{s}"'
+                       f'{"" if s == start else " hidden"}>{v}</div>'
+                       for s, v in enumerate(views))
+    return (f'<section class="sv-tree-export" style="font-family:sans-serif;max-width:60em;'
+            f'margin:1em 2em"><h2 style="font-size:1.1em">The token tree</h2>{body}</section>')
 
 
 def round_html(trace: RoundTrace, rnd: int = 0, frame_ms: int = FRAME_MS, *,
@@ -265,11 +298,13 @@ def round_html(trace: RoundTrace, rnd: int = 0, frame_ms: int = FRAME_MS, *,
     fig = round_figure(trace, rnd, frame_ms, start=start)
     page = fig.to_html(include_plotlyjs=True, full_html=True, auto_play=False,
                        div_id="sv-round", config={"displaylogo": False, "responsive": True},
-                       post_script=QUIET_PAUSE_JS)
+                       post_script=[QUIET_PAUSE_JS] + ([TREE_STEP_JS] if trace.tree else []))
     title = f"specviz · round {rnd} (k = {trace.k}, rule {html.escape(trace.rule)})"
     page = page.replace("<html>", '<html lang="en">', 1)
     page = page.replace("<head>", f"<head><title>{title}</title>", 1)
-    return page.replace("</body>", _captions_html(trace, rnd) + "</body>", 1)
+    start = min(max(int(start), 0), len(trace.steps) - 1)
+    return page.replace("</body>", _tree_html(trace, start) + _captions_html(trace, rnd)
+                        + "</body>", 1)
 
 
 def round_html_bytes(trace: RoundTrace, rnd: int = 0, frame_ms: int = FRAME_MS, *,

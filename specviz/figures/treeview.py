@@ -1,8 +1,8 @@
 """The token tree of one traced round, as HTML, showing only what a viewer has been shown
-by a step: each level appears at its draft frame, the siblings tried at a node light up at
-its verify frame (kept or rejected, with u against the threshold), the kept path is marked,
-and the branches off it are struck through once pruned. Statuses carry a symbol and a word
-as well as a colour (the chips' marks)."""
+by a step: each level appears at its draft frame, the siblings tried at a node light up
+one by one at their verify frames (kept or rejected, with u against the threshold), the
+kept path is marked, and the branches off it are struck through once pruned. Statuses
+carry a symbol and a word as well as a colour (the chips' marks)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ def kept_path(trace: RoundTrace) -> tuple[int, ...]:
 def _status(path, trace, v, kept, tried) -> tuple[str, str]:
     """(status, extra line) of the node at path by this step."""
     d = len(path)
-    if path in tried and d <= v.verified:
+    shown = d < v.verified or d == v.verified and (v.sibling is None or path[-1] <= v.sibling)
+    if path in tried and shown:
         t = tried[path]
         return ("accepted" if t.accepted else "rejected"), f"u={t.u:.3f} < {t.threshold:.3f}?"
     if v.settled and path[:len(kept)] != kept[:d]:

@@ -29,7 +29,7 @@ from ..core.montecarlo import long_decode, simulate
 from ..core.pair import TablePair
 from ..core.round import play_round
 from ..core.rule import overlap, ratio, residual
-from ..core.rules import TUTORIAL_RULES, get_rule
+from ..core.rules import TUTORIAL_RULES, get_rule, with_tree
 from ..core.tables import check_ctx, junk_table, mix_draft, temper, token_name, validate_pair
 from .work import heavy
 
@@ -115,15 +115,18 @@ def exactness(
     seed: int = 0,
     rules: Sequence[str] = TUTORIAL_RULES,
     n_tokens: int = 2,
+    tree: Sequence[Sequence[int]] = (),
 ) -> Exactness:
-    """Demonstration 2: each rule's Monte Carlo and exact TV from the target's joint law."""
+    """Demonstration 2: each rule's Monte Carlo and exact TV from the target's joint law
+    (tree rules drafting the paths `tree`, when given)."""
     target = target_joint(P, ctx, n_tokens=n_tokens)
     direct = np.random.default_rng(seed).multinomial(n, target.ravel()).reshape(target.shape)
     floor, line = sampling_floor(target, n), tv_threshold(target, n)
 
     def audit(name: str) -> RuleAudit:
-        sim = simulate(P, Q, ctx, k, n=n, rule=name, n_tokens=n_tokens, seed=seed)
-        ex = exact_joint(P, Q, ctx, k, n_tokens=n_tokens, rule=name)
+        rule = with_tree(name, tree)
+        sim = simulate(P, Q, ctx, k, n=n, rule=rule, n_tokens=n_tokens, seed=seed)
+        ex = exact_joint(P, Q, ctx, k, n_tokens=n_tokens, rule=rule)
         return RuleAudit(
             rule=name, lossless=get_rule(name).lossless, mc_tv=tv(sim.law, target),
             exact_tv=tv(ex, target), floor=floor, threshold=line,
@@ -305,9 +308,11 @@ def summary(
     seed: int = 0,
     rule: str = "correct",
     vocab: Sequence[str] | None = None,
+    tree: Sequence[Sequence[int]] = (),
 ) -> Row:
     """The home page's live numbers: one seeded round, and the exact long-run metrics."""
     names = tuple(vocab) if vocab else None
+    name, rule = rule, with_tree(rule, tree)
     tr = play_round(TablePair(P, Q, names), ctx, k, rng=np.random.default_rng(seed), rule=rule)
     law = round_law(P, Q, ctx, k, rule=rule, long_run=True)
     tokens = law.tokens_per_call
@@ -319,7 +324,7 @@ def summary(
         "tokens_per_call": tokens,
         "speedup": float(theory.speedup(tokens, k, c)),
         "break_even": float(theory.break_even_cost(tokens, k)),
-        "caption": f"Exact long-run figures for rule '{rule}' at k = {k}: alpha = "
+        "caption": f"Exact long-run figures for rule '{name}' at k = {k}: alpha = "
                    f"{law.alpha:.3f}, break-even draft cost c* = "
                    f"{float(theory.break_even_cost(tokens, k)):.3f}.",
     }

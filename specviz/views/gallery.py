@@ -33,7 +33,7 @@ from ..analysis.stats import (  # noqa: F401 (GOF_ALPHA for /rules)
 from ..core import interrupt
 from ..core.exact import exact_joint, round_law, target_joint
 from ..core.montecarlo import long_decode, simulate
-from ..core.rules import FAMILIES, RULES, Rule, reads_warp, target_of
+from ..core.rules import FAMILIES, RULES, Rule, reads_warp, target_of, with_tree
 from ..core.warp import Warp
 from .demos import WORKERS, Row
 from .work import heavy
@@ -53,8 +53,10 @@ FALSE_ALARM = "differs from the target (false alarm)"  # an exact rule failing: 
 Params = Mapping[str, Mapping[str, float]]  # rule name -> parameter name -> value
 
 
-def configure(params: Params | None = None, names: Sequence[str] | None = None) -> list[Rule]:
-    """The registry's rules (all, or `names`) with some parameters changed.
+def configure(params: Params | None = None, names: Sequence[str] | None = None,
+              tree: Sequence[Sequence[int]] = ()) -> list[Rule]:
+    """The registry's rules (all, or `names`) with some parameters changed, and the tree
+    rules drafting the paths `tree` when given.
 
     params: {rule: {parameter: value}}; ValueError (from Rule.with_params) on an unknown
     rule or parameter, or a value outside its range.
@@ -67,7 +69,7 @@ def configure(params: Params | None = None, names: Sequence[str] | None = None) 
     for name in names if names is not None else tuple(RULES):
         rule = RULES[name]
         changes = dict(params.get(name, {}))
-        out.append(rule.with_params(**changes) if changes else rule)
+        out.append(with_tree(rule.with_params(**changes) if changes else rule, tree))
     return out
 
 
@@ -177,7 +179,7 @@ _MEMO_LOCK = threading.Lock()
 
 def _memo_key(P, Q, ctx, k, n, seed, rule: Rule) -> tuple:
     return (P.shape, P.tobytes(), Q.tobytes(), int(ctx), int(k), int(n), int(seed), rule.name,
-            tuple(sorted(rule.prm.items())))
+            tuple(sorted(rule.prm.items())), rule.paths)
 
 
 @heavy
@@ -190,11 +192,12 @@ def gallery(
     seed: int = 0,
     params: Params | None = None,
     names: Sequence[str] | None = None,
+    tree: Sequence[Sequence[int]] = (),
 ) -> Gallery:
     """Every rule (or `names`) audited: exact TV, Monte Carlo TV against floor and threshold,
     acceptance. Rules run side by side in threads (NumPy releases the GIL), each on its own
     seeded stream, so the result does not depend on the scheduling."""
-    rules = configure(params, names)
+    rules = configure(params, names, tree)
     target = target_joint(P, ctx, n_tokens=N_TOKENS)
     floor, line = sampling_floor(target, n), tv_threshold(target, n)
     P, Q = np.asarray(P, dtype=np.float64), np.asarray(Q, dtype=np.float64)
@@ -286,9 +289,10 @@ def production(
     params: Params | None = None,
     n_rounds: int = METRICS_ROUNDS,
     seed: int = 0,
+    tree: Sequence[Sequence[int]] = (),
 ) -> MetricsReport:
     """metrics_report for the registry rule `rule` with the gallery's parameter values."""
-    (r,) = configure({rule: dict((params or {}).get(rule, {}))}, (rule,))
+    (r,) = configure({rule: dict((params or {}).get(rule, {}))}, (rule,), tree)
     return metrics_report(P, Q, ctx, k, r, n_rounds, seed)
 
 

@@ -14,7 +14,7 @@ from ..analysis.stats import tv
 from ..core.exact import exact_joint, round_law, target_joint
 from ..core.montecarlo import long_decode
 from ..core.rules import get_rule
-from ..core.tree import preset
+from ..core.tree import rule_shape
 from .demos import Row
 
 KS = tuple(range(1, 17))  # draft lengths of the methods table
@@ -41,7 +41,7 @@ def _tokens(P, Q, ctx: int, k: int, rule: str, seed: int,
 def nodes(rule: str, k: int) -> int:
     """Tokens the target verifies in one pass besides the context: k, or the tree's nodes."""
     r = get_rule(rule)
-    return preset(r.prm["shape"], k).nodes if r.kind == "tree" else int(k)
+    return rule_shape(r, k).nodes if r.kind == "tree" else int(k)
 
 
 def priced(rows: Sequence[Row], rule: str, *, price=PRICE) -> list[Row]:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..core.round import RoundTrace
 from ..core.rules import get_rule
 from .transcript import RND_MAX
@@ -24,12 +26,16 @@ class View:
     kind: str  # the step's kind
     caption: str
     drafted: int  # drafts revealed so far, 0..k
-    verified: int  # positions whose coin has been shown, 0..k
+    verified: int  # the position of the last coin shown, 0..k
     focus: int | None  # 1-based position the bars and the coin are about
     scored: bool  # the target has been called: p is known at every prefix
     final: bool  # the rejection draw or the bonus token has been shown
     settled: bool  # the later drafts have been flushed (or emitted unchecked)
     done: bool  # the last step: the round's output is complete
+    sibling: int | None = None  # token tree: the try at depth `verified` last shown
+    coined: frozenset[int] = frozenset()  # positions whose (last) coin has been shown
+    decided: frozenset[int] = frozenset()  # positions known kept or not: a coin shown at
+    # i decides i, and a kept i decides 1..i too (block verification's backward coins)
 
 
 def last_step(trace: RoundTrace) -> int:
@@ -55,6 +61,9 @@ def view(trace: RoundTrace, step: int) -> View:
     drafted = verified = 0
     focus = None
     final = settled = scored = False
+    coined: set[int] = set()
+    decided: set[int] = set()
+    sibling = None
     for frame in trace.steps[: step + 1]:
         if frame.kind == "draft":
             drafted, focus = frame.position, frame.position
@@ -62,13 +71,61 @@ def view(trace: RoundTrace, step: int) -> View:
             scored = True
         elif frame.kind == "verify":
             verified, focus, scored = frame.position, frame.position, True
+            pos, sibling = trace.positions[verified - 1], frame.sibling
+            if sibling is not None and sibling + 1 < len(pos.tries):
+                continue  # an earlier sibling: the node is not decided yet
+            coined.add(verified)
+            decided.update(range(1, verified + 1) if pos.accepted else (verified,))
         elif frame.kind in ("residual", "bonus"):
             final = True
         elif frame.kind in ("flush", "unverified"):
             settled = True
     cur = trace.steps[step]
     return View(step, len(trace.steps), cur.kind, cur.caption, drafted, verified, focus,
-                scored, final, settled, cur.kind == "done")
+                scored, final, settled, cur.kind == "done", sibling, frozenset(coined),
+                frozenset(decided))
+
+
+def coin_at(trace: RoundTrace, v: View) -> tuple[int, float, float, bool] | None:
+    """(token, threshold, u, kept) of the coin in focus, the sibling's in a token tree;
+    None before it is shown."""
+    if v.focus is None or v.verified < v.focus:
+        return None
+    pos = trace.positions[v.focus - 1]
+    if v.sibling is not None and v.focus == v.verified:
+        t = pos.tries[v.sibling]
+        return t.token, t.threshold, t.u, t.accepted
+    return pos.token, pos.threshold, float(pos.u), bool(pos.accepted)
+
+
+@dataclass(frozen=True)
+class SiblingResidual:
+    """A token tree's residual after the sibling in focus: what the next one is tried
+    against when it failed (or the last token's law), what it was checked against if kept."""
+
+    depth: int
+    sibling: int  # 0-based
+    token: int  # the sibling's token
+    kept: bool
+    label: str  # p_j, named for the chart
+    row: np.ndarray  # (V,) that residual
+    p_row: np.ndarray  # (V,) p at the node
+    q_row: np.ndarray  # (V,) q_j, the row the sibling was drawn from
+
+
+def sibling_residual(trace: RoundTrace, v: View) -> SiblingResidual | None:
+    """The residual bars of a token tree's verify frame (None off those frames)."""
+    if v.sibling is None or v.final or v.kind != "verify":
+        return None
+    pos = trace.positions[v.verified - 1]
+    j, t = v.sibling, pos.tries[v.sibling]
+    if t.accepted:
+        label, row = f"p_{j + 1}, it was checked against", t.against
+    elif j + 1 < len(pos.tries):
+        label, row = f"p_{j + 2}, the next sibling's", t.after
+    else:
+        label, row = f"p_{j + 2}, the last token's law", t.after
+    return SiblingResidual(pos.i, j, t.token, t.accepted, label, row, pos.p_row, t.drawn_from)
 
 
 def advance(trace: RoundTrace, step: int, rnd: int) -> tuple[int, int]:
@@ -105,13 +162,15 @@ class Chip:
     #              plain | flushed | unverified
     name: str  # the token's name (or x_i before it is drafted); not escaped
     lines: tuple[str, ...]  # the numbers shown with it (q, then p and u once checked)
+    coin: bool = False  # its coin has been shown
 
 
 def _draft_status(trace: RoundTrace, v: View, i: int, accepted: bool | None) -> str:
-    if i <= v.verified:
-        return "accepted" if accepted else "rejected"
+    """Its verdict from the step that decides it; struck through once thrown away."""
     if v.settled and i in trace.flushed:
         return "flushed"
+    if i in v.decided:
+        return "accepted" if accepted else "rejected"
     if v.settled and trace.rejected_at is not None and i > trace.rejected_at:
         return "unverified"
     return "drafted"
@@ -131,10 +190,13 @@ def chips(trace: RoundTrace, step: int) -> list[Chip]:
             out.append(Chip(i, False, "pending", f"x{i}", ("?",)))
             continue
         lines = [f"x{i}  q={pos.q:.4f}"]
-        if i <= v.verified:
+        if i in v.coined:
             lines.append(f"p={pos.p:.4f}  u={pos.u:.4f}")
+        elif i in v.decided:
+            lines.append(f"p={pos.p:.4f}  kept with the block")
         status = _draft_status(trace, v, i, pos.accepted)
-        out.append(Chip(i, False, status, trace.name(pos.token), tuple(lines)))
+        out.append(Chip(i, False, status, trace.name(pos.token), tuple(lines),
+                        i in v.coined))
         if v.final and resampled is not None and i == trace.rejected_at:
             law = get_rule(trace.rule).reject_law
             out.append(Chip(i, True, "resampled", trace.name(resampled.token),

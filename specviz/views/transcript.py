@@ -11,6 +11,8 @@ from dataclasses import dataclass
 
 from ..core.pair import ModelPair
 from ..core.round import ORIGINS, RoundDigest, RoundTrace, play_rounds
+from ..core.rules import with_tree
+from ..core.tree import Paths
 from .work import heavy
 
 RND_MAX = 999  # last round of a seeded transcript the app replays
@@ -79,11 +81,14 @@ def round_transcript(
     rule: str = "correct",
     shown: int = TRANSCRIPT_SHOWN,
     traced: int | None = None,
+    tree: Paths = (),
 ) -> RoundTranscript:
     """Rounds 0..rnd of play_rounds from the prompt on one seeded stream; `key` names the
     pair for caches. Only the last `traced` rounds (default: the shown ones) keep their
-    rows and frames, so a cached copy stays small whatever rnd is."""
-    rounds = play_rounds(_pair, prompt, k, n_rounds=int(rnd) + 1, seed=seed, rule=rule,
+    rows and frames, so a cached copy stays small whatever rnd is. tree: the paths a tree
+    rule drafts instead of its preset."""
+    rounds = play_rounds(_pair, prompt, k, n_rounds=int(rnd) + 1, seed=seed,
+                         rule=with_tree(rule, tree),
                          traced=int(shown) + 1 if traced is None else int(traced))
     context = _pair.check_prefix(prompt)
     for r in rounds[:-1]:

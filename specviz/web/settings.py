@@ -29,6 +29,7 @@ from ..core.tables import (  # noqa: F401
     n_cap,
     rules_cost,
 )
+from ..core.tree import PATHS_NODES_MAX, PATHS_TEXT_MAX, parse_paths
 from ..text.ngram import LEVELS as TEXT_LEVELS
 from ..text.pair import DRAFTERS as TEXT_DRAFTERS
 from ..views.gallery import GALLERY_NS
@@ -86,6 +87,8 @@ class Settings:
     tree_wor_shape: int = 1
     tree_first_residual_shape: int = 3
     tree_wor_as_iid_shape: int = 3
+    tree: str = ""  # a token tree for every tree rule, as paths [[0], [1], [0, 0]] (Medusa's
+    # choices) or a branching 3-2-1; "" drafts each rule's preset
     # the request's sampling warp of the target (core.warp): temperature, top-k (0 = off),
     # top-p, min-p, and 1 when the draft samples from its warped row too
     wT: float = 1.0
@@ -207,6 +210,17 @@ def _choice(options):
     return parse
 
 
+def _tree():
+    def parse(s: str) -> str:
+        if s:
+            parse_paths(s)
+        return s
+    parse.range = (f"a token tree: paths like [[0], [1], [0, 0]] or a branching like 3-2-1, "
+                   f"at most {PATHS_NODES_MAX} nodes and {PATHS_TEXT_MAX:,} characters")
+    parse.explains = True  # the reason (which path is wrong) goes into the note
+    return parse
+
+
 BLOB_URL_MAX_CHARS = 6_000  # a compressed paste longer than this stays out of the link
 BLOB_TEXT_MAX_CHARS = 2_000_000  # what a blob may expand to
 PLAN_DTYPES = ("bf16", "fp16", "fp8", "int8", "int4")
@@ -280,6 +294,7 @@ PARSERS = {
     "chapter": _int(0, CHAPTER_MAX),
     **{f"{r.name}_{q.name}": (_int(int(q.lo), int(q.hi)) if q.integer else _float(q.lo, q.hi))
        for r in RULES.values() if not reads_warp(r) for q in r.params},
+    "tree": _tree(),
     "wT": _float(0.05, 5.0),
     "wtopk": _int(0, 4096),
     "wtopp": _float(0.01, 1.0),
@@ -347,10 +362,12 @@ def parse_query(
             values[key] = cap.value
             notes.append(f"URL parameter {key}='{sanitise(raw)}' is outside its range "
                          f"({parser.range}); held at {_fmt(cap.value)}.")
-        except (ValueError, TypeError, OverflowError):
+        except (ValueError, TypeError, OverflowError) as exc:
             default = getattr(DEFAULTS, key)
-            notes.append(f"URL parameter {key}='{sanitise(raw)}' is not {parser.range}; "
-                         f"using the default {key}={default}.")
+            why = f" ({exc})" if getattr(parser, "explains", False) and str(exc) else ""
+            shown = f"{key}={default}" if default != "" else f"{key} unset"
+            notes.append(f"URL parameter {key}='{sanitise(raw)}' is not {parser.range}{why}; "
+                         f"using the default {shown}.")
     return replace(DEFAULTS, **values), notes
 
 

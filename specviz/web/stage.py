@@ -198,20 +198,22 @@ def round_stage(app: ui.AppState) -> Stage:
 
     def played(rnd: int) -> RoundTranscript:
         return ui.cached(transcript.round_transcript)(
-            app.pair, app.pair.fingerprint, app.ctx, s.k, rnd=rnd, seed=s.seed, rule=s.rule)
+            app.pair, app.pair.fingerprint, app.ctx, s.k, rnd=rnd, seed=s.seed, rule=s.rule,
+            tree=app.tree)
     return Stage("round", played, None, _round_below)
 
 
 # ----------------------------------------------------------------------------- /text
 def text_stage(dec, ids: tuple[int, ...], *, k: int, c: float, seed: int, rule: str,
-               drafter: str, warp) -> Stage:
+               drafter: str, warp, tree=()) -> Stage:
     """/text's stage: the n-gram pair of the drafter under the sidebar's sampling warp,
     from the prompt, top tokens only."""
     pair = textpage.warped(dec.pair(drafter), warp)
 
     def played(rnd: int) -> RoundTranscript:
         return ui.cached(transcript.round_transcript)(pair, pair.fingerprint, ids, k, rnd=rnd,
-                                                      seed=seed, rule=rule, traced=2)
+                                                      seed=seed, rule=rule, traced=2,
+                                                      tree=tree)
 
     def below(tr: RoundTranscript, step: int) -> None:
         st.caption(guard.plain(textpage.context_caption(dec, tr)))

@@ -23,6 +23,7 @@ import streamlit as st
 
 from ..core.pair import TablePair
 from ..core.tables import default_tables, mix_draft, renormalisation_note, temper, validate_pair
+from ..core.tree import PATHS_TEXT_MAX, Paths, parse_paths
 from ..core.warp import Warp, warp_tables
 from ..figures import export
 from ..views import site
@@ -31,7 +32,7 @@ from . import settings as S
 from .notation import LETTERS, swap, swap_figure, swap_tables
 
 SHARED_KEYS = ("k", "c", "draft", "alpha", "T", "seed", "rule", "ctx", "notation", "present",
-               "wT", "wtopk", "wtopp", "wminp", "wdraft")
+               "wT", "wtopk", "wtopp", "wminp", "wdraft", "tree")
 UPLOAD_MAX_BYTES = 64 * 1024  # a 64 x 64 table of long floats fits; anything bigger is refused
 CACHE_ENTRIES = 64
 CSV_MEMO_ENTRIES = 4  # parsed uploads kept per session (by content hash)
@@ -50,6 +51,7 @@ class AppState:
     warp: Warp = Warp()  # the request's sampling warp of the target
     P_raw: np.ndarray | None = None  # (V, V) the target before the warp
     Q_raw: np.ndarray | None = None  # (V, V) the draft in use before the warp
+    tree: Paths = ()  # the token tree every tree rule drafts (() : each rule's preset)
 
     @property
     def ctx(self) -> int:
@@ -69,15 +71,20 @@ class AppState:
 def cached(fn: Callable) -> Callable:
     """A cached wrapper of a pure specviz function: results shared across sessions, except
     those of a session's own text (kept in that session); heavy functions (views.work)
-    compute in the bounded worker pool."""
+    compute in the bounded worker pool. A ValueError (settings the library refuses, such
+    as an exact law over its caps) is said on the page, and the run stops there."""
     run = guard.gated(fn)
     shared = st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)(run)
 
     @wraps(fn)
     def call(*args, **kwargs):
-        if guard.private(args, kwargs):
-            return guard.session_memo(run, args, kwargs)
-        return shared(*args, **kwargs)
+        try:
+            if guard.private(args, kwargs):
+                return guard.session_memo(run, args, kwargs)
+            return shared(*args, **kwargs)
+        except ValueError as exc:
+            st.error(guard.plain(f"Not computed with these settings: {exc}."))
+            st.stop()
     return call
 
 
@@ -316,10 +323,12 @@ def page(title: str, keys: Sequence[str] = (), layout: str = "wide") -> AppState
     notation = bind("notation", sb.radio, "Letters", S.NOTATIONS,
                     format_func=lambda n: LETTERS[n].label)
     warp = _warp_controls(sb)
+    tree_text, paths = _tree_control(sb)
     _table_editor()
     s = replace(url, k=int(k), c=float(c), draft=draft, alpha=float(alpha), T=float(T),
                 seed=int(seed), rule=rule, ctx=ctx, notation=notation, wT=warp.temperature,
-                wtopk=warp.top_k, wtopp=warp.top_p, wminp=warp.min_p, wdraft=int(warp.draft))
+                wtopk=warp.top_k, wtopp=warp.top_p, wminp=warp.min_p, wdraft=int(warp.draft),
+                tree=tree_text)
     if not st.session_state.get("_notes_shown"):  # on the run that read the URL
         st.session_state["_notes_shown"] = True
         for note in notes + ([state["note"]] if state["note"] else []):
@@ -329,7 +338,25 @@ def page(title: str, keys: Sequence[str] = (), layout: str = "wide") -> AppState
     if s.T != 1.0:
         Q = temper(Q, s.T)
     Pw, Qw = warp_tables(P, Q, warp)
-    return AppState(s, Pw, Qw, Q_table, state["vocab"], warp, P, Q)
+    return AppState(s, Pw, Qw, Q_table, state["vocab"], warp, P, Q, paths)
+
+
+def _tree_control(sb) -> tuple[str, Paths]:
+    """The token tree of the tree rules, as text; (text, paths), ("", ()) when empty or
+    malformed (then with a message saying what is wrong)."""
+    with sb.expander("Token tree (rules tree_*)"):
+        text = bind("tree", st.text_input, "tree: paths or branching", max_chars=PATHS_TEXT_MAX,
+                    placeholder="[[0], [1], [0, 0], [0, 1], [1, 0]]  or  3-2-1",
+                    help="A list of paths of sibling indices, as Medusa's choices: [0] is the "
+                         "first candidate after the context, [0, 1] the second child of it. "
+                         "Or a branching per depth: 3-2-1. Cut to depth k; empty: each tree "
+                         "rule's own preset.")
+        try:
+            return text.strip(), parse_paths(text) if text.strip() else ()
+        except ValueError as exc:
+            st.error(guard.plain(f"Token tree not used: {exc}. The tree rules draft their "
+                                 "presets."))
+            return "", ()
 
 
 def _navigation() -> None:

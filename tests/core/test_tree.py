@@ -4,6 +4,8 @@ caught, and the scalar round against the exact law."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 from brute import brute_array, tree_outcomes
@@ -132,3 +134,118 @@ def test_dynamic_policies_run_trees_and_refuse_block():
     assert run.tokens >= 300 and run.accepted <= 3 * run.target_calls
     with pytest.raises(ValueError, match="block"):
         run_policy(T.P, T.Q, 0, policy="constant", k=3, n_tokens=300, seed=1, rule="block")
+
+
+# ------------------------------------------------------------------ trees given as paths
+MEDUSA = "[[0], [1], [0, 0], [0, 1], [1, 0]]"  # Medusa's choices format
+LOPSIDED = "[[0], [1], [2], [0, 0], [0, 1], [0, 0, 0], [2, 0], [0, 0, 0, 0]]"
+
+
+def test_paths_parse_in_medusa_and_branching_forms():
+    assert tree.parse_paths(MEDUSA) == ((0,), (1,), (0, 0), (0, 1), (1, 0))
+    assert tree.parse_paths("((1,), (0,), (0, 0),)") == ((0,), (1,), (0, 0))  # any order
+    assert tree.parse_paths("3-2-1") == tree.TreeShape.from_branching("x", (3, 2, 1)).paths
+    shape = tree.rule_shape(get_rule("tree_iid").with_params(shape=0), 3)  # the preset
+    assert shape.nodes == 3
+    r = rules_with(LOPSIDED)
+    assert tree.rule_shape(r, 2).paths == ((0,), (1,), (2,), (0, 0), (0, 1), (2, 0))  # cut
+    assert tree.rule_shape(r, 9).depth == 4 and tree.rule_shape(r, 9).width == 3
+
+
+@pytest.mark.parametrize("text, why", [
+    ("[[0], [2]]", "without its earlier sibling [1]"),
+    ("[[0, 0]]", "no parent [0]"),
+    ("[[0], [0]]", "appears twice"),
+    ("[[0], [-1]]", "path 2 is not"),
+    ("[[0], [1.5]]", "path 2 is not"),
+    ("[[0], [true]]", "path 2 is not"),
+    ("[[0], []]", "path 2 is not"),
+    ("[]", "non-empty list"),
+    ("{\"a\": 1}", "non-empty list"),
+    ("hello", "nor a branching"),
+    ("20-20", "the cap is 256"),
+    ("[" + ",".join(f"[{i}]" for i in range(300)) + "]", "the cap is 256"),
+    ("[" * 5000, "over 4,000 characters"),
+])
+def test_malformed_paths_say_what_is_wrong(text, why):
+    with pytest.raises(ValueError, match=re.escape(why)):
+        tree.parse_paths(text)
+
+
+def test_paths_deeper_than_the_engine_drafts_are_refused():
+    with pytest.raises(ValueError, match="65 deep; the cap is 64"):
+        tree.check_paths([[0] * d for d in range(1, 66)])
+
+
+def rules_with(text: str, rule: str = "tree_iid"):
+    from specviz.core.rules import with_tree
+
+    return with_tree(rule, tree.parse_paths(text))
+
+
+def test_with_tree_leaves_other_rules_alone_and_checks_the_paths():
+    from specviz.core.rules import with_tree
+
+    assert with_tree("correct", ((0,),)) is get_rule("correct")
+    assert with_tree("tree_wor", ()) is get_rule("tree_wor")
+    assert with_tree("tree_wor", [[0], [1]]).paths == ((0,), (1,))
+    with pytest.raises(ValueError, match="no parent"):
+        with_tree("tree_wor", [[0, 1]])
+
+
+@pytest.mark.parametrize("rule", LOSSLESS)
+@pytest.mark.parametrize("text", [MEDUSA, LOPSIDED, "[[0], [1], [2], [3], [4], [5], [6]]"])
+def test_path_trees_are_exact_on_random_tables_with_zeros(rule, text):
+    r = rules_with(text, rule)
+    for seed in range(2):
+        P, Q = random_tables(np.random.default_rng(600 + seed), V=4)
+        for k in (1, 2, 5):
+            for n in (1, 2, 3):
+                np.testing.assert_allclose(exact_joint(P, Q, 2, k, n_tokens=n, rule=r),
+                                           target_joint(P, 2, n_tokens=n), rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("rule", LOSSLESS + BROKEN)
+def test_path_tree_dp_matches_the_literal_enumeration(rule):
+    r = rules_with(LOPSIDED, rule)
+    for k in (1, 3):
+        law = exact_joint(T.P, T.Q, 0, k, n_tokens=2, rule=r)
+        np.testing.assert_allclose(law, brute_array(T.P, T.Q, 0, k, 2, r), rtol=0, atol=1e-12)
+        if rule in BROKEN and k == 3:  # biased here, so the tree's shape shows in the law
+            assert tv(law, target_joint(T.P, 0, n_tokens=2)) > 1e-3
+
+
+def test_monte_carlo_and_the_round_draft_the_path_tree():
+    r = rules_with(LOPSIDED, "tree_wor")
+    n, k = 300_000, 3
+    exact = exact_joint(T.P, T.Q, 0, k, n_tokens=2, rule=r)
+    sim = simulate(T.P, T.Q, 0, k, n=n, rule=r, n_tokens=2, seed=8)
+    assert tv(sim.law, exact) <= tv_threshold(exact, n)
+    hist = round_law(T.P, T.Q, 0, k, rule=r).histogram
+    first = simulate(T.P, T.Q, 0, k, n=n, rule=r, n_tokens=1, seed=9)
+    assert tv(first.histogram / n, hist) <= tv_threshold(hist, n)
+    # negative control: the preset tree's histogram is refused for the path tree's runs
+    other = round_law(T.P, T.Q, 0, k, rule="tree_wor").histogram
+    assert tv(first.histogram / n, other) > tv_threshold(other, n)
+    pair = TablePair(T.P, T.Q)
+    for seed in range(20):
+        tr = play_round(pair, 0, k, rng=np.random.default_rng(seed), rule=r)
+        assert {p for p, _ in tr.tree} <= set(tree.rule_shape(r, k).paths)
+        assert {p for p, _ in tr.tree if len(p) == 1} == {(0,), (1,), (2,)}
+        assert all(len(pos.tries) <= (3 if pos.i == 1 else 2) for pos in tr.positions)
+
+
+def test_broken_rules_on_a_path_tree_are_biased():
+    target = target_joint(T.P, 0, n_tokens=2)
+    r = rules_with("[[0], [1], [2], [0, 0], [0, 1], [0, 2]]", "tree_first_residual")
+    assert tv(exact_joint(T.P, T.Q, 0, 3, n_tokens=2, rule=r), target) > 1e-3
+
+
+def test_wide_trees_without_replacement_state_their_cap():
+    P, Q = random_tables(np.random.default_rng(1), V=64, zero_frac=0.0)
+    r = rules_with("[[0], [1], [2]]", "tree_wor")
+    with pytest.raises(ValueError, match="cap"):
+        round_law(P, Q, 0, 2, rule=r)
+    law = round_law(P, Q, 0, 2, rule=rules_with("[[0], [1], [2]]"))  # i.i.d.: no orders
+    assert len(law.histogram) == 3 and law.histogram[2] == 0  # one level: nothing kept at 2
+    assert law.tokens_per_call == pytest.approx(1 + law.histogram[1], abs=1e-12)

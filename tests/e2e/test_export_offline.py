@@ -87,3 +87,36 @@ def test_exported_round_plays_offline(offline, trace, tmp_path):
 
     assert not errors, errors
     assert asked and all(u.startswith(("file:", "data:", "blob:")) for u in asked), asked
+
+
+def test_exported_tree_round_shows_its_tree_at_the_step_on_screen(offline, tmp_path):
+    """A token-tree round's export carries the tree view, and the view follows the frames
+    the slider moves to."""
+    ctx, asked = offline
+    d = default_tables()
+    tr = _transcript(TablePair(d.P, d.Q, d.vocab), 0, 3, rnd=0, seed=15,
+                     rule="tree_wor").current
+    last = len(tr.steps) - 1
+    path = tmp_path / "tree.html"
+    path.write_bytes(export.round_html_bytes(tr, 0, frame_ms=FRAME_MS, start=2))
+    page = ctx.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(path.as_uri())
+    page.wait_for_function(f"() => {GD} && {GD}._fullLayout && {GD}._fullLayout.sliders")
+    shown = ".sv-tree-step:not([hidden])"
+    assert page.locator(shown).count() == 1
+    assert page.locator(shown).get_attribute("data-step") == "2"
+    assert page.locator(f"{shown} [data-status='accepted']").count() == 0
+    rail = page.locator(".slider-rail-rect").first.bounding_box()
+    page.mouse.click(rail["x"] + rail["width"] - 2, rail["y"] + rail["height"] / 2)
+    page.wait_for_function(f"() => {GD}._fullLayout.sliders[0].active === {last}")
+    page.wait_for_function("() => document.querySelector('.sv-tree-step:not([hidden])')"
+                           f".dataset.step === '{last}'")
+    assert page.locator(f"{shown} [data-status='flushed']").count() > 0
+    page.mouse.click(rail["x"] + 2, rail["y"] + rail["height"] / 2)  # back to step 0
+    page.wait_for_function("() => document.querySelector('.sv-tree-step:not([hidden])')"
+                           ".dataset.step === '0'")
+    assert page.locator(f"{shown} .sv-node").count() == 0  # nothing drafted yet
+    assert not errors, errors
+    assert all(u.startswith(("file:", "data:", "blob:")) for u in asked), asked

@@ -1,6 +1,6 @@
 """A token-tree round in a real browser: a deep link opens /round under a tree rule, and
-stepping with the arrow keys reveals the tree level by level, the siblings' coins, the
-kept path and, at the end, the pruned branches."""
+stepping with the arrow keys reveals the tree level by level, the one target call, the
+siblings' coins one by one, the kept path and, at the end, the pruned branches."""
 
 from __future__ import annotations
 
@@ -23,13 +23,17 @@ def test_a_tree_round_steps_from_drafts_to_the_pruned_branches(server, page):
     expect(page).to_have_url(url_param("step", "1"))
     settle(page)
     expect(_nodes(page)).to_have_count(3)
-    for step in range(2, 5):  # levels 2 and 3, then the first node's siblings tried
+    for step in range(2, 5):  # levels 2 and 3, then the target's one call over all nodes
         page.keyboard.press("ArrowRight")
         expect(page).to_have_url(url_param("step", str(step)))
         settle(page)
     expect(_nodes(page)).to_have_count(15)
-    assert _nodes(page, "accepted").count() + _nodes(page, "rejected").count() >= 1
-    step = 4
+    assert _nodes(page, "accepted").count() + _nodes(page, "rejected").count() == 0
+    page.keyboard.press("ArrowRight")  # the first sibling's coin
+    expect(page).to_have_url(url_param("step", "5"))
+    settle(page)
+    expect(_nodes(page, "accepted").or_(_nodes(page, "rejected"))).to_have_count(1)
+    step = 5
     while "· done ·" not in round_caption(page).inner_text():  # on to the round's last frame
         step += 1
         assert step < 40, "no last frame"

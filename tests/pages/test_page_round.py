@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -150,3 +151,24 @@ def test_csv_has_its_header_before_any_round_is_done():
     assert empty.strip() == ",".join(transcript.TRANSCRIPT_COLUMNS)
     (row,) = transcript.transcript_rows(tr, True)
     assert tuple(row) == transcript.TRANSCRIPT_COLUMNS  # the header names every column
+
+
+def test_a_tree_given_as_paths_is_the_tree_the_round_drafts():
+    at = _run(rule="tree_wor", k="3", tree="[[0], [1], [0, 0], [0, 1], [1, 0]]", step="999")
+    tree_view = next(h.proto.body for h in at.html if 'class="sv-tree"' in h.proto.body)
+    paths = set(re.findall(r'data-path="([\d.]+)"', tree_view))
+    assert paths == {"0", "1", "0.0", "0.1", "1.0"}
+    assert at.query_params["tree"] == "[[0], [1], [0, 0], [0, 1], [1, 0]]"
+    assert not at.error
+    at = _run(rule="tree_wor", k="3", tree="[[0], [1], [0, 0], [0, 1], [1, 0]]")
+    assert "A tree of 5 drafted tokens (5 paths, depth 3)" in frame(at)
+
+
+def test_a_malformed_tree_says_why_and_the_preset_is_drafted():
+    at = _run(rule="tree_wor", k="3", tree="[[0], [0, 0], [0, 2]]", step="999")
+    assert any("without its earlier sibling [0, 1]" in w.value for w in at.warning)
+    tree_view = next(h.proto.body for h in at.html if 'class="sv-tree"' in h.proto.body)
+    assert len(re.findall(r'data-path="', tree_view)) == 15  # the 3-2-1 preset at depth 3
+    assert "tree" not in at.query_params
+    at.text_input(key="w_tree").input("[[0], [1]").run()  # typed in the sidebar: refused
+    assert any("Token tree not used" in e.value for e in at.error)

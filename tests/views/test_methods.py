@@ -4,6 +4,7 @@ the exact long run of block verification checked against a measured long decode.
 from __future__ import annotations
 
 import io
+import re
 
 import numpy as np
 
@@ -58,9 +59,18 @@ def test_cli_methods_prints_the_table():
     assert main(["methods"], out) == 0
     text = out.getvalue()
     assert "block" in text and "chain" in text and "tree nodes" in text
-    lines = [ln.split() for ln in text.splitlines() if ln.strip()[:2].strip().isdigit()]
-    assert [int(ln[0]) for ln in lines] == list(range(1, 17)) * 2  # methods, then prices
-    assert "(MC)" in text  # the long blocks are measured, and say so
+    lines = [m[1] for ln in text.splitlines() if (m := re.match(r"\s*(\d+)\s+[\d.]+\s", ln))]
+    assert [int(k) for k in lines] == list(range(1, 17)) * 2  # methods, then prices
+    assert " (MC)" not in text  # every k of every method is exact on the default pair
+
+
+def test_block_is_exact_at_k16_and_measured_past_its_caps():
+    rows = methods.methods_table(T.P, T.Q, 0, ks=(16,), rules=("block",))
+    assert rows[0]["block_how"] == "exact" and rows[0]["block_se"] is None
+    want = round_law(T.P, T.Q, 0, 16, rule="block", long_run=True).tokens_per_call
+    assert rows[0]["block"] == want
+    past = methods.methods_table(T.P, T.Q, 0, ks=(24,), rules=("block",))[0]
+    assert past["block_how"] == "measured" and past["block_se"] > 0
 
 
 def test_exact_tv_is_zero_for_every_method():

@@ -78,3 +78,15 @@ def test_a_link_never_carries_a_table_past_its_cap():
 def test_a_table_in_a_url_past_its_cap_falls_back_with_a_note():
     with pytest.raises(ValueError, match="longer than"):
         S.decode_table("0.5," * 2_000, 6)
+
+
+def test_a_token_tree_travels_in_the_url_and_a_bad_one_says_why():
+    s, notes = S.parse_query({"tree": " [[0], [1], [0, 0]] "})
+    assert not notes and s.tree == "[[0], [1], [0, 0]]"
+    assert S.parse_query(S.to_query(s))[0] == s
+    assert S.parse_query({"tree": "3-2-1"})[0].tree == "3-2-1"
+    s, notes = S.parse_query({"tree": "[[0], [2]]"})
+    assert s.tree == "" and len(notes) == 1
+    assert "without its earlier sibling [1]" in notes[0] and "tree unset" in notes[0]
+    s, notes = S.parse_query({"tree": "30-30"})
+    assert s.tree == "" and "the cap is 256" in notes[0]
