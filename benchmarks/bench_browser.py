@@ -103,7 +103,7 @@ def _k_on_cost(page, wire: Wire) -> tuple[float, int]:
     k0 = value.inner_text().strip()
 
     def act() -> None:
-        value.locator("..").focus()
+        page.locator(".st-key-w_k input[type=range]").first.focus()
         page.keyboard.press("ArrowRight")
     moved = ("k => { const v = document.querySelector(\".st-key-w_k "
              "[data-testid='stSliderThumbValue']\"); return v && v.innerText.trim() !== k"
@@ -113,8 +113,10 @@ def _k_on_cost(page, wire: Wire) -> tuple[float, int]:
 
 def _rule_on_round(page, wire: Wire) -> tuple[float, int]:
     def act() -> None:
-        page.locator(".st-key-w_rule").click()
-        page.get_by_role("option", name="greedy", exact=True).click()
+        box = page.locator(".st-key-w_rule input").first
+        box.click()
+        box.fill("greedy")
+        page.keyboard.press("Enter")
     shown = "() => document.querySelector('.sv-counter').innerText.includes('greedy')"
     return _change(page, wire, act, shown, None)
 
