@@ -45,9 +45,10 @@ from .analysis.theory import (
 from .core.dynamic import POLICIES, PolicyRun, run_policies, run_policy
 from .core.exact import RoundLaw, exact_joint, round_law, target_joint
 from .core.montecarlo import DecodeStats, SimResult, long_decode, simulate
-from .core.round import Emitted, Position, RoundTrace, Step, play_round, play_rounds
+from .core.round import play_round, play_rounds
 from .core.rule import accept_prob, accepts, overlap, ratio, residual
 from .core.rules import RULES, Rule, get_rule
+from .core.steps import Step
 from .core.tables import (
     K_MAX,
     N_MAX,
@@ -62,6 +63,7 @@ from .core.tables import (
     validate_pair,
     validate_table,
 )
+from .core.trace import Emitted, Position, RoundTrace
 
 __all__ = [
     "ACCELERATORS", "DTYPE_BYTES", "POLICIES", "PolicyRun", "run_policies", "run_policy",

@@ -8,15 +8,15 @@ the standard rule; the first rejection emits one token from the rule's rejection
 token comes from p at the last prefix. Multi-candidate rules (SpecInfer) try m drafts per
 position in turn. The rule is read from the registry, one position's rows at a time.
 
-The trace holds every draw (drafts, coins, the last token), so the app animates a round by
-moving an index through trace.steps; it never draws again. Uniforms are taken in this
-order: one per drafted token, one coin per verified position, one for the last token.
+The trace (core.trace) holds every draw (drafts, coins, the last token), so the app
+animates a round by moving an index through trace.steps; it never draws again. Uniforms
+are taken in this order: one per drafted token, one coin per verified position, one for
+the last token.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -30,6 +30,7 @@ from .rules import Rule, coin_passes, get_rule, keep_prob
 from .sampling import draw_row
 from .steps import Step, steps_block, steps_multi, steps_single, steps_tree
 from .tables import check_k
+from .trace import Emitted, Position, RoundDigest, RoundTrace, Try, frozen
 from .verify import (
     draft_row,
     multi_chain,
@@ -40,108 +41,7 @@ from .verify import (
     threshold,
 )
 
-ORIGINS = ("accepted", "resampled", "bonus", "unverified")
 ROUNDS_MAX = 10_000  # rounds one transcript may chain
-
-
-def _frozen(a: np.ndarray) -> np.ndarray:
-    a = np.array(a, dtype=np.float64)
-    a.setflags(write=False)
-    return a
-
-
-@dataclass(frozen=True)
-class Try:
-    """One candidate of a multi-draft position, checked against p_j (SpecInfer)."""
-
-    token: int
-    q: float
-    threshold: float  # min(1, p_j(x) / q(x))
-    u: float
-    accepted: bool
-    against: np.ndarray | None = None  # (V,) token tree: p_j, the row it is checked against
-    drawn_from: np.ndarray | None = None  # (V,) token tree: q_j, the row it was drawn from
-    after: np.ndarray | None = None  # (V,) token tree: p_(j+1), what a failure leaves
-
-
-@dataclass(frozen=True)
-class Position:
-    """Draft position i (1-based): the drafted token and its verification."""
-
-    i: int
-    context: int  # the newest token of the prefix both models condition on here
-    token: int  # drafted x_i
-    p_row: np.ndarray  # (V,) target p(.|prefix)
-    q_row: np.ndarray  # (V,) what the draft sampled from at prefix
-    p: float  # p(x_i)
-    q: float  # q(x_i)
-    ratio: float  # p / q with the draft's own q (inf when q = 0)
-    threshold: float  # the rule's chance of keeping x_i, min(1, p/q) for the standard rule
-    u: float | None  # the coin, None when the position is never verified
-    accepted: bool | None  # None when never verified
-    tries: tuple[Try, ...] = ()  # multi-draft: every candidate tried here, in order
-
-    @property
-    def verified(self) -> bool:
-        return self.accepted is not None
-
-
-@dataclass(frozen=True)
-class Emitted:
-    token: int
-    origin: str  # one of ORIGINS
-    position: int  # the 1-based position it stands in within the round
-
-
-class _Output:
-    """What every played round tells: the tokens it emitted, and where the next starts."""
-
-    emitted: tuple[Emitted, ...]
-
-    @property
-    def next_ctx(self) -> int:
-        return self.emitted[-1].token
-
-    @property
-    def tokens(self) -> tuple[int, ...]:
-        return tuple(e.token for e in self.emitted)
-
-
-@dataclass(frozen=True)
-class RoundTrace(_Output):
-    rule: str
-    ctx: int  # the newest token of the prefix the round starts from
-    k: int  # tokens drafted (a proposal may hold fewer than asked for)
-    vocab: tuple[str, ...]
-    positions: tuple[Position, ...]  # all drafts, verified or not
-    rejected_at: int | None  # 1-based position of the first rejection, None if all kept
-    rejection_row: np.ndarray | None  # (V,) the law the rejection token came from
-    rejection_context: int | None
-    bonus_row: np.ndarray | None  # (V,) p at the last prefix, when all were kept
-    bonus_context: int | None
-    final_u: float  # the uniform behind the rejection or bonus draw
-    emitted: tuple[Emitted, ...]
-    flushed: tuple[int, ...]  # 1-based positions of drafts thrown away
-    steps: tuple[Step, ...]
-    tree: tuple[tuple[tuple[int, ...], int], ...] = ()  # a token tree: (path, token), drafted
-
-    @property
-    def accepted(self) -> int:
-        return sum(1 for p in self.positions if p.accepted)
-
-    def name(self, x: int) -> str:
-        return self.vocab[x] if 0 <= x < len(self.vocab) else str(x)
-
-
-@dataclass(frozen=True)
-class RoundDigest(_Output):
-    """What a round emitted, without rows or frames: enough for running totals."""
-
-    ctx: int
-    k: int  # tokens drafted
-    emitted: tuple[Emitted, ...]
-    accepted: int
-    beta: tuple[float, ...] = ()  # sum_x min(p, q) at each verified position, when asked
 
 
 def play_round(pair: ModelPair, ctx: int | Sequence[int], k: int, *,
@@ -262,8 +162,8 @@ def _play_single(pair, prefix, k, rule, draws, light, betas):
     last = [prefix[-1]] + drafts  # the newest token at each position's prefix
     positions = tuple(
         Position(
-            i=i + 1, context=last[i], token=x, p_row=_frozen(p_at(i)),
-            q_row=_frozen(qs_rows[i]), p=float(p_at(i)[x]), q=float(qs_rows[i][x]),
+            i=i + 1, context=last[i], token=x, p_row=frozen(p_at(i)),
+            q_row=frozen(qs_rows[i]), p=float(p_at(i)[x]), q=float(qs_rows[i][x]),
             ratio=float(ratio(p_at(i)[x], q_rows[i][x])),
             threshold=float(keep_prob(rule, np.asarray(
                 A[i] if i < len(A) else threshold(rule, p_at(i), q_rows[i], x)))),
@@ -275,9 +175,9 @@ def _play_single(pair, prefix, k, rule, draws, light, betas):
     trace = RoundTrace(
         rule=rule.name, ctx=prefix[-1], k=n, vocab=pair.names, positions=positions,
         rejected_at=rejected_at,
-        rejection_row=None if rejection is None else _frozen(rejection),
+        rejection_row=None if rejection is None else frozen(rejection),
         rejection_context=None if rejected_at is None else last[rejected_at - 1],
-        bonus_row=None if bonus is None else _frozen(target_row(rule, pair.p(bonus))),
+        bonus_row=None if bonus is None else frozen(target_row(rule, pair.p(bonus))),
         bonus_context=None if bonus is None else last[n],
         final_u=final_u, emitted=tuple(emitted), flushed=flushed, steps=(),
     )
@@ -322,7 +222,7 @@ def _play_multi(pair, prefix, k, rule, draws, light):
                 break
         t = tries[-1]
         positions.append(Position(
-            i=i + 1, context=cur[-1], token=t.token, p_row=_frozen(p), q_row=_frozen(qs),
+            i=i + 1, context=cur[-1], token=t.token, p_row=frozen(p), q_row=frozen(qs),
             p=float(p[t.token]), q=t.q, ratio=float(ratio(p[t.token], t.q)),
             threshold=t.threshold, u=t.u, accepted=t.accepted, tries=tuple(tries)))
         if not t.accepted:
@@ -340,9 +240,9 @@ def _play_multi(pair, prefix, k, rule, draws, light):
     trace = RoundTrace(
         rule=rule.name, ctx=prefix[-1], k=k, vocab=pair.names, positions=tuple(positions),
         rejected_at=rejected_at,
-        rejection_row=None if rejected_at is None else _frozen(rejection),
+        rejection_row=None if rejected_at is None else frozen(rejection),
         rejection_context=None if rejected_at is None else cur[-1],
-        bonus_row=None if rejected_at is not None else _frozen(pair.p(cur)),
+        bonus_row=None if rejected_at is not None else frozen(pair.p(cur)),
         bonus_context=None if rejected_at is not None else cur[-1],
         final_u=final_u, emitted=tuple(emitted), flushed=(), steps=(),
     )
@@ -371,16 +271,16 @@ def _play_block(pair, prefix, k, rule, draws, light):
         return RoundDigest(prefix[-1], n, tuple(emitted), tau)
     last = [prefix[-1]] + drafts
     positions = tuple(Position(
-        i=i + 1, context=last[i], token=x, p_row=_frozen(p_rows[i]), q_row=_frozen(qs_rows[i]),
+        i=i + 1, context=last[i], token=x, p_row=frozen(p_rows[i]), q_row=frozen(qs_rows[i]),
         p=float(p_rows[i][x]), q=float(qs_rows[i][x]),
         ratio=float(ratio(p_rows[i][x], qs_rows[i][x])), threshold=float(h[i + 1]),
         u=coins[i], accepted=i < tau) for i, x in enumerate(drafts))
     trace = RoundTrace(
         rule=rule.name, ctx=prefix[-1], k=n, vocab=pair.names, positions=positions,
         rejected_at=None if tau == n else tau + 1,
-        rejection_row=None if row is None else _frozen(row),
+        rejection_row=None if row is None else frozen(row),
         rejection_context=None if row is None else last[tau],
-        bonus_row=_frozen(p_rows[n]) if row is None else None,
+        bonus_row=frozen(p_rows[n]) if row is None else None,
         bonus_context=last[n] if row is None else None,
         final_u=final_u, emitted=tuple(emitted), flushed=tuple(range(tau + 2, n + 1)),
         steps=(),
@@ -420,14 +320,14 @@ def _play_tree(pair, prefix, k, rule, draws, light):
             A, nxt = trees.sibling_step(p, p_j, q, qj, mode)
             u = draws.coin(len(node), j)
             tries.append(Try(x, float(qj[x]), float(min(1.0, A[x])), u, bool(u < A[x]),
-                             _frozen(p_j), _frozen(qj), _frozen(nxt)))
+                             frozen(p_j), frozen(qj), frozen(nxt)))
             if tries[-1].accepted:
                 break
             p_j, taken = nxt, taken + [x]
         t = tries[-1]
         positions.append(Position(
-            i=len(node) + 1, context=cur[-1], token=t.token, p_row=_frozen(p),
-            q_row=_frozen(q), p=float(p[t.token]), q=t.q, ratio=float(ratio(p[t.token], t.q)),
+            i=len(node) + 1, context=cur[-1], token=t.token, p_row=frozen(p),
+            q_row=frozen(q), p=float(p[t.token]), q=t.q, ratio=float(ratio(p[t.token], t.q)),
             threshold=t.threshold, u=t.u, accepted=t.accepted, tries=tuple(tries)))
         if not t.accepted:
             end = p_j
@@ -446,9 +346,9 @@ def _play_tree(pair, prefix, k, rule, draws, light):
     trace = RoundTrace(
         rule=rule.name, ctx=prefix[-1], k=len(positions), vocab=pair.names,
         positions=tuple(positions), rejected_at=None if end is None else len(positions),
-        rejection_row=None if end is None else _frozen(end),
+        rejection_row=None if end is None else frozen(end),
         rejection_context=None if end is None else cur[-1],
-        bonus_row=_frozen(pair.p(cur)) if end is None else None,
+        bonus_row=frozen(pair.p(cur)) if end is None else None,
         bonus_context=cur[-1] if end is None else None,
         final_u=final_u, emitted=tuple(emitted), flushed=(), steps=(),
         tree=tuple(sorted(tokens.items(), key=lambda pt: (len(pt[0]), pt[0]))),

@@ -22,8 +22,8 @@ from collections.abc import Sequence
 import numpy as np
 import plotly.graph_objects as go
 
-from ..core.round import RoundDigest, RoundTrace
 from ..core.rules import get_rule
+from ..core.trace import RoundDigest, RoundTrace
 from ..views.stepping import (
     Chip,
     SiblingResidual,

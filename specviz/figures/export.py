@@ -17,8 +17,8 @@ from dataclasses import dataclass
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..core.round import RoundTrace
 from ..core.rules import get_rule
+from ..core.trace import RoundTrace
 from ..views.stepping import Chip, coin_at, last_step, sibling_residual, view
 from ..views.stepping import chips as stepping_chips
 from . import treeview

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import html
 
-from ..core.round import RoundTrace
+from ..core.trace import RoundTrace
 from ..views.stepping import view
 from .palette import MARKS
 

@@ -10,8 +10,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..core.round import RoundTrace
 from ..core.rules import get_rule
+from ..core.trace import RoundTrace
 from .transcript import RND_MAX
 
 STAGE_KEYS = ("step", "rnd", "speed")  # the URL parameters of an animated page's stage

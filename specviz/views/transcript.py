@@ -10,8 +10,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..core.pair import ModelPair
-from ..core.round import ORIGINS, RoundDigest, RoundTrace, play_rounds
+from ..core.round import play_rounds
 from ..core.rules import with_tree
+from ..core.trace import ORIGINS, RoundDigest, RoundTrace
 from ..core.tree import Paths
 from .work import heavy
 

@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 
 from specviz.core.pair import TablePair  # noqa: F401
-from specviz.core.round import RoundDigest, RoundTrace, play_round, play_rounds
+from specviz.core.round import play_round, play_rounds
 from specviz.core.sampling import draw_row
 from specviz.core.tables import temper_rows
+from specviz.core.trace import RoundDigest, RoundTrace
 from specviz.figures import animation, textfigs
 from specviz.text import measure, ngram
 from specviz.text import pair as tp
