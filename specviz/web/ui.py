@@ -151,17 +151,6 @@ def assign(key: str, value) -> None:
     st.session_state.setdefault("_assigned", set()).add(f"w_{key}")
 
 
-def write_url(s: S.Settings, keys: Sequence[str],
-              extra: dict[str, str] | None = None) -> dict[str, str]:
-    """Rewrite the query string from the settings (only values off their defaults); returns
-    the query written."""
-    q = S.to_query(s, tuple(keys))
-    q.update(extra or {})
-    if q != st.query_params.to_dict():
-        st.query_params.from_dict(q)
-    return q
-
-
 # ----------------------------------------------------------------------------- tables
 def _tables_state() -> dict:
     """The last valid pair of tables, per session; seeded from the URL or the defaults."""
@@ -547,28 +536,6 @@ def download_round_html(trace, rnd: int, step: int = 0, key: str = "dl_round_htm
         key=key, on_click="ignore",
         help="One file with the round's animation: play, pause and a step slider. It opens "
              "in any browser with no server and no network.")
-
-
-# ----------------------------------------------------------------------------- autoplay
-def autoplay(toggle_key: str, now: Callable[[], tuple], goto: Callable, target: tuple,
-             every: float | None) -> None:
-    """Autoplay as a timed fragment: each tick moves one frame on (goto(*target)) and reruns
-    the page; at the last frame (target == now()) it switches the toggle off. The page's own
-    full runs draw the fragment without ticking."""
-    ss = st.session_state
-    flag = f"_{toggle_key}_full_run"
-
-    def _tick(target: tuple) -> None:
-        if ss.pop(flag, False) or not ss.get(toggle_key):  # a full run, or paused
-            return
-        if target == now():  # the very last frame: stop
-            ss[toggle_key] = False
-        else:
-            goto(*target)
-        st.rerun()
-
-    ss[flag] = True
-    st.fragment(_tick, run_every=every)(target)
 
 
 # ----------------------------------------------------------------------------- pastes
