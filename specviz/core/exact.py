@@ -19,7 +19,7 @@ import numpy as np
 from . import tree
 from .block import block_joint, joint_from_rounds, round_tables
 from .rule import overlap
-from .rules import RuleTables, apply_rule
+from .rules import RuleTables, apply_rule, get_rule
 from .tables import check_ctx, check_k, validate_pair, validate_table
 
 N_TOKENS_MAX = 6
@@ -57,7 +57,7 @@ def exact_joint(
             f"exact enumeration at V = {V}, n_tokens = {n}, k = {k} needs "
             f"{(2 * k + 1) * V**n:,} cells; the cap is {EXACT_MAX_CELLS:,} (lower V, n_tokens or k)"
         )
-    rt = apply_rule(rule, P, Q)
+    rt = apply_rule(get_rule(rule), P, Q)
     if rt.rule.kind == "block":
         return block_joint(rt.P, rt.Qs, ctx, k, n)
     if rt.rule.kind == "tree":
@@ -174,7 +174,7 @@ def round_law(
     k, ctx = check_k(k), check_ctx(ctx, V)
     if long_run and V > 512:
         raise ValueError(f"the exact long run is computed for V <= 512; got V = {V}")
-    rt = apply_rule(rule, P, Q)
+    rt = apply_rule(get_rule(rule), P, Q)
     if rt.rule.kind == "block":
         D, N = round_tables(rt.P, rt.Qs, k)  # (V, k+1), (V, V)
     elif rt.rule.kind == "tree":

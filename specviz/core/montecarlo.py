@@ -14,7 +14,7 @@ import numpy as np
 from . import interrupt, tree
 from .block import block_round
 from .exact import _check_n_tokens
-from .rules import RuleTables, apply_rule, coin_passes
+from .rules import RuleTables, apply_rule, coin_passes, get_rule
 from .sampling import BucketSampler, GuideSampler, InverseCDF
 from .tables import N_MAX, check_ctx, check_k, check_n, validate_pair
 
@@ -203,7 +203,7 @@ class _Engine:
 
 def _setup(P, Q, ctx, k, rule):
     P, Q = validate_pair(P, Q)
-    return _Engine(apply_rule(rule, P, Q)), check_ctx(ctx, P.shape[0]), check_k(k)
+    return _Engine(apply_rule(get_rule(rule), P, Q)), check_ctx(ctx, P.shape[0]), check_k(k)
 
 
 def simulate(
