@@ -406,20 +406,3 @@ def batch_speedup(
         tk = pass_time(pass_cost(shape, k + 1, context_len, dtype, B, count, kv_cache), a)
         out.append(tokens * t1 / (tk + k * c * t1))
     return np.asarray(out)
-
-
-__all__ = [
-    "ACCELERATORS",
-    "batch_speedup",
-    "Accelerator",
-    "DTYPE_BYTES",
-    "ModelShape",
-    "PRESETS",
-    "PassCost",
-    "free_tokens",
-    "get_preset",
-    "pass_cost",
-    "pass_time",
-    "pass_times",
-    "verify_cost_ratio",
-]

@@ -45,11 +45,6 @@ class Corpus:
     source: str  # "stdlib" | "user"
 
     @property
-    def n_paragraphs(self) -> int:
-        """Lines of the clean text: one per paragraph (a docstring may hold several)."""
-        return self.text.count("\n") + 1
-
-    @property
     def n_chars(self) -> int:
         return len(self.text)
 

@@ -141,10 +141,6 @@ class Level:
         return len(self.keys)
 
     @property
-    def n_ngrams(self) -> int:
-        return len(self.w)
-
-    @property
     def nbytes(self) -> int:
         return sum(a.nbytes for a in (self.keys, self.start, self.w, self.raw, self.kn,
                                       self.raw_total, self.kn_total, self.kn_nnz))
@@ -387,15 +383,3 @@ class NGramModel:
                 _interpolate(p, cs.levels[L], ids[L], kn=L < top)
         return p
 
-    def rows(self, context: Sequence[int], tokens: Sequence[int]) -> np.ndarray:
-        """p(. | context + tokens[:i]) for i = 0..len(tokens), (len + 1, V)."""
-        ctx = list(context)
-        out = [self.row(ctx)]
-        for t in tokens:
-            ctx.append(int(t))
-            out.append(self.row(ctx))
-        return np.stack(out)
-
-    def log_prob(self, ids: Sequence[int], start: int = 0) -> float:
-        """sum_i log p(ids[i] | ids[:i]) over i >= start (nats)."""
-        return float(sum(np.log(self.row(ids[:i])[int(ids[i])]) for i in range(start, len(ids))))

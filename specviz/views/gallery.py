@@ -305,10 +305,3 @@ def production_rows(rep: MetricsReport) -> list[Row]:
                      **{s: float(rep.histogram[s][j]) for s in ("measured", "exact",
                                                                  "theory")}})
     return rows
-
-
-__all__ = [
-    "CAUGHT", "CONSISTENT", "FALSE_ALARM", "GALLERY_N", "GALLERY_NS", "Gallery", "RuleResult",
-    "UNRESOLVED", "configure", "gallery", "gallery_rows", "n_to_resolve", "param_specs",
-    "production", "production_rows", "rule_notes", "warp_params",
-]
