@@ -13,7 +13,7 @@ import numpy as np
 
 from . import interrupt, tree
 from .block import block_round
-from .exact import _check_n_tokens
+from .exact import N_TOKENS_MAX
 from .rules import RuleTables, apply_rule, coin_passes, get_rule
 from .sampling import BucketSampler, GuideSampler, InverseCDF
 from .tables import N_MAX, check_ctx, check_k, check_n, validate_pair
@@ -219,7 +219,7 @@ def simulate(
 ) -> SimResult:
     """n independent decodes from ctx, each running rounds until n_tokens are emitted."""
     eng, ctx, k = _setup(P, Q, ctx, k, rule)
-    n, m = check_n(n, N_MAX), _check_n_tokens(n_tokens)
+    n, m = check_n(n, N_MAX), check_n(n_tokens, N_TOKENS_MAX, "n_tokens")
     V = eng.V
     if V**m > JOINT_MAX_CELLS:
         raise ValueError(f"a joint of V^n_tokens = {V**m:,} cells is over the cap "

@@ -190,9 +190,7 @@ def check_ctx(ctx: object, V: int) -> int:
 
 def check_k(k: object) -> int:
     """Draft length k in 1..K_MAX."""
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= int(k) <= K_MAX:
-        raise ValueError(f"k (drafted tokens per round) must be an integer 1..{K_MAX}; got {k!r}")
-    return int(k)
+    return check_n(k, K_MAX, "k (drafted tokens per round)")
 
 
 def check_n(n: object, cap: int = N_MAX, what: str = "n") -> int:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core import interrupt
+from ..core.tables import check_n
 
 LEVELS = ("char", "word")
 MAX_VOCAB = {"char": 4_096, "word": 50_000}  # larger vocabularies keep the most frequent
@@ -155,11 +156,6 @@ class ModelTooLarge(ValueError):
     """Counts that would pass MODEL_MAX_BYTES; the message says at which order."""
 
 
-def min_tokens(max_order: int) -> int:
-    """The fewest tokens counts of max_order can be made from: one full n-gram and one more."""
-    return int(max_order) + 1
-
-
 def discount(counts: np.ndarray) -> float:
     """D = n1 / (n1 + 2 n2), clipped to D_CLIP; 0.5 when no n-gram was seen once or twice."""
     n1 = int(np.count_nonzero(counts == 1))
@@ -174,12 +170,10 @@ class NGramCounts:
 
     def __init__(self, tokenizer: Tokenizer, ids: np.ndarray, max_order: int,
                  max_bytes: int = MODEL_MAX_BYTES) -> None:
-        if isinstance(max_order, bool) or not isinstance(max_order, (int, np.integer)) \
-                or not 1 <= max_order <= MAX_ORDER:
-            raise ValueError(f"max_order must be an integer 1..{MAX_ORDER}; got {max_order!r}")
+        check_n(max_order, MAX_ORDER, "max_order")
         ids = np.asarray(ids, dtype=np.int64)
-        if ids.ndim != 1 or len(ids) < min_tokens(max_order):
-            raise ValueError(f"need at least {min_tokens(max_order)} tokens to count n-grams "
+        if ids.ndim != 1 or len(ids) < max_order + 1:  # one full n-gram and one more
+            raise ValueError(f"need at least {max_order + 1} tokens to count n-grams "
                              f"up to order {max_order}; got {len(ids) if ids.ndim == 1 else 0}")
         if len(ids) > TRAIN_TOKENS_MAX:
             raise ValueError(f"{len(ids):,} tokens is over the cap {TRAIN_TOKENS_MAX:,}")
