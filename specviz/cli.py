@@ -259,16 +259,6 @@ def demo_roofline(preset: str, context_len: int, dtype: str) -> str:
 
 
 # --------------------------------------------------------------------------- arguments
-def _positive_int(s: str) -> int:
-    try:
-        v = int(s.replace("_", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {s!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {v}")
-    return v
-
-
 def _int(s: str) -> int:
     try:
         return int(s.replace("_", ""))
@@ -276,11 +266,14 @@ def _int(s: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {s!r}") from None
 
 
-def _nonneg_int(s: str) -> int:
-    v = _int(s)
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, got {v}")
-    return v
+def _at_least(lo: int) -> Callable[[str], int]:
+    """An argument type: a whole number >= lo."""
+    def parse(s: str) -> int:
+        v = _int(s)
+        if v < lo:
+            raise argparse.ArgumentTypeError(f"must be at least {lo}, got {v}")
+        return v
+    return parse
 
 
 def _float(s: str) -> float:
@@ -298,7 +291,7 @@ def _add_options(p: argparse.ArgumentParser, suppress: bool) -> None:
     def d(v: object) -> object:
         return argparse.SUPPRESS if suppress else v
 
-    p.add_argument("--n", type=_positive_int, default=d(None),
+    p.add_argument("--n", type=_at_least(1), default=d(None),
                    help="demo 2: decodes (default 60,000); demos 3-4: rounds of long "
                         "decode per row (default 20,000)")
     p.add_argument("--k", type=_int, default=d(None),
@@ -314,7 +307,7 @@ def _add_options(p: argparse.ArgumentParser, suppress: bool) -> None:
                    help="demo 2: audit only this rule (default: all of them)")
     p.add_argument("--preset", choices=list(PRESETS), default=d("Llama-2-7B"),
                    help="demo 6: model shape (default Llama-2-7B)")
-    p.add_argument("--context-len", type=_nonneg_int, default=d(512),
+    p.add_argument("--context-len", type=_at_least(0), default=d(512),
                    help="demo 6: context length in tokens (default 512)")
 
 
@@ -347,16 +340,10 @@ def demo_methods(P: np.ndarray, Q: np.ndarray, vocab: tuple[str, ...], ctx: int,
                  seed: int) -> str:
     """Long-run tokens per target call by method and k, exact where the walk fits."""
     rows = methods.methods_table(P, Q, ctx, seed=seed)
-
-    def cell(rule: str):
-        def fmt(row: dict) -> str:
-            se = row[f"{rule}_se"]
-            return f"{row[rule]:.4f}" if se is None else f"{row[rule]:.4f} +- {se:.4f} (MC)"
-        return fmt
-
     for r in rows:
         for rule in methods.METHODS:
-            r[f"{rule}_cell"] = cell(rule)(r)
+            se = r[f"{rule}_se"]
+            r[f"{rule}_cell"] = f"{r[rule]:.4f}" + ("" if se is None else f" +- {se:.4f} (MC)")
         r["tree_nodes"] = methods.nodes("tree_iid", r["k"])
     cols: list[Column] = [("k", "k", "d"), ("correct_cell", "chain", str),
                           ("block_cell", "block", str), ("tree_iid_cell", "tree i.i.d.", str),
@@ -427,18 +414,14 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     which = [args.N] if args.command == "demo" else list(TITLES)
-    if args.command == "methods":
-        t = default_tables()
-        try:
-            print(demo_methods(t.P, t.Q, t.vocab, _ctx_index(args.ctx, t.vocab), args.seed),
-                  file=out)
-        except ValueError as exc:
-            print(f"{parser.prog}: error: {exc}", file=sys.stderr)
-            return 2
-        return 0
     try:
         if args.command == "plan":
             return cliplan.run(args, out, format_table)
+        if args.command == "methods":
+            t = default_tables()
+            print(demo_methods(t.P, t.Q, t.vocab, _ctx_index(args.ctx, t.vocab), args.seed),
+                  file=out)
+            return 0
         for i, n in enumerate(which):
             if i:
                 print("\n", file=out)
