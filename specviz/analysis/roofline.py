@@ -7,6 +7,7 @@ MACs, and stays about as fast until the MACs per byte reach the accelerator's ri
 
 from __future__ import annotations
 
+import bisect
 import math
 import numbers
 from collections.abc import Sequence
@@ -336,17 +337,9 @@ def free_tokens(
     def t(tokens: int) -> float:
         return pass_time(pass_cost(shape, tokens, context_len, dtype, batch, count, kv_cache), a)
 
-    limit = t(1) * (1.0 + FREE_TOLERANCE)
-    if t(MAX_FREE_TOKENS) <= limit:
-        return MAX_FREE_TOKENS
-    lo, hi = 1, MAX_FREE_TOKENS  # t(lo) <= limit < t(hi)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if t(mid) <= limit:
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    # T = 1..MAX_FREE_TOKENS with t(T) <= limit form a prefix: its length is the answer
+    return bisect.bisect_right(range(1, MAX_FREE_TOKENS + 1), t(1) * (1.0 + FREE_TOLERANCE),
+                               key=t)
 
 
 def verify_cost_ratio(

@@ -311,6 +311,7 @@ def summary(
     tr = play_round(TablePair(P, Q, names), ctx, k, rng=np.random.default_rng(seed), rule=rule)
     law = round_law(P, Q, ctx, k, rule=rule, long_run=True)
     tokens = law.tokens_per_call
+    c_star = float(theory.break_even_cost(tokens, k))
     return {
         "round_text": " ".join(tr.name(e.token) for e in tr.emitted),
         "round_tokens": len(tr.emitted),
@@ -318,8 +319,7 @@ def summary(
         "alpha": law.alpha,
         "tokens_per_call": tokens,
         "speedup": float(theory.speedup(tokens, k, c)),
-        "break_even": float(theory.break_even_cost(tokens, k)),
+        "break_even": c_star,
         "caption": f"Exact long-run figures for rule '{rule}' at k = {k}: alpha = "
-                   f"{law.alpha:.3f}, break-even draft cost c* = "
-                   f"{float(theory.break_even_cost(tokens, k)):.3f}.",
+                   f"{law.alpha:.3f}, break-even draft cost c* = {c_star:.3f}.",
     }

@@ -211,13 +211,11 @@ def roofline_page(
     a = roofline.ACCELERATORS[accel]
     free = roofline.free_tokens(preset, accel, context_len, dtype, batch)
     rows = roofline_rows(preset, roofline_grid(free) if tokens is None else tokens, context_len,
-                         dtype,
-                         batch)
-    one = roofline.pass_time(roofline.pass_cost(preset, 1, context_len, dtype, batch), a)
-    for r in rows:
-        t = roofline.pass_time(roofline.pass_cost(preset, int(r["tokens"]), context_len, dtype,
-                                                  batch), a)
-        r["time_ratio"] = t / one  # pass time relative to a one-token decode step
+                         dtype, batch)
+    t = roofline.pass_times(preset, a, [1] + [r["tokens"] for r in rows], batch,
+                            context_len=context_len, dtype=dtype)  # (1 + len(rows),) seconds
+    for r, ti in zip(rows, t[1:], strict=True):
+        r["time_ratio"] = float(ti / t[0])  # pass time relative to a one-token decode step
     accels = [{"accelerator": name, "ridge": acc.ridge,
                "free_tokens": roofline.free_tokens(preset, name, context_len, dtype, batch),
                "source": acc.source} for name, acc in roofline.ACCELERATORS.items()]
