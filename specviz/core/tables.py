@@ -173,10 +173,8 @@ def rules_cost(rules, params: dict | None = None) -> float:
     """What running these rules costs against one plain rule: a multi-draft rule drafts m
     candidates per position, so it counts m (its parameter, default 3) times."""
     params = params or {}
-    cost = 0.0
-    for name in rules:
-        cost += float(params.get(name, {}).get("m", 3)) if name == "multi_draft" else 1.0
-    return cost
+    return sum((float(params.get(name, {}).get("m", 3)) if name == "multi_draft" else 1.0
+                for name in rules), 0.0)
 
 
 def check_ctx(ctx: object, V: int) -> int:
