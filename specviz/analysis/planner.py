@@ -128,8 +128,7 @@ def _break_even(t1: np.ndarray, td: np.ndarray, tk: np.ndarray, ks: np.ndarray) 
     return np.where(gain(np.ones_like(t1)) >= 1.0, 0.5 * (lo + hi), np.nan)
 
 
-def plan(setup: Setup, report: AcceptanceReport, *, k_max: int = 8,
-         batch_max: int | None = None) -> Plan:
+def plan(setup: Setup, report: AcceptanceReport, *, k_max: int = 8) -> Plan:
     """Price every k in 1..k_max at every batch 1..B_max (capped); PlanError if nothing fits."""
     if not 1 <= k_max <= K_PLAN_MAX:
         raise PlanError(f"k_max must be in 1..{K_PLAN_MAX}; got {k_max}")
@@ -138,7 +137,7 @@ def plan(setup: Setup, report: AcceptanceReport, *, k_max: int = 8,
     cap = capacity(setup)
     if cap.batch_target_only < 1:
         raise PlanError(_fit_message(setup, cap))
-    top = min(cap.batch_target_only, BATCH_SWEEP_MAX, batch_max or BATCH_SWEEP_MAX)
+    top = min(cap.batch_target_only, BATCH_SWEEP_MAX)
     B = np.arange(1, top + 1)  # (B,)
     ks = np.arange(1, k_max + 1)  # (K,)
     t1 = _times(setup, setup.target, setup.target_dtype, 1, B)  # (B,)

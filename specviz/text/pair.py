@@ -104,9 +104,9 @@ class TextDecoder:
     def decode(self, ids: Sequence[int]) -> str:
         return self.counts.tokenizer.decode(ids)
 
-    def tail(self, context: Sequence[int], n: int | None = None) -> str:
-        """The newest tokens of the context as text, with an ellipsis when cut."""
-        n = TAIL_TOKENS[self.level] if n is None else n
+    def tail(self, context: Sequence[int]) -> str:
+        """The newest TAIL_TOKENS of the context as text, with an ellipsis when cut."""
+        n = TAIL_TOKENS[self.level]
         text = self.decode(context[-n:])
         return ("…" if len(context) > n else "") + text.replace("\n", "⏎")
 

@@ -167,10 +167,10 @@ def convergence(
 
 
 # 3 ------------------------------------------------------------------------ acceptance
-def _measure(P, Q, ctx, k, c, n_rounds, seed, rule="correct") -> Row:
+def _measure(P, Q, ctx, k, c, n_rounds, seed) -> Row:
     """Measured (long decode) and exact (long run) acceptance metrics for one draft."""
-    meas = long_decode(P, Q, ctx, k, n_rounds=n_rounds, rule=rule, seed=seed)
-    ex = round_law(P, Q, ctx, k, rule=rule, long_run=True)
+    meas = long_decode(P, Q, ctx, k, n_rounds=n_rounds, seed=seed)
+    ex = round_law(P, Q, ctx, k, long_run=True)
     return {
         "alpha_eff": ex.alpha,  # E[sum_x min(p, q)] over the target's own text
         "acceptance": meas.acceptance_rate,

@@ -106,11 +106,10 @@ def joint_diff(ex: Exactness, rule: str) -> np.ndarray:
     return a.mc_law.sum(axis=rest) - ex.target.sum(axis=rest)
 
 
-def exact_row(P: np.ndarray, Q: np.ndarray, ctx: int, k: int, c: float,
-              rule: str = "correct") -> Row:
+def exact_row(P: np.ndarray, Q: np.ndarray, ctx: int, k: int, c: float) -> Row:
     """Exact long-run metrics and the i.i.d. theory at alpha_eff (Leviathan et al. 2022,
     eq. 1 and Thm 3.8) for one draft; no sampling."""
-    ex = round_law(P, Q, ctx, k, rule=rule, long_run=True)
+    ex = round_law(P, Q, ctx, k, long_run=True)
     return {
         "alpha_eff": ex.alpha,
         "acceptance_exact": ex.acceptance_rate,
@@ -202,16 +201,12 @@ def roofline_page(
     context_len: int = 512,
     dtype: str = "fp16",
     batch: int = 1,
-    tokens: Sequence[int] | None = None,
 ) -> RooflinePage:
-    """The /roofline page's numbers: demonstration 6 over 1..256+ tokens, the accelerators.
-
-    Full count with the KV-cache read for the times; tokens defaults to roofline_grid(free).
-    """
+    """The /roofline page's numbers: demonstration 6 over 1..256+ tokens (roofline_grid),
+    the accelerators. Full count with the KV-cache read for the times."""
     a = roofline.ACCELERATORS[accel]
     free = roofline.free_tokens(preset, accel, context_len, dtype, batch)
-    rows = roofline_rows(preset, roofline_grid(free) if tokens is None else tokens, context_len,
-                         dtype, batch)
+    rows = roofline_rows(preset, roofline_grid(free), context_len, dtype, batch)
     t = roofline.pass_times(preset, a, [1] + [r["tokens"] for r in rows], batch,
                             context_len=context_len, dtype=dtype)  # (1 + len(rows),) seconds
     for r, ti in zip(rows, t[1:], strict=True):
