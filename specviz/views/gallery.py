@@ -15,7 +15,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -63,12 +63,8 @@ def configure(params: Params | None = None, names: Sequence[str] | None = None) 
     unknown = set(params) - set(RULES)
     if unknown:
         raise ValueError(f"unknown rules {sorted(unknown)}; valid rules: {', '.join(RULES)}")
-    out = []
-    for name in names if names is not None else tuple(RULES):
-        rule = RULES[name]
-        changes = dict(params.get(name, {}))
-        out.append(rule.with_params(**changes) if changes else rule)
-    return out
+    return [RULES[name].with_params(**params[name]) if params.get(name) else RULES[name]
+            for name in (names if names is not None else RULES)]
 
 
 def n_to_resolve(target: np.ndarray, bias: float, n_max: int = N_RESOLVE_MAX) -> int | None:
@@ -248,9 +244,7 @@ def rule_notes(g: Gallery) -> list[Row]:
     """Per rule, what the page's expander shows: label, family, description, source, params."""
     return [{"rule": r.rule.name, "label": r.rule.label, "family": r.rule.family,
              "description": r.rule.description, "source": r.rule.source,
-             "params": [{"name": q.name, "value": r.rule.prm[q.name], "default": q.default,
-                         "lo": q.lo, "hi": q.hi, "help": q.help, "integer": q.integer}
-                        for q in r.rule.params],
+             "params": [{**asdict(q), "value": r.rule.prm[q.name]} for q in r.rule.params],
              "reject_law": r.rule.reject_law, "verdict": r.verdict}
             for r in g.results]
 
@@ -258,8 +252,7 @@ def rule_notes(g: Gallery) -> list[Row]:
 def param_specs() -> list[Row]:
     """Every parameter of every rule (the widgets the page draws), registry order; the
     warp rules' parameters are the request's warp, one set of controls (warp_params)."""
-    return [{"rule": r.name, "label": r.label, "name": q.name, "default": q.default,
-             "lo": q.lo, "hi": q.hi, "help": q.help, "integer": q.integer}
+    return [{"rule": r.name, "label": r.label, **asdict(q)}
             for r in RULES.values() if not reads_warp(r) for q in r.params]
 
 

@@ -1,4 +1,5 @@
-"""Page-level data for the chart pages: grids, rows and curves, so pages do no arithmetic.
+"""Page-level data for the chart pages (/exactness, /acceptance, /draft-length, /cost,
+/roofline): grids, rows and curves, so pages do no arithmetic.
 
 Everything here is pure and cheap unless its docstring says it samples.
 """
@@ -33,11 +34,6 @@ from ..core.tables import (
 from .demos import CostModel, Exactness, Row, RuleAudit, Surface, roofline_rows
 from .work import heavy
 
-# =============================================================================================
-# Chart pages (/exactness, /acceptance, /draft-length, /cost, /roofline): page-level data.
-# The pages do no arithmetic: it is all here. Every function is pure and cheap
-# unless it says it samples.
-# =============================================================================================
 CONVERGENCE_NS = (100, 300, 1_000, 3_000, 10_000, 30_000, 100_000)  # the page's n sweep
 ALPHA_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0)  # measured
 ALPHA_GRID = tuple(round(0.05 * i, 2) for i in range(21))  # exact and theory curves
@@ -246,10 +242,7 @@ def break_even_curve(surface: Surface) -> list[Row]:
     return rows
 
 
-# =============================================================================================
-# Beyond the paper: dynamic draft length on /draft-length, batch size on /roofline.
-# Pure, and cheap except dynamic_runs (a decode).
-# =============================================================================================
+# ------------------------------- beyond the paper: dynamic k on /draft-length, batch on /roofline
 
 DYN_TOKENS = 3_000  # tokens each policy decodes on the shared stream
 DYN_K_MAX = 16  # the most a dynamic policy may draft in one round (at least the sidebar's k)
