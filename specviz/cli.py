@@ -109,26 +109,23 @@ def demo_one_token(P: np.ndarray, Q: np.ndarray, vocab: tuple[str, ...], ctx: in
         ("token", "token", "s"), ("p", "p", ".4f"), ("q", "q", ".4f"),
         ("keep", "keep = min(1, p/q)", ".4f"), ("residual", "residual", ".4f"),
     ]))
-    q = np.array([r["q"] for r in d.rows])
-    keep = np.array([r["keep"] for r in d.rows])
-    res = [r["residual"] for r in d.rows]
-    out.append(f"  residual norm(max(0, p - q)) = {_vec(res)}")
-    sure = [i for i in range(len(q)) if keep[i] >= 1.0 and q[i] > 0]
-    risky = [i for i in range(len(q)) if keep[i] < 1.0 and q[i] > 0]
+    res = _vec([r["residual"] for r in d.rows])
+    out.append(f"  residual norm(max(0, p - q)) = {res}")
+    drafted = [r for r in d.rows if r["q"] > 0]
+    sure = [r for r in drafted if r["keep"] >= 1.0]
+    risky = [r for r in drafted if r["keep"] < 1.0]
     if sure:
-        b = max(sure, key=lambda i: q[i])
-        r = d.rows[b]
+        r = max(sure, key=lambda r: r["q"])
         out.append(f"  draft proposes {r['token']}: min(1, {r['p']:.4f}/{r['q']:.4f}) = 1 "
                    "-> always kept")
     if risky:
-        e = min(risky, key=lambda i: keep[i])
-        r = d.rows[e]
-        out.append(f"  draft proposes {r['token']}: min(1, {r['p']:.4f}/{r['q']:.4f}) = "
-                   f"{r['keep']:.4f} -> rejected {1 - r['keep']:.1%} of the time")
+        e = min(risky, key=lambda r: r["keep"])
+        out.append(f"  draft proposes {e['token']}: min(1, {e['p']:.4f}/{e['q']:.4f}) = "
+                   f"{e['keep']:.4f} -> rejected {1 - e['keep']:.1%} of the time")
     out.append(f"  chance a drafted token is kept: beta = sum min(p, q) = {d.beta:.4f} "
                f"(rejected {d.reject_mass:.4f})")
     if d.ctx == 0 and tuple(vocab) == default_tables().vocab and risky:
-        same = f"{keep[e]:.4f}" == f"{TUTORIAL_KEEP_E:.4f}" and _vec(res) == TUTORIAL_RESIDUAL
+        same = f"{e['keep']:.4f}" == f"{TUTORIAL_KEEP_E:.4f}" and res == TUTORIAL_RESIDUAL
         if same:
             note = (f"These are the from-scratch tutorial's published walkthrough figures: keep(e) "
                     f"= {TUTORIAL_KEEP_E:.4f}, residual = {TUTORIAL_RESIDUAL}.")
