@@ -51,9 +51,7 @@ class Capacity:
 
     usable_bytes: float  # memory x mem_fraction
     target_weight_bytes: float
-    draft_weight_bytes: float
     kv_per_seq_target: float  # bytes of KV cache per sequence, target
-    kv_per_seq_draft: float
     batch_with_draft: int  # largest B with both models (0: the draft does not fit)
     batch_target_only: int  # largest B without the draft
 
@@ -89,7 +87,7 @@ def capacity(s: Setup) -> Capacity:
     kd = s.draft.kv_bytes_per_token(s.kv_dtype) * s.context_len
     both = math.floor((usable - wt - wd) / (kt + kd)) if kt + kd > 0 else 0
     alone = math.floor((usable - wt) / kt) if kt > 0 else 0
-    return Capacity(usable, wt, wd, kt, kd, max(both, 0), max(alone, 0))
+    return Capacity(usable, wt, kt, max(both, 0), max(alone, 0))
 
 
 def _fit_message(s: Setup, cap: Capacity) -> str:

@@ -216,7 +216,6 @@ class TextExactness:
     k: int
     n: int
     n_tokens: int
-    cells: Cells
     counts: np.ndarray  # (n_cells,) Monte Carlo counts
     tv: float  # TV(empirical, exact)
     floor: float  # E[TV] of n exact draws
@@ -238,6 +237,6 @@ def text_exactness(dec: TextDecoder, context: Sequence[int], k: int, n: int, see
         counts[cells.cell(toks)] += 1
     return TextExactness(
         rule=get_rule(rule).name, drafter=drafter, k=int(k), n=int(n), n_tokens=n_tokens,
-        cells=cells, counts=counts, tv=tv(empirical(counts), cells.law),
+        counts=counts, tv=tv(empirical(counts), cells.law),
         floor=sampling_floor(cells.law, int(n)), threshold=tv_threshold(cells.law, int(n)),
     )

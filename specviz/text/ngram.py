@@ -123,9 +123,9 @@ def build_tokenizer(text: str, level: str, max_vocab: int | None = None) -> Toke
 # ----------------------------------------------------------------------------- counts
 @dataclass(frozen=True)
 class Level:
-    """Contexts of L tokens and their continuations (CSR). All arrays read-only."""
+    """Contexts of L tokens (L: its index in NGramCounts.levels) and their continuations
+    (CSR). All arrays read-only."""
 
-    L: int
     keys: np.ndarray  # (n_ctx,) int64 sorted: parent * B + oldest token (L = 0: [0]), see key_base
     start: np.ndarray  # (n_ctx + 1,) int64: continuations of context j are start[j]:start[j+1]
     w: np.ndarray  # (n,) int32 next tokens, increasing within a context
@@ -315,7 +315,7 @@ def _count_levels(ids: np.ndarray, V: int, max_order: int,
         owner, n_ctx = d["owner"], len(d["keys"])
         kn = d["kn"]
         out.append(Level(
-            L=d["L"], keys=_ro(d["keys"]), start=_ro(d["start"]), w=_ro(d["w"]),
+            keys=_ro(d["keys"]), start=_ro(d["start"]), w=_ro(d["w"]),
             raw=_ro(d["raw"]), kn=_ro(kn),
             raw_total=_ro(np.bincount(owner, weights=d["raw"], minlength=n_ctx)),
             kn_total=_ro(np.bincount(owner, weights=kn, minlength=n_ctx)),
