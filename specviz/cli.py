@@ -324,11 +324,10 @@ def build_parser() -> argparse.ArgumentParser:
     one.add_argument("N", type=_int, choices=range(1, 7), metavar="N",
                      help="which demonstration, 1..6")
     _add_options(one, suppress=True)
-    every = sub.add_parser("all", help="print all six (the default)")
-    _add_options(every, suppress=True)
-    meth = sub.add_parser("methods", help="tokens per call: token by token vs block "
-                          "verification, k = 1..16, on the default tables")
-    _add_options(meth, suppress=True)
+    for name, text in (("all", "print all six (the default)"),
+                       ("methods", "tokens per call: token by token vs block verification, "
+                                   "k = 1..16, on the default tables")):
+        _add_options(sub.add_parser(name, help=text), suppress=True)
     cliplan.add_parser(sub)
     return parser
 

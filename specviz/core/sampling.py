@@ -129,9 +129,9 @@ class GuideSampler:
         cdf = np.cumsum(W, axis=1)
         self.cdf = cdf / cdf[:, -1:]  # (R, V), ends at exactly 1
         grid = np.arange(self.V) / self.V  # (V,) bucket starts
-        self.guide = np.stack([np.searchsorted(row, grid, side="right") for row in self.cdf])
         self.flat = self.cdf.ravel()  # (R*V,)
-        self.guide_flat = self.guide.ravel()  # (R*V,)
+        self.guide_flat = np.stack([np.searchsorted(row, grid, side="right")
+                                    for row in self.cdf]).ravel()  # (R*V,)
 
     def __call__(self, rows: np.ndarray, u: np.ndarray) -> np.ndarray:
         """rows: (n,) int, u: (n,) in [0, 1) -> (n,) tokens."""

@@ -107,7 +107,7 @@ class RuleResult:
     tokens_per_call_long_run: float  # exact, a long decode
     threshold: float  # the run's pass threshold (the same for every rule)
     n_resolve: int | None  # smallest n that resolves the bias (None: no bias, or > cap)
-    floor: float | None = None  # the sampling floor of the rule's own target law
+    floor: float  # the sampling floor of the rule's own target law (warped for a warp rule)
     long_run_exact: bool = True  # False: the long-run numbers are measured (block, large k)
 
     @property
@@ -145,8 +145,7 @@ class Gallery:
         raise ValueError(f"rule {name!r} is not in the gallery")
 
 
-def _audit(P, Q, ctx, k, n, seed, rule: Rule, target, threshold) -> RuleResult:
-    floor = None
+def _audit(P, Q, ctx, k, n, seed, rule: Rule, target, floor, threshold) -> RuleResult:
     if rule.target_table is not RULES["correct"].target_table:  # a warped request
         target = target_joint(target_of(rule, P, Q), ctx, n_tokens=N_TOKENS)
         floor, threshold = sampling_floor(target, n), tv_threshold(target, n)
@@ -202,7 +201,7 @@ def gallery(
     # rule's parameter reruns that rule alone.
     with ThreadPoolExecutor(max_workers=WORKERS) as pool:
         fresh = list(pool.map(interrupt.carry(
-            lambda kr: _audit(P, Q, ctx, k, n, seed, kr[1], target, line)), todo))
+            lambda kr: _audit(P, Q, ctx, k, n, seed, kr[1], target, floor, line)), todo))
     with _MEMO_LOCK:
         for (key, _), res in zip(todo, fresh, strict=True):
             _MEMO[key] = done[key] = res
@@ -235,7 +234,7 @@ def gallery_rows(g: Gallery) -> list[Row]:
         "long_run": "exact" if r.long_run_exact else "measured",
         "label": r.rule.label, "acceptance": r.acceptance, "tokens_per_call": r.tokens_per_call,
         "p_value": r.p_value, "exact_here": not r.biased,
-        "floor": g.floor if r.floor is None else r.floor, "threshold": r.threshold,
+        "floor": r.floor, "threshold": r.threshold,
         "source": r.rule.source,
     } for r in results]
 
@@ -287,14 +286,10 @@ def production(
 
 def production_rows(rep: MetricsReport) -> list[Row]:
     """The report in long form for a CSV: summary metrics, per position, histogram."""
-    rows = [{"metric": r["metric"], "index": "", "measured": r["measured"],
-             "exact": r["exact"], "theory": r["theory"]} for r in rep.rows]
-    for i in range(rep.k):
-        rows.append({"metric": "per-position acceptance rate", "index": i + 1,
-                     **{s: float(rep.per_position[s][i]) for s in ("measured", "exact",
-                                                                    "theory")}})
-    for j in range(rep.k + 1):
-        rows.append({"metric": "acceptance histogram (share of rounds)", "index": j,
-                     **{s: float(rep.histogram[s][j]) for s in ("measured", "exact",
-                                                                 "theory")}})
+    sources = ("measured", "exact", "theory")
+    rows = [{"metric": r["metric"], "index": "", **{s: r[s] for s in sources}} for r in rep.rows]
+    rows += [{"metric": "per-position acceptance rate", "index": i + 1,
+              **{s: float(rep.per_position[s][i]) for s in sources}} for i in range(rep.k)]
+    rows += [{"metric": "acceptance histogram (share of rounds)", "index": j,
+              **{s: float(rep.histogram[s][j]) for s in sources}} for j in range(rep.k + 1)]
     return rows
