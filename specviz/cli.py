@@ -109,26 +109,23 @@ def demo_one_token(P: np.ndarray, Q: np.ndarray, vocab: tuple[str, ...], ctx: in
         ("token", "token", "s"), ("p", "p", ".4f"), ("q", "q", ".4f"),
         ("keep", "keep = min(1, p/q)", ".4f"), ("residual", "residual", ".4f"),
     ]))
-    q = np.array([r["q"] for r in d.rows])
-    keep = np.array([r["keep"] for r in d.rows])
-    res = [r["residual"] for r in d.rows]
-    out.append(f"  residual norm(max(0, p - q)) = {_vec(res)}")
-    sure = [i for i in range(len(q)) if keep[i] >= 1.0 and q[i] > 0]
-    risky = [i for i in range(len(q)) if keep[i] < 1.0 and q[i] > 0]
+    res = _vec([r["residual"] for r in d.rows])
+    out.append(f"  residual norm(max(0, p - q)) = {res}")
+    drafted = [r for r in d.rows if r["q"] > 0]
+    sure = [r for r in drafted if r["keep"] >= 1.0]
+    risky = [r for r in drafted if r["keep"] < 1.0]
     if sure:
-        b = max(sure, key=lambda i: q[i])
-        r = d.rows[b]
+        r = max(sure, key=lambda r: r["q"])
         out.append(f"  draft proposes {r['token']}: min(1, {r['p']:.4f}/{r['q']:.4f}) = 1 "
                    "-> always kept")
     if risky:
-        e = min(risky, key=lambda i: keep[i])
-        r = d.rows[e]
-        out.append(f"  draft proposes {r['token']}: min(1, {r['p']:.4f}/{r['q']:.4f}) = "
-                   f"{r['keep']:.4f} -> rejected {1 - r['keep']:.1%} of the time")
+        e = min(risky, key=lambda r: r["keep"])
+        out.append(f"  draft proposes {e['token']}: min(1, {e['p']:.4f}/{e['q']:.4f}) = "
+                   f"{e['keep']:.4f} -> rejected {1 - e['keep']:.1%} of the time")
     out.append(f"  chance a drafted token is kept: beta = sum min(p, q) = {d.beta:.4f} "
                f"(rejected {d.reject_mass:.4f})")
     if d.ctx == 0 and tuple(vocab) == default_tables().vocab and risky:
-        same = f"{keep[e]:.4f}" == f"{TUTORIAL_KEEP_E:.4f}" and _vec(res) == TUTORIAL_RESIDUAL
+        same = f"{e['keep']:.4f}" == f"{TUTORIAL_KEEP_E:.4f}" and res == TUTORIAL_RESIDUAL
         if same:
             note = (f"These are the from-scratch tutorial's published walkthrough figures: keep(e) "
                     f"= {TUTORIAL_KEEP_E:.4f}, residual = {TUTORIAL_RESIDUAL}.")
@@ -259,16 +256,6 @@ def demo_roofline(preset: str, context_len: int, dtype: str) -> str:
 
 
 # --------------------------------------------------------------------------- arguments
-def _positive_int(s: str) -> int:
-    try:
-        v = int(s.replace("_", ""))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {s!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {v}")
-    return v
-
-
 def _int(s: str) -> int:
     try:
         return int(s.replace("_", ""))
@@ -276,11 +263,14 @@ def _int(s: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {s!r}") from None
 
 
-def _nonneg_int(s: str) -> int:
-    v = _int(s)
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"must be at least 0, got {v}")
-    return v
+def _at_least(lo: int) -> Callable[[str], int]:
+    """An argument type: a whole number >= lo."""
+    def parse(s: str) -> int:
+        v = _int(s)
+        if v < lo:
+            raise argparse.ArgumentTypeError(f"must be at least {lo}, got {v}")
+        return v
+    return parse
 
 
 def _float(s: str) -> float:
@@ -298,7 +288,7 @@ def _add_options(p: argparse.ArgumentParser, suppress: bool) -> None:
     def d(v: object) -> object:
         return argparse.SUPPRESS if suppress else v
 
-    p.add_argument("--n", type=_positive_int, default=d(None),
+    p.add_argument("--n", type=_at_least(1), default=d(None),
                    help="demo 2: decodes (default 60,000); demos 3-4: rounds of long "
                         "decode per row (default 20,000)")
     p.add_argument("--k", type=_int, default=d(None),
@@ -314,7 +304,7 @@ def _add_options(p: argparse.ArgumentParser, suppress: bool) -> None:
                    help="demo 2: audit only this rule (default: all of them)")
     p.add_argument("--preset", choices=list(PRESETS), default=d("Llama-2-7B"),
                    help="demo 6: model shape (default Llama-2-7B)")
-    p.add_argument("--context-len", type=_nonneg_int, default=d(512),
+    p.add_argument("--context-len", type=_at_least(0), default=d(512),
                    help="demo 6: context length in tokens (default 512)")
 
 
@@ -334,11 +324,10 @@ def build_parser() -> argparse.ArgumentParser:
     one.add_argument("N", type=_int, choices=range(1, 7), metavar="N",
                      help="which demonstration, 1..6")
     _add_options(one, suppress=True)
-    every = sub.add_parser("all", help="print all six (the default)")
-    _add_options(every, suppress=True)
-    meth = sub.add_parser("methods", help="tokens per call: token by token vs block "
-                          "verification, k = 1..16, on the default tables")
-    _add_options(meth, suppress=True)
+    for name, text in (("all", "print all six (the default)"),
+                       ("methods", "tokens per call: token by token vs block verification, "
+                                   "k = 1..16, on the default tables")):
+        _add_options(sub.add_parser(name, help=text), suppress=True)
     cliplan.add_parser(sub)
     return parser
 
@@ -347,16 +336,10 @@ def demo_methods(P: np.ndarray, Q: np.ndarray, vocab: tuple[str, ...], ctx: int,
                  seed: int) -> str:
     """Long-run tokens per target call by method and k, exact where the walk fits."""
     rows = methods.methods_table(P, Q, ctx, seed=seed)
-
-    def cell(rule: str):
-        def fmt(row: dict) -> str:
-            se = row[f"{rule}_se"]
-            return f"{row[rule]:.4f}" if se is None else f"{row[rule]:.4f} +- {se:.4f} (MC)"
-        return fmt
-
     for r in rows:
         for rule in methods.METHODS:
-            r[f"{rule}_cell"] = cell(rule)(r)
+            se = r[f"{rule}_se"]
+            r[f"{rule}_cell"] = f"{r[rule]:.4f}" + ("" if se is None else f" +- {se:.4f} (MC)")
         r["tree_nodes"] = methods.nodes("tree_iid", r["k"])
     cols: list[Column] = [("k", "k", "d"), ("correct_cell", "chain", str),
                           ("block_cell", "block", str), ("tree_iid_cell", "tree i.i.d.", str),
@@ -427,18 +410,14 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     which = [args.N] if args.command == "demo" else list(TITLES)
-    if args.command == "methods":
-        t = default_tables()
-        try:
-            print(demo_methods(t.P, t.Q, t.vocab, _ctx_index(args.ctx, t.vocab), args.seed),
-                  file=out)
-        except ValueError as exc:
-            print(f"{parser.prog}: error: {exc}", file=sys.stderr)
-            return 2
-        return 0
     try:
         if args.command == "plan":
             return cliplan.run(args, out, format_table)
+        if args.command == "methods":
+            t = default_tables()
+            print(demo_methods(t.P, t.Q, t.vocab, _ctx_index(args.ctx, t.vocab), args.seed),
+                  file=out)
+            return 0
         for i, n in enumerate(which):
             if i:
                 print("\n", file=out)

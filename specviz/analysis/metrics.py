@@ -75,11 +75,7 @@ def convert(value: float, k: int, given: str = "alpha") -> dict[str, float]:
     elif given == "length":
         if not 1.0 <= value <= k + 1:
             raise ValueError(f"mean acceptance length must be in [1, {k + 1}]; got {value}")
-        lo, hi = 0.0, 1.0  # bisection: length is increasing in alpha
-        for _ in range(80):
-            mid = 0.5 * (lo + hi)
-            lo, hi = (mid, hi) if theory.expected_tokens(mid, k) < value else (lo, mid)
-        a = 0.5 * (lo + hi)
+        a = float(theory.alpha_from_draft_acceptance_rate((value - 1.0) / k, k))  # 1 + k rate
     else:
         raise ValueError(f"given must be 'alpha', 'rate' or 'length'; got {given!r}")
     return {

@@ -21,13 +21,6 @@ from .roofline import ModelShape
 
 PRESET_DIR = Path(__file__).with_name("presets")
 CONFIG_MAX_CHARS = 200_000  # a config.json is a few kB
-PAIRS = {  # target -> draft, sharing a tokenizer
-    "Llama-3.1-8B": "Llama-3.2-1B",
-    "Llama-3.1-70B": "Llama-3.2-1B",
-    "Qwen3-32B": "Qwen3-0.6B",
-    "Qwen3-30B-A3B": "Qwen3-0.6B",
-    "Mixtral-8x7B": "Mistral-7B",
-}
 LIMITS = {  # field: (lowest, highest) accepted; outside is a typo or a unit slip
     "hidden_size": (16, 65_536),
     "num_hidden_layers": (1, 1_024),

@@ -51,9 +51,7 @@ class Capacity:
 
     usable_bytes: float  # memory x mem_fraction
     target_weight_bytes: float
-    draft_weight_bytes: float
     kv_per_seq_target: float  # bytes of KV cache per sequence, target
-    kv_per_seq_draft: float
     batch_with_draft: int  # largest B with both models (0: the draft does not fit)
     batch_target_only: int  # largest B without the draft
 
@@ -89,7 +87,7 @@ def capacity(s: Setup) -> Capacity:
     kd = s.draft.kv_bytes_per_token(s.kv_dtype) * s.context_len
     both = math.floor((usable - wt - wd) / (kt + kd)) if kt + kd > 0 else 0
     alone = math.floor((usable - wt) / kt) if kt > 0 else 0
-    return Capacity(usable, wt, wd, kt, kd, max(both, 0), max(alone, 0))
+    return Capacity(usable, wt, kt, max(both, 0), max(alone, 0))
 
 
 def _fit_message(s: Setup, cap: Capacity) -> str:
@@ -128,8 +126,7 @@ def _break_even(t1: np.ndarray, td: np.ndarray, tk: np.ndarray, ks: np.ndarray) 
     return np.where(gain(np.ones_like(t1)) >= 1.0, 0.5 * (lo + hi), np.nan)
 
 
-def plan(setup: Setup, report: AcceptanceReport, *, k_max: int = 8,
-         batch_max: int | None = None) -> Plan:
+def plan(setup: Setup, report: AcceptanceReport, *, k_max: int = 8) -> Plan:
     """Price every k in 1..k_max at every batch 1..B_max (capped); PlanError if nothing fits."""
     if not 1 <= k_max <= K_PLAN_MAX:
         raise PlanError(f"k_max must be in 1..{K_PLAN_MAX}; got {k_max}")
@@ -138,7 +135,7 @@ def plan(setup: Setup, report: AcceptanceReport, *, k_max: int = 8,
     cap = capacity(setup)
     if cap.batch_target_only < 1:
         raise PlanError(_fit_message(setup, cap))
-    top = min(cap.batch_target_only, BATCH_SWEEP_MAX, batch_max or BATCH_SWEEP_MAX)
+    top = min(cap.batch_target_only, BATCH_SWEEP_MAX)
     B = np.arange(1, top + 1)  # (B,)
     ks = np.arange(1, k_max + 1)  # (K,)
     t1 = _times(setup, setup.target, setup.target_dtype, 1, B)  # (B,)

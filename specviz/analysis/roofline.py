@@ -7,6 +7,7 @@ MACs, and stays about as fast until the MACs per byte reach the accelerator's ri
 
 from __future__ import annotations
 
+import bisect
 import math
 import numbers
 from collections.abc import Sequence
@@ -76,34 +77,33 @@ class ModelShape:
         """Weights of one routed expert summed over the layers: layers * 3 d expert_ffn."""
         return self.layers * 3 * self.d_model * self.expert_ffn if self.moe else 0
 
+    def _mlp(self, experts: int) -> int:
+        """One layer's MLP weights through `experts` routed experts: 3 d ffn (gate, up, down)
+        dense, or experts * 3 d expert_ffn + 3 d shared_ffn + d E (router) routed."""
+        d = self.d_model
+        if not self.moe:
+            return 3 * d * self.ffn
+        return experts * 3 * d * self.expert_ffn + 3 * d * self.shared_ffn + d * self.experts
+
     @property
     def params(self) -> int:
         """Exact parameter count.
 
         Per layer: q, o (d * q_dim each), k, v (d * kv_dim each), 2 RMSNorm vectors of d, and
-        the MLP: 3 d ffn (gate, up, down) dense, or E * 3 d expert_ffn + 3 d shared_ffn + d E
-        (router) routed. Plus embedding vocab * d, LM head vocab * d unless tied, final norm d.
+        the MLP with all E experts. Plus embedding vocab * d, LM head vocab * d unless tied,
+        final norm d.
         """
         d = self.d_model
-        if self.moe:
-            mlp = self.experts * 3 * d * self.expert_ffn + 3 * d * self.shared_ffn
-            mlp += d * self.experts
-        else:
-            mlp = 3 * d * self.ffn
-        per_layer = 2 * d * self.q_dim + 2 * d * self.kv_dim + mlp + 2 * d
+        per_layer = 2 * d * self.q_dim + 2 * d * self.kv_dim + self._mlp(self.experts) + 2 * d
         return self.layers * per_layer + (1 if self.tied else 2) * self.vocab * d + d
 
     def macs_per_token(self, context_len: int) -> int:
         """Full-count MACs of one token at context context_len: per layer 2 d q_dim + 2 d kv_dim
-        (q, o, k, v) + the active MLP (3 d ffn, or top-k 3 d expert_ffn + 3 d shared_ffn + d E)
-        + 2 context_len q_dim (scores and values), plus vocab d for the LM head."""
+        (q, o, k, v) + the MLP through the token's top-k experts + 2 context_len q_dim (scores
+        and values), plus vocab d for the LM head."""
         d = self.d_model
-        if self.moe:
-            mlp = self.experts_per_tok * 3 * d * self.expert_ffn + 3 * d * self.shared_ffn
-            mlp += d * self.experts
-        else:
-            mlp = 3 * d * self.ffn
-        per_layer = 2 * d * self.q_dim + 2 * d * self.kv_dim + mlp + 2 * context_len * self.q_dim
+        per_layer = (2 * d * self.q_dim + 2 * d * self.kv_dim + self._mlp(self.experts_per_tok)
+                     + 2 * context_len * self.q_dim)
         return self.layers * per_layer + self.vocab * d
 
     def kv_bytes_per_token(self, kv_dtype: str = "fp16") -> float:
@@ -337,17 +337,9 @@ def free_tokens(
     def t(tokens: int) -> float:
         return pass_time(pass_cost(shape, tokens, context_len, dtype, batch, count, kv_cache), a)
 
-    limit = t(1) * (1.0 + FREE_TOLERANCE)
-    if t(MAX_FREE_TOKENS) <= limit:
-        return MAX_FREE_TOKENS
-    lo, hi = 1, MAX_FREE_TOKENS  # t(lo) <= limit < t(hi)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if t(mid) <= limit:
-            lo = mid
-        else:
-            hi = mid
-    return lo
+    # T = 1..MAX_FREE_TOKENS with t(T) <= limit form a prefix: its length is the answer
+    return bisect.bisect_right(range(1, MAX_FREE_TOKENS + 1), t(1) * (1.0 + FREE_TOLERANCE),
+                               key=t)
 
 
 def verify_cost_ratio(
@@ -406,20 +398,3 @@ def batch_speedup(
         tk = pass_time(pass_cost(shape, k + 1, context_len, dtype, B, count, kv_cache), a)
         out.append(tokens * t1 / (tk + k * c * t1))
     return np.asarray(out)
-
-
-__all__ = [
-    "ACCELERATORS",
-    "batch_speedup",
-    "Accelerator",
-    "DTYPE_BYTES",
-    "ModelShape",
-    "PRESETS",
-    "PassCost",
-    "free_tokens",
-    "get_preset",
-    "pass_cost",
-    "pass_time",
-    "pass_times",
-    "verify_cost_ratio",
-]

@@ -95,11 +95,9 @@ def _one(doc: dict, k: int | None) -> Acceptance:
 def _pool(records: list[Acceptance]) -> Acceptance:
     """Counts of several responses added; all must share k when positions are known."""
     first = records[0]
-    if len({r.k for r in records}) > 1 and all(r.per_position is not None for r in records):
+    if all(r.per_position is not None for r in records):  # shorter drafts: zeros after k
         k = max(r.k for r in records)
         pos = sum(np.pad(r.per_position, (0, k - r.k)) for r in records)
-    elif all(r.per_position is not None for r in records):
-        k, pos = first.k, sum(r.per_position for r in records)
     else:
         k, pos = first.k, None
     return make_acceptance(source=f"{first.source} ({len(records)} responses pooled)",

@@ -286,17 +286,3 @@ def mean_and_se(hist: ArrayLike, values: ArrayLike) -> tuple[float, float]:
     mean = float((h * v).sum() / total)
     var = float((h * (v - mean) ** 2).sum() / (total - 1.0))
     return mean, math.sqrt(var / total)
-
-
-__all__ = [
-    "GOF_ALPHA",
-    "Verdict",
-    "chi2_sf",
-    "empirical",
-    "gof_pvalue",
-    "mean_and_se",
-    "sampling_floor",
-    "tv",
-    "tv_threshold",
-    "verdict",
-]

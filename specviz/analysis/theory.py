@@ -226,21 +226,3 @@ def alpha_from_draft_acceptance_rate(rate: ArrayLike, k: ArrayLike) -> FloatOrAr
         lo = np.where(low, mid, lo)
         hi = np.where(low, hi, mid)
     return _out(np.asarray(0.5 * (lo + hi), dtype=np.float64))
-
-
-__all__ = [
-    "K_MAX",
-    "acceptance_histogram",
-    "alpha_from_draft_acceptance_rate",
-    "arithmetic_increase",
-    "best_k",
-    "break_even_cost",
-    "draft_acceptance_rate",
-    "expected_tokens",
-    "mean_acceptance_length",
-    "min_speedup_k1",
-    "per_position_acceptance",
-    "some_k_gains",
-    "speedup",
-    "walltime_speedup",
-]

@@ -35,7 +35,6 @@ TOKENS_MAX = 200_000
 
 @dataclass
 class PolicyRun:
-    policy: str
     tokens: int = 0
     target_calls: int = 0  # rounds
     draft_calls: int = 0  # drafted tokens
@@ -116,7 +115,7 @@ def run_policy(
     if r.kind == "tree":  # a column per sibling: the widest node's
         m = rule_shape(r, max(k, k_max)).width
     draws = _stream(seed, n_tokens + k_max + 2, m)
-    run = PolicyRun(policy)
+    run = PolicyRun()
     c, k_now = int(ctx), k
     while draws.start < n_tokens:
         if policy == "confidence":

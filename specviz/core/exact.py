@@ -19,25 +19,18 @@ import numpy as np
 from . import tree
 from .block import block_joint, joint_from_rounds, round_tables
 from .rule import overlap
-from .rules import RuleTables, apply_rule
-from .tables import check_ctx, check_k, validate_pair, validate_table
+from .rules import RuleTables, apply_rule, get_rule
+from .tables import check_ctx, check_k, check_n, validate_pair, validate_table
 
 N_TOKENS_MAX = 6
 EXACT_MAX_CELLS = 20_000_000  # (2k + 1) V^n_tokens: the DP's working set in float64 entries
-
-
-def _check_n_tokens(n_tokens: object) -> int:
-    if isinstance(n_tokens, bool) or not isinstance(n_tokens, (int, np.integer)) \
-            or not 1 <= n_tokens <= N_TOKENS_MAX:
-        raise ValueError(f"n_tokens must be an integer 1..{N_TOKENS_MAX}; got {n_tokens!r}")
-    return int(n_tokens)
 
 
 def target_joint(P: np.ndarray, ctx: int, *, n_tokens: int = 2) -> np.ndarray:
     """Law of the target's own next n_tokens from ctx: P[ctx, x1] P[x1, x2] ... (V,)*n"""
     P = validate_table(P, "P (target)")
     ctx = check_ctx(ctx, P.shape[0])
-    n = _check_n_tokens(n_tokens)
+    n = check_n(n_tokens, N_TOKENS_MAX, "n_tokens")
     law = P[ctx]  # (V,)
     for _ in range(n - 1):
         law = law[..., None] * P  # (..., V) x (V, V) -> (..., V, V): row index = last token
@@ -51,13 +44,13 @@ def exact_joint(
     """Exact law of the first n_tokens emitted by speculative decoding from ctx. (V,)*n"""
     P, Q = validate_pair(P, Q)
     V = P.shape[0]
-    k, ctx, n = check_k(k), check_ctx(ctx, V), _check_n_tokens(n_tokens)
+    k, ctx, n = check_k(k), check_ctx(ctx, V), check_n(n_tokens, N_TOKENS_MAX, "n_tokens")
     if (2 * k + 1) * V**n > EXACT_MAX_CELLS:
         raise ValueError(
             f"exact enumeration at V = {V}, n_tokens = {n}, k = {k} needs "
             f"{(2 * k + 1) * V**n:,} cells; the cap is {EXACT_MAX_CELLS:,} (lower V, n_tokens or k)"
         )
-    rt = apply_rule(rule, P, Q)
+    rt = apply_rule(get_rule(rule), P, Q)
     if rt.rule.kind == "block":
         return block_joint(rt.P, rt.Qs, ctx, k, n)
     if rt.rule.kind == "tree":
@@ -174,7 +167,7 @@ def round_law(
     k, ctx = check_k(k), check_ctx(ctx, V)
     if long_run and V > 512:
         raise ValueError(f"the exact long run is computed for V <= 512; got V = {V}")
-    rt = apply_rule(rule, P, Q)
+    rt = apply_rule(get_rule(rule), P, Q)
     if rt.rule.kind == "block":
         D, N = round_tables(rt.P, rt.Qs, k)  # (V, k+1), (V, V)
     elif rt.rule.kind == "tree":

@@ -13,8 +13,8 @@ import numpy as np
 
 from . import interrupt, tree
 from .block import block_round
-from .exact import _check_n_tokens
-from .rules import RuleTables, apply_rule, coin_passes
+from .exact import N_TOKENS_MAX
+from .rules import RuleTables, apply_rule, coin_passes, get_rule
 from .sampling import BucketSampler, GuideSampler, InverseCDF
 from .tables import N_MAX, check_ctx, check_k, check_n, validate_pair
 
@@ -74,7 +74,6 @@ class SimResult(RoundCounts):
 
     joint: np.ndarray = field(default=None)  # (V,)*n_tokens counts
     n: int = 0
-    rule: str = "correct"
 
     @property
     def law(self) -> np.ndarray:
@@ -203,7 +202,7 @@ class _Engine:
 
 def _setup(P, Q, ctx, k, rule):
     P, Q = validate_pair(P, Q)
-    return _Engine(apply_rule(rule, P, Q)), check_ctx(ctx, P.shape[0]), check_k(k)
+    return _Engine(apply_rule(get_rule(rule), P, Q)), check_ctx(ctx, P.shape[0]), check_k(k)
 
 
 def simulate(
@@ -219,13 +218,13 @@ def simulate(
 ) -> SimResult:
     """n independent decodes from ctx, each running rounds until n_tokens are emitted."""
     eng, ctx, k = _setup(P, Q, ctx, k, rule)
-    n, m = check_n(n, N_MAX), _check_n_tokens(n_tokens)
+    n, m = check_n(n, N_MAX), check_n(n_tokens, N_TOKENS_MAX, "n_tokens")
     V = eng.V
     if V**m > JOINT_MAX_CELLS:
         raise ValueError(f"a joint of V^n_tokens = {V**m:,} cells is over the cap "
                          f"{JOINT_MAX_CELLS:,}; lower n_tokens")
     rng = np.random.default_rng(seed)
-    res = SimResult(k=k, histogram=np.zeros(k + 1, dtype=np.int64), n=n, rule=eng.rt.rule.name,
+    res = SimResult(k=k, histogram=np.zeros(k + 1, dtype=np.int64), n=n,
                     joint=np.zeros(V**m, dtype=np.int64))
     chunk = max(1, CHUNK_CELLS // (k + 1))
     for start in range(0, n, chunk):
@@ -252,16 +251,6 @@ def simulate(
 @dataclass
 class DecodeStats(RoundCounts):
     """long_decode(): what a server would log over long generations."""
-
-    chains: int = 1
-
-    @property
-    def draft_calls(self) -> int:
-        return self.drafted
-
-    @property
-    def target_calls(self) -> int:
-        return self.rounds
 
     @property
     def tokens_per_call_se(self) -> float:
@@ -292,7 +281,7 @@ def long_decode(
     chains = check_n(chains, 100_000, "chains")
     chains = min(chains, n_rounds)
     rng = np.random.default_rng(seed)
-    stats = DecodeStats(k=k, histogram=np.zeros(k + 1, dtype=np.int64), chains=chains)
+    stats = DecodeStats(k=k, histogram=np.zeros(k + 1, dtype=np.int64))
     c = np.full(chains, ctx, dtype=np.int64)
     sum_sq = 0
     for _ in range(n_rounds // chains):

@@ -1,54 +1,36 @@
 """The registry of verification rules: lossless, lossy by design, and broken by real bugs.
 
 One registry serves every engine (play_round, simulate, exact_joint), the command line,
-the pages and the tests. A rule is read through a few tables over (context c, token x):
-  draft_table(P, Q)  -> Qs: what the draft really samples from
-  accept_table(P, Q) -> A:  draft x at context c is kept iff u < A[c, x] (u <= A if inclusive)
-  reject_table(P, Q) -> R:  law of the token emitted on the first rejection
-plus flags: keep_unverified (emit the later drafts anyway), rejection_skips_draft (the
-rejection token is R[c] with the rejected draft removed), and kind "multi" for several
-candidates per position, kind "block" for a block verified jointly (its engines read P
-and Qs; specviz.core.block). apply_rule turns a rule and a pair into RuleTables, which
-also carry the exact per-position laws acc (drafted and kept) and rej (rejected, y emitted).
+the pages and the tests. Each entry is a Rule (specviz.core.ruledefs): the tables it
+reads, built here from the target and draft tables, its flags and its parameters.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
+from functools import partial
 
 import numpy as np
 
 from .rule import ratio, residual
+from .ruledefs import (  # noqa: F401 (RuleTables, apply_rule, keep_prob, coin_passes: the engines')
+    Param,
+    Params,
+    Rule,
+    RuleTables,
+    Table,
+    apply_rule,
+    coin_passes,
+    given_p,
+    given_q,
+    keep_prob,
+)
 from .tree import check_paths
 from .warp import Warp, warp_rows
 
-Table = np.ndarray  # (V, V), row = context c, column = token x
-Params = dict[str, float]
 
-
-# ---------------------------------------------------------------------- table builders
-def _as_is(P: Table, Q: Table, prm: Params) -> Table:
-    return Q
-
-
-def _ratio(P: Table, Q: Table, prm: Params) -> Table:
-    return ratio(P, Q)
-
-
-def _residual(P: Table, Q: Table, prm: Params) -> Table:
-    return residual(P, Q)
-
-
-def _target(P: Table, Q: Table, prm: Params) -> Table:
-    return P
-
-
-def _target_prob(P: Table, Q: Table, prm: Params) -> Table:
-    """A[c, x] = p(x | c): sampler-match keeps x iff a fresh sample from p equals it."""
-    return P
-
-
+# ---------------------------------------------------------------------- variant tables
 def one_hot_argmax(M: Table) -> Table:
     """The greedy drafter: all mass on each row's most likely token (first maximum)."""
     H = np.zeros_like(M)
@@ -58,14 +40,6 @@ def one_hot_argmax(M: Table) -> Table:
 
 def _one_hot(P: Table, Q: Table, prm: Params) -> Table:
     return one_hot_argmax(Q)
-
-
-def _one_hot_ratio(P: Table, Q: Table, prm: Params) -> Table:
-    return ratio(P, one_hot_argmax(Q))
-
-
-def _one_hot_residual(P: Table, Q: Table, prm: Params) -> Table:
-    return residual(P, one_hot_argmax(Q))
 
 
 def _greedy_match(P: Table, Q: Table, prm: Params) -> Table:
@@ -88,19 +62,29 @@ def _lenient(P: Table, Q: Table, prm: Params) -> Table:
 
 def _top_k(P: Table, Q: Table, prm: Params) -> Table:
     """q restricted to its top_k tokens per row and renormalised (ties: lower index first)."""
-    kk = int(prm["top_k"])
-    order = np.argsort(-Q, axis=1, kind="stable")[:, :kk]  # (V, top_k)
-    keep = np.zeros_like(Q)
-    rows = np.arange(Q.shape[0])[:, None]
-    keep[rows, order] = Q[rows, order]
-    return keep / keep.sum(axis=1, keepdims=True)
+    return warp_rows(Q, Warp(top_k=int(prm["top_k"])))
 
 
-# ---------------------------------------------------------------------- warped requests
-# The rules below carry a request's warp as parameters and read the raw rows P, Q: the
-# output must follow warp(P); the draft samples from warp(Q) when warp_draft = 1.
+# ---------------------------------------------------------------------- rows a rule reads
+# A variant's ratio and residual are those of chosen rows: partial(_on, ratio, _raw_p,
+# _one_hot) is ratio(P, one_hot(Q)). The warp rules carry a request's warp as parameters
+# and read the raw rows P, Q: the output must follow warp(P); the draft samples from
+# warp(Q) when warp_draft = 1.
+def _on(f: Callable[[Table, Table], Table], p_rows: Callable, q_rows: Callable,
+        P: Table, Q: Table, prm: Params) -> Table:
+    return f(p_rows(P, prm), q_rows(P, Q, prm))
+
+
+def _raw_p(P: Table, prm: Params) -> Table:
+    return P
+
+
 def _warped_p(P: Table, prm: Params) -> Table:
     return warp_rows(P, Warp.from_params(prm))
+
+
+def _unnormalised(P: Table, prm: Params) -> Table:
+    return warp_rows(P, Warp.from_params(prm), renormalise=False)
 
 
 def _warped_q(P: Table, Q: Table, prm: Params) -> Table:
@@ -109,42 +93,6 @@ def _warped_q(P: Table, Q: Table, prm: Params) -> Table:
 
 def _warp_target(P: Table, Q: Table, prm: Params) -> Table:
     return _warped_p(P, prm)
-
-
-def _warp_ratio(P: Table, Q: Table, prm: Params) -> Table:
-    return ratio(_warped_p(P, prm), _warped_q(P, Q, prm))
-
-
-def _warp_residual(P: Table, Q: Table, prm: Params) -> Table:
-    return residual(_warped_p(P, prm), _warped_q(P, Q, prm))
-
-
-def _raw_target_ratio(P: Table, Q: Table, prm: Params) -> Table:
-    return ratio(P, _warped_q(P, Q, prm))
-
-
-def _raw_target_residual(P: Table, Q: Table, prm: Params) -> Table:
-    return residual(P, _warped_q(P, Q, prm))
-
-
-def _raw_q_ratio(P: Table, Q: Table, prm: Params) -> Table:
-    return ratio(_warped_p(P, prm), Q)
-
-
-def _raw_q_residual(P: Table, Q: Table, prm: Params) -> Table:
-    return residual(_warped_p(P, prm), Q)
-
-
-def _unnormalised(P: Table, prm: Params) -> Table:
-    return warp_rows(P, Warp.from_params(prm), renormalise=False)
-
-
-def _unnormalised_ratio(P: Table, Q: Table, prm: Params) -> Table:
-    return ratio(_unnormalised(P, prm), _warped_q(P, Q, prm))
-
-
-def _unnormalised_residual(P: Table, Q: Table, prm: Params) -> Table:
-    return residual(_unnormalised(P, prm), _warped_q(P, Q, prm))
 
 
 def _warp_params(draft: int = 0) -> tuple[Param, ...]:
@@ -158,96 +106,6 @@ def _warp_params(draft: int = 0) -> tuple[Param, ...]:
 
 def _shape_param(default: int) -> tuple[Param, ...]:
     return (Param("shape", default, 0, 4, "tree preset (core.tree.PRESETS)", integer=True),)
-
-
-# ---------------------------------------------------------------------- the rule
-@dataclass(frozen=True)
-class Param:
-    name: str
-    default: float
-    lo: float
-    hi: float
-    help: str
-    integer: bool = False
-
-
-@dataclass(frozen=True)
-class Rule:
-    """One verification rule."""
-
-    name: str
-    label: str
-    family: str  # "lossless" | "lossy by design" | "broken"
-    source: str  # where it comes from: a paper section or the public issue that reported it
-    description: str
-    draft_table: Callable[[Table, Table, Params], Table] = _as_is
-    accept_table: Callable[[Table, Table, Params], Table] = _ratio
-    reject_table: Callable[[Table, Table, Params], Table] = _residual
-    target_table: Callable[[Table, Table, Params], Table] = _target  # the law to follow
-    reject_law: str = "norm(max(0, p - q))"  # how the app names the rejection law
-    keep_unverified: bool = False  # emit the drafts after a rejection without checking them
-    rejection_skips_draft: bool = False  # the rejection token avoids the rejected draft
-    inclusive: bool = False  # keep iff u <= A, with u on a grid of 2^u_bits values from 0
-    kind: str = "single"  # "single": one draft per position; "multi": m candidates;
-    # "block": the block verified jointly (specviz.core.block); "tree": a token tree
-    tree: str = ""  # kind "tree": how siblings are drawn and verified (core.tree.MODES)
-    params: tuple[Param, ...] = ()
-    values: tuple[tuple[str, float], ...] = ()  # overrides of the parameters' defaults
-    paths: tuple[tuple[int, ...], ...] = ()  # kind "tree": an explicit tree as paths of
-    # sibling indices (Medusa's choices); () drafts the preset 'shape'
-
-    @property
-    def lossless(self) -> bool:
-        return self.family == "lossless"
-
-    @property
-    def prm(self) -> Params:
-        p = {q.name: q.default for q in self.params}
-        p.update(dict(self.values))
-        return p
-
-    def with_params(self, **kw: float) -> Rule:
-        """The same rule with some parameters changed (checked against their ranges)."""
-        known = {q.name: q for q in self.params}
-        for key, v in kw.items():
-            if key not in known:
-                raise ValueError(f"rule {self.name!r} has no parameter {key!r}; "
-                                 f"it has: {', '.join(known) or 'none'}")
-            q = known[key]
-            if not (isinstance(v, (int, float)) and q.lo <= v <= q.hi) or (
-                q.integer and v != int(v)
-            ):
-                raise ValueError(f"{self.name}.{key} must be "
-                                 f"{'an integer' if q.integer else 'a number'} in "
-                                 f"[{q.lo:g}, {q.hi:g}]; got {v!r}")
-        return replace(self, values=tuple({**dict(self.values), **kw}.items()))
-
-    @property
-    def param_text(self) -> str:
-        if self.paths:
-            return f"tree = {len(self.paths)} paths"
-        return ", ".join(f"{k} = {v:g}" for k, v in self.prm.items())
-
-
-def keep_prob(rule: Rule, A: Table) -> Table:
-    """P(coin passes | A): clip(A, 0, 1) for u ~ U[0, 1) and the strict test u < A.
-
-    Inclusive test on a grid u in {0, 1/G, ..., (G-1)/G}, G = 2^u_bits:
-    P(u <= A) = min(G, floor(A G) + 1) / G for A >= 0, so even A = 0 passes with 1/G.
-    """
-    if not rule.inclusive:
-        return np.clip(A, 0.0, 1.0)
-    G = 2.0 ** rule.prm["u_bits"]
-    safe = np.where(np.isfinite(A), A, G)  # inf passes always
-    return np.where(A >= 0, np.minimum(G, np.floor(safe * G) + 1.0) / G, 0.0)
-
-
-def coin_passes(rule: Rule, u: np.ndarray, A: np.ndarray) -> np.ndarray:
-    """The coin as the rule executes it."""
-    if not rule.inclusive:
-        return u < A
-    G = 2.0 ** rule.prm["u_bits"]
-    return np.floor(u * G) / G <= A
 
 
 RULES: dict[str, Rule] = {
@@ -265,7 +123,8 @@ RULES: dict[str, Rule] = {
             "prompt-lookup and greedy drafters",
             "the drafter proposes one token with certainty (here q's most likely one), so q is "
             "one-hot: keep it with probability p(x); on rejection draw from p with x removed",
-            draft_table=_one_hot, accept_table=_one_hot_ratio, reject_table=_one_hot_residual,
+            draft_table=_one_hot, accept_table=partial(_on, ratio, _raw_p, _one_hot),
+            reject_table=partial(_on, residual, _raw_p, _one_hot),
             reject_law="p with the draft removed",
         ),
         Rule(
@@ -273,7 +132,8 @@ RULES: dict[str, Rule] = {
             "exact-match verification of a sampled draft: emit the target's own sample",
             "draw a fresh token from p and keep the draft iff they agree; emit the fresh token "
             "either way. Exact, but it keeps sum p q of the mass instead of sum min(p, q)",
-            accept_table=_target_prob, reject_table=_target, rejection_skips_draft=True,
+            accept_table=given_p,  # A[c, x] = p(x | c): a fresh sample from p equals x
+            reject_table=given_p, rejection_skips_draft=True,
             reject_law="p given it differs from the draft",
         ),
         Rule(
@@ -323,15 +183,15 @@ RULES: dict[str, Rule] = {
             "the output must follow warp(p); keep x with min(1, warp(p)/q_s) and correct "
             "from norm(max(0, warp(p) - q_s)), where q_s is the row the draft sampled from "
             "(warp(q) with warp_draft = 1, else q)",
-            draft_table=_warped_q, accept_table=_warp_ratio, reject_table=_warp_residual,
-            target_table=_warp_target, reject_law="norm(max(0, warp(p) - q))",
-            params=_warp_params(),
+            draft_table=_warped_q, accept_table=partial(_on, ratio, _warped_p, _warped_q),
+            reject_table=partial(_on, residual, _warped_p, _warped_q), target_table=_warp_target,
+            reject_law="norm(max(0, warp(p) - q))", params=_warp_params(),
         ),
         Rule(
             "typical", "typical acceptance (Medusa)", "lossy by design",
             "Cai et al. 2024 (Medusa, arXiv 2401.10774), Sec. 2.3.1",
             "keep x iff p(x) > min(eps, delta exp(-H(p))); on rejection emit a token from p",
-            accept_table=_typical, reject_table=_target, reject_law="p",
+            accept_table=_typical, reject_table=given_p, reject_law="p",
             params=(Param("eps", 0.09, 0.0, 1.0, "hard floor"),
                     Param("delta", 0.3, 0.0, 1.0, "entropy-scaled floor")),
         ),
@@ -354,7 +214,7 @@ RULES: dict[str, Rule] = {
             "the from-scratch tutorial's broken rule 'no_resample'",
             "on a rejection draw from p instead of the residual, so the draft's favourite "
             "tokens get their mass twice",
-            reject_table=_target, reject_law="p",
+            reject_table=given_p, reject_law="p",
         ),
         Rule(
             "continue", "keep later drafts unverified", "broken",
@@ -398,8 +258,8 @@ RULES: dict[str, Rule] = {
             "sampled with top-p",
             "the request samples from warp(p), but the ratio and the residual read the raw "
             "p; the bonus comes from warp(p)",
-            draft_table=_warped_q, accept_table=_raw_target_ratio,
-            reject_table=_raw_target_residual, target_table=_warp_target,
+            draft_table=_warped_q, accept_table=partial(_on, ratio, _raw_p, _warped_q),
+            reject_table=partial(_on, residual, _raw_p, _warped_q), target_table=_warp_target,
             params=_warp_params(),
         ),
         Rule(
@@ -408,8 +268,8 @@ RULES: dict[str, Rule] = {
             "correction recomputes p from the raw logits",
             "keep x with min(1, warp(p)/q), but correct from norm(max(0, p - q)) with the "
             "raw p",
-            draft_table=_warped_q, accept_table=_warp_ratio,
-            reject_table=_raw_target_residual, target_table=_warp_target,
+            draft_table=_warped_q, accept_table=partial(_on, ratio, _warped_p, _warped_q),
+            reject_table=partial(_on, residual, _raw_p, _warped_q), target_table=_warp_target,
             reject_law="norm(max(0, p - q)), p unwarped", params=_warp_params(),
         ),
         Rule(
@@ -418,8 +278,9 @@ RULES: dict[str, Rule] = {
             "public report of this form found",
             "the draft samples from warp(q), but the ratio and the residual divide by its "
             "raw q",
-            draft_table=_warped_q, accept_table=_raw_q_ratio, reject_table=_raw_q_residual,
-            target_table=_warp_target, params=_warp_params(draft=1),
+            draft_table=_warped_q, accept_table=partial(_on, ratio, _warped_p, given_q),
+            reject_table=partial(_on, residual, _warped_p, given_q), target_table=_warp_target,
+            params=_warp_params(draft=1),
         ),
         Rule(
             "warp_unnormalised", "top-p mask without renormalising", "broken",
@@ -427,8 +288,9 @@ RULES: dict[str, Rule] = {
             "it is renormalised",
             "the verifier masks the tempered p to its top-p set but does not renormalise "
             "it, so the ratio is too small and the residual takes too much of the mass",
-            draft_table=_warped_q, accept_table=_unnormalised_ratio,
-            reject_table=_unnormalised_residual, target_table=_warp_target,
+            draft_table=_warped_q, accept_table=partial(_on, ratio, _unnormalised, _warped_q),
+            reject_table=partial(_on, residual, _unnormalised, _warped_q),
+            target_table=_warp_target,
             params=_warp_params(),
         ),
         Rule(
@@ -484,65 +346,3 @@ def target_of(rule: str | Rule, P: Table, Q: Table) -> Table:
     r = get_rule(rule)
     return r.target_table(np.asarray(P, dtype=np.float64), np.asarray(Q, dtype=np.float64),
                           r.prm)
-
-
-@dataclass(frozen=True)
-class RuleTables:
-    """A rule applied to a pair: every table the engines need, computed once."""
-
-    rule: Rule
-    P: Table  # (V, V) the law to follow: the target, warped for the warp rules
-    Q: Table  # (V, V) draft as given
-    Qs: Table  # (V, V) what the draft samples from
-    A: Table  # (V, V) single kind: keep iff the coin passes A[c, x]
-    R: Table  # (V, V) law of the rejection token at context c
-    acc: Table  # (V, V) exact: x drafted at c and kept (summed over a multi-draft's tries)
-    rej: Table  # (V, V) exact: the position rejected and y emitted
-    W: Table  # (V, V) exact: x drafted at c and rejected (single kind)
-    chain: tuple[Table, ...] = field(default=())  # multi: A_j = p_j / q for tries j = 1..m
-
-    @property
-    def V(self) -> int:
-        return self.P.shape[0]
-
-    @property
-    def reject_mass(self) -> np.ndarray:
-        """The chance the position at context c is rejected. (V,)"""
-        return self.rej.sum(axis=1)
-
-
-def apply_rule(rule: str | Rule, P: Table, Q: Table) -> RuleTables:
-    r = get_rule(rule)
-    prm = r.prm
-    Qs = r.draft_table(P, Q, prm)
-    if r.kind == "multi":
-        return _apply_multi(r, P, Q, Qs, int(prm["m"]))
-    A = r.accept_table(P, Q, prm)
-    R = r.reject_table(P, Q, prm)
-    P = r.target_table(P, Q, prm)
-    keep = keep_prob(r, A)  # (V, V)
-    acc = Qs * keep
-    W = Qs * (1.0 - keep)
-    if r.rejection_skips_draft:
-        # y ~ R[c] given y != x, for the rejected x: sum_x W[c, x] R[c, y] 1[y != x] / (1 - R[c, x])
-        with np.errstate(divide="ignore", invalid="ignore"):
-            w = np.where(R < 1.0, W / (1.0 - R), 0.0)  # (V, V)
-        rej = R * (w.sum(axis=1, keepdims=True) - w)
-    else:
-        rej = W.sum(axis=1, keepdims=True) * R
-    return RuleTables(r, P, Q, Qs, A, R, acc, rej, W)
-
-
-def _apply_multi(r: Rule, P: Table, Q: Table, Qs: Table, m: int) -> RuleTables:
-    """SpecInfer's multi-step sampling: p_1 = p, p_(j+1) = norm(max(0, p_j - q))."""
-    p_j, chain = P, []
-    acc = np.zeros_like(P)
-    alive = np.ones(P.shape[0])  # (V,) chance that tries 1..j-1 all failed
-    for _ in range(m):
-        chain.append(ratio(p_j, Qs))
-        kept = np.minimum(p_j, Qs)  # (V, V)
-        acc += alive[:, None] * kept
-        alive = alive * (1.0 - kept.sum(axis=1))
-        p_j = residual(p_j, Qs)
-    rej = alive[:, None] * p_j
-    return RuleTables(r, P, Q, Qs, chain[0], p_j, acc, rej, np.zeros_like(P), tuple(chain))

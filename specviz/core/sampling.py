@@ -24,16 +24,15 @@ DRAW_FLAT_MAX = 4_096  # up to this V a row draw is `draw` itself (one cumulativ
 DRAW_BLOCK = 256  # above it, the inverse CDF goes by blocks of this many tokens
 
 
-def block_cdf(w: np.ndarray, block: int = DRAW_BLOCK) -> np.ndarray:
-    """The mass up to the end of each block of `block` tokens: cumsum of block sums."""
-    nb = -(-len(w) // block)
-    wb = np.zeros(nb * block)
+def block_cdf(w: np.ndarray) -> np.ndarray:
+    """The mass up to the end of each block of DRAW_BLOCK tokens: cumsum of block sums."""
+    nb = -(-len(w) // DRAW_BLOCK)
+    wb = np.zeros(nb * DRAW_BLOCK)
     wb[: len(w)] = w
-    return np.cumsum(wb.reshape(nb, block).sum(axis=1))  # (nb,)
+    return np.cumsum(wb.reshape(nb, DRAW_BLOCK).sum(axis=1))  # (nb,)
 
 
-def draw_row(w: np.ndarray, u: float, blocks: np.ndarray | None = None,
-             block: int = DRAW_BLOCK) -> int:
+def draw_row(w: np.ndarray, u: float, blocks: np.ndarray | None = None) -> int:
     """One token from the (V,) law w with the uniform u, by inverse CDF.
 
     Small V: exactly `draw`. Large V: the same inverse CDF in two steps (block sums, then
@@ -44,11 +43,11 @@ def draw_row(w: np.ndarray, u: float, blocks: np.ndarray | None = None,
     V = len(w)
     if V <= DRAW_FLAT_MAX:
         return draw(w, u)
-    c = block_cdf(w, block) if blocks is None else blocks
+    c = block_cdf(w) if blocks is None else blocks
     t = u * c[-1]
     b = min(int(np.searchsorted(c, t, side="right")), len(c) - 1)
-    inner = np.cumsum(w[b * block: (b + 1) * block]) + (c[b - 1] if b else 0.0)
-    x = b * block + min(int(np.searchsorted(inner, t, side="right")), len(inner) - 1)
+    inner = np.cumsum(w[b * DRAW_BLOCK: (b + 1) * DRAW_BLOCK]) + (c[b - 1] if b else 0.0)
+    x = b * DRAW_BLOCK + min(int(np.searchsorted(inner, t, side="right")), len(inner) - 1)
     return x if w[x] > 0 else draw(w, u)  # an edge case of rounding: the flat way
 
 
@@ -130,16 +129,13 @@ class GuideSampler:
         cdf = np.cumsum(W, axis=1)
         self.cdf = cdf / cdf[:, -1:]  # (R, V), ends at exactly 1
         grid = np.arange(self.V) / self.V  # (V,) bucket starts
-        self.guide = np.stack([np.searchsorted(row, grid, side="right") for row in self.cdf])
         self.flat = self.cdf.ravel()  # (R*V,)
-        self.guide_flat = self.guide.ravel()  # (R*V,)
+        self.guide_flat = np.stack([np.searchsorted(row, grid, side="right")
+                                    for row in self.cdf]).ravel()  # (R*V,)
 
     def __call__(self, rows: np.ndarray, u: np.ndarray) -> np.ndarray:
         """rows: (n,) int, u: (n,) in [0, 1) -> (n,) tokens."""
-        return self.at(rows * self.V, u)
-
-    def at(self, base: np.ndarray, u: np.ndarray) -> np.ndarray:
-        """Draws from the rows whose first entry is at base = row V. (n,) -> (n,) tokens."""
+        base = rows * self.V  # (n,) where each row's first entry is
         j = np.minimum((u * self.V).astype(np.int64), self.V - 1)
         x = self.guide_flat[base + j]  # (n,) never past the answer
         todo = np.flatnonzero(self.flat[base + x] <= u)

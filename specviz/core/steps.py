@@ -33,12 +33,23 @@ def _verify(pair, pos) -> Step:
                 f"{verdict}.")
 
 
+def _opening(pair, prefix, tr, proposed: bool, note: str = "") -> list[Step]:
+    """The start frame, then one frame per drafted token."""
+    return [Step("start", None, pair.describe_start(prefix, len(tr.positions), proposed) + note)
+            ] + [Step("draft", pos.i, pair.describe_draft(pos.i, pos.token, pos.context, pos.q,
+                                                          proposed)) for pos in tr.positions]
+
+
+def _tries(name, pos) -> str:
+    """A position's tries in turn: each candidate, its coin against its threshold."""
+    return ", ".join(f"'{name(t.token)}' (u = {t.u:.3f} vs {t.threshold:.3f}: "
+                     f"{'kept' if t.accepted else 'no'})" for t in pos.tries)
+
+
 def steps_single(pair, rule, prefix, tr, proposed: bool) -> tuple[Step, ...]:
     """Frames of a one-draft-per-position round."""
     name, n = pair.name, len(tr.positions)
-    steps = [Step("start", None, pair.describe_start(prefix, n, proposed))]
-    steps += [Step("draft", pos.i, pair.describe_draft(pos.i, pos.token, pos.context, pos.q,
-                                                       proposed)) for pos in tr.positions]
+    steps = _opening(pair, prefix, tr, proposed)
     if any(pos.verified for pos in tr.positions):
         steps.append(Step("score", n, f"One target call scores all {n} draft(s) at once: it "
                           f"gives p at each of the {n + 1} prefixes, the key to the speedup."))
@@ -67,10 +78,8 @@ def steps_multi(pair, rule, prefix, tr, m: int) -> tuple[Step, ...]:
     name, k = pair.name, tr.k
     steps = [Step("start", None, f"Context '{name(prefix[-1])}'. Up to {k} positions, "
                   f"{m} candidates each.")]
-    for pos in tr.positions:
-        tried = ", ".join(f"'{name(t.token)}' (u = {t.u:.3f} vs {t.threshold:.3f}: "
-                          f"{'kept' if t.accepted else 'no'})" for t in pos.tries)
-        steps.append(Step("verify", pos.i, f"Position {pos.i}: {tried}."))
+    steps += [Step("verify", pos.i, f"Position {pos.i}: {_tries(name, pos)}.")
+              for pos in tr.positions]
     if tr.rejected_at is not None:
         steps.append(Step("residual", tr.rejected_at, f"All candidates failed at position "
                           f"{tr.rejected_at}: '{name(tr.emitted[-1].token)}' drawn from "
@@ -85,10 +94,7 @@ def steps_block(pair, rule, prefix, tr, w, proposed: bool) -> tuple[Step, ...]:
     """Frames of a block-verified round: the drafts, the block's weights, the coins from
     the end backwards until one passes, then the correction (or bonus) and the flush."""
     name, n = pair.name, len(tr.positions)
-    steps = [Step("start", None, pair.describe_start(prefix, n, proposed) +
-                  " The block is verified jointly.")]
-    steps += [Step("draft", pos.i, pair.describe_draft(pos.i, pos.token, pos.context, pos.q,
-                                                       proposed)) for pos in tr.positions]
+    steps = _opening(pair, prefix, tr, proposed, " The block is verified jointly.")
     if n:
         steps.append(Step("score", n, f"One target call scores all {n} draft(s) at once: "
                           f"p at each of the {n + 1} prefixes gives the block's weights "

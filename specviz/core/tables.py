@@ -173,10 +173,8 @@ def rules_cost(rules, params: dict | None = None) -> float:
     """What running these rules costs against one plain rule: a multi-draft rule drafts m
     candidates per position, so it counts m (its parameter, default 3) times."""
     params = params or {}
-    cost = 0.0
-    for name in rules:
-        cost += float(params.get(name, {}).get("m", 3)) if name == "multi_draft" else 1.0
-    return cost
+    return sum((float(params.get(name, {}).get("m", 3)) if name == "multi_draft" else 1.0
+                for name in rules), 0.0)
 
 
 def check_ctx(ctx: object, V: int) -> int:
@@ -190,9 +188,7 @@ def check_ctx(ctx: object, V: int) -> int:
 
 def check_k(k: object) -> int:
     """Draft length k in 1..K_MAX."""
-    if isinstance(k, bool) or not isinstance(k, (int, np.integer)) or not 1 <= int(k) <= K_MAX:
-        raise ValueError(f"k (drafted tokens per round) must be an integer 1..{K_MAX}; got {k!r}")
-    return int(k)
+    return check_n(k, K_MAX, "k (drafted tokens per round)")
 
 
 def check_n(n: object, cap: int = N_MAX, what: str = "n") -> int:

@@ -102,6 +102,9 @@ class WarpedPair(ModelPair):
     def __init__(self, pair: ModelPair, warp: Warp) -> None:
         self.base, self.warp = pair, warp
         self.V, self.names = pair.V, pair.names
+        for same in ("key", "propose", "name", "check_prefix", "describe_start",
+                     "describe_draft", "describe_bonus"):  # what the warp leaves as it is
+            setattr(self, same, getattr(pair, same))
 
     def p(self, prefix: Sequence[int]) -> np.ndarray:
         return warp_rows(self.base.p(prefix), self.warp)
@@ -110,28 +113,7 @@ class WarpedPair(ModelPair):
         q = self.base.q(prefix)
         return warp_rows(q, self.warp) if self.warp.draft else q
 
-    def key(self, prefix: Sequence[int]) -> tuple:
-        return self.base.key(prefix)
-
     @property
     def fingerprint(self) -> str:
         """The base pair's, with the warp: identifies the warped pair for caches."""
         return f"{getattr(self.base, 'fingerprint', id(self.base))}|{self.warp!r}"
-
-    def propose(self, prefix: Sequence[int], k: int) -> tuple[int, ...] | None:
-        return self.base.propose(prefix, k)
-
-    def name(self, x: int) -> str:
-        return self.base.name(x)
-
-    def check_prefix(self, prefix):
-        return self.base.check_prefix(prefix)
-
-    def describe_start(self, prefix, n_drafts, proposed):
-        return self.base.describe_start(prefix, n_drafts, proposed)
-
-    def describe_draft(self, i, token, context, q, proposed):
-        return self.base.describe_draft(i, token, context, q, proposed)
-
-    def describe_bonus(self, n_drafts, token, last):
-        return self.base.describe_bonus(n_drafts, token, last)

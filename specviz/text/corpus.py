@@ -45,11 +45,6 @@ class Corpus:
     source: str  # "stdlib" | "user"
 
     @property
-    def n_paragraphs(self) -> int:
-        """Lines of the clean text: one per paragraph (a docstring may hold several)."""
-        return self.text.count("\n") + 1
-
-    @property
     def n_chars(self) -> int:
         return len(self.text)
 
@@ -195,28 +190,24 @@ def default_corpus(root: Path | None = None, cache: Path | None | bool = None) -
 # ----------------------------------------------------------------------------- user text
 def user_corpus(data: str | bytes, name: str = "your text") -> Corpus:
     """Validate and clean a user's text (pasted str, or uploaded bytes read as UTF-8)."""
-    if isinstance(data, (bytes, bytearray)):
-        raw = bytes(data)
-        if len(raw) > MAX_BYTES:
-            raise CorpusError(f"The text is {len(raw):,} bytes; the cap is {MAX_BYTES:,} bytes "
-                              f"({MAX_BYTES / 1e6:g} MB). Use a shorter excerpt.")
-        if b"\x00" in raw:
-            raise CorpusError("The file looks binary (it holds NUL bytes); upload plain text.")
+    if not isinstance(data, (str, bytes, bytearray)):
+        raise CorpusError(f"expected text or bytes; got {type(data).__name__}")
+    raw = data.encode("utf-8", errors="replace") if isinstance(data, str) else bytes(data)
+    if len(raw) > MAX_BYTES:
+        raise CorpusError(f"The text is {len(raw):,} bytes; the cap is {MAX_BYTES:,} bytes "
+                          f"({MAX_BYTES / 1e6:g} MB). Use a shorter excerpt.")
+    if isinstance(data, str):
+        text = data
+        if "\x00" in text:
+            raise CorpusError("The text looks binary (it holds NUL characters).")
+    elif b"\x00" in raw:
+        raise CorpusError("The file looks binary (it holds NUL bytes); upload plain text.")
+    else:
         try:
             text = raw.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise CorpusError(f"The file is not UTF-8 text (bad byte at offset {exc.start:,})"
                               "; save it as UTF-8 plain text.") from None
-    elif isinstance(data, str):
-        text = data
-        size = len(text.encode("utf-8", errors="replace"))
-        if size > MAX_BYTES:
-            raise CorpusError(f"The text is {size:,} bytes; the cap is {MAX_BYTES:,} bytes "
-                              f"({MAX_BYTES / 1e6:g} MB). Use a shorter excerpt.")
-        if "\x00" in text:
-            raise CorpusError("The text looks binary (it holds NUL characters).")
-    else:
-        raise CorpusError(f"expected text or bytes; got {type(data).__name__}")
     if not text.strip():
         raise CorpusError("The text is empty.")
     control = len(_CC.findall(text))

@@ -18,7 +18,7 @@ from ..core import interrupt
 from ..core.draws import RngDraws
 from ..core.round import play
 from ..core.rules import get_rule
-from ..core.tables import check_k
+from ..core.tables import check_k, check_n
 from .ngram import NGramCounts
 from .pair import DRAFTERS, TextDecoder
 
@@ -65,9 +65,7 @@ def long_text_decode(dec: TextDecoder, prompt: Sequence[int], k: int, n_tokens: 
     """Decode at least n_tokens tokens from the prompt, round after round, and count."""
     k, r, pair = check_k(k), get_rule(rule), dec.pair(drafter)
     ctx = pair.check_prefix(list(prompt))
-    if isinstance(n_tokens, bool) or not isinstance(n_tokens, (int, np.integer)) \
-            or not 1 <= n_tokens <= N_TOKENS_MAX:
-        raise ValueError(f"n_tokens must be an integer 1..{N_TOKENS_MAX:,}; got {n_tokens!r}")
+    check_n(n_tokens, N_TOKENS_MAX, "n_tokens")
     draws = RngDraws(np.random.default_rng(seed))
     n0 = len(ctx)
     rounds = drafted = accepted = 0
@@ -197,8 +195,7 @@ def sample_first_tokens(dec: TextDecoder, context: Sequence[int], k: int, n: int
     first n_tokens emitted tokens (a second round runs when the first emits too few)."""
     k, r, pair = check_k(k), get_rule(rule), dec.pair(drafter)
     ctx = pair.check_prefix(list(context))
-    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or not 1 <= n <= N_MC_MAX:
-        raise ValueError(f"n must be an integer 1..{N_MC_MAX:,}; got {n!r}")
+    check_n(n, N_MC_MAX)
     draws = RngDraws(np.random.default_rng(seed))
     out = []
     for _ in range(int(n)):
@@ -219,7 +216,6 @@ class TextExactness:
     k: int
     n: int
     n_tokens: int
-    cells: Cells
     counts: np.ndarray  # (n_cells,) Monte Carlo counts
     tv: float  # TV(empirical, exact)
     floor: float  # E[TV] of n exact draws
@@ -241,6 +237,6 @@ def text_exactness(dec: TextDecoder, context: Sequence[int], k: int, n: int, see
         counts[cells.cell(toks)] += 1
     return TextExactness(
         rule=get_rule(rule).name, drafter=drafter, k=int(k), n=int(n), n_tokens=n_tokens,
-        cells=cells, counts=counts, tv=tv(empirical(counts), cells.law),
+        counts=counts, tv=tv(empirical(counts), cells.law),
         floor=sampling_floor(cells.law, int(n)), threshold=tv_threshold(cells.law, int(n)),
     )

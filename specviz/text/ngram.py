@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core import interrupt
+from ..core.tables import check_n
 
 LEVELS = ("char", "word")
 MAX_VOCAB = {"char": 4_096, "word": 50_000}  # larger vocabularies keep the most frequent
@@ -122,9 +123,9 @@ def build_tokenizer(text: str, level: str, max_vocab: int | None = None) -> Toke
 # ----------------------------------------------------------------------------- counts
 @dataclass(frozen=True)
 class Level:
-    """Contexts of L tokens and their continuations (CSR). All arrays read-only."""
+    """Contexts of L tokens (L: its index in NGramCounts.levels) and their continuations
+    (CSR). All arrays read-only."""
 
-    L: int
     keys: np.ndarray  # (n_ctx,) int64 sorted: parent * B + oldest token (L = 0: [0]), see key_base
     start: np.ndarray  # (n_ctx + 1,) int64: continuations of context j are start[j]:start[j+1]
     w: np.ndarray  # (n,) int32 next tokens, increasing within a context
@@ -141,10 +142,6 @@ class Level:
         return len(self.keys)
 
     @property
-    def n_ngrams(self) -> int:
-        return len(self.w)
-
-    @property
     def nbytes(self) -> int:
         return sum(a.nbytes for a in (self.keys, self.start, self.w, self.raw, self.kn,
                                       self.raw_total, self.kn_total, self.kn_nnz))
@@ -157,11 +154,6 @@ def _ro(a: np.ndarray) -> np.ndarray:
 
 class ModelTooLarge(ValueError):
     """Counts that would pass MODEL_MAX_BYTES; the message says at which order."""
-
-
-def min_tokens(max_order: int) -> int:
-    """The fewest tokens counts of max_order can be made from: one full n-gram and one more."""
-    return int(max_order) + 1
 
 
 def discount(counts: np.ndarray) -> float:
@@ -178,12 +170,10 @@ class NGramCounts:
 
     def __init__(self, tokenizer: Tokenizer, ids: np.ndarray, max_order: int,
                  max_bytes: int = MODEL_MAX_BYTES) -> None:
-        if isinstance(max_order, bool) or not isinstance(max_order, (int, np.integer)) \
-                or not 1 <= max_order <= MAX_ORDER:
-            raise ValueError(f"max_order must be an integer 1..{MAX_ORDER}; got {max_order!r}")
+        check_n(max_order, MAX_ORDER, "max_order")
         ids = np.asarray(ids, dtype=np.int64)
-        if ids.ndim != 1 or len(ids) < min_tokens(max_order):
-            raise ValueError(f"need at least {min_tokens(max_order)} tokens to count n-grams "
+        if ids.ndim != 1 or len(ids) < max_order + 1:  # one full n-gram and one more
+            raise ValueError(f"need at least {max_order + 1} tokens to count n-grams "
                              f"up to order {max_order}; got {len(ids) if ids.ndim == 1 else 0}")
         if len(ids) > TRAIN_TOKENS_MAX:
             raise ValueError(f"{len(ids):,} tokens is over the cap {TRAIN_TOKENS_MAX:,}")
@@ -325,7 +315,7 @@ def _count_levels(ids: np.ndarray, V: int, max_order: int,
         owner, n_ctx = d["owner"], len(d["keys"])
         kn = d["kn"]
         out.append(Level(
-            L=d["L"], keys=_ro(d["keys"]), start=_ro(d["start"]), w=_ro(d["w"]),
+            keys=_ro(d["keys"]), start=_ro(d["start"]), w=_ro(d["w"]),
             raw=_ro(d["raw"]), kn=_ro(kn),
             raw_total=_ro(np.bincount(owner, weights=d["raw"], minlength=n_ctx)),
             kn_total=_ro(np.bincount(owner, weights=kn, minlength=n_ctx)),
@@ -387,15 +377,3 @@ class NGramModel:
                 _interpolate(p, cs.levels[L], ids[L], kn=L < top)
         return p
 
-    def rows(self, context: Sequence[int], tokens: Sequence[int]) -> np.ndarray:
-        """p(. | context + tokens[:i]) for i = 0..len(tokens), (len + 1, V)."""
-        ctx = list(context)
-        out = [self.row(ctx)]
-        for t in tokens:
-            ctx.append(int(t))
-            out.append(self.row(ctx))
-        return np.stack(out)
-
-    def log_prob(self, ids: Sequence[int], start: int = 0) -> float:
-        """sum_i log p(ids[i] | ids[:i]) over i >= start (nats)."""
-        return float(sum(np.log(self.row(ids[:i])[int(ids[i])]) for i in range(start, len(ids))))

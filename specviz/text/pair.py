@@ -16,7 +16,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ..core.pair import CACHE_BYTES, ModelPair, RowCache
-from ..core.sampling import DRAW_FLAT_MAX, block_cdf, draw, draw_row
+from ..core.sampling import DRAW_FLAT_MAX, block_cdf, draw_row
 from ..core.tables import check_temperature, temper_rows
 from .ngram import NGramCounts, NGramModel
 
@@ -52,9 +52,8 @@ class RowSource:
         """A token from the row at context with the uniform u (draw_row); a large row keeps
         its block sums, so the next draw from it is cheap."""
         row = self(context)
-        if len(row) <= DRAW_FLAT_MAX:
-            return draw(row, u)
-        blocks = self._blocks.get(self.model.state(context), lambda: block_cdf(row))
+        blocks = None if len(row) <= DRAW_FLAT_MAX else self._blocks.get(
+            self.model.state(context), lambda: block_cdf(row))
         return draw_row(row, u, blocks)
 
 
@@ -105,9 +104,9 @@ class TextDecoder:
     def decode(self, ids: Sequence[int]) -> str:
         return self.counts.tokenizer.decode(ids)
 
-    def tail(self, context: Sequence[int], n: int | None = None) -> str:
-        """The newest tokens of the context as text, with an ellipsis when cut."""
-        n = TAIL_TOKENS[self.level] if n is None else n
+    def tail(self, context: Sequence[int]) -> str:
+        """The newest TAIL_TOKENS of the context as text, with an ellipsis when cut."""
+        n = TAIL_TOKENS[self.level]
         text = self.decode(context[-n:])
         return ("…" if len(context) > n else "") + text.replace("\n", "⏎")
 

@@ -170,10 +170,10 @@ def convergence(
 
 
 # 3 ------------------------------------------------------------------------ acceptance
-def _measure(P, Q, ctx, k, c, n_rounds, seed, rule="correct") -> Row:
+def _measure(P, Q, ctx, k, c, n_rounds, seed) -> Row:
     """Measured (long decode) and exact (long run) acceptance metrics for one draft."""
-    meas = long_decode(P, Q, ctx, k, n_rounds=n_rounds, rule=rule, seed=seed)
-    ex = round_law(P, Q, ctx, k, rule=rule, long_run=True)
+    meas = long_decode(P, Q, ctx, k, n_rounds=n_rounds, seed=seed)
+    ex = round_law(P, Q, ctx, k, long_run=True)
     return {
         "alpha_eff": ex.alpha,  # E[sum_x min(p, q)] over the target's own text
         "acceptance": meas.acceptance_rate,
@@ -316,6 +316,7 @@ def summary(
     tr = play_round(TablePair(P, Q, names), ctx, k, rng=np.random.default_rng(seed), rule=rule)
     law = round_law(P, Q, ctx, k, rule=rule, long_run=True)
     tokens = law.tokens_per_call
+    c_star = float(theory.break_even_cost(tokens, k))
     return {
         "round_text": " ".join(tr.name(e.token) for e in tr.emitted),
         "round_tokens": len(tr.emitted),
@@ -323,8 +324,7 @@ def summary(
         "alpha": law.alpha,
         "tokens_per_call": tokens,
         "speedup": float(theory.speedup(tokens, k, c)),
-        "break_even": float(theory.break_even_cost(tokens, k)),
+        "break_even": c_star,
         "caption": f"Exact long-run figures for rule '{name}' at k = {k}: alpha = "
-                   f"{law.alpha:.3f}, break-even draft cost c* = "
-                   f"{float(theory.break_even_cost(tokens, k)):.3f}.",
+                   f"{law.alpha:.3f}, break-even draft cost c* = {c_star:.3f}.",
     }

@@ -15,7 +15,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -65,12 +65,9 @@ def configure(params: Params | None = None, names: Sequence[str] | None = None,
     unknown = set(params) - set(RULES)
     if unknown:
         raise ValueError(f"unknown rules {sorted(unknown)}; valid rules: {', '.join(RULES)}")
-    out = []
-    for name in names if names is not None else tuple(RULES):
-        rule = RULES[name]
-        changes = dict(params.get(name, {}))
-        out.append(with_tree(rule.with_params(**changes) if changes else rule, tree))
-    return out
+    return [with_tree(RULES[name].with_params(**params[name]) if params.get(name) else
+                      RULES[name], tree)
+            for name in (names if names is not None else RULES)]
 
 
 def n_to_resolve(target: np.ndarray, bias: float, n_max: int = N_RESOLVE_MAX) -> int | None:
@@ -113,7 +110,7 @@ class RuleResult:
     tokens_per_call_long_run: float  # exact, a long decode
     threshold: float  # the run's pass threshold (the same for every rule)
     n_resolve: int | None  # smallest n that resolves the bias (None: no bias, or > cap)
-    floor: float | None = None  # the sampling floor of the rule's own target law
+    floor: float  # the sampling floor of the rule's own target law (warped for a warp rule)
     long_run_exact: bool = True  # False: the long-run numbers are measured (block, large k)
 
     @property
@@ -151,8 +148,7 @@ class Gallery:
         raise ValueError(f"rule {name!r} is not in the gallery")
 
 
-def _audit(P, Q, ctx, k, n, seed, rule: Rule, target, threshold) -> RuleResult:
-    floor = None
+def _audit(P, Q, ctx, k, n, seed, rule: Rule, target, floor, threshold) -> RuleResult:
     if rule.target_table is not RULES["correct"].target_table:  # a warped request
         target = target_joint(target_of(rule, P, Q), ctx, n_tokens=N_TOKENS)
         floor, threshold = sampling_floor(target, n), tv_threshold(target, n)
@@ -209,7 +205,7 @@ def gallery(
     # rule's parameter reruns that rule alone.
     with ThreadPoolExecutor(max_workers=WORKERS) as pool:
         fresh = list(pool.map(interrupt.carry(
-            lambda kr: _audit(P, Q, ctx, k, n, seed, kr[1], target, line)), todo))
+            lambda kr: _audit(P, Q, ctx, k, n, seed, kr[1], target, floor, line)), todo))
     with _MEMO_LOCK:
         for (key, _), res in zip(todo, fresh, strict=True):
             _MEMO[key] = done[key] = res
@@ -242,7 +238,7 @@ def gallery_rows(g: Gallery) -> list[Row]:
         "long_run": "exact" if r.long_run_exact else "measured",
         "label": r.rule.label, "acceptance": r.acceptance, "tokens_per_call": r.tokens_per_call,
         "p_value": r.p_value, "exact_here": not r.biased,
-        "floor": g.floor if r.floor is None else r.floor, "threshold": r.threshold,
+        "floor": r.floor, "threshold": r.threshold,
         "source": r.rule.source,
     } for r in results]
 
@@ -251,9 +247,7 @@ def rule_notes(g: Gallery) -> list[Row]:
     """Per rule, what the page's expander shows: label, family, description, source, params."""
     return [{"rule": r.rule.name, "label": r.rule.label, "family": r.rule.family,
              "description": r.rule.description, "source": r.rule.source,
-             "params": [{"name": q.name, "value": r.rule.prm[q.name], "default": q.default,
-                         "lo": q.lo, "hi": q.hi, "help": q.help, "integer": q.integer}
-                        for q in r.rule.params],
+             "params": [{**asdict(q), "value": r.rule.prm[q.name]} for q in r.rule.params],
              "reject_law": r.rule.reject_law, "verdict": r.verdict}
             for r in g.results]
 
@@ -261,8 +255,7 @@ def rule_notes(g: Gallery) -> list[Row]:
 def param_specs() -> list[Row]:
     """Every parameter of every rule (the widgets the page draws), registry order; the
     warp rules' parameters are the request's warp, one set of controls (warp_params)."""
-    return [{"rule": r.name, "label": r.label, "name": q.name, "default": q.default,
-             "lo": q.lo, "hi": q.hi, "help": q.help, "integer": q.integer}
+    return [{"rule": r.name, "label": r.label, **asdict(q)}
             for r in RULES.values() if not reads_warp(r) for q in r.params]
 
 
@@ -298,21 +291,10 @@ def production(
 
 def production_rows(rep: MetricsReport) -> list[Row]:
     """The report in long form for a CSV: summary metrics, per position, histogram."""
-    rows = [{"metric": r["metric"], "index": "", "measured": r["measured"],
-             "exact": r["exact"], "theory": r["theory"]} for r in rep.rows]
-    for i in range(rep.k):
-        rows.append({"metric": "per-position acceptance rate", "index": i + 1,
-                     **{s: float(rep.per_position[s][i]) for s in ("measured", "exact",
-                                                                    "theory")}})
-    for j in range(rep.k + 1):
-        rows.append({"metric": "acceptance histogram (share of rounds)", "index": j,
-                     **{s: float(rep.histogram[s][j]) for s in ("measured", "exact",
-                                                                 "theory")}})
+    sources = ("measured", "exact", "theory")
+    rows = [{"metric": r["metric"], "index": "", **{s: r[s] for s in sources}} for r in rep.rows]
+    rows += [{"metric": "per-position acceptance rate", "index": i + 1,
+              **{s: float(rep.per_position[s][i]) for s in sources}} for i in range(rep.k)]
+    rows += [{"metric": "acceptance histogram (share of rounds)", "index": j,
+              **{s: float(rep.histogram[s][j]) for s in sources}} for j in range(rep.k + 1)]
     return rows
-
-
-__all__ = [
-    "CAUGHT", "CONSISTENT", "FALSE_ALARM", "GALLERY_N", "GALLERY_NS", "Gallery", "RuleResult",
-    "UNRESOLVED", "configure", "gallery", "gallery_rows", "n_to_resolve", "param_specs",
-    "production", "production_rows", "rule_notes", "warp_params",
-]

@@ -1,4 +1,5 @@
-"""Page-level data for the chart pages: grids, rows and curves, so pages do no arithmetic.
+"""Page-level data for the chart pages (/exactness, /acceptance, /draft-length, /cost,
+/roofline): grids, rows and curves, so pages do no arithmetic.
 
 Everything here is pure and cheap unless its docstring says it samples.
 """
@@ -33,11 +34,6 @@ from ..core.tables import (
 from .demos import CostModel, Exactness, Row, RuleAudit, Surface, roofline_rows
 from .work import heavy
 
-# =============================================================================================
-# Chart pages (/exactness, /acceptance, /draft-length, /cost, /roofline): page-level data.
-# The pages do no arithmetic: it is all here. Every function is pure and cheap
-# unless it says it samples.
-# =============================================================================================
 CONVERGENCE_NS = (100, 300, 1_000, 3_000, 10_000, 30_000, 100_000)  # the page's n sweep
 ALPHA_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0)  # measured
 ALPHA_GRID = tuple(round(0.05 * i, 2) for i in range(21))  # exact and theory curves
@@ -106,11 +102,10 @@ def joint_diff(ex: Exactness, rule: str) -> np.ndarray:
     return a.mc_law.sum(axis=rest) - ex.target.sum(axis=rest)
 
 
-def exact_row(P: np.ndarray, Q: np.ndarray, ctx: int, k: int, c: float,
-              rule: str = "correct") -> Row:
+def exact_row(P: np.ndarray, Q: np.ndarray, ctx: int, k: int, c: float) -> Row:
     """Exact long-run metrics and the i.i.d. theory at alpha_eff (Leviathan et al. 2022,
     eq. 1 and Thm 3.8) for one draft; no sampling."""
-    ex = round_law(P, Q, ctx, k, rule=rule, long_run=True)
+    ex = round_law(P, Q, ctx, k, long_run=True)
     return {
         "alpha_eff": ex.alpha,
         "acceptance_exact": ex.acceptance_rate,
@@ -202,22 +197,16 @@ def roofline_page(
     context_len: int = 512,
     dtype: str = "fp16",
     batch: int = 1,
-    tokens: Sequence[int] | None = None,
 ) -> RooflinePage:
-    """The /roofline page's numbers: demonstration 6 over 1..256+ tokens, the accelerators.
-
-    Full count with the KV-cache read for the times; tokens defaults to roofline_grid(free).
-    """
+    """The /roofline page's numbers: demonstration 6 over 1..256+ tokens (roofline_grid),
+    the accelerators. Full count with the KV-cache read for the times."""
     a = roofline.ACCELERATORS[accel]
     free = roofline.free_tokens(preset, accel, context_len, dtype, batch)
-    rows = roofline_rows(preset, roofline_grid(free) if tokens is None else tokens, context_len,
-                         dtype,
-                         batch)
-    one = roofline.pass_time(roofline.pass_cost(preset, 1, context_len, dtype, batch), a)
-    for r in rows:
-        t = roofline.pass_time(roofline.pass_cost(preset, int(r["tokens"]), context_len, dtype,
-                                                  batch), a)
-        r["time_ratio"] = t / one  # pass time relative to a one-token decode step
+    rows = roofline_rows(preset, roofline_grid(free), context_len, dtype, batch)
+    t = roofline.pass_times(preset, a, [1] + [r["tokens"] for r in rows], batch,
+                            context_len=context_len, dtype=dtype)  # (1 + len(rows),) seconds
+    for r, ti in zip(rows, t[1:], strict=True):
+        r["time_ratio"] = float(ti / t[0])  # pass time relative to a one-token decode step
     accels = [{"accelerator": name, "ridge": acc.ridge,
                "free_tokens": roofline.free_tokens(preset, name, context_len, dtype, batch),
                "source": acc.source} for name, acc in roofline.ACCELERATORS.items()]
@@ -253,10 +242,7 @@ def break_even_curve(surface: Surface) -> list[Row]:
     return rows
 
 
-# =============================================================================================
-# Beyond the paper: dynamic draft length on /draft-length, batch size on /roofline.
-# Pure, and cheap except dynamic_runs (a decode).
-# =============================================================================================
+# ------------------------------- beyond the paper: dynamic k on /draft-length, batch on /roofline
 
 DYN_TOKENS = 3_000  # tokens each policy decodes on the shared stream
 DYN_K_MAX = 16  # the most a dynamic policy may draft in one round (at least the sidebar's k)

@@ -14,15 +14,14 @@ from ..analysis.roofline import ACCELERATORS, Accelerator
 
 preset_names = modelcfg.preset_names
 EXAMPLE_DIR = Path(__file__).resolve().parents[1] / "analysis" / "examples"
-EXAMPLES = ("vllm_metrics.prom", "vllm_request.json", "sglang_meta_info.json",
-            "llamacpp_log.txt", "hand_histogram.csv")
-EXAMPLE_LABELS = {
+EXAMPLE_LABELS = {  # example file -> what it is
     "vllm_metrics.prom": "vLLM /metrics, two scrapes (Prometheus)",
     "vllm_request.json": "vLLM per-request metrics (JSON)",
     "sglang_meta_info.json": "SGLang meta_info (JSON)",
     "llamacpp_log.txt": "llama.cpp server log line",
     "hand_histogram.csv": "hand-entered histogram (CSV)",
 }
+EXAMPLES = tuple(EXAMPLE_LABELS)
 
 
 def example_text(name: str) -> str:

@@ -13,10 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-from .site import LINKABLE
-
-PAGES = LINKABLE  # the pages a chapter may link to
-
 
 @dataclass(frozen=True)
 class Chapter:

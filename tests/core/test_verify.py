@@ -19,8 +19,8 @@ SINGLE = [name for name, r in RULES.items() if r.kind == "single"]
 def test_rows_give_the_tables_entries(rule):
     rng = np.random.default_rng(7)
     P, Q = random_tables(rng, 5)
-    rt = apply_rule(rule, P, Q)
     r = RULES[rule]
+    rt = apply_rule(r, P, Q)
     for c in range(5):
         np.testing.assert_allclose(draft_row(r, P[c], Q[c]), rt.Qs[c], rtol=0, atol=1e-15)
         for x in range(5):

@@ -90,6 +90,19 @@ def test_scalar_round_on_a_warped_pair_follows_the_warped_target():
     assert tv(counts / n, raw) > tv_threshold(raw, n)
 
 
+def test_a_warped_pair_is_its_base_pair_but_for_the_rows():
+    base = TablePair(T.P, T.Q)
+    same = ("key", "propose", "name", "check_prefix", "describe_start", "describe_draft",
+            "describe_bonus")
+    for m in same:  # each answers with its own name, unlike ModelPair's defaults
+        setattr(base, m, lambda *args, m=m: m)
+    w = Warp(0.5, 0, 0.9, 0.0)
+    pair = WarpedPair(base, w)
+    assert [getattr(pair, m)(0) for m in same] == list(same)
+    np.testing.assert_array_equal(pair.p([2]), warp_rows(T.P[2], w))
+    np.testing.assert_array_equal(pair.q([2]), T.Q[2])  # the draft is not warped
+
+
 def test_monte_carlo_warped_rule_at_the_floor():
     n = 300_000
     rule = get_rule("warped").with_params(top_k=4, warp_draft=1)

@@ -93,7 +93,7 @@ def test_n_to_resolve_is_where_the_threshold_crosses_the_bias(pair):
 
 
 def test_verdicts():
-    base = G.RuleResult(RULES["correct"], 0.0, 0.001, 0.5, 0.5, 3.0, 0.5, 3.0, 0.01, None)
+    base = G.RuleResult(RULES["correct"], 0.0, 0.001, 0.5, 0.5, 3.0, 0.5, 3.0, 0.01, None, 0.005)
     assert base.verdict == G.CONSISTENT
     from dataclasses import replace
     assert replace(base, mc_tv=0.02).verdict == G.FALSE_ALARM

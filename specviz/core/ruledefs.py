@@ -1,0 +1,194 @@
+"""A verification rule as data, and a rule applied to a pair of tables.
+
+A rule is read through a few tables over (context c, token x):
+  draft_table(P, Q)  -> Qs: what the draft really samples from
+  accept_table(P, Q) -> A:  draft x at context c is kept iff u < A[c, x] (u <= A if inclusive)
+  reject_table(P, Q) -> R:  law of the token emitted on the first rejection
+  target_table(P, Q) -> the law the output must follow (P, or warp(P) for a warped request)
+plus flags: keep_unverified (emit the later drafts anyway), rejection_skips_draft (the
+rejection token is R[c] with the rejected draft removed), and kind "multi" for several
+candidates per position, kind "block" for a block verified jointly (its engines read P
+and Qs; specviz.core.block), kind "tree" for a token tree (specviz.core.tree). apply_rule
+turns a rule and a pair into RuleTables, which also carry the exact per-position laws acc
+(drafted and kept) and rej (rejected, y emitted). The registry is specviz.core.rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from .rule import ratio, residual
+
+Table = np.ndarray  # (V, V), row = context c, column = token x
+Params = dict[str, float]
+
+
+# ---------------------------------------------------------------------- the standard tables
+def given_q(P: Table, Q: Table, prm: Params) -> Table:
+    return Q
+
+
+def _ratio(P: Table, Q: Table, prm: Params) -> Table:
+    return ratio(P, Q)
+
+
+def _residual(P: Table, Q: Table, prm: Params) -> Table:
+    return residual(P, Q)
+
+
+def given_p(P: Table, Q: Table, prm: Params) -> Table:
+    return P
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    default: float
+    lo: float
+    hi: float
+    help: str
+    integer: bool = False
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One verification rule."""
+
+    name: str
+    label: str
+    family: str  # "lossless" | "lossy by design" | "broken"
+    source: str  # where it comes from: a paper section or the public issue that reported it
+    description: str
+    draft_table: Callable[[Table, Table, Params], Table] = given_q
+    accept_table: Callable[[Table, Table, Params], Table] = _ratio
+    reject_table: Callable[[Table, Table, Params], Table] = _residual
+    target_table: Callable[[Table, Table, Params], Table] = given_p  # the law to follow
+    reject_law: str = "norm(max(0, p - q))"  # how the app names the rejection law
+    keep_unverified: bool = False  # emit the drafts after a rejection without checking them
+    rejection_skips_draft: bool = False  # the rejection token avoids the rejected draft
+    inclusive: bool = False  # keep iff u <= A, with u on a grid of 2^u_bits values from 0
+    kind: str = "single"  # "single": one draft per position; "multi": m candidates;
+    # "block": the block verified jointly (specviz.core.block); "tree": a token tree
+    tree: str = ""  # kind "tree": how siblings are drawn and verified (core.tree.MODES)
+    params: tuple[Param, ...] = ()
+    values: tuple[tuple[str, float], ...] = ()  # overrides of the parameters' defaults
+    paths: tuple[tuple[int, ...], ...] = ()  # kind "tree": an explicit tree as paths of
+    # sibling indices (Medusa's choices); () drafts the preset 'shape'
+
+    @property
+    def lossless(self) -> bool:
+        return self.family == "lossless"
+
+    @property
+    def prm(self) -> Params:
+        p = {q.name: q.default for q in self.params}
+        p.update(dict(self.values))
+        return p
+
+    def with_params(self, **kw: float) -> Rule:
+        """The same rule with some parameters changed (checked against their ranges)."""
+        known = {q.name: q for q in self.params}
+        for key, v in kw.items():
+            if key not in known:
+                raise ValueError(f"rule {self.name!r} has no parameter {key!r}; "
+                                 f"it has: {', '.join(known) or 'none'}")
+            q = known[key]
+            if not (isinstance(v, (int, float)) and q.lo <= v <= q.hi) or (
+                q.integer and v != int(v)
+            ):
+                raise ValueError(f"{self.name}.{key} must be "
+                                 f"{'an integer' if q.integer else 'a number'} in "
+                                 f"[{q.lo:g}, {q.hi:g}]; got {v!r}")
+        return replace(self, values=tuple({**dict(self.values), **kw}.items()))
+
+    @property
+    def param_text(self) -> str:
+        if self.paths:
+            return f"tree = {len(self.paths)} paths"
+        return ", ".join(f"{k} = {v:g}" for k, v in self.prm.items())
+
+
+def keep_prob(rule: Rule, A: Table) -> Table:
+    """P(coin passes | A): clip(A, 0, 1) for u ~ U[0, 1) and the strict test u < A.
+
+    Inclusive test on a grid u in {0, 1/G, ..., (G-1)/G}, G = 2^u_bits:
+    P(u <= A) = min(G, floor(A G) + 1) / G for A >= 0, so even A = 0 passes with 1/G.
+    """
+    if not rule.inclusive:
+        return np.clip(A, 0.0, 1.0)
+    G = 2.0 ** rule.prm["u_bits"]
+    safe = np.where(np.isfinite(A), A, G)  # inf passes always
+    return np.where(A >= 0, np.minimum(G, np.floor(safe * G) + 1.0) / G, 0.0)
+
+
+def coin_passes(rule: Rule, u: np.ndarray, A: np.ndarray) -> np.ndarray:
+    """The coin as the rule executes it."""
+    if not rule.inclusive:
+        return u < A
+    G = 2.0 ** rule.prm["u_bits"]
+    return np.floor(u * G) / G <= A
+
+
+@dataclass(frozen=True)
+class RuleTables:
+    """A rule applied to a pair: every table the engines need, computed once."""
+
+    rule: Rule
+    P: Table  # (V, V) the law to follow: the target, warped for the warp rules
+    Q: Table  # (V, V) draft as given
+    Qs: Table  # (V, V) what the draft samples from
+    A: Table  # (V, V) single kind: keep iff the coin passes A[c, x]
+    R: Table  # (V, V) law of the rejection token at context c
+    acc: Table  # (V, V) exact: x drafted at c and kept (summed over a multi-draft's tries)
+    rej: Table  # (V, V) exact: the position rejected and y emitted
+    W: Table  # (V, V) exact: x drafted at c and rejected (single kind)
+    chain: tuple[Table, ...] = field(default=())  # multi: A_j = p_j / q for tries j = 1..m
+
+    @property
+    def V(self) -> int:
+        return self.P.shape[0]
+
+    @property
+    def reject_mass(self) -> np.ndarray:
+        """The chance the position at context c is rejected. (V,)"""
+        return self.rej.sum(axis=1)
+
+
+def apply_rule(r: Rule, P: Table, Q: Table) -> RuleTables:
+    """Every table the engines read of rule r on the pair (P, Q)."""
+    prm = r.prm
+    Qs = r.draft_table(P, Q, prm)
+    if r.kind == "multi":
+        return _apply_multi(r, P, Q, Qs, int(prm["m"]))
+    A = r.accept_table(P, Q, prm)
+    R = r.reject_table(P, Q, prm)
+    P = r.target_table(P, Q, prm)
+    keep = keep_prob(r, A)  # (V, V)
+    acc = Qs * keep
+    W = Qs * (1.0 - keep)
+    if r.rejection_skips_draft:
+        # y ~ R[c] given y != x, for the rejected x: sum_x W[c, x] R[c, y] 1[y != x] / (1 - R[c, x])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            w = np.where(R < 1.0, W / (1.0 - R), 0.0)  # (V, V)
+        rej = R * (w.sum(axis=1, keepdims=True) - w)
+    else:
+        rej = W.sum(axis=1, keepdims=True) * R
+    return RuleTables(r, P, Q, Qs, A, R, acc, rej, W)
+
+
+def _apply_multi(r: Rule, P: Table, Q: Table, Qs: Table, m: int) -> RuleTables:
+    """SpecInfer's multi-step sampling: p_1 = p, p_(j+1) = norm(max(0, p_j - q))."""
+    p_j, chain = P, []
+    acc = np.zeros_like(P)
+    alive = np.ones(P.shape[0])  # (V,) chance that tries 1..j-1 all failed
+    for _ in range(m):
+        chain.append(ratio(p_j, Qs))
+        kept = np.minimum(p_j, Qs)  # (V, V)
+        acc += alive[:, None] * kept
+        alive = alive * (1.0 - kept.sum(axis=1))
+        p_j = residual(p_j, Qs)
+    rej = alive[:, None] * p_j
+    return RuleTables(r, P, Q, Qs, chain[0], p_j, acc, rej, np.zeros_like(P), tuple(chain))
