@@ -157,7 +157,7 @@ def round_figure(trace: RoundTrace, rnd: int = 0, frame_ms: int = FRAME_MS, *,
         fig.add_trace(tr, row=1, col=1)
     p_bar, q_bar, law_bar, keep, reject, coin = first[len(STATUSES):]
     law_name = html.escape(get_rule(trace.rule).reject_law if trace.rejected_at is not None
-                           else "p (bonus)")
+                           else "p (bonus)" if trace.k else "p (plain decoding)")
     for bar, name, colour in ((p_bar, "p (target)", P_COLOUR), (q_bar, "q (draft)", Q_COLOUR),
                               (law_bar, f"last token's law: {law_name}", LAW_COLOUR)):
         bar.update(name=name, marker_color=colour, legendgroup="bars",

@@ -32,6 +32,13 @@ class View:
     done: bool  # the last step: the round's output is complete
 
 
+def step_label(trace: RoundTrace, step: int) -> str:
+    """The step's kind as the counter names it: a round that drafted nothing has no bonus,
+    its one token is plain decoding."""
+    kind = trace.steps[step].kind
+    return "plain decoding" if kind == "bonus" and trace.k == 0 else kind
+
+
 def last_step(trace: RoundTrace) -> int:
     """Index of the round's last step."""
     return len(trace.steps) - 1
