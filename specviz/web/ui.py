@@ -25,6 +25,7 @@ from ..core.pair import TablePair
 from ..core.tables import default_tables, mix_draft, renormalisation_note, temper, validate_pair
 from ..core.warp import Warp, warp_tables
 from ..figures import export
+from ..views import columns as table_columns
 from . import guard, present
 from . import settings as S
 from .notation import LETTERS, swap, swap_figure, swap_tables
@@ -364,13 +365,22 @@ def download_csv(rows, name: str, label: str = "Download CSV", *,
 
 
 def table(rows, columns: dict[str, tuple[str, str | None]], **kwargs) -> None:
-    """st.dataframe with human headers and one number format per column (columns: key ->
-    (header, printf format, or None for text)); columns not named keep their key."""
+    """st.dataframe of the named columns only, in their order, with human headers and one
+    number format per column (columns: key -> (header, printf format, views.columns.CHECK
+    for a checkbox, or None for text[, width in px])); other columns stay in the data,
+    unshown."""
     df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
-    config = {key: (st.column_config.NumberColumn(text(label), format=fmt) if fmt else
-                    st.column_config.TextColumn(text(label)))
-              for key, (label, fmt) in columns.items() if key in df.columns}
-    st.dataframe(df, hide_index=True, column_config=config, **kwargs)
+    shown = [key for key in columns if key in df.columns]
+    config = {key: _column(*columns[key]) for key in shown}
+    st.dataframe(df, hide_index=True, column_config=config, column_order=shown, **kwargs)
+
+
+def _column(label: str, fmt: str | None, width: int | None = None):
+    if fmt == table_columns.CHECK:
+        return st.column_config.CheckboxColumn(text(label), width=width)
+    if fmt:
+        return st.column_config.NumberColumn(text(label), format=fmt, width=width)
+    return st.column_config.TextColumn(text(label), width=width)
 
 
 # ----------------------------------------------------------------------------- letters
