@@ -26,7 +26,7 @@ from ..core.tables import default_tables, mix_draft, renormalisation_note, tempe
 from ..core.warp import Warp, warp_tables
 from ..figures import export
 from ..views import columns as table_columns
-from . import guard, present
+from . import guard, narrow, present
 from . import settings as S
 from .notation import LETTERS, swap, swap_figure, swap_tables
 
@@ -296,6 +296,7 @@ def page(title: str, keys: Sequence[str] = (), layout: str = "wide") -> AppState
     url, notes = _url_settings()
     st.set_page_config(page_title=f"specviz · {title}", layout=layout,
                        initial_sidebar_state="collapsed" if url.present else "auto")
+    st.html(f"<style>{narrow.narrow_css()}</style>")  # style only: takes no room
     if url.present:
         _presenter()
     state = _tables_state()
@@ -434,13 +435,16 @@ def set_params(**values) -> None:
 
 
 def chart(fig, key: str | None = None, *, swap_letters: bool = True, **kwargs) -> None:
-    """st.plotly_chart in the reader's letters (and, in presenter mode, larger type)."""
+    """st.plotly_chart in the reader's letters (and, in presenter mode, larger type), with
+    its title also as text that a narrow screen shows in its place (web.narrow)."""
     if swap_letters:
         fig = swap_figure(fig, _notation())
     fig.update_layout(template="none")  # Streamlit's theme styles it; saves ~6 kB a chart
     if presenter_active():
         fig = present_figure(fig)
-    st.plotly_chart(fig, key=key, **kwargs)
+    if title := narrow.figure_title(fig):
+        st.html(narrow.title_html(title))
+    st.plotly_chart(fig, key=key, config=narrow.CHART_CONFIG, **kwargs)
 
 
 def present_figure(fig):
