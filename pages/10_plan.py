@@ -2,10 +2,10 @@
 
 from dataclasses import replace
 
-import pandas as pd
 import streamlit as st
 
 from specviz.figures import plan as figs
+from specviz.views import columns
 from specviz.views import plan as pv
 from specviz.web import guard, ui
 from specviz.web import settings as S
@@ -97,13 +97,13 @@ if page.plan is not None:
     ui.chart(figs.best_k_figure(page.plan), key="plan_best_k")
     ui.download_table(page.tables["by_batch"], "plan_by_batch")
     with st.expander("the table by batch size"):
-        st.dataframe(pd.DataFrame(page.tables["by_batch"]), hide_index=True)
+        ui.table(page.tables["by_batch"], columns.PLAN_BY_BATCH)
 if page.report is not None:
     ui.chart(figs.acceptance_figure(page.report), key="plan_acceptance")
     ui.download_table(page.tables["acceptance"], "plan_acceptance")
 if page.plan is not None:
     st.subheader("Tokens per call by k")
-    st.dataframe(pd.DataFrame(page.tables["by_k"]), hide_index=True)
+    ui.table(page.tables["by_k"], columns.PLAN_BY_K)
     ui.download_table(page.tables["by_k"], "plan_by_k")
 blobs = {}
 for key, value, what in (("plan_metrics", pasted, "metrics paste"),

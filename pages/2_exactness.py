@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from specviz.figures import charts
-from specviz.views import demos, pagedata
+from specviz.views import columns, demos, pagedata
 from specviz.web import settings as S
 from specviz.web import ui
 
@@ -49,18 +49,7 @@ cols[2].metric(ui.text("pass threshold (floor + McDiarmid margin)"),
                f"{rows[0]['threshold']:.5f}")
 
 st.subheader("TV against the sampling floor")
-st.dataframe(pd.DataFrame(rows), hide_index=True, column_config={
-    "mc_tv": st.column_config.NumberColumn(ui.text("Monte Carlo TV"), format="%.5f"),
-    "exact_tv": st.column_config.NumberColumn(ui.text("exact TV"), format="%.5f"),
-    "floor": st.column_config.NumberColumn(ui.text("floor"), format="%.5f"),
-    "threshold": st.column_config.NumberColumn(ui.text("threshold"), format="%.5f"),
-    "at_floor": st.column_config.CheckboxColumn(ui.text("TV under the threshold")),
-    "verdict": st.column_config.TextColumn(ui.text("verdict (TV and chi-square)")),
-    "p_value": st.column_config.NumberColumn("chi-square p", format="%.4f"),
-    "acceptance_rate": st.column_config.NumberColumn(ui.text("acceptance"), format="%.4f"),
-    "tokens_per_call": st.column_config.NumberColumn(ui.text("tokens / call"),
-                                                     format="%.4f"),
-})
+ui.table(rows, columns.EXACTNESS)
 ui.download_csv(rows, f"exactness_n{n}")
 st.caption(ui.text("Threshold = floor + sqrt(ln(1/delta) / (2 n)), delta = 1e-6: by "
                    "McDiarmid's inequality an exact sampler crosses it with probability at "

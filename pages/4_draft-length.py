@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from specviz.figures import charts
-from specviz.views import demos, pagedata
+from specviz.views import columns, demos, pagedata
 from specviz.web import ui
 
 app = ui.page("draft length")
@@ -39,10 +39,10 @@ ui.chart(charts.k_sweep_figure(measured, curve, best, best_exact), key="k_sweep"
 st.caption(ui.text("Left: both curves are in target-call units per round; the speedup on the "
                    "right is their ratio. The star is the best measured k, the dotted line the "
                    "best exact k."))
-ui.table(measured, pagedata.SWEEP_COLUMNS)
+ui.table(measured, columns.SWEEP)
 ui.download_csv(measured, f"k_sweep_c{s.c:g}")
 with st.expander("exact and theory values for every k"):
-    ui.table(curve, pagedata.SWEEP_COLUMNS)
+    ui.table(curve, columns.CURVE)
     ui.download_csv(curve, f"k_curve_c{s.c:g}")
 
 st.subheader("Dynamic draft length")

@@ -2,11 +2,10 @@
 
 from dataclasses import replace
 
-import pandas as pd
 import streamlit as st
 
 from specviz.figures import charts
-from specviz.views import demos, pagedata
+from specviz.views import columns, demos, pagedata
 from specviz.web import ui
 
 app = ui.page("cost")
@@ -42,7 +41,7 @@ for r in slow:
           f"**{r['speedup']:.3f}x**, {verdict}.")
 ui.chart(charts.cost_curve(cm, marks), key="cost_curve")
 with st.expander("speedup by c (table)"):
-    st.dataframe(pd.DataFrame(cm.rows), hide_index=True)
+    ui.table(cm.rows, columns.COST)
     ui.download_csv(cm.rows, f"cost_k{s.k}")
 
 st.subheader("Speedup over k and c")

@@ -2,11 +2,10 @@
 
 from dataclasses import replace
 
-import pandas as pd
 import streamlit as st
 
 from specviz.figures import charts
-from specviz.views import pagedata
+from specviz.views import columns, pagedata
 from specviz.web import settings as S
 from specviz.web import ui
 
@@ -67,17 +66,12 @@ st.caption(ui.text(f"Two counts, both shown: the **{pagedata.TUTORIAL_LABEL}**, 
 ui.chart(charts.pass_time_figure(page), key="pass_time")
 
 st.subheader("Accelerators")
-st.dataframe(pd.DataFrame(page.accelerators), hide_index=True, column_config={
-    "ridge": st.column_config.NumberColumn(ui.text("ridge (MACs/byte)"), format="%.1f"),
-    "free_tokens": st.column_config.NumberColumn(ui.text("free tokens (this model)")),
-    "source": st.column_config.TextColumn(
-        ui.text("source (peak dense FP16/BF16, HBM bandwidth)")),
-})
+ui.table(page.accelerators, columns.ACCELERATORS)
 ui.download_csv(page.accelerators, "accelerators")
 st.caption(ui.text("Sources: " + "; ".join(f"{a['accelerator']}: {a['source']}"
                                            for a in page.accelerators) + "."))
 with st.expander("MACs and bytes by tokens in the pass (table)"):
-    st.dataframe(pd.DataFrame(page.rows), hide_index=True)
+    ui.table(page.rows, columns.ROOFLINE)
     ui.download_csv(page.rows, f"roofline_{preset}_{dtype}")
 
 st.subheader("Batch size")

@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from specviz.figures import charts, methods
-from specviz.views import gallery, pagedata
+from specviz.views import columns, gallery, pagedata
 from specviz.views import methods as method_rows
 from specviz.web import settings as S
 from specviz.web import ui
@@ -67,28 +67,7 @@ m[1].metric(ui.text("pass threshold (floor + McDiarmid margin)"), f"{g.threshold
 m[2].metric(ui.text("decodes per rule"), f"{g.n:,}")
 
 st.subheader("Every rule, side by side")
-table = pd.DataFrame(rows).drop(columns=["floor", "threshold", "source"])
-table["label"] = table["label"].map(ui.text)
-st.dataframe(table, hide_index=True, height=35 * (len(table) + 1) + 3, column_config={
-    "family": st.column_config.TextColumn(ui.text("family")),
-    "rule": st.column_config.TextColumn(ui.text("rule")),
-    "label": st.column_config.TextColumn(ui.text("what it does")),
-    "params": st.column_config.TextColumn(ui.text("parameters")),
-    "exact_tv": st.column_config.NumberColumn(ui.text("exact TV"), format="%.3g"),
-    "mc_tv": st.column_config.NumberColumn(ui.text("Monte Carlo TV"), format="%.5f"),
-    "verdict": st.column_config.TextColumn(ui.text("verdict at this n")),
-    "n_to_resolve": st.column_config.TextColumn(ui.text("n to resolve the bias")),
-    "p_value": st.column_config.NumberColumn(ui.text("chi-square p-value"), format="%.4f"),
-    "acceptance": st.column_config.NumberColumn(ui.text("acceptance (this run)"),
-                                                format="%.4f"),
-    "tokens_per_call": st.column_config.NumberColumn(ui.text("tokens / call (this run)"),
-                                                     format="%.4f"),
-    "acceptance_long_run": st.column_config.NumberColumn(ui.text("acceptance (long run)"),
-                                                         format="%.4f"),
-    "tokens_per_call_long_run": st.column_config.NumberColumn(
-        ui.text("tokens / call (long run)"), format="%.4f"),
-    "exact_here": st.column_config.CheckboxColumn(ui.text("exact on these tables")),
-})
+ui.table(rows, columns.GALLERY, height=35 * (len(rows) + 1) + 3)
 ui.download_csv(rows, f"rules_gallery_k{s.k}_n{g.n}")
 st.caption(ui.text(
     f"Verdict: **caught** when the Monte Carlo TV exceeds the threshold "
@@ -101,6 +80,9 @@ st.caption(ui.text(
     "its exact TV (sampling noise adds to the bias, so it is often caught sooner). "
     "'This run' counts the rounds of the n audited decodes (they start at the context token); "
     "'long run' weighs contexts as a long decode visits them (exact)."))
+with st.expander(ui.text("This run's acceptance, the chi-square p-values and each rule's "
+                         "parameters")):
+    ui.table(rows, columns.GALLERY_RUN)
 ui.chart(charts.gallery_figure(rows, g.threshold, g.n), key="gallery")
 st.caption(ui.text(
     "Right is more acceptance, up is further from the target's law. Exact rules sit on the "

@@ -31,6 +31,7 @@ from ..views.stepping import (
     coin_at,
     last_step,
     sibling_residual,
+    step_label,
     view,
 )
 from ..views.transcript import RoundTranscript, Totals
@@ -49,7 +50,8 @@ def step_html(trace: RoundTrace, step: int, rnd: int) -> str:
     """The step counter ('Round r · step s · kind', which does not tell how many steps
     are left), then the step's caption, in one box. Written with p = target; escaped."""
     cur = trace.steps[step]
-    counter = (f"<b>Round {rnd}</b> · step {step} · <i>{html.escape(cur.kind)}</i> · rule "
+    label = html.escape(step_label(trace, step))
+    counter = (f"<b>Round {rnd}</b> · step {step} · <i>{label}</i> · rule "
                f"<code>{html.escape(trace.rule)}</code> · k = {trace.k}")
     return (f'<div class="sv-step" role="status" aria-live="polite" style="padding:6px 12px;'
             f'border-radius:8px;background:#E8F1F8;border-left:5px solid {P_COLOUR};'

@@ -19,6 +19,7 @@ from ..core.dynamic import PolicyRun
 from ..core.rules import RULES
 from ..views.demos import Convergence, CostModel, Exactness, Row, Surface
 from ..views.pagedata import BatchCurve, RooflinePage
+from .frame import legend_below, unclipped_text
 from .palette import (
     ACCEL_COLOURS,
     BEST,
@@ -74,9 +75,8 @@ def _hline(fig: go.Figure, y: float, text: str, colour: str, dash: str, log_y: b
 
 def _layout(fig: go.Figure, title: str, height: int = HEIGHT) -> go.Figure:
     fig.update_layout(title=title, height=height, margin=dict(l=60, r=20, t=60, b=50),
-                      hovermode="closest",
-                      legend=dict(orientation="h", yanchor="top", y=-0.18, x=0))
-    return fig
+                      hovermode="closest")
+    return unclipped_text(legend_below(fig))
 
 
 def _col(rows: Sequence[Row], key: str) -> list:
@@ -208,6 +208,8 @@ _PANELS = (("acceptance", "acceptance_exact", "acceptance_theory", None,
            ("tokens_per_call", "tokens_per_call_exact", "tokens_theory", "tokens_per_call_se",
             "tokens per target call"),
            ("speedup", "speedup_exact", "speedup_theory", None, "speedup"))
+# short enough for a third of a phone's width
+_PANEL_TITLES = ("acceptance<br>(accepted / drafted)", "tokens per<br>target call", "speedup")
 
 
 def sweep_figure(measured: Sequence[Row], curve: Sequence[Row], x: str, x_title: str,
@@ -217,8 +219,7 @@ def sweep_figure(measured: Sequence[Row], curve: Sequence[Row], x: str, x_title:
     the exact curve (solid) and the theory curve at alpha_eff (dashed, Leviathan et al. 2022,
     eq. 1 and Thm 3.8). measured: demos.alpha_sweep / temperature_sweep rows; curve:
     pagedata.alpha_curve / temperature_curve rows; tickvals: x ticks (e.g. on a log axis)."""
-    fig = make_subplots(rows=1, cols=3, subplot_titles=[p[4] for p in _PANELS],
-                        horizontal_spacing=0.07)
+    fig = make_subplots(rows=1, cols=3, subplot_titles=_PANEL_TITLES, horizontal_spacing=0.07)
     mx, cx = _col(measured, x), _col(curve, x)
     for i, (m, e, t, se, label) in enumerate(_PANELS, start=1):
         first = i == 1
@@ -240,10 +241,13 @@ def sweep_figure(measured: Sequence[Row], curve: Sequence[Row], x: str, x_title:
                         showlegend=first, row=1, col=i, customdata=_col(curve, "alpha_eff"),
                         hovertemplate=f"{x} = %{{x}}<br>theory {label} = %{{y:.4f}}"
                                       "<br>alpha_eff = %{customdata:.4f}<extra></extra>")
-        fig.update_xaxes(title_text=x_title, type="log" if log_x else "linear", row=1, col=i,
+        fig.update_xaxes(title_text=x_title if i == 2 else None,  # once, under the middle
+                         type="log" if log_x else "linear", row=1, col=i,
                          tickvals=list(tickvals) if tickvals else None)
     fig.add_hline(y=1.0, line_dash="dot", line_color=FLOOR, row=1, col=3)
-    return _layout(fig, title, 430)
+    fig = _layout(fig, title, 450)
+    fig.update_layout(margin=dict(t=90))  # two-line panel titles under the figure's title
+    return fig
 
 
 # ----------------------------------------------------------------------------- draft length
@@ -257,7 +261,7 @@ def k_sweep_figure(measured: Sequence[Row], curve: Sequence[Row], best: Row,
     speedup_exact.
     """
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.08, subplot_titles=(
-        "tokens per round against the cost of a round", "speedup = tokens / (1 + k c)"))
+        "tokens per round<br>against its cost", "speedup =<br>tokens / (1 + k c)"))
     mk, ck = _col(measured, "k"), _col(curve, "k")
     fig.add_scatter(x=mk, y=_col(measured, "tokens_per_call"), mode="markers",
                     error_y=dict(type="data", array=_col(measured, "tokens_per_call_se")),
@@ -301,13 +305,38 @@ def k_sweep_figure(measured: Sequence[Row], curve: Sequence[Row], best: Row,
                            text=f" best exact k = {best_exact['k']}", showarrow=False,
                            xanchor="left", yanchor="bottom", font=dict(color=EXACT))
     fig.add_hline(y=1.0, line_dash="dot", line_color=FLOOR, row=1, col=2)
-    fig.update_xaxes(title_text="k (drafted tokens per round)")
+    fig.update_xaxes(title_text="k (drafted tokens per round)", row=1, col=1)
+    fig.update_xaxes(title_text="k", row=1, col=2)
     fig.update_yaxes(title_text="target-call units per round", row=1, col=1)
     fig.update_yaxes(title_text="speedup (x)", row=1, col=2)
-    return _layout(fig, "Draft length k: tokens saturate, cost keeps growing", 460)
+    fig = _layout(fig, "Draft length k: tokens saturate, cost keeps growing", 480)
+    fig.update_layout(margin=dict(t=90))  # two-line panel titles under the figure's title
+    return fig
 
 
 # ----------------------------------------------------------------------------- cost
+# A value label's reach on the narrowest plot (a phone: about 45 px of a 280 px wide plot,
+# 20 px of a 270 px tall one), as a share of the axis; wider screens only add room.
+LABEL_REACH_X, LABEL_REACH_Y = 0.16, 0.075
+
+
+def _mark_spot(c: float, s: float, c_star: float, c_max: float, y_max: float) -> str:
+    """Where a point's value label goes on the falling curve speedup(c): top right or bottom
+    left, the two quadrants a falling curve never enters, whichever keeps further from the
+    break-even crossing (c*, 1) and its two lines (in label reaches), and inside the axes."""
+    gap_x = abs(c - c_star) / (LABEL_REACH_X * c_max)  # to the c* line
+    gap_y = abs(s - 1.0) / (LABEL_REACH_Y * y_max)  # to the speedup = 1 line
+    # right of c* the top-right label climbs toward the speedup = 1 line and the bottom-left
+    # one moves toward c*; left of c*, the other way round
+    right = gap_y if c > c_star else gap_x
+    left = gap_x if c > c_star else gap_y
+    fits_right = c + LABEL_REACH_X * c_max <= c_max and s + LABEL_REACH_Y * y_max <= y_max
+    fits_left = c - LABEL_REACH_X * c_max >= 0.0 and s - LABEL_REACH_Y * y_max >= 0.0
+    if fits_right and (right >= left or not fits_left):
+        return "top right"
+    return "bottom left" if fits_left else "top right"
+
+
 def cost_curve(cm: CostModel, marks: Sequence[Row] = ()) -> go.Figure:
     """Speedup = tokens / (1 + k c) against c, the speedup = 1 line and the break-even c*.
 
@@ -315,30 +344,31 @@ def cost_curve(cm: CostModel, marks: Sequence[Row] = ()) -> go.Figure:
     (rows with c and speedup, e.g. pagedata.slow_cases at the sidebar's c).
     """
     cs, s = _col(cm.rows, "c"), _col(cm.rows, "speedup")
+    y_max = 1.2 * max(max(s), 1.0)  # head room over the curve for the c* label
     fig = go.Figure()
     fig.add_scatter(x=cs, y=s, mode="lines", name=f"speedup at k = {cm.k}",
                     line=dict(color=EXACT, width=3),
                     hovertemplate="c = %{x:.3f}<br>speedup = %{y:.4f}x<extra></extra>")
     _hline(fig, 1.0, "speedup = 1 (no gain)", THRESHOLD, "dash", False, 1.0, "right")
-    fig.add_vline(x=cm.break_even, line_dash="dot", line_color="#333")
-    fig.add_scatter(x=[cm.break_even], y=[1.0], mode="markers+text", name="break-even c*",
-                    text=[f"c* = {cm.break_even:.4f}"], textposition="top right",
+    fig.add_scatter(x=[cm.break_even], y=[1.0], mode="markers", name="break-even c*",
                     marker=dict(symbol="x", size=14, color="#000"),
                     hovertemplate="break-even c* = %{x:.4f}<extra></extra>")
     if marks:
         fig.add_scatter(x=_col(marks, "c"), y=_col(marks, "speedup"), mode="markers+text",
                         name="marked draft costs",
-                        text=[f"{r['speedup']:.3f}x" for r in marks], textposition="bottom left",
+                        text=[f"{r['speedup']:.3f}x" for r in marks],
+                        textposition=[_mark_spot(r["c"], r["speedup"], cm.break_even, cs[-1],
+                                                 y_max) for r in marks],
                         marker=dict(size=11, color=MEASURED, line=dict(color="#000", width=1)),
                         hovertemplate="c = %{x:.3f}<br>speedup = %{y:.4f}x<extra></extra>")
     if cs and cm.break_even < cs[-1]:
         fig.add_vrect(x0=cm.break_even, x1=cs[-1], fillcolor=THRESHOLD, opacity=0.07,
                       line_width=0)
-        fig.add_annotation(x=cs[-1], y=1.0, yref="paper", text="slower than the target alone",
-                           showarrow=False, xanchor="right", yanchor="top",
-                           font=dict(color=THRESHOLD))
+    # c* <= 1 (tokens per call <= k + 1) on a c axis to 2: its label has the right half
+    _vline(fig, cm.break_even, f" c* = {cm.break_even:.4f}: from here on<br> slower than "
+           "the target alone", "#000", "dot", False)
     fig.update_xaxes(title="c: draft cost per token (x one target call)")
-    fig.update_yaxes(title="speedup (x)")
+    fig.update_yaxes(title="speedup (x)", range=[0.0, y_max])
     return _layout(fig, f"Speedup against draft cost c (k = {cm.k}, "
                         f"{cm.tokens_per_call:.3f} tokens per call)")
 
@@ -386,9 +416,8 @@ def surface_3d(surface: Surface, point: Row | None = None,
                                   center=dict(x=0, y=0, z=-0.08)))
     fig.update_layout(title=f"Speedup surface at alpha = {surface.alpha:.4f} "
                             "(vermillion: speedup = 1; orange: best k)",
-                      height=560, margin=dict(l=0, r=0, t=50, b=0),
-                      legend=dict(orientation="h", yanchor="bottom", y=0.0, x=0))
-    return fig
+                      height=560, margin=dict(l=0, r=0, t=50, b=0))
+    return legend_below(fig)
 
 
 def _signed(v: float) -> str:
@@ -603,7 +632,7 @@ def production_figure(rep: MetricsReport) -> go.Figure:
     alpha^j (1 - alpha), alpha^k at j = k (Leviathan et al. 2022, Sec. 3.3)."""
     k = rep.k
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.1, subplot_titles=(
-        "per-position acceptance rate", "acceptance histogram (accepted drafts per round)"))
+        "per-position<br>acceptance rate", "acceptance histogram<br>(drafts kept per round)"))
     pos, acc = list(range(1, k + 1)), list(range(k + 1))
     pp, hist = rep.per_position, rep.histogram
     fig.add_scatter(x=pos, y=list(pp["measured"]), mode="markers", name="measured (long decode)",

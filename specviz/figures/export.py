@@ -164,7 +164,7 @@ def round_figure(trace: RoundTrace, rnd: int = 0, frame_ms: int = FRAME_MS, *,
         fig.add_trace(tr, row=1, col=1)
     p_bar, q_bar, law_bar, keep, reject, coin = first[len(STATUSES):]
     law_name = html.escape(get_rule(trace.rule).reject_law if trace.rejected_at is not None
-                           else "p (bonus)")
+                           else "p (bonus)" if trace.k else "p (plain decoding)")
     if trace.tree:
         law_name = f"the residual p_j after each sibling, then {law_name}"
     for bar, name, colour in ((p_bar, "p (target)", P_COLOUR), (q_bar, "q (draft)", Q_COLOUR),

@@ -8,13 +8,14 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..views.demos import Row
+from .frame import legend_below
 from .palette import OKABE_ITO
 
 
 def warp_figure(rows: Sequence[Row]) -> go.Figure:
     """Two panels: acceptance and tokens per call against top-p, and against temperature."""
     fig = make_subplots(rows=1, cols=2, subplot_titles=("against top-p (T = 1)",
-                                                        "against temperature (top-p off)"))
+                                                        "against temperature<br>(top-p off)"))
     for col, knob in ((1, "top_p"), (2, "temperature")):
         part = [r for r in rows if r["knob"] == knob]
         xs = [r["value"] for r in part]
@@ -28,4 +29,4 @@ def warp_figure(rows: Sequence[Row]) -> go.Figure:
     fig.update_yaxes(title_text="exact, long run", range=[0, 1.02])
     fig.update_layout(height=380, margin=dict(l=50, r=20, t=80, b=40),
                       title="Acceptance under a correctly verified sampling warp")
-    return fig
+    return legend_below(fig)

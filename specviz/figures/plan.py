@@ -7,6 +7,7 @@ import plotly.graph_objects as go
 
 from ..analysis.acceptance import AcceptanceReport
 from ..analysis.planner import Plan
+from .frame import legend_below
 from .palette import BLACK, MEASURED, THEORY, VERMILLION, series
 
 PLAIN, BEST, IID = BLACK, VERMILLION, THEORY
@@ -15,8 +16,8 @@ HEIGHT = 440
 
 def _layout(fig: go.Figure, title: str) -> go.Figure:
     fig.update_layout(title=title, height=HEIGHT, margin=dict(l=60, r=20, t=60, b=50),
-                      legend=dict(orientation="h", y=-0.2), hovermode="closest")
-    return fig
+                      hovermode="closest")
+    return legend_below(fig)
 
 
 def frontier_figure(p: Plan, *, every_k: bool = True) -> go.Figure:

@@ -15,9 +15,8 @@ from ..views.stepping import view
 from ..views.textpage import DRAFTER_LABELS, Row
 from ..views.transcript import RoundTranscript
 from .animation import emitted_status
+from .frame import LEGEND_BELOW
 from .palette import BLUE, GREEN, GREY, MARKS, PALE
-
-_LEGEND = dict(orientation="h", x=0.0, y=-0.35, yanchor="top")  # below slanted tick labels
 
 
 # ----------------------------------------------------------------------------- text HTML
@@ -66,7 +65,7 @@ def order_figure(rows: list[Row], target_order: int) -> go.Figure:
     orders = [f"order {r['draft order']}" for r in rows]
     colours = [GREEN if r["smaller than target"] else PALE for r in rows]
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.12, subplot_titles=(
-        "acceptance (kept / drafted) and beta", "tokens per target call (speedup)"))
+        "acceptance (kept / drafted)<br>and beta", "tokens per target call<br>(speedup)"))
     fig.add_trace(go.Bar(
         name="acceptance (kept / drafted)", x=orders, y=[r["acceptance"] for r in rows],
         marker_color=colours, text=[f"{r['acceptance']:.2f}" for r in rows],
@@ -90,7 +89,7 @@ def order_figure(rows: list[Row], target_order: int) -> go.Figure:
     fig.update_layout(
         title=f"Draft order against a {target_order}-gram target" + (
             " (pale bars: not a smaller model)" if PALE in colours else ""),
-        height=400, margin=dict(l=40, r=20, t=80, b=90), legend=_LEGEND,
+        height=400, margin=dict(l=40, r=20, t=80, b=90), legend=LEGEND_BELOW,
     )
     return fig
 
@@ -109,7 +108,7 @@ def drafter_figure(rows: list[Row]) -> go.Figure:
                          textposition="outside"))
     top = max([r["tokens per call"] for r in rows] + [r["speedup"] for r in rows] + [1.0])
     fig.update_layout(title="Same prompt, same target: two drafters", barmode="group",
-                      height=380, margin=dict(l=40, r=20, t=50, b=90), legend=_LEGEND)
+                      height=380, margin=dict(l=40, r=20, t=50, b=90), legend=LEGEND_BELOW)
     fig.update_yaxes(range=[0, 1.2 * top])
     return fig
 

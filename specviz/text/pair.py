@@ -166,7 +166,8 @@ class TextPair(ModelPair):
 
     def describe_bonus(self, n_drafts: int, token: int, last: int) -> str:
         if not n_drafts:
-            return f"The target's call gives one token from p: '{self.name(token)}'."
+            return (f"Nothing drafted, so this is plain decoding: one target call, one "
+                    f"token from p: '{self.name(token)}'.")
         return (f"All {n_drafts} kept: bonus token '{self.name(token)}' from p at the last "
                 "prefix, at no extra target call.")
 

@@ -207,7 +207,10 @@ def roofline_page(
                             context_len=context_len, dtype=dtype)  # (1 + len(rows),) seconds
     for r, ti in zip(rows, t[1:], strict=True):
         r["time_ratio"] = float(ti / t[0])  # pass time relative to a one-token decode step
-    accels = [{"accelerator": name, "ridge": acc.ridge,
+    accels = [{"accelerator": name, "peak_tflops": 2 * acc.peak_macs_per_s / 1e12,
+               "fp8_tflops": 2 * acc.peak_fp8_macs_per_s / 1e12 or None,  # None: no FP8
+               "bandwidth_tb_s": acc.bandwidth_bytes_per_s / 1e12,
+               "memory_gb": acc.memory_bytes / 1e9, "ridge": acc.ridge,
                "free_tokens": roofline.free_tokens(preset, name, context_len, dtype, batch),
                "source": acc.source} for name, acc in roofline.ACCELERATORS.items()]
     ratio_k = roofline.verify_cost_ratio(preset, accel, k, context_len, dtype, batch)
@@ -358,18 +361,3 @@ def bytes_label(b: float) -> str:
 DRAFT_NAMES = {"table": "the draft table Q", "mix": "the mix of P and junk"}
 SURFACE_TABS = {"heatmap": "heatmap (k by c)", "3d": "3D surface"}
 ACCEPTANCE_TABS = {"alpha": "draft quality alpha", "T": "temperature mismatch T"}
-# the sweeps' tables: key -> (header, number format); one format per column
-SWEEP_COLUMNS: dict[str, tuple[str, str | None]] = {
-    "alpha": ("alpha (mix weight)", "%.2f"), "T": ("draft temperature T", "%.2f"),
-    "k": ("k", "%d"), "cost": ("round cost 1 + k c", "%.2f"),
-    "alpha_eff": ("alpha (exact, long run)", "%.4f"),
-    "acceptance": ("acceptance, measured", "%.4f"),
-    "acceptance_exact": ("acceptance, exact", "%.4f"),
-    "acceptance_theory": ("acceptance, theory", "%.4f"),
-    "tokens_per_call": ("tokens per call, measured", "%.3f"),
-    "tokens_per_call_se": ("± one standard error", "%.3f"),
-    "tokens_per_call_exact": ("tokens per call, exact", "%.3f"),
-    "tokens_theory": ("tokens per call, theory", "%.3f"),
-    "speedup": ("speedup, measured", "%.3fx"), "speedup_exact": ("speedup, exact", "%.3fx"),
-    "speedup_theory": ("speedup, theory", "%.3fx"),
-}

@@ -38,6 +38,13 @@ class View:
     # i decides i, and a kept i decides 1..i too (block verification's backward coins)
 
 
+def step_label(trace: RoundTrace, step: int) -> str:
+    """The step's kind as the counter names it: a round that drafted nothing has no bonus,
+    its one token is plain decoding."""
+    kind = trace.steps[step].kind
+    return "plain decoding" if kind == "bonus" and trace.k == 0 else kind
+
+
 def last_step(trace: RoundTrace) -> int:
     """Index of the round's last step."""
     return len(trace.steps) - 1

@@ -19,6 +19,7 @@ from ..text.corpus import Corpus, CorpusError, default_corpus, user_corpus  # no
 from ..text.measure import COMPARE_ORDERS, drafter_comparison, order_sweep, text_exactness
 from ..text.ngram import NGramCounts, train
 from ..text.pair import TextDecoder  # noqa: F401 (for /text)
+from .columns import Columns
 from .stepping import view
 from .transcript import RoundTranscript, Totals
 from .work import heavy
@@ -40,7 +41,6 @@ TEXT_WORK_MAX = 3e9
 EXACT_TOP = 16  # cells: the top tokens (and pairs) of p, the rest lumped
 
 Row = dict[str, object]
-Columns = dict[str, tuple[str, str | None]]  # key -> (header, number format or None = text)
 
 LOOKUP_CAPTION = (
     "Prompt lookup (Saxena 2023) drafts by copying: it finds the last earlier place where "

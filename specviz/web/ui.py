@@ -26,8 +26,9 @@ from ..core.tables import default_tables, mix_draft, renormalisation_note, tempe
 from ..core.tree import PATHS_TEXT_MAX, Paths, parse_paths
 from ..core.warp import Warp, warp_tables
 from ..figures import export
+from ..views import columns as table_columns
 from ..views import site
-from . import guard, present
+from . import guard, narrow, present
 from . import settings as S
 from .notation import LETTERS, swap, swap_figure, swap_tables
 
@@ -292,6 +293,7 @@ def page(title: str, keys: Sequence[str] = (), layout: str = "wide") -> AppState
     url, notes = _url_settings()
     st.set_page_config(page_title=f"specviz · {title}", layout=layout,
                        initial_sidebar_state="collapsed" if url.present else "auto")
+    st.html(f"<style>{narrow.narrow_css()}</style>")  # style only: takes no room
     if url.present:
         _presenter()
     state = _tables_state()
@@ -390,13 +392,22 @@ def download_csv(rows, name: str, label: str = "Download CSV", *,
 
 
 def table(rows, columns: dict[str, tuple[str, str | None]], **kwargs) -> None:
-    """st.dataframe with human headers and one number format per column (columns: key ->
-    (header, printf format, or None for text)); columns not named keep their key."""
+    """st.dataframe of the named columns only, in their order, with human headers and one
+    number format per column (columns: key -> (header, printf format, views.columns.CHECK
+    for a checkbox, or None for text[, width in px])); other columns stay in the data,
+    unshown."""
     df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
-    config = {key: (st.column_config.NumberColumn(text(label), format=fmt) if fmt else
-                    st.column_config.TextColumn(text(label)))
-              for key, (label, fmt) in columns.items() if key in df.columns}
-    st.dataframe(df, hide_index=True, column_config=config, **kwargs)
+    shown = [key for key in columns if key in df.columns]
+    config = {key: _column(*columns[key]) for key in shown}
+    st.dataframe(df, hide_index=True, column_config=config, column_order=shown, **kwargs)
+
+
+def _column(label: str, fmt: str | None, width: int | None = None):
+    if fmt == table_columns.CHECK:
+        return st.column_config.CheckboxColumn(text(label), width=width)
+    if fmt:
+        return st.column_config.NumberColumn(text(label), format=fmt, width=width)
+    return st.column_config.TextColumn(text(label), width=width)
 
 
 # ----------------------------------------------------------------------------- letters
@@ -450,13 +461,16 @@ def set_params(**values) -> None:
 
 
 def chart(fig, key: str | None = None, *, swap_letters: bool = True, **kwargs) -> None:
-    """st.plotly_chart in the reader's letters (and, in presenter mode, larger type)."""
+    """st.plotly_chart in the reader's letters (and, in presenter mode, larger type), with
+    its title also as text that a narrow screen shows in its place (web.narrow)."""
     if swap_letters:
         fig = swap_figure(fig, _notation())
     fig.update_layout(template="none")  # Streamlit's theme styles it; saves ~6 kB a chart
     if presenter_active():
         fig = present_figure(fig)
-    st.plotly_chart(fig, key=key, **kwargs)
+    if title := narrow.figure_title(fig):
+        st.html(narrow.title_html(title))
+    st.plotly_chart(fig, key=key, config=narrow.CHART_CONFIG, **kwargs)
 
 
 def present_figure(fig):

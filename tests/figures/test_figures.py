@@ -39,7 +39,8 @@ def conv(pair):
 
 
 def _trace(fig: go.Figure, name_part: str):
-    hits = [t for t in fig.data if t.name and name_part in t.name]
+    """The one trace whose name (a legend entry's line break read as a space) holds name_part."""
+    hits = [t for t in fig.data if t.name and name_part in t.name.replace("<br>", " ")]
     assert len(hits) == 1, [t.name for t in fig.data]
     return hits[0]
 

@@ -13,7 +13,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from support import app_test
 
-from specviz.views import pagedata, site
+from specviz.views import columns, pagedata, site
 from specviz.web import settings as S
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -292,11 +292,14 @@ def test_acceptance_tab_is_in_the_url_and_only_the_open_tab_runs():
 
 def test_sweep_tables_have_human_headers_and_one_format_per_column():
     at = run("draft-length")
-    table = next(d for d in at.dataframe if "tokens_per_call_se" in d.value.columns)
-    config = json.loads(table.proto.columns)
-    assert config["tokens_per_call_se"]["label"] == "± one standard error"
-    assert config["alpha_eff"]["type_config"]["format"] == "%.4f"
-    assert all("_" not in c["label"] for c in config.values() if "label" in c)
+    measured, curve = [d for d in at.dataframe if "tokens_per_call_exact" in d.value.columns]
+    for table, spec in ((measured, columns.SWEEP), (curve, columns.CURVE)):
+        config, shown = json.loads(table.proto.columns), list(table.proto.column_order)
+        assert shown == [key for key in spec if key in table.value.columns]
+        assert [config[key]["label"] for key in shown] == [spec[key][0] for key in shown]
+        assert all("_" not in config[key]["label"] for key in shown)
+    assert "tokens_per_call_se" in measured.proto.column_order  # measured: with its error
+    assert json.loads(curve.proto.columns)["alpha_eff"]["type_config"]["format"] == "%.4f"
 
 
 def test_cost_draws_the_heatmap_first_and_the_3d_surface_on_demand():
@@ -308,3 +311,25 @@ def test_cost_draws_the_heatmap_first_and_the_3d_surface_on_demand():
     kinds = [t["type"] for c in charts(at) for t in c["data"]]
     assert "surface" in kinds and "heatmap" not in kinds
     assert query(at).get("surface") == "3d"
+
+
+TABLES = {"exactness": [columns.EXACTNESS], "cost": [columns.COST],
+          "roofline": [columns.ACCELERATORS, columns.ROOFLINE],
+          "acceptance": [columns.SWEEP]}
+
+
+@pytest.mark.parametrize("page", list(TABLES))
+def test_each_table_shows_its_named_columns_only(page):
+    """The page's tables show the columns views.columns names, in that order, under their
+    human headers; the other keys of the rows (the accelerators' sources) stay unshown."""
+    at = run(page)
+    tables = [d for d in at.dataframe if d.key is None]  # the sidebar's editors have keys
+    assert len(tables) == len(TABLES[page])
+    for table, spec in zip(tables, TABLES[page], strict=True):
+        config, shown = json.loads(table.proto.columns), list(table.proto.column_order)
+        assert shown == [key for key in spec if key in table.value.columns] and shown
+        assert [config[key]["label"] for key in shown] == [spec[key][0] for key in shown]
+    if page == "roofline":
+        assert "source" in tables[0].value and "source" not in tables[0].proto.column_order
+        assert all(a in " ".join(c.value for c in at.caption)
+                   for a in tables[0].value["source"])  # cited under the table instead

@@ -11,6 +11,7 @@ from streamlit.testing.v1 import AppTest
 from support import app_test
 
 from specviz.core.rules import RULES
+from specviz.views import columns
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES_PAGE = next(ROOT.glob("pages/*_rules.py"))
@@ -27,6 +28,10 @@ def run(path: Path = RULES_PAGE, **params: str) -> AppTest:
 
 def table(at: AppTest):
     return at.dataframe[0].value.set_index("rule")
+
+
+def production(at: AppTest):
+    return next(d.value for d in at.dataframe if "metric" in d.value.columns)
 
 
 def text(at: AppTest) -> str:
@@ -62,6 +67,18 @@ def test_rules_page_runs_with_every_rule(page):
     src = " ".join(m.value for m in page.markdown)
     assert "**Source:** sgl-project/sglang issue #35771" in src
     assert len(page.get("download_button")) >= 2
+
+
+def test_the_tables_show_their_named_columns(page):
+    """The gallery table shows views.columns.GALLERY (it fits a 1440 px screen), this run's
+    counts and the parameters another table; the rows keep every key (the CSV's)."""
+    gal, run_table = page.dataframe[0], page.dataframe[1]
+    assert list(gal.proto.column_order) == list(columns.GALLERY)
+    assert list(run_table.proto.column_order) == list(columns.GALLERY_RUN)
+    labels = json.loads(gal.proto.columns)
+    assert [labels[k]["label"] for k in columns.GALLERY] == [h for h, *_ in
+                                                             columns.GALLERY.values()]
+    assert {"label", "source", "exact_here"} <= set(gal.value.columns)
 
 
 def test_the_chart_plots_every_rule_by_family(page):
@@ -125,7 +142,7 @@ def test_production_metrics_follow_the_sidebar_rule():
     at = run(rule="multi_draft", k="3")
     md = " ".join(m.value for m in at.markdown)
     assert "'multi_draft'" in md
-    prod = at.dataframe[1].value
+    prod = production(at)
     assert list(prod["metric"])[:2] == ["mean acceptance length (1 + accepted / drafts)",
                                         "draft acceptance rate (accepted / drafted)"]
     fig = next(c for c in charts(at) if "Production metrics" in c["layout"]["title"]["text"])
@@ -133,7 +150,7 @@ def test_production_metrics_follow_the_sidebar_rule():
     assert len(theory["y"]) == 3  # alpha^i, i = 1..k
     length = prod.loc[0, "exact"]
     at.slider(key="w_multi_draft_m").set_value(6).run()  # the gallery's parameter applies
-    assert at.dataframe[1].value.loc[0, "exact"] > length
+    assert production(at).loc[0, "exact"] > length
 
 
 def test_converter_explains_why_the_rate_is_not_alpha():
@@ -168,7 +185,6 @@ def test_chen_letters_leave_rule_names_alone():
 
 def test_chen_letters_reach_the_rules_table_and_charts():
     chen = run(notation="chen", rule="one_hot")
-    assert chen.dataframe[0].value.set_index("rule").loc["one_hot", "label"].startswith(
-        "one-hot p")
+    assert any(e.label.startswith("one_hot: one-hot p") for e in chen.expander)
     assert any("norm(max(0, q - p))" in e for e in (m.value for m in chen.markdown))
     assert chen.radio(key="w_notation").value == "chen"

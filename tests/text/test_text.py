@@ -158,6 +158,17 @@ def test_lookup_rounds_use_a_one_hot_q(chars):
     assert chip.status == "plain" and "free" not in " ".join(chip.lines)
     assert "plain decoding" in animation.residual_figure(none, last).layout.title.text
     assert 'data-status="plain"' in animation.chips_html(none, last)
+    # and the frame that shows it: the counter and the caption say plain decoding
+    bonus = next(i for i, st in enumerate(none.steps) if st.kind == "bonus")
+    box = animation.step_html(none, bonus, 0)
+    assert "<i>plain decoding</i>" in box and "<i>bonus</i>" not in box
+    assert "plain decoding" in none.steps[bonus].caption and "bonus" not in box
+    assert "one target call" in none.steps[bonus].caption
+    rounds = (play_text_round(dec, ctx, 1, np.random.default_rng(seed), drafter="lookup")
+              for seed in range(200))
+    kept = next(r for r in rounds if r.rejected_at is None)  # the draft kept: a real bonus
+    bonus = next(i for i, st in enumerate(kept.steps) if st.kind == "bonus")
+    assert kept.k == 1 and "<i>bonus</i>" in animation.step_html(kept, bonus, 0)
 
 
 def test_broken_rules_play_their_own_way(chars):

@@ -1,0 +1,173 @@
+"""Tables and charts as a reader sees them, in a real browser.
+
+At 1440x900 with the sidebar open every table fits: its grid does not scroll sideways and
+its last column ends inside the page. On a phone (390x844) every chart on the chart pages
+draws its legend over no other text, keeps its mode bar off every text, shows its title as
+wrapping text above it (the drawn one hidden), and cuts no value label at an edge. On /cost
+at 1440 the marked speedups stay clear of the break-even marker and its line. Screenshots
+go to $SPECVIZ_SHOTS when it is set.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from harness import IDLE, SETTLED_JS
+from playwright.sync_api import Page
+
+SHOTS = os.environ.get("SPECVIZ_SHOTS")
+TABLE_PAGES = ("/rules", "/roofline", "/acceptance", "/acceptance?tab=T", "/draft-length",
+               "/exactness", "/cost", "/plan")
+CHART_PAGES = ("/cost", "/acceptance", "/exactness", "/draft-length", "/roofline", "/rules",
+               "/plan")
+TABLE_EXPANDERS = ("table", "This run", "exact and theory")  # expanders that hold a table
+
+TABLES_JS = """() => {
+  const main = document.querySelector('[data-testid=stMainBlockContainer]')
+    .getBoundingClientRect();
+  return [...document.querySelectorAll('[data-testid=stDataFrame]')].map(d => {
+    const s = d.querySelector('.dvn-scroller'), r = d.getBoundingClientRect();
+    return {right: r.right, main: main.right, sw: s.scrollWidth, cw: s.clientWidth,
+            heads: [...d.querySelectorAll('[role=columnheader]')].map(h => h.textContent)};
+  });
+}"""
+# per chart: boxes of its legend, mode bar, drawn title, other texts, and the value labels
+CHARTS_JS = """() => {
+  const box = e => { const r = e.getBoundingClientRect();
+                     return [r.left, r.top, r.right, r.bottom]; };
+  const shown = e => { const r = e.getBoundingClientRect();
+                       return r.width > 0 && r.height > 0 && e.textContent.trim(); };
+  return [...document.querySelectorAll('[data-testid=stPlotlyChart]')].map(c => {
+    const legend = c.querySelector('g.legend'), bar = c.querySelector('.modebar');
+    const texts = [...c.querySelectorAll('svg text')].filter(shown)
+      .filter(t => !(legend && legend.contains(t)))
+      .map(t => [t.textContent.trim(), box(t)]);
+    const labels = [...c.querySelectorAll('g.textpoint text')].filter(shown).map(t => {
+      let clipped = false;
+      for (let e = t.parentElement; e && e.tagName !== 'svg'; e = e.parentElement)
+        if (e.getAttribute('clip-path')) clipped = true;
+      return [t.textContent.trim(), box(t), clipped];
+    });
+    const title = c.querySelector('.gtitle');
+    return {svg: box(c.querySelector('svg.main-svg')), legend: legend && box(legend),
+            bar: bar && box(bar), texts, labels,
+            drawn_title: !!(title && title.getBoundingClientRect().width > 0)};
+  });
+}"""
+HTML_TITLES_JS = """() => [...document.querySelectorAll('.sv-chart-title')]
+  .filter(t => t.getBoundingClientRect().width > 0)
+  .map(t => { const r = t.getBoundingClientRect();
+              return [t.textContent, r.left, r.right, t.scrollWidth, t.clientWidth]; })"""
+
+
+def overlap(a, b, tol: float = 1.0) -> bool:
+    """Whether two boxes (left, top, right, bottom) share more than a tol-wide strip."""
+    return min(a[2], b[2]) - max(a[0], b[0]) > tol and min(a[3], b[3]) - max(a[1], b[1]) > tol
+
+
+def settle(page: Page) -> None:
+    page.wait_for_selector(IDLE, state="attached", timeout=120_000)
+    page.wait_for_function(SETTLED_JS, timeout=120_000)
+
+
+def open_at(browser, url: str, width: int, height: int, **kw):
+    ctx = browser.new_context(viewport={"width": width, "height": height}, **kw)
+    page = ctx.new_page()
+    page.goto(url)
+    page.locator("h1").first.wait_for(timeout=120_000)
+    settle(page)
+    return ctx, page
+
+
+def shot(page: Page, name: str) -> None:
+    if SHOTS:
+        Path(SHOTS).mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(Path(SHOTS) / f"{name}.png"))
+
+
+def _name(path: str) -> str:
+    return path.strip("/").replace("?", "_").replace("=", "-")
+
+
+@pytest.mark.parametrize("path", TABLE_PAGES)
+def test_tables_fit_at_1440(server, browser, path):
+    ctx, page = open_at(browser, server.url + path, 1440, 900)
+    try:
+        for summary in page.locator("[data-testid=stExpander] summary").all():
+            if any(word in summary.inner_text() for word in TABLE_EXPANDERS):
+                summary.click()
+        settle(page)
+        page.wait_for_function("() => [...document.querySelectorAll("
+                               "'[data-testid=stDataFrame]')].every(d => "
+                               "d.querySelector('.dvn-scroller'))", timeout=30_000)
+        tables = page.evaluate(TABLES_JS)
+        assert tables, "no table on the page"
+        for t in tables:
+            assert t["sw"] <= t["cw"] + 1, (path, "scrolls sideways", t)
+            assert t["right"] <= t["main"] + 1, (path, "runs past the page", t)
+            assert not [h for h in t["heads"] if "_" in h], (path, t["heads"])
+        shot(page, f"tables_{_name(path)}_1440x900")
+    finally:
+        ctx.close()
+
+
+@pytest.mark.parametrize("path", CHART_PAGES)
+def test_charts_read_cleanly_on_a_phone(server, browser, path):
+    ctx, page = open_at(browser, server.url + path, 390, 844, is_mobile=True, has_touch=True)
+    try:
+        page.mouse.wheel(0, 20_000)  # charts lower down are drawn too
+        settle(page)
+        width = page.evaluate("() => document.documentElement.clientWidth")
+        charts = page.evaluate(CHARTS_JS)
+        assert charts, "no chart on the page"
+        for i, c in enumerate(charts):
+            assert not c["drawn_title"], (path, i, "the drawn title shows on a phone")
+            if c["legend"]:
+                hit = [t for t, b in c["texts"] if overlap(c["legend"], b)]
+                assert not hit, (path, i, "the legend covers", hit)
+            if c["bar"]:
+                hit = [t for t, b in c["texts"] if overlap(c["bar"], b)]
+                assert not hit, (path, i, "the mode bar covers", hit)
+            svg = c["svg"]
+            for text, b, clipped in c["labels"]:
+                assert not clipped, (path, i, text, "clipped at the plot area")
+                assert svg[0] - 1 <= b[0] and b[2] <= svg[2] + 1, (path, i, text, b, svg)
+        titles = page.evaluate(HTML_TITLES_JS)
+        assert len(titles) >= len(charts) - 1  # a 3D view's title may be its only text
+        for text, left, right, sw, cw in titles:
+            assert left >= 0 and right <= width + 1 and sw <= cw + 1, (path, text)
+        page.mouse.wheel(0, -20_000)
+        shot(page, f"charts_{_name(path)}_390x844")
+    finally:
+        ctx.close()
+
+
+def test_cost_labels_clear_the_break_even_marker_at_1440(server, browser):
+    ctx, page = open_at(browser, server.url + "/cost", 1440, 900)
+    try:
+        chart = page.locator("[data-testid=stPlotlyChart]").first
+        chart.scroll_into_view_if_needed()
+        info = chart.evaluate("""c => {
+          const box = e => { const r = e.getBoundingClientRect();
+                             return [r.left, r.top, r.right, r.bottom]; };
+          const traces = [...c.querySelectorAll('g.scatterlayer g.trace')];
+          const marks = traces.map(t => [...t.querySelectorAll('path.point')].map(box));
+          const labels = [...c.querySelectorAll('g.textpoint text')]
+            .map(t => [t.textContent, box(t)]);
+          const lines = [...c.querySelectorAll('g.shapelayer path, g.layer-above path')]
+            .map(box).filter(b => b[2] - b[0] < 4 && b[3] - b[1] > 40);  // vertical lines
+          return {marks, labels, lines};
+        }""")
+        labels = info["labels"]
+        assert len(labels) == 3 and all(t.endswith("x") for t, _ in labels)  # c, 0.6, 1.0
+        star = info["marks"][1]  # the break-even marker (the curve has none)
+        for text, b in labels:
+            assert not any(overlap(b, m) for m in star), (text, "on the c* marker")
+            assert not any(b[0] < (ln[0] + ln[2]) / 2 < b[2] for ln in info["lines"]), (
+                text, "crossed by the c* line")
+        if SHOTS:
+            chart.screenshot(path=str(Path(SHOTS) / "cost_chart_1440x900.png"))
+    finally:
+        ctx.close()
