@@ -2,17 +2,12 @@
 
 from dataclasses import replace
 
-import pandas as pd
 import streamlit as st
 
 from specviz.figures import charts, methods
 from specviz.views import columns, gallery, pagedata
 from specviz.views import methods as method_rows
-from specviz.web import settings as S
-from specviz.web import ui
-
-CONVERT_FROM = {"alpha": "alpha", "rate": "draft acceptance rate (accepted / drafted)",
-                "length": "mean acceptance length (1 + accepted / drafts)"}
+from specviz.web import rulesui, ui
 
 app = ui.page("rules")
 s = app.settings
@@ -31,22 +26,7 @@ ui.md(
 )
 
 st.subheader("Parameters of the parametrised rules")
-specs = gallery.param_specs()
-params: dict[str, dict[str, float]] = {}
-page_values: dict[str, object] = {}  # this page's own controls, for the URL
-cols = st.columns(3)
-for i, spec in enumerate(specs):
-    # rule names are identifiers, never re-lettered (topk_q stays topk_q)
-    label = f"{spec['rule']}: " + ui.text(f"{spec['name']} ({spec['help']})")
-    field = f"{spec['rule']}_{spec['name']}"  # the URL parameter, a Settings field
-    with cols[i % 3]:
-        if spec["integer"]:
-            value = ui.bind(field, st.slider, label, int(spec["lo"]), int(spec["hi"]))
-        else:
-            value = ui.bind(field, st.slider, label, float(spec["lo"]), float(spec["hi"]),
-                            step=0.01)
-    params.setdefault(spec["rule"], {})[spec["name"]] = value
-    page_values[field] = value
+params, page_values = rulesui.rule_params(gallery.param_specs())  # URL field -> value
 n = ui.bind("rules_n", st.select_slider, "n: Monte Carlo decodes per rule", gallery.GALLERY_NS,
             format_func=lambda v: f"{v:,}")
 page_values["rules_n"] = int(n)
@@ -106,16 +86,7 @@ st.caption(ui.text(
     "sharpening the target moves it away from the draft."))
 
 st.subheader("What each rule does, and where it comes from")
-for note in gallery.rule_notes(g):
-    with st.expander(f"{note['rule']}: " + ui.text(f"{note['label']} ({note['family']}, "
-                                                   f"{note['verdict']})")):
-        ui.md(f"{note['description'][0].upper()}{note['description'][1:]}.")
-        ui.md(f"**On rejection** the token comes from: {note['reject_law']}.")
-        if note["params"]:
-            ui.md("**Parameters:** " + "; ".join(
-                f"{q['name']} = {q['value']:g} (default {q['default']:g}, range "
-                f"{q['lo']:g}..{q['hi']:g}: {q['help']})" for q in note["params"]))
-        ui.md(f"**Source:** {note['source']}.")
+rulesui.rule_notes(gallery.rule_notes(g))
 
 st.subheader("Production metrics")
 st.markdown(  # the rule's name is kept out of the re-lettering
@@ -138,15 +109,7 @@ pm = st.columns(3)
 pm[0].metric(ui.text("mean acceptance length (measured)"), f"{rep.rows[0]['measured']:.4f}")
 pm[1].metric(ui.text("draft acceptance rate (measured)"), f"{rep.rows[1]['measured']:.4f}")
 pm[2].metric(ui.text("alpha = E[sum min(p, q)] (exact)"), f"{rep.alpha:.4f}")
-summary = pd.DataFrame(rep.rows)
-summary["metric"] = summary["metric"].map(ui.text)
-st.dataframe(summary, hide_index=True, column_config={
-    "metric": st.column_config.TextColumn(ui.text("metric")),
-    "measured": st.column_config.NumberColumn(
-        ui.text(f"measured ({gallery.METRICS_ROUNDS:,} rounds)"), format="%.4f"),
-    "exact": st.column_config.NumberColumn(ui.text("exact (long run)"), format="%.4f"),
-    "theory": st.column_config.NumberColumn(ui.text("i.i.d. theory at alpha"), format="%.4f"),
-})
+rulesui.production_table(rep)
 ui.chart(charts.production_figure(rep), key="production")
 ui.download_csv(gallery.production_rows(rep), f"production_metrics_{s.rule}_k{s.k}")
 st.caption(ui.text(
@@ -154,33 +117,5 @@ st.caption(ui.text(
     "likely a draft is kept depends on the context it was drafted at."))
 
 st.markdown("#### Converter: why accepted / drafted is not alpha")
-left, right = st.columns([1, 2])
-with left:
-    given = ui.bind("conv_given", st.radio, ui.text("the number is"), tuple(CONVERT_FROM),
-                    format_func=lambda g_: ui.text(CONVERT_FROM[g_]))
-    value = ui.bind("conv_value", st.number_input, ui.text("value"), min_value=0.0,
-                    max_value=float(S.K_APP_MAX + 1), step=0.01)
-    page_values.update(conv_given=given, conv_value=float(value))
-try:
-    conv = gallery.convert_metric(float(value), s.k, given)
-except ValueError as exc:
-    conv = None
-    right.warning(ui.text(f"Cannot convert at k = {s.k}: {exc}."))
-if conv is not None:
-    with right:
-        cc = st.columns(3)
-        cc[0].metric(ui.text("alpha"), f"{conv['alpha']:.4f}")
-        cc[1].metric(ui.text("draft acceptance rate"), f"{conv['draft_acceptance_rate']:.4f}")
-        cc[2].metric(ui.text("mean acceptance length"),
-                     f"{conv['mean_acceptance_length']:.4f}")
-        ui.md(
-            f"At k = {s.k}, alpha = {conv['alpha']:.4f} means each draft that is *tried* "
-            f"survives with that chance; but the server divides by every token drafted, and "
-            f"position i is tried only when the i − 1 before it survived. So accepted / "
-            f"drafted = alpha (1 − alpha^k) / (k (1 − alpha)) = "
-            f"{conv['draft_acceptance_rate']:.4f}, and 1 + accepted / drafts = "
-            f"(1 − alpha^(k+1)) / (1 − alpha) = {conv['mean_acceptance_length']:.4f} "
-            "(from Leviathan et al. 2022, eq. 1). The two agree only at k = 1 (or alpha = 0 "
-            "or 1)."
-        )
+page_values.update(rulesui.converter(s.k))
 ui.finish(app, replace(s, **page_values), tuple(page_values))

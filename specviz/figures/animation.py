@@ -237,8 +237,8 @@ def coin_figure(trace: RoundTrace, step: int) -> go.Figure:
         name=f"u ({m.label})", x=[u], y=[0.45], mode="markers+text",
         marker=dict(symbol="triangle-down", size=18, color=m.colour,
                     line=dict(color=BLACK, width=1)),
-        text=[f"u = {u:.4f} {m.symbol} {m.label}"],
-        textposition="top left" if u > 0.6 else "top right" if u < 0.4 else "top center",
+        text=[f"u = {u:.4f}<br>{m.symbol} {m.label}"],  # two short lines: fits the panel
+        textposition="top right" if u < 0.5 else "top left", cliponaxis=False,
         textfont=dict(size=14, color=m.colour), hovertemplate=f"u = {u:.4f}<extra></extra>",
     ))
     tok = html.escape(trace.name(token))
@@ -253,7 +253,7 @@ def coin_figure(trace: RoundTrace, step: int) -> go.Figure:
         showlegend=False,
     )
     fig.update_xaxes(range=[0.0, 1.0], title="u", dtick=0.2)
-    fig.update_yaxes(range=[-0.6, 1.2], visible=False)
+    fig.update_yaxes(range=[-0.6, 1.6], visible=False)
     return fig
 
 

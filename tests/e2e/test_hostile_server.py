@@ -41,12 +41,11 @@ def rss_mb(pid: int, field: str = "VmRSS") -> float:
 # ----------------------------------------------------------------------------- keys
 def test_fast_arrow_presses_are_each_one_step(server, page):
     """50 presses within 0.8 s once moved the round 2 steps: now each press is one step
-    (up to the queue's length), and the caption and the URL agree."""
+    (up to the queue's length), and the caption and the URL agree. The first ten arrive in
+    one task of the page's own (as fast as presses can come, however loaded the machine)."""
     open_page(page, server.url + "/round?k=32&seed=3", CAPTION_RE)
-    t0 = time.monotonic()
-    for _ in range(10):
-        page.keyboard.press("ArrowRight")
-    assert time.monotonic() - t0 < 0.8
+    page.evaluate("() => { for (let i = 0; i < 10; i++) document.body.dispatchEvent("
+                  "new KeyboardEvent('keydown', {key: 'ArrowRight', bubbles: true})); }")
     expect(round_caption(page)).to_contain_text("step 10 ·", timeout=60_000)
     page.wait_for_timeout(1_000)
     settle(page)
@@ -184,7 +183,8 @@ def test_hostile_uploads_in_a_row_stay_under_the_bound(browser, tmp_path):
                 _upload(page, f)
                 assert page.locator("[data-testid='stException']").count() == 0
                 # the refusal's note may draw after the run settles: wait for it (expect)
-                expect(page.get_by_text(re.compile("(File|Text) not used"))).to_have_count(1)
+                expect(page.get_by_text(re.compile("(File|Text) not used"))).to_have_count(
+                    1, timeout=120_000)
             _choose_upload(page, srv.url + "/text?level=word&order=4&k=32")
             for _ in range(2):
                 _upload(page, words)

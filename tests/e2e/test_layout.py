@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from harness import IDLE, SETTLED_JS
-from playwright.sync_api import Page
+from playwright.sync_api import Page, expect
 
 SHOTS = os.environ.get("SPECVIZ_SHOTS")
 TABLE_PAGES = ("/rules", "/roofline", "/acceptance", "/acceptance?tab=T", "/draft-length",
@@ -169,5 +169,30 @@ def test_cost_labels_clear_the_break_even_marker_at_1440(server, browser):
                 text, "crossed by the c* line")
         if SHOTS:
             chart.screenshot(path=str(Path(SHOTS) / "cost_chart_1440x900.png"))
+    finally:
+        ctx.close()
+
+
+@pytest.mark.parametrize(("width", "height"), [(1440, 900), (390, 844)])
+def test_round_stage_labels_stay_inside_their_charts(server, browser, width, height):
+    """Step through rounds on /round: every value label (the coin's "u = ... kept" among
+    them, wherever u falls) is drawn whole inside its chart, never cut at the plot area."""
+    ctx, page = open_at(browser, server.url + "/round?seed=5", width, height)
+    try:
+        seen = 0
+        for _ in range(16):
+            for i, c in enumerate(page.evaluate(CHARTS_JS)):
+                svg = c["svg"]
+                for text, b, clipped in c["labels"]:
+                    seen += text.startswith("u =")
+                    assert not clipped, (width, i, text, "clipped at the plot area")
+                    assert svg[0] - 1 <= b[0] and b[2] <= svg[2] + 1, (width, i, text, b, svg)
+            before = page.locator(".sv-counter").first.inner_text()
+            nxt = page.locator(".st-key-round_next button").last  # (a fragment's old copy
+            # may linger beside the new one)
+            page.keyboard.press("ArrowRight" if nxt.is_enabled() else "n")
+            expect(page.locator(".sv-counter").first).not_to_have_text(before)
+            settle(page)
+        assert seen >= 3, "too few coins seen to check their labels"
     finally:
         ctx.close()
