@@ -35,6 +35,7 @@ from ..views.stepping import (
     view,
 )
 from ..views.transcript import RoundTranscript, Totals
+from .frame import svg_text
 from .palette import BLACK, GREY, LAW_COLOUR, LEGEND_STATUSES, MARKS, P_COLOUR, Q_COLOUR
 
 FIGURE_DECIMALS = 6  # bars carry 6 decimals to the browser (the hover shows 4)
@@ -150,7 +151,7 @@ def _labels(trace: RoundTrace, toks: Sequence[int]) -> list[str]:
     for x in toks:
         name = trace.name(x)
         seen[name] = seen.get(name, 0) + 1
-        out.append(html.escape(name) + ("\u200b" * (seen[name] - 1)))
+        out.append(svg_text(name) + ("\u200b" * (seen[name] - 1)))
     return out
 
 
@@ -175,7 +176,7 @@ def _axes(fig: go.Figure, title: str, top: float, slanted: bool) -> go.Figure:
 
 
 def _mark_token(fig: go.Figure, label: str, y: float, text: str) -> None:
-    fig.add_annotation(x=label, y=y, text=html.escape(text), showarrow=True, arrowhead=2,
+    fig.add_annotation(x=label, y=y, text=svg_text(text), showarrow=True, arrowhead=2,
                        ay=-30, font=dict(size=13))
 
 
@@ -208,7 +209,7 @@ def bars_figure(trace: RoundTrace, step: int, *, top: int | None = None) -> go.F
                 float(max(pos.p_row[x], pos.q_row[x]) if checked else pos.q_row[x]),
                 f"{name} = {trace.name(x)}")
     what = "p and q" if checked else "q only<br>(the target is not called yet)"
-    title = (f"Position {pos.i}, after '{html.escape(trace.name(pos.context))}': {what}"
+    title = (f"Position {pos.i}, after '{svg_text(trace.name(pos.context))}': {what}"
              f"{_subset(trace, toks, pos.q_row)}")
     return _axes(fig, title, tall, slanted=len(toks) != len(trace.vocab))
 
@@ -241,7 +242,7 @@ def coin_figure(trace: RoundTrace, step: int) -> go.Figure:
         textposition="top right" if u < 0.5 else "top left", cliponaxis=False,
         textfont=dict(size=14, color=m.colour), hovertemplate=f"u = {u:.4f}<extra></extra>",
     ))
-    tok = html.escape(trace.name(token))
+    tok = svg_text(trace.name(token))
     where, how = f"position {pos.i}", COIN_LAWS.get(get_rule(trace.rule).kind, "min(1, p/q)")
     if v.sibling is not None:
         where, how = f"depth {pos.i}, sibling {v.sibling + 1}", "min(1, p_j/q_j)"
@@ -295,7 +296,7 @@ def residual_figure(trace: RoundTrace, step: int | None = None, *,
         tall = float(row[toks].max())
     _mark_token(fig, labels[toks.index(last.token)], float(row[last.token]),
                 f"drawn: {trace.name(last.token)}")
-    return _axes(fig, html.escape(title).replace("&lt;br&gt;", "<br>"), tall,
+    return _axes(fig, svg_text(title).replace("&lt;br&gt;", "<br>"), tall,
                  slanted=len(toks) != len(trace.vocab))
 
 
@@ -311,7 +312,7 @@ def _sibling_figure(trace: RoundTrace, sib: SiblingResidual, top: int | None) ->
     fig.add_trace(_bar(sib.label, labels, sib.row[toks], LAW_COLOUR, "residual", mark))
     verdict = "kept" if sib.kept else "failed"
     title = (f"Depth {sib.depth}, sibling {sib.sibling + 1} "
-             f"('{html.escape(trace.name(sib.token))}') {verdict}:<br>{html.escape(sib.label)}")
+             f"('{svg_text(trace.name(sib.token))}') {verdict}:<br>{svg_text(sib.label)}")
     tall = float(max(sib.p_row[toks].max(), sib.q_row[toks].max(), sib.row[toks].max()))
     return _axes(fig, title, tall, slanted=len(toks) != len(trace.vocab))
 

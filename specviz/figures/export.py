@@ -22,6 +22,7 @@ from ..core.trace import RoundTrace
 from ..views.stepping import Chip, coin_at, last_step, sibling_residual, view
 from ..views.stepping import chips as stepping_chips
 from . import treeview
+from .frame import svg_text
 from .palette import BLACK, LAW_COLOUR, LEGEND_STATUSES, MARKS, P_COLOUR, Q_COLOUR
 
 FRAME_MS = 900  # play speed: milliseconds per step
@@ -58,7 +59,7 @@ def _hover(trace: RoundTrace, c: Chip) -> str:
     if c.final:
         return f"{MARKS[c.status].label} {', '.join(c.lines)}"
     pos = trace.positions[c.slot - 1]
-    hover = f"x{c.slot} = {html.escape(c.name)}, q = {pos.q:.4f}"
+    hover = f"x{c.slot} = {svg_text(c.name)}, q = {pos.q:.4f}"
     if c.coin:
         hover += f", p = {pos.p:.4f}, u = {pos.u:.4f}, t = {pos.threshold:.4f}"
     elif c.status == "accepted":
@@ -75,11 +76,11 @@ def chips(trace: RoundTrace, step: int) -> list[Marker]:
         if c.status == "pending":
             text = f"{c.name}<br>·"
         elif c.status == "context":
-            text = f"{html.escape(c.name)}<br>context"
+            text = f"{svg_text(c.name)}<br>context"
         else:
-            text = f"{html.escape(c.name)}<br>{m.symbol} {m.label}"
+            text = f"{svg_text(c.name)}<br>{m.symbol} {m.label}"
         out.append(Marker(c.slot, ROW_FINAL if c.final else ROW_DRAFTS, c.status, text,
-                          html.escape(_hover(trace, c))))
+                          svg_text(_hover(trace, c))))
     return out
 
 
@@ -95,7 +96,7 @@ def _bars(trace: RoundTrace, step: int) -> tuple[list[float], list[float], list[
         q = [float(x) for x in pos.q_row]
         if v.scored:
             p = [float(x) for x in pos.p_row]
-        where = f"next token after '{html.escape(trace.name(pos.context))}' (position {pos.i})"
+        where = f"next token after '{svg_text(trace.name(pos.context))}' (position {pos.i})"
     sib = sibling_residual(trace, v)
     if sib is not None:  # a token tree, sibling by sibling: the residual each one leaves
         law = [float(x) for x in sib.row]
@@ -126,7 +127,7 @@ def _frame_data(trace: RoundTrace, step: int) -> list[go.BaseTraceType]:
                                text=[c.text for c in mine],
                                hovertext=[c.hover for c in mine]))
     p, q, law, _ = _bars(trace, step)
-    names = [html.escape(v) for v in trace.vocab]  # tick labels read tags: escape them
+    names = [svg_text(v) for v in trace.vocab]  # tick labels read tags: escape them
     data += [go.Bar(x=names, y=p), go.Bar(x=names, y=q), go.Bar(x=names, y=law)]
     t, u, text = _coin(trace, step)
     data += [go.Bar(x=[t], base=[0.0], y=[0]), go.Bar(x=[1.0 - t if u is not None else 0.0],
@@ -136,9 +137,9 @@ def _frame_data(trace: RoundTrace, step: int) -> list[go.BaseTraceType]:
 
 
 def _title(trace: RoundTrace, step: int, rnd: int) -> str:
-    cap = "<br>".join(textwrap.wrap(html.escape(trace.steps[step].caption), CAPTION_WRAP))
+    cap = "<br>".join(textwrap.wrap(svg_text(trace.steps[step].caption), CAPTION_WRAP))
     return (f"<b>Round {rnd} · step {step} of {last_step(trace)} · "
-            f"{trace.steps[step].kind}</b> · rule {html.escape(trace.rule)} · k = {trace.k}"
+            f"{trace.steps[step].kind}</b> · rule {svg_text(trace.rule)} · k = {trace.k}"
             f"<br><span style='font-size:13px'>{cap}</span>")
 
 
@@ -163,7 +164,7 @@ def round_figure(trace: RoundTrace, rnd: int = 0, frame_ms: int = FRAME_MS, *,
                   showlegend=False)
         fig.add_trace(tr, row=1, col=1)
     p_bar, q_bar, law_bar, keep, reject, coin = first[len(STATUSES):]
-    law_name = html.escape(get_rule(trace.rule).reject_law if trace.rejected_at is not None
+    law_name = svg_text(get_rule(trace.rule).reject_law if trace.rejected_at is not None
                            else "p (bonus)" if trace.k else "p (plain decoding)")
     if trace.tree:
         law_name = f"the residual p_j after each sibling, then {law_name}"

@@ -9,6 +9,8 @@ at its edge.
 
 from __future__ import annotations
 
+import html
+
 import plotly.graph_objects as go
 
 # under everything else: anchored to the figure's bottom edge, not to the plot area
@@ -16,6 +18,13 @@ LEGEND_BELOW = dict(orientation="h", yref="container", y=0.0, yanchor="bottom", 
                     xanchor="left")
 LEGEND_LINE = 42  # characters of a legend entry's line: about 300 px, a phone's plot width
 SPACE_PENALTY = 12  # characters a cut at a plain space must save over one at punctuation
+
+
+def svg_text(t: str) -> str:
+    """Text for a Plotly string (a tick, title, annotation, hover): <, > and & escaped, since
+    Plotly reads tags in it; quotes left as they are, since Plotly decodes only a few named
+    entities (&amp;, &lt;, &gt;, ...) and would print &quot; as it stands."""
+    return html.escape(t, quote=False)
 
 
 def legend_below(fig: go.Figure) -> go.Figure:
