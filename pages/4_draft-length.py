@@ -5,7 +5,7 @@ from dataclasses import replace
 import pandas as pd
 import streamlit as st
 
-from specviz.figures import charts
+from specviz.figures import charts, rulecharts
 from specviz.views import columns, demos, pagedata
 from specviz.web import ui
 
@@ -80,5 +80,5 @@ st.caption(ui.text(
     f"starting at the sidebar's k = {s.k}; a policy drafts at most "
     f"{pagedata.dynamic_k_max(s.k)} per round. Speedup = tokens / (target calls + c x draft "
     "calls), against plain decoding's one token per target call."))
-ui.chart(charts.policy_k_figure(runs, policy, pagedata.DYN_SHOWN_ROUNDS), key="dynamic_k")
+ui.chart(rulecharts.policy_k_figure(runs, policy, pagedata.DYN_SHOWN_ROUNDS), key="dynamic_k")
 ui.finish(app, replace(s, threshold=float(threshold)), ("threshold",))

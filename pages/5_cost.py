@@ -4,7 +4,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from specviz.figures import charts
+from specviz.figures import costcharts
 from specviz.views import columns, demos, pagedata
 from specviz.web import ui
 
@@ -39,7 +39,7 @@ for r in slow:
     ui.md(f"- **A bigger draft at c = {r['c']:g}**: the same acceptance "
           f"({cm.tokens_per_call:.3f} tokens per call at k = {s.k}) gives "
           f"**{r['speedup']:.3f}x**, {verdict}.")
-ui.chart(charts.cost_curve(cm, marks), key="cost_curve")
+ui.chart(costcharts.cost_curve(cm, marks), key="cost_curve")
 with st.expander("speedup by c (table)"):
     ui.table(cm.rows, columns.COST)
     ui.download_csv(cm.rows, f"cost_k{s.k}")
@@ -54,9 +54,9 @@ point, line = pagedata.surface_point(surface, s.k, s.c), pagedata.break_even_cur
 view, (t_heat, t_3d) = ui.tabs("surface", pagedata.SURFACE_TABS)
 if view == "heatmap":
     with t_heat:
-        ui.chart(charts.surface_heatmap(surface, point, line), key="surface_heatmap")
+        ui.chart(costcharts.surface_heatmap(surface, point, line), key="surface_heatmap")
 else:
     with t_3d:
-        ui.chart(charts.surface_3d(surface, point, line), key="surface_3d")
+        ui.chart(costcharts.surface_3d(surface, point, line), key="surface_3d")
 ui.download_csv(pagedata.surface_rows(surface), "speedup_surface", "Download the surface as CSV")
 ui.finish(app, replace(s, surface=view), ("surface",))

@@ -4,7 +4,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from specviz.figures import charts
+from specviz.figures import costcharts, rulecharts
 from specviz.views import columns, pagedata
 from specviz.web import settings as S
 from specviz.web import ui
@@ -57,13 +57,13 @@ if page.free_tokens >= pagedata.MAX_FREE_TOKENS:
     st.info(ui.text(f"The pass stays memory-bound over the whole search range "
                     f"(1..{pagedata.MAX_FREE_TOKENS:,} tokens)."))
 
-ui.chart(charts.roofline_figure(page), key="roofline")
+ui.chart(costcharts.roofline_figure(page), key="roofline")
 st.caption(ui.text(f"Two counts, both shown: the **{pagedata.TUTORIAL_LABEL}**, and the "
                    f"**{pagedata.FULL_LABEL}** (all three SwiGLU matrices, grouped-query K "
                    "and V, the LM head), with and without reading the KV cache. Bytes are the "
                    "weights (and the KV cache), read once per pass; MACs grow with tokens x "
                    "batch."))
-ui.chart(charts.pass_time_figure(page), key="pass_time")
+ui.chart(costcharts.pass_time_figure(page), key="pass_time")
 
 st.subheader("Accelerators")
 ui.table(page.accelerators, columns.ACCELERATORS)
@@ -107,7 +107,7 @@ if kv and curve.free_throughout:
 elif curve.free_throughout:
     st.info(ui.text(f"The verify pass stays memory-bound at every batch up to "
                     f"{curve.max_batch:,} on {accel}."))
-ui.chart(charts.batch_figure(curve, int(batch)), key="batch")
+ui.chart(rulecharts.batch_figure(curve, int(batch)), key="batch")
 ui.download_csv(curve.rows, f"batch_speedup_{preset}_{dtype}_k{s.k}")
 st.caption(ui.text(
     f"B runs over 1..{curve.max_batch:,}; 'never' means not within that range. The blue dot "

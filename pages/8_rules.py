@@ -4,7 +4,7 @@ from dataclasses import replace
 
 import streamlit as st
 
-from specviz.figures import charts, methods
+from specviz.figures import methods, rulecharts
 from specviz.views import columns, gallery, pagedata
 from specviz.views import methods as method_rows
 from specviz.web import rulesui, ui
@@ -63,7 +63,7 @@ st.caption(ui.text(
 with st.expander(ui.text("This run's acceptance, the chi-square p-values and each rule's "
                          "parameters")):
     ui.table(rows, columns.GALLERY_RUN)
-ui.chart(charts.gallery_figure(rows, g.threshold, g.n), key="gallery")
+ui.chart(rulecharts.gallery_figure(rows, g.threshold, g.n), key="gallery")
 st.caption(ui.text(
     "Right is more acceptance, up is further from the target's law. Exact rules sit on the "
     "bottom line (their exact TV is 0 up to rounding); a rule between that line and the dashed "
@@ -110,7 +110,7 @@ pm[0].metric(ui.text("mean acceptance length (measured)"), f"{rep.rows[0]['measu
 pm[1].metric(ui.text("draft acceptance rate (measured)"), f"{rep.rows[1]['measured']:.4f}")
 pm[2].metric(ui.text("alpha = E[sum min(p, q)] (exact)"), f"{rep.alpha:.4f}")
 rulesui.production_table(rep)
-ui.chart(charts.production_figure(rep), key="production")
+ui.chart(rulecharts.production_figure(rep), key="production")
 ui.download_csv(gallery.production_rows(rep), f"production_metrics_{s.rule}_k{s.k}")
 st.caption(ui.text(
     "Where the exact values leave the theory, acceptance is not i.i.d. on these tables: how "

@@ -16,7 +16,7 @@ from specviz.analysis import roofline, theory
 from specviz.analysis.stats import tv_threshold
 from specviz.core.rules import RULES
 from specviz.core.tables import default_tables
-from specviz.figures import charts
+from specviz.figures import chartkit, charts, costcharts, rulecharts
 from specviz.views import demos, pagedata
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,8 +53,9 @@ def _hlines(fig: go.Figure) -> list[float]:
     return sorted(s.y0 for s in fig.layout.shapes if s.y0 == s.y1 and s.yref != "paper")
 
 
-def test_figures_module_is_pure():
-    src = (ROOT / "specviz" / "figures" / "charts.py").read_text()
+@pytest.mark.parametrize("module", ["charts", "costcharts", "rulecharts", "chartkit"])
+def test_figures_module_is_pure(module):
+    src = (ROOT / "specviz" / "figures" / f"{module}.py").read_text()
     assert "streamlit" not in src
     assert "random" not in src  # no sampling in a builder
 
@@ -248,7 +249,7 @@ def cm(pair):
 
 def test_cost_curve_break_even(cm):
     marks = pagedata.slow_cases(cm, (0.1, 0.6, 1.0))
-    fig = charts.cost_curve(cm, marks)
+    fig = costcharts.cost_curve(cm, marks)
     curve = _trace(fig, "speedup at k = 4")
     assert list(curve.x) == list(pagedata.COST_GRID)
     assert list(curve.y) == [r["speedup"] for r in cm.rows]
@@ -268,7 +269,7 @@ def test_surface_figures(pair):
     surface = demos.speedup_surface(alpha)
     point = pagedata.surface_point(surface, 7, 0.2)
     line = pagedata.break_even_curve(surface)
-    fig = charts.surface_3d(surface, point, line)
+    fig = costcharts.surface_3d(surface, point, line)
     surf = fig.data[0]
     assert surf.type == "surface"
     assert np.array_equal(np.asarray(surf.z), surface.speedup)
@@ -288,7 +289,7 @@ def test_surface_figures(pair):
     assert fig.layout.scene.xaxis.range[1] > np.log10(surface.cs[-1])  # c = 1 not clipped
     assert pagedata.surface_point(surface, 7, 0.0) is None  # off the log axis
 
-    hm = charts.surface_heatmap(surface, point, line)
+    hm = costcharts.surface_heatmap(surface, point, line)
     assert [t.type for t in hm.data] == ["heatmap", "scatter", "scatter", "scatter"]
     be = _trace(hm, "break-even")  # the closed form c*(k), one point per k: no kinks
     assert list(be.y) == [r["k"] for r in line] and list(be.x) == [r["c"] for r in line]
@@ -316,7 +317,7 @@ def test_roofline_page_and_figures():
     assert page.rows[0]["mpb_tutorial"] == pytest.approx(0.38, abs=0.005)  # SPEC.md: 0.38
     assert page.free_for_k and page.verify_ratio == pytest.approx(1.0)
 
-    fig = charts.roofline_figure(page)
+    fig = costcharts.roofline_figure(page)
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
     tut = _trace(fig, roofline.TUTORIAL_LABEL)
     full = [t for t in fig.data if t.name == roofline.FULL_LABEL]
@@ -330,7 +331,7 @@ def test_roofline_page_and_figures():
     xs = sorted(a.x for a in fig.layout.annotations)  # labels at log10 on the log axis
     assert xs == pytest.approx(sorted([math.log10(5), math.log10(page.free_tokens)]))
 
-    t = charts.pass_time_figure(page)
+    t = costcharts.pass_time_figure(page)
     assert t.layout.xaxis.type == "log"
     ratio = _trace(t, "pass time")
     assert ratio.y[0] == 1.0 and ratio.y[-1] > 1.5  # compute-bound at the far end
@@ -353,8 +354,8 @@ def test_not_free_when_the_batch_is_compute_bound():
 
 def test_every_figure_serialises(ex, conv, cm, pair):
     figs = [charts.tv_bars(pagedata.exactness_rows(ex)), charts.convergence_figure(conv, ex),
-            charts.cost_curve(cm), charts.surface_heatmap(demos.speedup_surface(0.6)),
-            charts.roofline_figure(pagedata.roofline_page())]
+            costcharts.cost_curve(cm), costcharts.surface_heatmap(demos.speedup_surface(0.6)),
+            costcharts.roofline_figure(pagedata.roofline_page())]
     for f in figs:
         assert f.to_json()
 
@@ -372,7 +373,7 @@ def gal_rows(pair):
 
 def test_gallery_figure_puts_exact_rules_on_the_zero_line(gal_rows):
     rows, g = gal_rows
-    fig = charts.gallery_figure(rows, g.threshold, g.n)
+    fig = rulecharts.gallery_figure(rows, g.threshold, g.n)
     by_family = {t.name: t for t in fig.data}
     assert set(by_family) == {"lossless", "lossy by design", "broken"}
     zero = min(_hlines(fig))
@@ -380,7 +381,7 @@ def test_gallery_figure_puts_exact_rules_on_the_zero_line(gal_rows):
     assert zero < min(r["exact_tv"] for r in rows if r["exact_tv"] > 0)
     lossless = by_family["lossless"]
     assert set(lossless.y) == {zero} and set(lossless.marker.symbol) == {"diamond"}
-    assert lossless.marker.color == charts.FAMILY_COLOURS["lossless"]
+    assert lossless.marker.color == rulecharts.FAMILY_COLOURS["lossless"]
     broken = by_family["broken"]
     exact = {r["rule"]: r for r in rows}
     for name, x, y in zip(broken.text, broken.x, broken.y, strict=True):
@@ -393,13 +394,13 @@ def test_gallery_figure_puts_exact_rules_on_the_zero_line(gal_rows):
 
 def test_label_spots_avoid_each_other():
     xs, ys = [0.5, 0.51, 0.52, 0.5], [0.5, 0.5, 0.5, 0.56]
-    spots = charts._label_spots(xs, ys, ["continue", "inclusive_coin", "ab", "cd"])
+    spots = rulecharts._label_spots(xs, ys, ["continue", "inclusive_coin", "ab", "cd"])
     assert len(set(spots)) == len(spots)  # four crowded points, four different spots
 
 
 def test_production_figure_overlays_theory(pair):
     rep = gallery.production(pair.P, pair.Q, 0, 4, "correct", None, 3_000, 0)
-    fig = charts.production_figure(rep)
+    fig = rulecharts.production_figure(rep)
     theory_pp = _trace(fig, "i.i.d. theory")
     assert list(theory_pp.x) == [1, 2, 3, 4]
     assert np.allclose(theory_pp.y, rep.alpha ** np.arange(1, 5))
@@ -419,7 +420,7 @@ def test_policy_rows_and_k_figure(pair):
         assert r["speedup"] == pytest.approx(run.tokens / (run.target_calls
                                                            + 0.25 * run.draft_calls))
         assert r["mean_k"] == pytest.approx(np.mean(run.ks))
-    fig = charts.policy_k_figure(runs, rows, shown=50)
+    fig = rulecharts.policy_k_figure(runs, rows, shown=50)
     assert len(fig.data) == 4
     assert [list(t.y) for t in fig.data] == [runs[p].ks for p in runs]
     assert fig.layout.xaxis.range == (-0.5, 49.5)
@@ -444,7 +445,7 @@ def test_batch_curve_without_kv_stops_paying(pair):
     assert by[c.stops_paying]["speedup"] < 1.0 <= by[c.stops_paying - 1]["speedup"]
     assert by[c.stops_free]["verify_ratio"] > 1.01 >= by[c.stops_free - 1]["verify_ratio"]
     assert by[1]["speedup"] == pytest.approx(c.memory_bound_speedup)
-    fig = charts.batch_figure(c, batch=64)
+    fig = rulecharts.batch_figure(c, batch=64)
     assert _vlines(fig) == [c.stops_free, c.stops_paying]
     assert 1.0 in _hlines(fig)
     assert fig.layout.xaxis.type == "log"
@@ -455,14 +456,14 @@ def test_batch_curve_without_kv_stops_paying(pair):
 
 def test_every_log_axis_labels_decades_only():
     """Plotly's minor labels on a log axis read "5, 2, 0.1, 5, 2, 0.01": every log axis of
-    the chart pages takes charts.LOG_DECADES (a label at each decade)."""
+    the chart pages takes chartkit.LOG_DECADES (a label at each decade)."""
     import inspect
 
-    src = inspect.getsource(charts)
+    src = "".join(inspect.getsource(m) for m in (charts, costcharts, rulecharts, chartkit))
     assert src.count('type="log"') == 2  # LOG_DECADES itself, and the T sweep's own ticks
-    assert charts.LOG_DECADES == {"type": "log", "dtick": 1}
+    assert chartkit.LOG_DECADES == {"type": "log", "dtick": 1}
 
 
 def test_joint_difference_never_reads_plus_or_minus_zero():
-    assert charts._signed(3e-5) == charts._signed(-3e-5) == "0"
-    assert charts._signed(1.2e-4) == "+0.0001" and charts._signed(-0.0123) == "-0.0123"
+    assert chartkit.signed(3e-5) == chartkit.signed(-3e-5) == "0"
+    assert chartkit.signed(1.2e-4) == "+0.0001" and chartkit.signed(-0.0123) == "-0.0123"

@@ -15,7 +15,7 @@ import pytest
 from specviz.analysis import acceptance, planner
 from specviz.core.dynamic import run_policies
 from specviz.core.tables import default_tables
-from specviz.figures import charts, frame, methods, plan, textfigs
+from specviz.figures import charts, costcharts, frame, methods, plan, rulecharts, textfigs
 from specviz.views import demos, gallery, pagedata
 from specviz.views import methods as method_rows
 from specviz.views.plan import accelerator, example_text, plan_page
@@ -52,16 +52,17 @@ def figures() -> dict:
         "sweep": charts.sweep_figure(alpha, pagedata.alpha_curve(d.P, 0, 4, 0.1, (0.0, 1.0)),
                                      "alpha", "alpha (mix weight)", "alpha sweep"),
         "k_sweep": charts.k_sweep_figure(ks, k_curve, demos.best_row(ks)),
-        "cost": charts.cost_curve(cm, pagedata.slow_cases(cm, (0.1, 0.6, 1.0))),
-        "surface_3d": charts.surface_3d(surface),
-        "surface_heatmap": charts.surface_heatmap(surface),
-        "roofline": charts.roofline_figure(page), "pass_time": charts.pass_time_figure(page),
-        "batch": charts.batch_figure(pagedata.batch_curve("Llama-2-7B", "H100 SXM", 0.7, 4,
+        "cost": costcharts.cost_curve(cm, pagedata.slow_cases(cm, (0.1, 0.6, 1.0))),
+        "surface_3d": costcharts.surface_3d(surface),
+        "surface_heatmap": costcharts.surface_heatmap(surface),
+        "roofline": costcharts.roofline_figure(page),
+        "pass_time": costcharts.pass_time_figure(page),
+        "batch": rulecharts.batch_figure(pagedata.batch_curve("Llama-2-7B", "H100 SXM", 0.7, 4,
                                                           0.1, 512, "fp16", False), 8),
-        "gallery": charts.gallery_figure(gallery.gallery_rows(g), g.threshold, g.n),
-        "production": charts.production_figure(gallery.production(d.P, d.Q, 0, 4, "correct",
+        "gallery": rulecharts.gallery_figure(gallery.gallery_rows(g), g.threshold, g.n),
+        "production": rulecharts.production_figure(gallery.production(d.P, d.Q, 0, 4, "correct",
                                                                   None, 2_000, 0)),
-        "policy_k": charts.policy_k_figure(runs, pagedata.policy_rows(runs, 0.1), 50),
+        "policy_k": rulecharts.policy_k_figure(runs, pagedata.policy_rows(runs, 0.1), 50),
         "warps": methods.warp_figure(method_rows.warp_sweep(d.P, d.Q, 0, k=4, draft=False)),
         "frontier": plan.frontier_figure(p.plan), "best_k": plan.best_k_figure(p.plan),
         "plan_acceptance": plan.acceptance_figure(p.report),
@@ -147,10 +148,10 @@ def test_cost_labels_sit_clear_of_the_break_even_crossing(k):
     d = default_tables()
     cm = demos.cost_model(d.P, d.Q, 0, k, pagedata.COST_GRID)
     marks = pagedata.slow_cases(cm, [round(0.05 * i, 2) for i in range(41)])
-    fig = charts.cost_curve(cm, marks)
+    fig = costcharts.cost_curve(cm, marks)
     m = next(t for t in fig.data if t.name == "marked draft costs")
     c_max, y_max = pagedata.COST_GRID[-1], fig.layout.yaxis.range[1]
-    rx, ry = charts.LABEL_REACH_X * c_max, charts.LABEL_REACH_Y * y_max
+    rx, ry = costcharts.LABEL_REACH_X * c_max, costcharts.LABEL_REACH_Y * y_max
     for r, spot in zip(marks, m.textposition, strict=True):
         # the two quadrants a falling curve never enters
         assert spot in ("top right", "bottom left"), spot
@@ -162,7 +163,7 @@ def test_cost_labels_sit_clear_of_the_break_even_crossing(k):
 def test_the_break_even_marker_has_no_label_of_its_own_beside_it():
     d = default_tables()
     cm = demos.cost_model(d.P, d.Q, 0, 4, pagedata.COST_GRID)
-    fig = charts.cost_curve(cm, pagedata.slow_cases(cm, (0.1, 0.6, 1.0)))
+    fig = costcharts.cost_curve(cm, pagedata.slow_cases(cm, (0.1, 0.6, 1.0)))
     star = next(t for t in fig.data if t.name == "break-even c*")
     assert star.mode == "markers"  # its value is written at the top of its line instead
     top = [a for a in fig.layout.annotations if a.yref == "paper" and a.y == 1.0

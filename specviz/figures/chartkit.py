@@ -1,0 +1,71 @@
+"""What the chart builders share: the page chart height, log-decade axes, a colour per
+rule, labelled reference lines and the common layout."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import plotly.graph_objects as go
+
+from ..core.rules import RULES
+from ..views.demos import Row
+from .frame import legend_below, unclipped_text
+from .palette import (
+    GREY,
+    OTHER_RULE_COLOURS,
+    RULE_COLOURS,
+)
+
+HEIGHT = 420
+# log axes: a label at each decade only (Plotly's minor labels read "5, 2, 0.1, 5, 2, 0.01")
+LOG_DECADES = dict(type="log", dtick=1)
+BIAS_MIN = 1e-12  # exact TVs at or below this are rounding, drawn as no bias
+
+
+def rule_colour(rule: str) -> str:
+    """A fixed colour per rule: the first paper's rule and its three broken variants by name,
+    the others in turn."""
+    if rule in RULE_COLOURS:
+        return RULE_COLOURS[rule]
+    names = [r for r in RULES if r not in RULE_COLOURS]
+    return (OTHER_RULE_COLOURS[names.index(rule) % len(OTHER_RULE_COLOURS)] if rule in names
+            else GREY)
+
+
+def vline(fig: go.Figure, x: float, text: str, colour: str, dash: str, log_x: bool,
+           y_text: float = 1.0, anchor: str = "left") -> None:
+    """A vertical line with a label. Shapes take data values on log axes, annotations take
+    log10 of them, so the label is placed by hand (add_vline's own label is not)."""
+    fig.add_vline(x=x, line_dash=dash, line_color=colour)
+    fig.add_annotation(x=float(np.log10(x)) if log_x else x, y=y_text, yref="paper", text=text,
+                       showarrow=False, xanchor=anchor, yanchor="top", font=dict(color=colour))
+
+
+def hline(fig: go.Figure, y: float, text: str, colour: str, dash: str, log_y: bool,
+           x_text: float = 0.0, anchor: str = "left") -> None:
+    """A horizontal line with a label above it (see vline on log axes)."""
+    if log_y and not y > 0:
+        return  # not on a log axis
+    fig.add_hline(y=y, line_dash=dash, line_color=colour)
+    fig.add_annotation(y=float(np.log10(y)) if log_y else y, x=x_text, xref="paper", text=text,
+                       showarrow=False, xanchor=anchor, yanchor="bottom",
+                       font=dict(color=colour))
+
+
+def layout(fig: go.Figure, title: str, height: int = HEIGHT) -> go.Figure:
+    """Title, height and margins; the legend in its own strip, labels unclipped."""
+    fig.update_layout(title=title, height=height, margin=dict(l=60, r=20, t=60, b=50),
+                      hovermode="closest")
+    return unclipped_text(legend_below(fig))
+
+
+def col(rows: Sequence[Row], key: str) -> list:
+    """One column of a list of rows."""
+    return [r[key] for r in rows]
+
+
+def signed(v: float) -> str:
+    """A difference to 4 decimals with its sign; '0' where it rounds to zero (never
+    '+0.0000' or '-0.0000')."""
+    return "0" if abs(v) < 5e-5 else f"{v:+.4f}"
