@@ -20,6 +20,9 @@ from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+from support import app_test  # noqa: E402  (tests/support.py: a page opened as a browser does)
+
 for name in ("streamlit", "streamlit.runtime.scriptrunner_utils.script_run_context"):
     logging.getLogger(name).setLevel(logging.ERROR)  # AppTest's bare-mode chatter
 
@@ -75,19 +78,12 @@ def timed_run(at: AppTest) -> float:
     return dt
 
 
-def opened(path: str) -> AppTest:
-    """A new session of the app opened on one page (app.py is the main script, as on the
-    server, so the navigation's page links resolve)."""
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
-    return at if path == "app.py" else at.switch_page(path)
-
-
 def bench_page(name: str, path: str, actions, repeats: int = 3) -> list[tuple[str, float]]:
-    at = opened(path)
+    at = app_test(path, 120)  # a new session, opened on the page through app.py
     out = [("first render (cold caches)", timed_run(at))]
     warm = []
     for _ in range(repeats):
-        at2 = opened(path)
+        at2 = app_test(path, 120)
         warm.append(timed_run(at2))
     out.append(("first render (new session)", statistics.median(warm)))
     for label, act in actions:
