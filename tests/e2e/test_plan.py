@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from urllib.parse import parse_qsl, urlsplit
+
+from playwright.sync_api import expect
 
 FX = Path(__file__).resolve().parents[1] / "fixtures" / "plan"
 SHOTS = os.environ.get("SPECVIZ_SHOTS")  # a folder: screenshots are written there when set
@@ -19,8 +22,10 @@ def test_plan_paste_and_preset(server, page):
     box.press("Control+Enter")
     page.get_by_text("100,000 rounds of k = 5").first.wait_for()
     page.get_by_text("consistent with position independence").first.wait_for()
+    # the paste travels in the link, compressed; the URL is rewritten at the run's end
+    expect(page).to_have_url(re.compile(r"[?&]plan_metrics=[^&]+"), timeout=60_000)
     q = dict(parse_qsl(urlsplit(page.url).query))
-    assert q.get("plan_metrics")  # the paste travels in the link, compressed
+    assert q.get("plan_metrics")
     # the chart's drawn title (its text copy above the chart shows on phones only)
     page.get_by_text("Latency against throughput").locator("visible=true").first.wait_for()
     if SHOTS:
