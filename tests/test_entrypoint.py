@@ -101,6 +101,7 @@ def test_streamlit_config_is_hardened():
     assert client["showErrorDetails"] in ("type", "none")  # no messages, no tracebacks
     assert client["showErrorDetails"] in {o.value for o in config.ShowErrorDetailsConfigOptions}
     assert browser["gatherUsageStats"] is False
+    assert cfg["runner"]["postScriptGC"] is False  # no full collection after every step
     # every option named exists in this streamlit
     for section, options in cfg.items():
         for name in options:
