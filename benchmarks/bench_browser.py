@@ -1,9 +1,12 @@
 """Speed as a user feels it: a real server and headless chromium, medians over a few runs.
 
-Per page: time from navigation to the first heading, and to every chart drawn (the script
-idle, nothing stale, every Plotly chart with its SVG), in a browser that has loaded the app
-before (its cache holds Streamlit's and Plotly's scripts), and once more from a cold cache;
-the bytes the server sent over the WebSocket for that first render. Per interaction (a
+Per page: for a fresh page load (a deep link, a new tab), time to the first heading and to
+every chart drawn (the script idle, nothing stale, every Plotly chart with its SVG), in a
+browser that has loaded the app before (its cache holds Streamlit's and Plotly's scripts),
+and once more from a cold cache; the bytes the server sent over the WebSocket for that first
+render. Then a click on the page's link in the app's navigation, to every chart drawn: from
+the home page (the session's first page with charts: Streamlit loads Plotly then) and from
+/round (Plotly loaded). Per interaction (a
 step on /round and /text by a click on "next" and by the → key, k on /cost, the rule on
 /round): time to the updated view (a step: from the input event to the new step counter,
 both stamped in the page), and the bytes sent for it. Targets (this 2-core machine,
@@ -154,6 +157,73 @@ def _row(name: str, xs: list[float], target: float | None, unit: str = "s") -> s
     return f"{name:<34} {m:8.3f} {unit}  [{spread}]{verdict}"
 
 
+def _page_loads(browser, url: str, p, runs: int) -> int:
+    """A fresh page load (a deep link or a new tab): first heading, fully drawn, cold."""
+    heads, drawns, sent, cold = [], [], [], []
+    for _ in range(runs):  # a cold cache first, then the same browser again
+        ctx, page, wire, _, drawn = _open(browser, url)
+        cold.append(drawn)
+        page.close()
+        for _ in range(2):
+            _, page, wire, heading, drawn = _open(browser, url, ctx)
+            heads.append(heading)
+            drawns.append(drawn)
+            sent.append(wire.total / 1e3)
+            page.close()
+        ctx.close()
+    name = f"/{p.path}"
+    print(_row(f"{name} first heading", heads, None))
+    print(_row(f"{name} fully drawn", drawns, PAGE_TARGET_S))
+    print(_row(f"{name} fully drawn, cold cache", cold, None))
+    print(_row(f"{name} first render sent", sent, None, "kB"))
+    return _median(drawns) > PAGE_TARGET_S
+
+
+def _navigations(browser, base: str, p, runs: int) -> int:
+    """A click on the page's link in the sidebar: from the home page (this session's first
+    page with charts, so Streamlit loads Plotly) and from /round (Plotly loaded)."""
+    misses = 0
+    for start in ("", "round" if p.path != "round" else "cost"):
+        times = []
+        for _ in range(runs):
+            ctx, page, _, _, _ = _open(browser, f"{base}/{start}")
+            t0 = time.perf_counter()
+            page.locator(".st-key-sv_nav a").nth(site.PAGES.index(p)).click()
+            page.wait_for_function("p => location.pathname.endsWith(p)", arg=f"/{p.path}")
+            _idle(page, 90_000)
+            times.append(time.perf_counter() - t0)
+            ctx.close()
+        print(_row(f"/{start} -> /{p.path} link", times, PAGE_TARGET_S))
+        misses += _median(times) > PAGE_TARGET_S
+    return misses
+
+
+def _interactions(browser, base: str, runs: int, steps: int) -> int:
+    misses = 0
+    for label, path, fn, target in (
+            ("/round step, click", "/round?k=5&seed=3", "click", STEP_TARGET_S),
+            ("/round step, key", "/round?k=5&seed=3", "key", STEP_TARGET_S),
+            ("/text step, click", "/text?k=4", "click", STEP_TARGET_S),
+            ("/text step, key", "/text?k=4", "key", STEP_TARGET_S),
+            ("/cost k change", "/cost", "k", CHANGE_TARGET_S),
+            ("/round rule change", "/round?k=5&seed=3", "rule", CHANGE_TARGET_S)):
+        times, sent = [], []
+        for _ in range(runs):
+            ctx, page, wire, _, _ = _open(browser, base + path)
+            for _ in range(steps if fn in ("click", "key") else 1):
+                if fn in ("click", "key"):
+                    dt, b = _step(page, wire, fn)
+                else:
+                    dt, b = (_k_on_cost if fn == "k" else _rule_on_round)(page, wire)
+                times.append(dt)
+                sent.append(b / 1e3)
+            ctx.close()
+        print(_row(label, times, target))
+        print(_row(f"{label} sent", sent, None, "kB"))
+        misses += _median(times) > target
+    return misses
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=3)
@@ -170,48 +240,12 @@ def main(argv: list[str] | None = None) -> int:
             _open(browser, server.url + "/round")[0].close()  # warm the caches once
             print(f"{'page':<34} {'median':>10}  [min..max]   (runs: {a.runs})")
             for p in wanted:
-                url = server.url + "/" + p.path + QUERY.get(p.path, "")
-                heads, drawns, sent, cold = [], [], [], []
-                for _ in range(a.runs):  # a cold cache first, then the same browser again
-                    ctx, page, wire, _, drawn = _open(browser, url)
-                    cold.append(drawn)
-                    page.close()
-                    for _ in range(2):
-                        _, page, wire, heading, drawn = _open(browser, url, ctx)
-                        heads.append(heading)
-                        drawns.append(drawn)
-                        sent.append(wire.total / 1e3)
-                        page.close()
-                    ctx.close()
-                name = f"/{p.path}"
-                print(_row(f"{name} first heading", heads, None))
-                print(_row(f"{name} fully drawn", drawns, PAGE_TARGET_S))
-                print(_row(f"{name} fully drawn, cold cache", cold, None))
-                print(_row(f"{name} first render sent", sent, None, "kB"))
-                misses += _median(drawns) > PAGE_TARGET_S
-            for label, path, fn, target in (
-                    ("/round step, click", "/round?k=5&seed=3", "click", STEP_TARGET_S),
-                    ("/round step, key", "/round?k=5&seed=3", "key", STEP_TARGET_S),
-                    ("/text step, click", "/text?k=4", "click", STEP_TARGET_S),
-                    ("/text step, key", "/text?k=4", "key", STEP_TARGET_S),
-                    ("/cost k change", "/cost", "k", CHANGE_TARGET_S),
-                    ("/round rule change", "/round?k=5&seed=3", "rule", CHANGE_TARGET_S)):
-                times, sent = [], []
-                for _ in range(a.runs):
-                    ctx, page, wire, _, _ = _open(browser, server.url + path)
-                    if fn in ("click", "key"):
-                        for _ in range(a.steps):
-                            dt, b = _step(page, wire, fn)
-                            times.append(dt)
-                            sent.append(b / 1e3)
-                    else:
-                        dt, b = (_k_on_cost if fn == "k" else _rule_on_round)(page, wire)
-                        times.append(dt)
-                        sent.append(b / 1e3)
-                    ctx.close()
-                print(_row(label, times, target))
-                print(_row(f"{label} sent", sent, None, "kB"))
-                misses += _median(times) > target
+                misses += _page_loads(browser, server.url + "/" + p.path + QUERY.get(p.path, ""),
+                                      p, a.runs)
+            for p in wanted:
+                if p.path:
+                    misses += _navigations(browser, server.url, p, a.runs)
+            misses += _interactions(browser, server.url, a.runs, a.steps)
             browser.close()
     finally:
         server.stop()
