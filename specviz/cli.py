@@ -20,11 +20,10 @@ import numpy as np
 from . import cliplan
 from .analysis.roofline import FULL_LABEL, PRESETS, TUTORIAL_LABEL
 from .analysis.stats import GOF_ALPHA
+from .clitable import Column, format_table
 from .core.rules import RULES
 from .core.tables import check_ctx, default_tables
 from .views import demos, methods
-
-Column = tuple[str, str, str | Callable[[object], str]]  # (key, header, format spec or function)
 
 WIDTH = 100  # prose is wrapped to this many characters; tables are not
 
@@ -43,37 +42,6 @@ TUTORIAL_RESIDUAL = "[0.1673 0.6457 0.1838 0.0032 0 0]"
 
 
 # --------------------------------------------------------------------------- formatting
-def _cell(value: object, fmt: str | Callable[[object], str]) -> str:
-    if value is None:
-        return "-"
-    if callable(fmt):
-        return fmt(value)
-    if isinstance(value, str):
-        return value
-    return format(value, fmt)
-
-
-def format_table(rows: Sequence[dict], columns: Sequence[Column], indent: str = "  ") -> str:
-    """Rows of dicts as an aligned text table; columns: (key, header, format) each.
-
-    format is a format spec (".4f") or a function value -> str. Text columns are
-    left-aligned, numbers right-aligned.
-    """
-    cells = [[_cell(r.get(key), fmt) for key, _, fmt in columns] for r in rows]
-    left = [all(isinstance(r.get(key), str) for r in rows) and len(rows) > 0
-            for key, _, _ in columns]
-    widths = [max([len(h)] + [len(c[j]) for c in cells]) for j, (_, h, _) in enumerate(columns)]
-
-    def line(items: Sequence[str]) -> str:
-        parts = [s.ljust(w) if lj else s.rjust(w)
-                 for s, w, lj in zip(items, widths, left, strict=True)]
-        return (indent + "  ".join(parts)).rstrip()
-
-    out = [line([h for _, h, _ in columns]), indent + "  ".join("-" * w for w in widths)]
-    out += [line(c) for c in cells]
-    return "\n".join(out)
-
-
 def _x(v: object) -> str:
     return "-" if v is None else f"{v:.3f}x"
 
@@ -412,7 +380,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     which = [args.N] if args.command == "demo" else list(TITLES)
     try:
         if args.command == "plan":
-            return cliplan.run(args, out, format_table)
+            return cliplan.run(args, out)
         if args.command == "methods":
             t = default_tables()
             print(demo_methods(t.P, t.Q, t.vocab, _ctx_index(args.ctx, t.vocab), args.seed),

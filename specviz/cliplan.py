@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TextIO
 
 from .analysis.roofline import DTYPE_BYTES
+from .clitable import format_table
 from .views import plan as pv
 
 DTYPES = tuple(DTYPE_BYTES)
@@ -73,8 +74,8 @@ def build(args: argparse.Namespace) -> pv.PlanPage:
                         draft_name=Path(args.draft_config).stem)
 
 
-def run(args: argparse.Namespace, out: TextIO, fmt) -> int:
-    """Print the plan; 2 with the messages on bad input. fmt: cli.format_table."""
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    """Print the plan; 2 with the messages on bad input."""
     page = build(args)
     if page.errors:
         raise ValueError("; ".join(page.errors))
@@ -88,19 +89,19 @@ def run(args: argparse.Namespace, out: TextIO, fmt) -> int:
     for n in page.notes + ([page.batch_note] if page.batch_note else []):
         print(f"  note: {n}", file=out)
     print("\nAcceptance by position (95% Wilson intervals)", file=out)
-    print(fmt(page.tables["acceptance"], [
+    print(format_table(page.tables["acceptance"], [
         ("position", "i", "d"), ("rate", "P(kept)", f3), ("rate_lo", "lo", f3),
         ("rate_hi", "hi", f3), ("conditional", "P(kept | before kept)", f3),
         ("cond_lo", "lo", f3), ("cond_hi", "hi", f3), ("iid_rate", "alpha^i", f3)]), file=out)
     print("\nTokens per call by k", file=out)
-    print(fmt(page.tables["by_k"], [
+    print(format_table(page.tables["by_k"], [
         ("k", "k", "d"), ("tokens_per_call", "tokens/call", f3),
         ("extrapolated", "extrapolated", lambda v: "yes" if v else "no"),
         ("speedup_at_batch_1", "speedup at B=1", f3)]), file=out)
     rows = [r for r in page.tables["by_batch"] if r["batch"] in BATCH_ROWS
             or r["batch"] == page.plan.batches[-1] or r["batch"] == page.plan.loses_from]
     print("\nBy batch size (all batches: --json)", file=out)
-    print(fmt(rows, [
+    print(format_table(rows, [
         ("batch", "B", "d"), ("best_k", "best k", "d"), ("speedup", "speedup", f3),
         ("user_tok_s_plain", "user tok/s off", ".1f"), ("user_tok_s_spec", "user tok/s on", ".1f"),
         ("gpu_tok_s_plain", "GPU tok/s off", ",.0f"), ("gpu_tok_s_spec", "GPU tok/s on", ",.0f"),

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from specviz import RULES, default_tables, residual
-from specviz.cli import format_table, main
+from specviz.cli import main
+from specviz.clitable import format_table
 
 ROOT = Path(__file__).resolve().parents[1]
 
