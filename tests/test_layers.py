@@ -12,7 +12,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "specviz"
 RANK = {"core": 0, "text": 1, "analysis": 1, "views": 2, "figures": 3, "web": 4}
-TOP = 5  # specviz/cli.py, __init__.py, __main__.py, app.py, pages/
+TOP = 5  # specviz/cli*.py, __init__.py, __main__.py, app.py, pages/
 
 
 def _layer(path: Path) -> int:
