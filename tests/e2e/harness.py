@@ -25,6 +25,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 DOCKERFILE = ROOT / "Dockerfile"
 CHROMIUM = "/usr/bin/chromium"
+# A page is done when the script has finished, the socket is up, and nothing is lazy or stale.
 IDLE = ("[data-testid='stApp'][data-test-script-state='notRunning']"
         "[data-test-connection-state='CONNECTED']")
 SETTLED_JS = ("() => !document.querySelector('[data-testid=stSkeleton]')"
@@ -42,11 +43,6 @@ CHROMIUM_ARGS = [
     "--disable-dev-shm-usage",
 ]
 IMAGE_PORT = 8501  # the port the Dockerfile's CMD, EXPOSE and HEALTHCHECK use
-# A page is done when the script has finished, the socket is up, and nothing is lazy or stale.
-IDLE = ("[data-testid='stApp'][data-test-script-state='notRunning']"
-        "[data-test-connection-state='CONNECTED']")
-SETTLED_JS = ("() => !document.querySelector('[data-testid=stSkeleton]')"
-              " && !document.querySelector('[data-stale=true]')")
 
 
 def dockerfile_instructions(path: Path = DOCKERFILE) -> list[tuple[str, str]]:
