@@ -172,4 +172,5 @@ def test_format_table_aligns():
     assert lines[2].split() == ["a", "0.50", "1.000x"]
     assert lines[3].split() == ["long", "12.25", "3.571x"]
     assert lines[2].index("0.50") + 4 == lines[3].index("12.25") + 5  # numbers right-aligned
+    assert lines[2].index("a") == lines[3].index("long")  # text left-aligned
     assert format_table(rows[:1], [("missing", "m", ".2f")]).splitlines()[-1].strip() == "-"
