@@ -7,7 +7,7 @@ import streamlit as st
 from specviz.figures import plan as figs
 from specviz.views import columns
 from specviz.views import plan as pv
-from specviz.web import guard, ui
+from specviz.web import guard, notation, ui
 from specviz.web import settings as S
 
 KEYS = ("plan_example", "plan_metrics", "plan_target", "plan_target_cfg", "plan_draft",
@@ -18,10 +18,10 @@ MAX_BYTES = 2_000_000
 
 app = ui.page("plan")
 st.title("Plan: does a draft model pay on your server?")
-ui.md("Bring what your server measured, your models' `config.json` and your accelerator. Each "
-      "forward pass is priced by the roofline (bytes over bandwidth or MACs over peak, "
-      "whichever is slower); tokens per round come from the measured per-position acceptance "
-      "(Leviathan et al. 2022, eq. 1 and Thm 3.8; Chen et al. 2023).")
+notation.md("Bring what your server measured, your models' `config.json` and your accelerator. "
+            "Each forward pass is priced by the roofline (bytes over bandwidth or MACs over peak, "
+            "whichever is slower); tokens per round come from the measured per-position acceptance "
+            "(Leviathan et al. 2022, eq. 1 and Thm 3.8; Chen et al. 2023).")
 m_col, mod_col, hw_col = st.columns(3)
 with m_col:
     st.subheader("Measurements")

@@ -30,7 +30,8 @@ from ..views import columns as table_columns
 from ..views import site
 from . import guard, narrow, present
 from . import settings as S
-from .notation import LETTERS, swap, swap_figure, swap_tables
+from .notation import LETTERS, md, reader_notation, swap_figure, tables, text
+from .urlstate import url_settings
 
 SHARED_KEYS = ("k", "c", "draft", "alpha", "T", "seed", "rule", "ctx", "notation", "present",
                "wT", "wtopk", "wtopp", "wminp", "wdraft", "tree")
@@ -90,13 +91,6 @@ def cached(fn: Callable) -> Callable:
 
 
 # ----------------------------------------------------------------------------- URL state
-def _url_settings() -> tuple[S.Settings, list[str]]:
-    """Parse the URL once per session; later runs read the widgets."""
-    if "_url_settings" not in st.session_state:
-        st.session_state["_url_settings"] = S.parse_query(st.query_params.to_dict())
-    return st.session_state["_url_settings"]
-
-
 INDEXED = ("radio", "selectbox")  # widgets whose start is an index into their options
 
 
@@ -110,7 +104,7 @@ def bind(key: str, widget: Callable, *args, cast: Callable | None = None, **kwar
     if wkey in assigned:  # its value was set by assign() for this run: no default on top
         assigned.discard(wkey)
     else:
-        url, _ = _url_settings()
+        url, _ = url_settings()
         start = cast(getattr(url, key)) if cast else getattr(url, key)
         if getattr(widget, "__name__", "") in INDEXED:
             options = list(args[1] if len(args) > 1 else kwargs["options"])
@@ -125,7 +119,7 @@ def bind(key: str, widget: Callable, *args, cast: Callable | None = None, **kwar
 def tabs(key: str, labels: dict[str, str]) -> tuple[str, list]:
     """Tabs bound to URL parameter `key` (labels: value -> tab label); only the open tab
     runs. Returns the open tab's value and the tab containers."""
-    url, _ = _url_settings()
+    url, _ = url_settings()
     wkey = f"w_{key}"
     start = labels.get(st.session_state.get(f"v_{key}", getattr(url, key)))
     containers = st.tabs([text(v) for v in labels.values()], key=wkey, on_change="rerun",
@@ -138,7 +132,7 @@ def tabs(key: str, labels: dict[str, str]) -> tuple[str, list]:
 
 def clamp(key: str, lo, hi) -> None:
     """Hold widget `key`'s value inside [lo, hi] before it is drawn (its range just moved)."""
-    url, _ = _url_settings()
+    url, _ = url_settings()
     wkey = f"w_{key}"
     now = st.session_state.get(wkey, getattr(url, key))
     held = min(max(now, lo), hi)
@@ -290,7 +284,7 @@ def page(title: str, keys: Sequence[str] = (), layout: str = "wide") -> AppState
     drawn by the page with bind(); call finish(state, keys) at the end to rewrite the URL."""
     guard.install_stop_check()
     guard.session_uploads(guard.uploads_in_use())
-    url, notes = _url_settings()
+    url, notes = url_settings()
     st.set_page_config(page_title=f"specviz · {title}", layout=layout,
                        initial_sidebar_state="collapsed" if url.present else "auto")
     st.html(f"<style>{narrow.narrow_css()}</style>")  # style only: takes no room
@@ -410,34 +404,6 @@ def _column(label: str, fmt: str | None, width: int | None = None):
     return st.column_config.TextColumn(text(label), width=width)
 
 
-# ----------------------------------------------------------------------------- letters
-def _notation() -> str:
-    """The reader's letters, as the widget holds them in this run (it is drawn after some
-    of the labels it re-letters)."""
-    ss = st.session_state
-    return ss.get("w_notation", ss.get("v_notation", _url_settings()[0].notation))
-
-
-def text(t: str) -> str:
-    """t (written with p = target) in the reader's letters."""
-    return swap(t, _notation())
-
-
-def tables(t: str) -> str:
-    """t (naming the tables P = target and Q = draft) in the reader's letters."""
-    return swap_tables(t, _notation())
-
-
-def md(t: str, **kwargs) -> None:
-    """st.markdown in the reader's letters."""
-    st.markdown(text(t), **kwargs)
-
-
-def letters(t: str, swap_letters: bool = True) -> str:
-    """t in the reader's letters, or as it is (token names may themselves be p and q)."""
-    return text(t) if swap_letters else t
-
-
 def intro(t: str) -> None:
     """A page's opening explanation; in presenter mode it folds away under an expander,
     so that the stage starts on the first screen."""
@@ -464,7 +430,7 @@ def chart(fig, key: str | None = None, *, swap_letters: bool = True, **kwargs) -
     """st.plotly_chart in the reader's letters (and, in presenter mode, larger type), with
     its title also as text that a narrow screen shows in its place (web.narrow)."""
     if swap_letters:
-        fig = swap_figure(fig, _notation())
+        fig = swap_figure(fig, reader_notation())
     fig.update_layout(template="none")  # Streamlit's theme styles it; saves ~6 kB a chart
     if presenter_active():
         fig = present_figure(fig)
@@ -487,7 +453,7 @@ def folded(label: str):
 # ----------------------------------------------------------------------------- presenting
 def presenter_active() -> bool:
     """Whether this session was opened with present=1 in the URL."""
-    return bool(_url_settings()[0].present)
+    return bool(url_settings()[0].present)
 
 
 def _presenter() -> None:
