@@ -7,7 +7,7 @@ import streamlit as st
 
 from specviz.figures import charts
 from specviz.views import columns, demos, pagedata
-from specviz.web import notation, ui
+from specviz.web import files, notation, ui
 from specviz.web import settings as S
 
 app = ui.page("exactness")
@@ -50,7 +50,7 @@ cols[2].metric(notation.text("pass threshold (floor + McDiarmid margin)"),
 
 st.subheader("TV against the sampling floor")
 ui.table(rows, columns.EXACTNESS)
-ui.download_csv(rows, f"exactness_n{n}")
+files.download_csv(rows, f"exactness_n{n}")
 st.caption(notation.text("Threshold = floor + sqrt(ln(1/delta) / (2 n)), delta = 1e-6: by "
                          "McDiarmid's inequality an exact sampler crosses it with probability at "
                          "most 1e-6. The p-value is Pearson's chi-square goodness of fit of the "
@@ -62,12 +62,12 @@ left, right = st.columns(2)
 with left:
     marg = pagedata.marginal_rows(ex, s.rule, app.vocab)
     ui.chart(charts.marginal_bars(marg, s.rule), key="marginal")
-    ui.download_csv(marg, f"marginal_{s.rule}")
+    files.download_csv(marg, f"marginal_{s.rule}")
 with right:
     diff = pagedata.joint_diff(ex, s.rule)
     ui.chart(charts.joint_diff_heatmap(diff, app.vocab, s.rule), key="joint_diff")
-    ui.download_csv(pd.DataFrame(diff, index=list(app.vocab), columns=list(app.vocab))
-                    .reset_index(names="x1"), f"joint_diff_{s.rule}")
+    files.download_csv(pd.DataFrame(diff, index=list(app.vocab), columns=list(app.vocab))
+                       .reset_index(names="x1"), f"joint_diff_{s.rule}")
 st.caption(notation.text(f"Rule shown in the two charts above: '{s.rule}' (change it in the "
                          "sidebar)."))
 

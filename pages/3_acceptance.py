@@ -6,7 +6,7 @@ import streamlit as st
 
 from specviz.figures import charts
 from specviz.views import columns, demos, pagedata
-from specviz.web import notation, ui
+from specviz.web import files, notation, ui
 
 app = ui.page("acceptance")
 s = app.settings
@@ -39,7 +39,7 @@ if tab == "alpha":
             measured, curve, "alpha", "alpha (mix weight)",
             f"Against draft quality alpha (k = {s.k}, c = {s.c:g})"), key="alpha_sweep")
         ui.table(measured, columns.SWEEP)
-        ui.download_csv(measured, f"alpha_sweep_k{s.k}")
+        files.download_csv(measured, f"alpha_sweep_k{s.k}")
 else:
     with tab_t:
         notation.md("The draft is the target itself at another temperature: q = temper(p, T), "
@@ -55,7 +55,7 @@ else:
             f"Against temperature mismatch T (k = {s.k}, c = {s.c:g})", log_x=True,
             tickvals=pagedata.T_TICKS), key="t_sweep")
         ui.table(measured_t, columns.SWEEP)
-        ui.download_csv(measured_t, f"temperature_sweep_k{s.k}")
+        files.download_csv(measured_t, f"temperature_sweep_k{s.k}")
 st.caption(notation.text("acceptance = accepted / drafted (vLLM's draft acceptance rate), which is "
                          "not alpha: acceptance stops at the first rejection. Error bars: one "
                          "standard error."))

@@ -7,7 +7,7 @@ import streamlit as st
 
 from specviz.figures import charts, rulecharts
 from specviz.views import columns, demos, pagedata
-from specviz.web import notation, ui
+from specviz.web import files, notation, ui
 
 app = ui.page("draft length")
 s = app.settings
@@ -41,10 +41,10 @@ st.caption(notation.text("Left: both curves are in target-call units per round; 
                          "the right is their ratio. The star is the best measured k, the dotted "
                          "line the best exact k."))
 ui.table(measured, columns.SWEEP)
-ui.download_csv(measured, f"k_sweep_c{s.c:g}")
+files.download_csv(measured, f"k_sweep_c{s.c:g}")
 with st.expander("exact and theory values for every k"):
     ui.table(curve, columns.CURVE)
-    ui.download_csv(curve, f"k_curve_c{s.c:g}")
+    files.download_csv(curve, f"k_curve_c{s.c:g}")
 
 st.subheader("Dynamic draft length")
 notation.md(
@@ -75,7 +75,7 @@ st.dataframe(pd.DataFrame(policy), hide_index=True, column_config={
     "speedup": st.column_config.NumberColumn(notation.text(f"speedup at c = {s.c:g}"),
                                              format="%.3fx"),
 })
-ui.download_csv(policy, f"dynamic_k{s.k}_c{s.c:g}")
+files.download_csv(policy, f"dynamic_k{s.k}_c{s.c:g}")
 st.caption(notation.text(
     f"About {pagedata.DYN_TOKENS:,} tokens per policy from context '{s.ctx}', seed {s.seed}, "
     f"starting at the sidebar's k = {s.k}; a policy drafts at most "

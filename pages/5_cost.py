@@ -6,7 +6,7 @@ import streamlit as st
 
 from specviz.figures import costcharts
 from specviz.views import columns, demos, pagedata
-from specviz.web import notation, ui
+from specviz.web import files, notation, ui
 
 app = ui.page("cost")
 s = app.settings
@@ -42,7 +42,7 @@ for r in slow:
 ui.chart(costcharts.cost_curve(cm, marks), key="cost_curve")
 with st.expander("speedup by c (table)"):
     ui.table(cm.rows, columns.COST)
-    ui.download_csv(cm.rows, f"cost_k{s.k}")
+    files.download_csv(cm.rows, f"cost_k{s.k}")
 
 st.subheader("Speedup over k and c")
 surface = ui.cached(demos.speedup_surface)(alpha)
@@ -58,5 +58,5 @@ if view == "heatmap":
 else:
     with t_3d:
         ui.chart(costcharts.surface_3d(surface, point, line), key="surface_3d")
-ui.download_csv(pagedata.surface_rows(surface), "speedup_surface", "Download the surface as CSV")
+files.download_csv(pagedata.surface_rows(surface), "speedup_surface", "Download the surface as CSV")
 ui.finish(app, replace(s, surface=view), ("surface",))

@@ -6,7 +6,7 @@ import streamlit as st
 
 from specviz.figures import costcharts, rulecharts
 from specviz.views import columns, pagedata
-from specviz.web import notation, ui
+from specviz.web import files, notation, ui
 from specviz.web import settings as S
 
 PAGE_KEYS = ("preset", "dtype", "ctxlen", "batch", "accel")
@@ -67,12 +67,12 @@ ui.chart(costcharts.pass_time_figure(page), key="pass_time")
 
 st.subheader("Accelerators")
 ui.table(page.accelerators, columns.ACCELERATORS)
-ui.download_csv(page.accelerators, "accelerators")
+files.download_csv(page.accelerators, "accelerators")
 st.caption(notation.text("Sources: " + "; ".join(f"{a['accelerator']}: {a['source']}"
                                                  for a in page.accelerators) + "."))
 with st.expander("MACs and bytes by tokens in the pass (table)"):
     ui.table(page.rows, columns.ROOFLINE)
-    ui.download_csv(page.rows, f"roofline_{preset}_{dtype}")
+    files.download_csv(page.rows, f"roofline_{preset}_{dtype}")
 
 st.subheader("Batch size")
 notation.md(
@@ -108,7 +108,7 @@ elif curve.free_throughout:
     st.info(notation.text(f"The verify pass stays memory-bound at every batch up to "
                           f"{curve.max_batch:,} on {accel}."))
 ui.chart(rulecharts.batch_figure(curve, int(batch)), key="batch")
-ui.download_csv(curve.rows, f"batch_speedup_{preset}_{dtype}_k{s.k}")
+files.download_csv(curve.rows, f"batch_speedup_{preset}_{dtype}_k{s.k}")
 st.caption(notation.text(
     f"B runs over 1..{curve.max_batch:,}; 'never' means not within that range. The blue dot "
     "is the batch chosen above. c is the draft's cost per token as a fraction "

@@ -7,7 +7,7 @@ import streamlit as st
 from specviz.figures import methods, rulecharts
 from specviz.views import columns, gallery, pagedata
 from specviz.views import methods as method_rows
-from specviz.web import notation, rulesui, ui
+from specviz.web import files, notation, rulesui, ui
 
 app = ui.page("rules")
 s = app.settings
@@ -48,7 +48,7 @@ m[2].metric(notation.text("decodes per rule"), f"{g.n:,}")
 
 st.subheader("Every rule, side by side")
 ui.table(rows, columns.GALLERY, height=35 * (len(rows) + 1) + 3)
-ui.download_csv(rows, f"rules_gallery_k{s.k}_n{g.n}")
+files.download_csv(rows, f"rules_gallery_k{s.k}_n{g.n}")
 st.caption(notation.text(
     f"Verdict: **caught** when the Monte Carlo TV exceeds the threshold "
     f"{g.threshold:.5f} or the chi-square p-value is below {gallery.GOF_ALPHA:g}; "
@@ -111,7 +111,7 @@ pm[1].metric(notation.text("draft acceptance rate (measured)"), f"{rep.rows[1]['
 pm[2].metric(notation.text("alpha = E[sum min(p, q)] (exact)"), f"{rep.alpha:.4f}")
 rulesui.production_table(rep)
 ui.chart(rulecharts.production_figure(rep), key="production")
-ui.download_csv(gallery.production_rows(rep), f"production_metrics_{s.rule}_k{s.k}")
+files.download_csv(gallery.production_rows(rep), f"production_metrics_{s.rule}_k{s.k}")
 st.caption(notation.text(
     "Where the exact values leave the theory, acceptance is not i.i.d. on these tables: how "
     "likely a draft is kept depends on the context it was drafted at."))

@@ -17,7 +17,7 @@ import streamlit as st
 from ..figures import animation, textfigs, treeview
 from ..views import stepping, textpage, transcript
 from ..views.transcript import RND_MAX, RoundTranscript
-from . import guard, notation, ui
+from . import files, guard, notation, ui
 from . import settings as S
 
 Transcript = Callable[[int], RoundTranscript]  # round index -> the transcript up to it
@@ -185,10 +185,10 @@ def _round_below(tr: RoundTranscript, step: int) -> None:
     done = stepping.view(tr.current, step).done
     a, b, c = st.columns(3)
     with a:
-        ui.download_csv(transcript.transcript_rows(tr, done), "round_transcript",
-                        columns=transcript.TRANSCRIPT_COLUMNS)
+        files.download_csv(transcript.transcript_rows(tr, done), "round_transcript",
+                           columns=transcript.TRANSCRIPT_COLUMNS)
     with b:
-        ui.download_round_html(tr.current, tr.rnd, step)
+        files.download_round_html(tr.current, tr.rnd, step)
     ui.copy_link(c)
 
 
