@@ -7,7 +7,7 @@ import streamlit as st
 from specviz.figures import plan as figs
 from specviz.views import columns
 from specviz.views import plan as pv
-from specviz.web import files, guard, notation, ui
+from specviz.web import files, guard, notation, ui, urlcodec
 from specviz.web import settings as S
 
 KEYS = ("plan_example", "plan_metrics", "plan_target", "plan_target_cfg", "plan_draft",
@@ -109,7 +109,7 @@ blobs = {}
 for key, value, what in (("plan_metrics", pasted, "metrics paste"),
                          ("plan_target_cfg", t_cfg, "target config"),
                          ("plan_draft_cfg", d_cfg, "draft config")):
-    blobs[key], note = S.url_blob(value, what)
+    blobs[key], note = urlcodec.url_blob(value, what)
     if note:
         st.warning(note)
 ui.finish(app, replace(app.settings, plan_example=example, plan_target=target,

@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from ..figures import export
-from . import settings as S
+from . import urlcodec
 from .ui import bind
 
 
@@ -56,7 +56,7 @@ def paste_or_upload(key: str, label: str, *, types: Sequence[str], max_bytes: in
                     height: int = 160, help: str | None = None) -> tuple[str, str | None]:
     """A text area bound to URL blob `key` (decoded on the way in) and an upload that, when
     given, replaces it; returns (text, problem with the upload or None)."""
-    text = bind(key, st.text_area, label, cast=S.decode_blob, height=height, help=help)
+    text = bind(key, st.text_area, label, cast=urlcodec.decode_blob, height=height, help=help)
     up = st.file_uploader(f"or upload ({', '.join(types)})", type=list(types),
                           key=f"up_{key}")
     if up is None:

@@ -13,8 +13,8 @@ import pandas as pd
 import streamlit as st
 
 from ..core.tables import default_tables, renormalisation_note, validate_pair
-from . import settings as S
 from .notation import tables
+from .urlcodec import decode_table, encode_table
 
 UPLOAD_MAX_BYTES = 64 * 1024  # a 64 x 64 table of long floats fits; anything bigger is refused
 CSV_MEMO_ENTRIES = 4  # parsed uploads kept per session (by content hash)
@@ -28,8 +28,8 @@ def tables_state() -> dict:
         params = st.query_params.to_dict()
         if "P" in params or "Q" in params:
             try:
-                P = np.array(S.decode_table(params.get("P", S.encode_table(d.P)), d.V))
-                Q = np.array(S.decode_table(params.get("Q", S.encode_table(d.Q)), d.V))
+                P = np.array(decode_table(params.get("P", encode_table(d.P)), d.V))
+                Q = np.array(decode_table(params.get("Q", encode_table(d.Q)), d.V))
                 state["P"], state["Q"] = validate_pair(P, Q, d.vocab)
                 state["note"] = renormalisation_note({"P": P, "Q": Q}, d.vocab)
             except ValueError as exc:
@@ -146,7 +146,7 @@ def table_query() -> dict[str, str]:
     state, d = tables_state(), default_tables()
     q = {}
     if not np.array_equal(state["P"], d.P):
-        q["P"] = S.encode_table(state["P"])
+        q["P"] = encode_table(state["P"])
     if not np.array_equal(state["Q"], d.Q):
-        q["Q"] = S.encode_table(state["Q"])
+        q["Q"] = encode_table(state["Q"])
     return q

@@ -17,8 +17,7 @@ from streamlit.testing.v1 import AppTest
 from support import app_test
 
 from specviz.core.tables import default_tables
-from specviz.web import settings as S
-from specviz.web import tableedit
+from specviz.web import tableedit, urlcodec
 
 ROOT = Path(__file__).resolve().parents[2]
 D = default_tables()
@@ -120,7 +119,7 @@ def with_valid_upload():
         assert not at.exception and not errors(at), errors(at)
         after = metrics(at)
         assert after != before, "a valid upload must change what the page shows"
-        assert at.query_params.get("Q") == S.encode_table(valid_draft())
+        assert at.query_params.get("Q") == urlcodec.encode_table(valid_draft())
         return at, after
     return make
 
@@ -142,7 +141,7 @@ def test_hostile_upload_keeps_the_last_valid_tables(with_valid_upload, name):
     assert any(words.lower() in e.lower() for e in errs), (name, errs)
     assert all(len(e) < 400 for e in errs), errs
     assert metrics(at) == shown, f"{name}: the tables in use changed"
-    assert at.query_params.get("Q") == S.encode_table(valid_draft())
+    assert at.query_params.get("Q") == urlcodec.encode_table(valid_draft())
     # and a later valid upload is taken again
     at.file_uploader(key="up_Q").set_value(("q.csv", csv_bytes(D.Q), "text/csv"))
     at.run()
@@ -161,7 +160,7 @@ def test_hostile_edit_keeps_the_last_valid_tables(with_valid_upload, name):
     assert any("Tables not used" in e and words.lower() in e.lower() for e in errs), (name, errs)
     assert metrics(at) == shown
     assert "P" not in at.query_params
-    assert at.query_params.get("Q") == S.encode_table(valid_draft())
+    assert at.query_params.get("Q") == urlcodec.encode_table(valid_draft())
 
 
 def test_editor_cannot_change_the_shape():
