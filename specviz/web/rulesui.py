@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import pandas as pd
 import streamlit as st
 
-from ..views import gallery
+from ..views import columns, gallery
 from . import notation, ui
 from . import settings as S
 
@@ -56,14 +56,7 @@ def production_table(rep) -> None:
     """The production metrics, measured beside exact and the i.i.d. theory."""
     summary = pd.DataFrame(rep.rows)
     summary["metric"] = summary["metric"].map(notation.text)
-    st.dataframe(summary, hide_index=True, column_config={
-        "metric": st.column_config.TextColumn(notation.text("metric")),
-        "measured": st.column_config.NumberColumn(
-            notation.text(f"measured ({gallery.METRICS_ROUNDS:,} rounds)"), format="%.4f"),
-        "exact": st.column_config.NumberColumn(notation.text("exact (long run)"), format="%.4f"),
-        "theory": st.column_config.NumberColumn(notation.text("i.i.d. theory at alpha"),
-                                                format="%.4f"),
-    })
+    ui.table(summary, columns.production_columns(gallery.METRICS_ROUNDS))
 
 
 def converter(k: int) -> dict[str, object]:
