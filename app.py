@@ -4,12 +4,12 @@ the current settings. The other pages are the scripts in pages/ (views.site list
 import streamlit as st
 
 from specviz.views import demos
-from specviz.web import ui
+from specviz.web import notation, ui
 
 app = ui.page("speculative decoding")
 s = app.settings
 st.title("specviz: speculative decoding, watched, checked and priced")
-ui.md(
+notation.md(
     "A big model writes one token per forward pass, and each pass is paid mostly in "
     "reading its weights from memory. Speculative decoding lets a small **draft** model "
     "guess **k** tokens, then asks the big **target** model about all of them in one pass. "
@@ -19,24 +19,26 @@ ui.md(
     "(Leviathan, Kalman & Matias 2022, arXiv 2211.17192; Chen et al. 2023, arXiv 2302.01318)."
 )
 st.subheader("Start here")
-ui.md(":material/explore: [**The guided tour**](tour): eight questions in the order the ideas "
-      "build, each with a preset link and its answer.  \n"
-      ":material/play_circle: [**One round, token by token**](round): the drafts, the one "
-      "target call, each coin, the redraw or the bonus.")
+notation.md(":material/explore: [**The guided tour**](tour): eight questions in the order "
+            "the ideas build, each with a preset link and its answer.  \n"
+            ":material/play_circle: [**One round, token by token**](round): the drafts, the "
+            "one target call, each coin, the redraw or the bonus.")
 
 summary = ui.cached(demos.summary)(app.P, app.Q, app.ctx, s.k, s.c, s.seed, s.rule, app.vocab,
                                    app.tree)
 st.subheader("Your settings, in numbers")
-st.caption(ui.text(f"One round played from context '{s.ctx}' with seed {s.seed} (a single "
-                   "random draw: change the seed and it changes):"))
-st.metric(ui.text("this round emits"), summary["round_text"])
-st.caption(ui.text(f"Exact long-run values of the sidebar's pair at k = {s.k} (computed, not "
-                   "sampled: no seed moves them):"))
+st.caption(notation.text(f"One round played from context '{s.ctx}' with seed {s.seed} (a single "
+                         "random draw: change the seed and it changes):"))
+st.metric(notation.text("this round emits"), summary["round_text"])
+st.caption(notation.text(f"Exact long-run values of the sidebar's pair at k = {s.k} (computed, not "
+                         "sampled: no seed moves them):"))
 cols = st.columns(3)
-cols[0].metric(ui.text("acceptance (accepted / drafted)"), f"{summary['acceptance_rate']:.3f}")
-cols[1].metric(ui.text("tokens per target call"), f"{summary['tokens_per_call']:.3f}")
-cols[2].metric(ui.text(f"speedup at c = {s.c:g}"), f"{summary['speedup']:.3f}x")
-st.caption(ui.text(summary["caption"] + " Acceptance is not alpha: alpha is the chance that "
-                   "one draft is kept, while acceptance counts the drafts after a rejection "
-                   "as drafted and never kept, so it is lower (Leviathan et al. 2022, Sec. 3.1)."))
+cols[0].metric(notation.text("acceptance (accepted / drafted)"),
+               f"{summary['acceptance_rate']:.3f}")
+cols[1].metric(notation.text("tokens per target call"), f"{summary['tokens_per_call']:.3f}")
+cols[2].metric(notation.text(f"speedup at c = {s.c:g}"), f"{summary['speedup']:.3f}x")
+st.caption(notation.text(summary["caption"] + " Acceptance is not alpha: alpha is the chance "
+                         "that one draft is kept, while acceptance counts the drafts after a "
+                         "rejection as drafted and never kept, so it is lower (Leviathan et al. "
+                         "2022, Sec. 3.1)."))
 ui.finish(app, s)

@@ -7,7 +7,7 @@ import streamlit as st
 from specviz.figures import plan as figs
 from specviz.views import columns
 from specviz.views import plan as pv
-from specviz.web import guard, ui
+from specviz.web import files, guard, notation, ui, urlcodec
 from specviz.web import settings as S
 
 KEYS = ("plan_example", "plan_metrics", "plan_target", "plan_target_cfg", "plan_draft",
@@ -18,16 +18,16 @@ MAX_BYTES = 2_000_000
 
 app = ui.page("plan")
 st.title("Plan: does a draft model pay on your server?")
-ui.md("Bring what your server measured, your models' `config.json` and your accelerator. Each "
-      "forward pass is priced by the roofline (bytes over bandwidth or MACs over peak, "
-      "whichever is slower); tokens per round come from the measured per-position acceptance "
-      "(Leviathan et al. 2022, eq. 1 and Thm 3.8; Chen et al. 2023).")
+notation.md("Bring what your server measured, your models' `config.json` and your accelerator. "
+            "Each forward pass is priced by the roofline (bytes over bandwidth or MACs over peak, "
+            "whichever is slower); tokens per round come from the measured per-position acceptance "
+            "(Leviathan et al. 2022, eq. 1 and Thm 3.8; Chen et al. 2023).")
 m_col, mod_col, hw_col = st.columns(3)
 with m_col:
     st.subheader("Measurements")
     example = ui.bind("plan_example", st.selectbox, "shipped example (used when nothing is "
                       "pasted)", pv.EXAMPLES, format_func=pv.EXAMPLE_LABELS.get)
-    pasted, up_err = ui.paste_or_upload(
+    pasted, up_err = files.paste_or_upload(
         "plan_metrics", "paste metrics: vLLM /metrics, vLLM or SGLang JSON, llama.cpp log, CSV",
         types=("txt", "prom", "json", "csv", "log"), max_bytes=MAX_BYTES)
     with st.expander("only for some formats"):
@@ -41,13 +41,13 @@ with mod_col:
     target = ui.bind("plan_target", st.selectbox, "target preset", names)
     tdtype = ui.bind("plan_tdtype", st.selectbox, "target weights", S.PLAN_DTYPES)
     with st.expander("or paste the target's config.json"):
-        t_cfg, t_err = ui.paste_or_upload("plan_target_cfg", "target config.json",
-                                          types=("json",), max_bytes=MAX_BYTES, height=120)
+        t_cfg, t_err = files.paste_or_upload("plan_target_cfg", "target config.json",
+                                             types=("json",), max_bytes=MAX_BYTES, height=120)
     draft = ui.bind("plan_draft", st.selectbox, "draft preset", names)
     ddtype = ui.bind("plan_ddtype", st.selectbox, "draft weights", S.PLAN_DTYPES)
     with st.expander("or paste the draft's config.json"):
-        d_cfg, d_err = ui.paste_or_upload("plan_draft_cfg", "draft config.json",
-                                          types=("json",), max_bytes=MAX_BYTES, height=120)
+        d_cfg, d_err = files.paste_or_upload("plan_draft_cfg", "draft config.json",
+                                             types=("json",), max_bytes=MAX_BYTES, height=120)
 with hw_col:
     st.subheader("Hardware and serving")
     gpu = ui.bind("plan_gpu", st.selectbox, "accelerator", tuple(pv.ACCELERATORS))
@@ -93,23 +93,23 @@ if page.report is not None:
 if page.plan is not None:
     every = st.toggle("show every k on the frontier", value=True, key="plan_every_k")
     ui.chart(figs.frontier_figure(page.plan, every_k=every), key="plan_frontier")
-    ui.download_table(page.tables["frontier"], "plan_frontier")
+    files.download_table(page.tables["frontier"], "plan_frontier")
     ui.chart(figs.best_k_figure(page.plan), key="plan_best_k")
-    ui.download_table(page.tables["by_batch"], "plan_by_batch")
+    files.download_table(page.tables["by_batch"], "plan_by_batch")
     with st.expander("the table by batch size"):
         ui.table(page.tables["by_batch"], columns.PLAN_BY_BATCH)
 if page.report is not None:
     ui.chart(figs.acceptance_figure(page.report), key="plan_acceptance")
-    ui.download_table(page.tables["acceptance"], "plan_acceptance")
+    files.download_table(page.tables["acceptance"], "plan_acceptance")
 if page.plan is not None:
     st.subheader("Tokens per call by k")
     ui.table(page.tables["by_k"], columns.PLAN_BY_K)
-    ui.download_table(page.tables["by_k"], "plan_by_k")
+    files.download_table(page.tables["by_k"], "plan_by_k")
 blobs = {}
 for key, value, what in (("plan_metrics", pasted, "metrics paste"),
                          ("plan_target_cfg", t_cfg, "target config"),
                          ("plan_draft_cfg", d_cfg, "draft config")):
-    blobs[key], note = S.url_blob(value, what)
+    blobs[key], note = urlcodec.url_blob(value, what)
     if note:
         st.warning(note)
 ui.finish(app, replace(app.settings, plan_example=example, plan_target=target,

@@ -6,12 +6,12 @@ import streamlit as st
 
 from specviz.figures import charts
 from specviz.views import columns, demos, pagedata
-from specviz.web import ui
+from specviz.web import files, notation, ui
 
 app = ui.page("acceptance")
 s = app.settings
 st.title("Acceptance: how draft quality turns into speed")
-ui.md(
+notation.md(
     "How often a draft token survives depends on how much the draft's law overlaps the "
     "target's: beta = sum_x min(p(x), q(x)) at each context, and alpha is its average over "
     "the text the target writes (Leviathan et al. 2022, §3.1). Treating acceptances as "
@@ -20,17 +20,17 @@ ui.md(
     "point is a long decode under the correct rule; the solid line is the exact long-run value "
     "for our bigram tables, the dashed line the closed form at the exact alpha_eff."
 )
-st.caption(ui.text(f"k = {s.k} and c = {s.c:g} from the sidebar; context '{s.ctx}', seed "
-                   f"{s.seed}. These sweeps build their own drafts from the target P, so the "
-                   f"sidebar's draft is not used here. {pagedata.PAGE_ROUNDS:,} rounds per "
-                   "measured point."))
+st.caption(notation.text(f"k = {s.k} and c = {s.c:g} from the sidebar; context '{s.ctx}', seed "
+                         f"{s.seed}. These sweeps build their own drafts from the target P, so the "
+                         f"sidebar's draft is not used here. {pagedata.PAGE_ROUNDS:,} rounds per "
+                         "measured point."))
 
 tab, (tab_alpha, tab_t) = ui.tabs("tab", pagedata.ACCEPTANCE_TABS)
 if tab == "alpha":
     with tab_alpha:
-        ui.md("The draft mixes the target with a junk table: q = alpha p + (1 − alpha) junk, "
-              "where junk hands p's probabilities out in reversed rank order. alpha = 1 "
-              "copies the target.")
+        notation.md("The draft mixes the target with a junk table: q = alpha p + (1 − alpha) junk, "
+                    "where junk hands p's probabilities out in reversed rank order. alpha = 1 "
+                    "copies the target.")
         measured = pagedata.reprice(ui.cached(demos.alpha_sweep)(
             app.P, app.ctx, s.k, 0.0, pagedata.ALPHA_POINTS, None, pagedata.PAGE_ROUNDS,
             s.seed), s.c, s.k)  # measured once per k; priced at the sidebar's c
@@ -39,12 +39,12 @@ if tab == "alpha":
             measured, curve, "alpha", "alpha (mix weight)",
             f"Against draft quality alpha (k = {s.k}, c = {s.c:g})"), key="alpha_sweep")
         ui.table(measured, columns.SWEEP)
-        ui.download_csv(measured, f"alpha_sweep_k{s.k}")
+        files.download_csv(measured, f"alpha_sweep_k{s.k}")
 else:
     with tab_t:
-        ui.md("The draft is the target itself at another temperature: q = temper(p, T), "
-              "each row raised to 1/T and renormalised. T = 1 copies the target; both hotter "
-              "and colder drafts lose acceptance.")
+        notation.md("The draft is the target itself at another temperature: q = temper(p, T), "
+                    "each row raised to 1/T and renormalised. T = 1 copies the target; both hotter "
+                    "and colder drafts lose acceptance.")
         measured_t = pagedata.reprice(ui.cached(demos.temperature_sweep)(
             app.P, app.ctx, s.k, 0.0, pagedata.T_POINTS, pagedata.PAGE_ROUNDS, s.seed),
             s.c, s.k)
@@ -55,8 +55,8 @@ else:
             f"Against temperature mismatch T (k = {s.k}, c = {s.c:g})", log_x=True,
             tickvals=pagedata.T_TICKS), key="t_sweep")
         ui.table(measured_t, columns.SWEEP)
-        ui.download_csv(measured_t, f"temperature_sweep_k{s.k}")
-st.caption(ui.text("acceptance = accepted / drafted (vLLM's draft acceptance rate), which is "
-                   "not alpha: acceptance stops at the first rejection. Error bars: one "
-                   "standard error."))
+        files.download_csv(measured_t, f"temperature_sweep_k{s.k}")
+st.caption(notation.text("acceptance = accepted / drafted (vLLM's draft acceptance rate), which is "
+                         "not alpha: acceptance stops at the first rejection. Error bars: one "
+                         "standard error."))
 ui.finish(app, replace(s, tab=tab), ("tab",))

@@ -7,22 +7,22 @@ import streamlit as st
 
 from specviz.figures import charts, rulecharts
 from specviz.views import columns, demos, pagedata
-from specviz.web import ui
+from specviz.web import files, notation, ui
 
 app = ui.page("draft length")
 s = app.settings
 st.title("Draft length k: where more guessing stops paying")
-ui.md(
+notation.md(
     "Each extra drafted token is accepted only if every earlier one was, so the expected "
     "tokens per target call, **(1 − alpha^(k+1)) / (1 − alpha)**, creeps up to 1 / (1 − alpha) "
     "and stops (Leviathan et al. 2022, eq. 1). The price of a round, one target call plus k "
     "draft calls at c each, **1 + k c**, grows without limit. Their ratio, the speedup, "
     "therefore peaks at an interior k (Thm 3.8; §3.4 on choosing k)."
 )
-st.caption(ui.text(f"Draft in use: {pagedata.DRAFT_NAMES[s.draft]} (sidebar), context "
-                   f"'{s.ctx}', c = "
-                   f"{s.c:g}, seed {s.seed}; correct rule. {pagedata.PAGE_ROUNDS:,} rounds per "
-                   "measured k."))
+st.caption(notation.text(f"Draft in use: {pagedata.DRAFT_NAMES[s.draft]} (sidebar), context "
+                         f"'{s.ctx}', c = "
+                         f"{s.c:g}, seed {s.seed}; correct rule. {pagedata.PAGE_ROUNDS:,} rounds "
+                         "per measured k."))
 measured = pagedata.reprice(ui.cached(demos.k_sweep)(
     app.P, app.Q, app.ctx, 0.0, pagedata.K_POINTS, pagedata.PAGE_ROUNDS, s.seed), s.c)
 curve = ui.cached(pagedata.k_curve)(app.P, app.Q, app.ctx, s.c, pagedata.K_GRID)
@@ -31,22 +31,23 @@ best_exact = demos.best_row(curve, "speedup_exact")
 k_theory, s_theory = pagedata.theory_best_k(curve[0]["alpha_eff"], s.c)
 
 cols = st.columns(4)
-cols[0].metric(ui.text("best k (measured)"), f"{best['k']} · {best['speedup']:.3f}x")
-cols[1].metric(ui.text("best k (exact)"), f"{best_exact['k']} · {best_exact['speedup_exact']:.3f}x")
-cols[2].metric(ui.text("best k (theory, Thm 3.8)"), f"{k_theory} · {s_theory:.3f}x")
-cols[3].metric(ui.text("alpha_eff of the pair"), f"{curve[0]['alpha_eff']:.4f}")
+cols[0].metric(notation.text("best k (measured)"), f"{best['k']} · {best['speedup']:.3f}x")
+cols[1].metric(notation.text("best k (exact)"),
+               f"{best_exact['k']} · {best_exact['speedup_exact']:.3f}x")
+cols[2].metric(notation.text("best k (theory, Thm 3.8)"), f"{k_theory} · {s_theory:.3f}x")
+cols[3].metric(notation.text("alpha_eff of the pair"), f"{curve[0]['alpha_eff']:.4f}")
 ui.chart(charts.k_sweep_figure(measured, curve, best, best_exact), key="k_sweep")
-st.caption(ui.text("Left: both curves are in target-call units per round; the speedup on the "
-                   "right is their ratio. The star is the best measured k, the dotted line the "
-                   "best exact k."))
+st.caption(notation.text("Left: both curves are in target-call units per round; the speedup on "
+                         "the right is their ratio. The star is the best measured k, the dotted "
+                         "line the best exact k."))
 ui.table(measured, columns.SWEEP)
-ui.download_csv(measured, f"k_sweep_c{s.c:g}")
+files.download_csv(measured, f"k_sweep_c{s.c:g}")
 with st.expander("exact and theory values for every k"):
     ui.table(curve, columns.CURVE)
-    ui.download_csv(curve, f"k_curve_c{s.c:g}")
+    files.download_csv(curve, f"k_curve_c{s.c:g}")
 
 st.subheader("Dynamic draft length")
-ui.md(
+notation.md(
     "Servers rarely keep k fixed. Four policies decode the same text from the same random "
     "numbers (the uniform that drafts output position t, the coin that checks it and the draw "
     "of a rejection or bonus token there are shared), so their differences come from the "
@@ -56,26 +57,26 @@ ui.md(
     "the tokens that will be kept, a bound no real policy reaches. All use the correct "
     "rule, so every text is exact (Leviathan et al. 2022, Algorithm 1, with k set per round)."
 )
-threshold = ui.bind("threshold", st.slider, ui.text("confidence threshold on max q"), 0.0, 1.0,
-                    step=0.05)
+threshold = ui.bind("threshold", st.slider, notation.text("confidence threshold on max q"),
+                    0.0, 1.0, step=0.05)
 runs = ui.cached(pagedata.dynamic_runs)(app.P, app.Q, app.ctx, s.k, pagedata.DYN_TOKENS, s.seed,
                                      float(threshold))
 policy = pagedata.policy_rows(runs, s.c)
 st.dataframe(pd.DataFrame(policy), hide_index=True, column_config={
-    "policy": st.column_config.TextColumn(ui.text("policy")),
-    "label": st.column_config.TextColumn(ui.text("rule of thumb")),
-    "tokens": st.column_config.NumberColumn(ui.text("tokens")),
-    "target_calls": st.column_config.NumberColumn(ui.text("target calls")),
-    "draft_calls": st.column_config.NumberColumn(ui.text("draft calls")),
-    "accepted": st.column_config.NumberColumn(ui.text("drafts kept")),
-    "mean_k": st.column_config.NumberColumn(ui.text("mean k"), format="%.2f"),
-    "tokens_per_call": st.column_config.NumberColumn(ui.text("tokens / target call"),
+    "policy": st.column_config.TextColumn(notation.text("policy")),
+    "label": st.column_config.TextColumn(notation.text("rule of thumb")),
+    "tokens": st.column_config.NumberColumn(notation.text("tokens")),
+    "target_calls": st.column_config.NumberColumn(notation.text("target calls")),
+    "draft_calls": st.column_config.NumberColumn(notation.text("draft calls")),
+    "accepted": st.column_config.NumberColumn(notation.text("drafts kept")),
+    "mean_k": st.column_config.NumberColumn(notation.text("mean k"), format="%.2f"),
+    "tokens_per_call": st.column_config.NumberColumn(notation.text("tokens / target call"),
                                                      format="%.3f"),
-    "speedup": st.column_config.NumberColumn(ui.text(f"speedup at c = {s.c:g}"),
+    "speedup": st.column_config.NumberColumn(notation.text(f"speedup at c = {s.c:g}"),
                                              format="%.3fx"),
 })
-ui.download_csv(policy, f"dynamic_k{s.k}_c{s.c:g}")
-st.caption(ui.text(
+files.download_csv(policy, f"dynamic_k{s.k}_c{s.c:g}")
+st.caption(notation.text(
     f"About {pagedata.DYN_TOKENS:,} tokens per policy from context '{s.ctx}', seed {s.seed}, "
     f"starting at the sidebar's k = {s.k}; a policy drafts at most "
     f"{pagedata.dynamic_k_max(s.k)} per round. Speedup = tokens / (target calls + c x draft "

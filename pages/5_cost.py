@@ -6,12 +6,12 @@ import streamlit as st
 
 from specviz.figures import costcharts
 from specviz.views import columns, demos, pagedata
-from specviz.web import ui
+from specviz.web import files, notation, ui
 
 app = ui.page("cost")
 s = app.settings
 st.title("Cost: when a draft is too dear to pay")
-ui.md(
+notation.md(
     "A round costs one target call plus k draft calls at c each, so the speedup is "
     "**tokens per call / (1 + k c)** (Leviathan et al. 2022, Thm 3.8). Setting it to 1 gives "
     "the break-even draft cost **c\\* = (tokens per call − 1) / k**: above it, speculation "
@@ -24,32 +24,32 @@ now, *slow = marks
 alpha = ui.cached(pagedata.long_run_alpha)(app.P, app.Q, app.ctx, s.k)
 
 cols = st.columns(4)
-cols[0].metric(ui.text("break-even c*"), f"{cm.break_even:.4f}")
-cols[1].metric(ui.text(f"tokens per call (exact, k = {s.k})"),
+cols[0].metric(notation.text("break-even c*"), f"{cm.break_even:.4f}")
+cols[1].metric(notation.text(f"tokens per call (exact, k = {s.k})"),
                f"{cm.tokens_per_call:.4f}")
-cols[2].metric(ui.text(f"speedup at c = {s.c:g}"), f"{now['speedup']:.3f}x",
+cols[2].metric(notation.text(f"speedup at c = {s.c:g}"), f"{now['speedup']:.3f}x",
                "slower than the target alone" if now["slower"] else None,
                delta_color="inverse" if now["slower"] else "off")
-cols[3].metric(ui.text("alpha (exact, long run)"), f"{alpha:.4f}")
+cols[3].metric(notation.text("alpha (exact, long run)"), f"{alpha:.4f}")
 
 for r in slow:
     verdict = ("slower than decoding with the target alone, with exactly the same output: "
                "no error, no warning" if r["slower"]
                else f"still faster; it turns slower once c passes c* = {cm.break_even:.4f}")
-    ui.md(f"- **A bigger draft at c = {r['c']:g}**: the same acceptance "
-          f"({cm.tokens_per_call:.3f} tokens per call at k = {s.k}) gives "
-          f"**{r['speedup']:.3f}x**, {verdict}.")
+    notation.md(f"- **A bigger draft at c = {r['c']:g}**: the same acceptance "
+                f"({cm.tokens_per_call:.3f} tokens per call at k = {s.k}) gives "
+                f"**{r['speedup']:.3f}x**, {verdict}.")
 ui.chart(costcharts.cost_curve(cm, marks), key="cost_curve")
 with st.expander("speedup by c (table)"):
     ui.table(cm.rows, columns.COST)
-    ui.download_csv(cm.rows, f"cost_k{s.k}")
+    files.download_csv(cm.rows, f"cost_k{s.k}")
 
 st.subheader("Speedup over k and c")
 surface = ui.cached(demos.speedup_surface)(alpha)
-ui.md(f"The closed form at the pair's exact long-run **alpha = {alpha:.4f}** "
-      "(Leviathan et al. 2022, Thm 3.8), over k = 1..32 and c = 0.001..1 on a log axis. "
-      "The vermillion line is speedup = 1 (the break-even c* at each k); the orange ridge is "
-      "the best k at each c; the diamond marks the sidebar's k and c.")
+notation.md(f"The closed form at the pair's exact long-run **alpha = {alpha:.4f}** "
+            "(Leviathan et al. 2022, Thm 3.8), over k = 1..32 and c = 0.001..1 on a log axis. "
+            "The vermillion line is speedup = 1 (the break-even c* at each k); the orange ridge is "
+            "the best k at each c; the diamond marks the sidebar's k and c.")
 point, line = pagedata.surface_point(surface, s.k, s.c), pagedata.break_even_curve(surface)
 view, (t_heat, t_3d) = ui.tabs("surface", pagedata.SURFACE_TABS)
 if view == "heatmap":
@@ -58,5 +58,5 @@ if view == "heatmap":
 else:
     with t_3d:
         ui.chart(costcharts.surface_3d(surface, point, line), key="surface_3d")
-ui.download_csv(pagedata.surface_rows(surface), "speedup_surface", "Download the surface as CSV")
+files.download_csv(pagedata.surface_rows(surface), "speedup_surface", "Download the surface as CSV")
 ui.finish(app, replace(s, surface=view), ("surface",))

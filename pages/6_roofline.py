@@ -6,15 +6,15 @@ import streamlit as st
 
 from specviz.figures import costcharts, rulecharts
 from specviz.views import columns, pagedata
+from specviz.web import files, notation, ui
 from specviz.web import settings as S
-from specviz.web import ui
 
 PAGE_KEYS = ("preset", "dtype", "ctxlen", "batch", "accel")
 
 app = ui.page("roofline")
 s = app.settings
 st.title("Roofline: why scoring k + 1 tokens is nearly free")
-ui.md(
+notation.md(
     "A decode step of a large model reads every weight once to produce one token, so it is "
     "bound by memory bandwidth, not arithmetic. Scoring k + 1 positions in one pass reads the "
     "same weights and does k + 1 times the multiply-accumulates (MACs), so the pass costs "
@@ -39,43 +39,43 @@ page = ui.cached(pagedata.roofline_page)(preset, accel, s.k, int(ctxlen), dtype,
 one = page.rows[0]  # a one-token pass
 
 m = st.columns(4)
-m[0].metric(ui.text("bytes read per pass"), pagedata.bytes_label(one["bytes"]))
-m[1].metric(ui.text("MACs per byte, 1 token (full count)"), f"{one['mpb_full']:.3f}")
-m[2].metric(ui.text(f"free tokens on {accel}"), f"{page.free_tokens:,}")
-m[3].metric(ui.text(f"verify k + 1 = {s.k + 1} tokens (x a decode step)"),
+m[0].metric(notation.text("bytes read per pass"), pagedata.bytes_label(one["bytes"]))
+m[1].metric(notation.text("MACs per byte, 1 token (full count)"), f"{one['mpb_full']:.3f}")
+m[2].metric(notation.text(f"free tokens on {accel}"), f"{page.free_tokens:,}")
+m[3].metric(notation.text(f"verify k + 1 = {s.k + 1} tokens (x a decode step)"),
             f"{page.verify_ratio:.3f}x")
 if page.free_for_k:
-    st.success(ui.text(f"Verifying k + 1 = {s.k + 1} tokens is free here: a pass of up to "
-                       f"{page.free_tokens:,} tokens per sequence costs within "
-                       f"{pagedata.FREE_TOLERANCE:.0%} of a one-token pass on {accel}."))
+    st.success(notation.text(f"Verifying k + 1 = {s.k + 1} tokens is free here: a pass of up to "
+                             f"{page.free_tokens:,} tokens per sequence costs within "
+                             f"{pagedata.FREE_TOLERANCE:.0%} of a one-token pass on {accel}."))
 else:
-    st.warning(ui.text(f"Verifying k + 1 = {s.k + 1} tokens is not free here: it costs "
-                       f"{page.verify_ratio:.3f}x a decode step; only {page.free_tokens:,} "
-                       f"tokens per sequence fit within {pagedata.FREE_TOLERANCE:.0%} of a "
-                       "one-token pass."))
+    st.warning(notation.text(f"Verifying k + 1 = {s.k + 1} tokens is not free here: it costs "
+                             f"{page.verify_ratio:.3f}x a decode step; only {page.free_tokens:,} "
+                             f"tokens per sequence fit within {pagedata.FREE_TOLERANCE:.0%} of a "
+                             "one-token pass."))
 if page.free_tokens >= pagedata.MAX_FREE_TOKENS:
-    st.info(ui.text(f"The pass stays memory-bound over the whole search range "
-                    f"(1..{pagedata.MAX_FREE_TOKENS:,} tokens)."))
+    st.info(notation.text(f"The pass stays memory-bound over the whole search range "
+                          f"(1..{pagedata.MAX_FREE_TOKENS:,} tokens)."))
 
 ui.chart(costcharts.roofline_figure(page), key="roofline")
-st.caption(ui.text(f"Two counts, both shown: the **{pagedata.TUTORIAL_LABEL}**, and the "
-                   f"**{pagedata.FULL_LABEL}** (all three SwiGLU matrices, grouped-query K "
-                   "and V, the LM head), with and without reading the KV cache. Bytes are the "
-                   "weights (and the KV cache), read once per pass; MACs grow with tokens x "
-                   "batch."))
+st.caption(notation.text(f"Two counts, both shown: the **{pagedata.TUTORIAL_LABEL}**, and the "
+                         f"**{pagedata.FULL_LABEL}** (all three SwiGLU matrices, grouped-query K "
+                         "and V, the LM head), with and without reading the KV cache. Bytes are "
+                         "the weights (and the KV cache), read once per pass; MACs grow with "
+                         "tokens x batch."))
 ui.chart(costcharts.pass_time_figure(page), key="pass_time")
 
 st.subheader("Accelerators")
 ui.table(page.accelerators, columns.ACCELERATORS)
-ui.download_csv(page.accelerators, "accelerators")
-st.caption(ui.text("Sources: " + "; ".join(f"{a['accelerator']}: {a['source']}"
-                                           for a in page.accelerators) + "."))
+files.download_csv(page.accelerators, "accelerators")
+st.caption(notation.text("Sources: " + "; ".join(f"{a['accelerator']}: {a['source']}"
+                                                 for a in page.accelerators) + "."))
 with st.expander("MACs and bytes by tokens in the pass (table)"):
     ui.table(page.rows, columns.ROOFLINE)
-    ui.download_csv(page.rows, f"roofline_{preset}_{dtype}")
+    files.download_csv(page.rows, f"roofline_{preset}_{dtype}")
 
 st.subheader("Batch size")
-ui.md(
+notation.md(
     "A server verifies many sequences at once. With batch B, a plain decode step holds B "
     "tokens and a verify pass **B (k + 1)** tokens, over the same weights. While both passes "
     "are memory-bound they take the same time and the speedup is Thm 3.8's; once B (k + 1) "
@@ -87,29 +87,29 @@ ui.md(
     "those chosen above; alpha is the exact long-run alpha_eff of the sidebar's pair."
 )
 kv = ui.bind("kv", st.toggle, "read the KV cache in each pass", cast=bool)
-st.caption(ui.text(pagedata.KV_SWITCH_NOTE))
+st.caption(notation.text(pagedata.KV_SWITCH_NOTE))
 alpha = ui.cached(pagedata.long_run_alpha)(app.P, app.Q, app.ctx, s.k)
 curve = ui.cached(pagedata.batch_curve)(preset, accel, alpha, s.k, s.c, int(ctxlen), dtype, kv)
 b = st.columns(4)
-b[0].metric(ui.text("alpha_eff of the pair (exact)"), f"{curve.alpha:.4f}")
-b[1].metric(ui.text("memory-bound speedup (Thm 3.8)"), f"{curve.memory_bound_speedup:.3f}x")
-b[2].metric(ui.text("verifying stops being free at B"),
+b[0].metric(notation.text("alpha_eff of the pair (exact)"), f"{curve.alpha:.4f}")
+b[1].metric(notation.text("memory-bound speedup (Thm 3.8)"), f"{curve.memory_bound_speedup:.3f}x")
+b[2].metric(notation.text("verifying stops being free at B"),
             f"{curve.stops_free:,}" if curve.stops_free else "never")
-b[3].metric(ui.text("speculation stops paying at B"),
+b[3].metric(notation.text("speculation stops paying at B"),
             f"{curve.stops_paying:,}" if curve.stops_paying else "never")
 if kv and curve.free_throughout:
-    st.info(ui.text(
+    st.info(notation.text(
         f"With the KV-cache read, {preset} at a context of {int(ctxlen):,} tokens stays "
         f"memory-bound at every batch up to {curve.max_batch:,} on {accel}: the cache to read "
         "grows with B as fast as the MACs do, so MACs per byte level off below the ridge and "
         f"verifying k + 1 = {s.k + 1} tokens stays as cheap as one decode step. Switch the "
         "KV-cache read off to see the weights-only roofline turn compute-bound."))
 elif curve.free_throughout:
-    st.info(ui.text(f"The verify pass stays memory-bound at every batch up to "
-                    f"{curve.max_batch:,} on {accel}."))
+    st.info(notation.text(f"The verify pass stays memory-bound at every batch up to "
+                          f"{curve.max_batch:,} on {accel}."))
 ui.chart(rulecharts.batch_figure(curve, int(batch)), key="batch")
-ui.download_csv(curve.rows, f"batch_speedup_{preset}_{dtype}_k{s.k}")
-st.caption(ui.text(
+files.download_csv(curve.rows, f"batch_speedup_{preset}_{dtype}_k{s.k}")
+st.caption(notation.text(
     f"B runs over 1..{curve.max_batch:,}; 'never' means not within that range. The blue dot "
     "is the batch chosen above. c is the draft's cost per token as a fraction "
     "of a plain decode step at the same batch, so it is held fixed as B grows."))

@@ -11,7 +11,7 @@ import streamlit as st
 
 from specviz.figures import textfigs
 from specviz.views import stepping, textpage
-from specviz.web import stage, textmodels, ui
+from specviz.web import notation, stage, textmodels, ui
 
 app = ui.page("text")
 s = app.settings
@@ -28,7 +28,7 @@ if s.notation != "leviathan":
     st.caption("The round's frames below keep Leviathan's letters (p = target, q = draft): "
                "their tokens can themselves be the letters p and q.")
 with ui.folded("About this page, the models, the prompt and the drafter"):
-    ui.md(INTRO)
+    notation.md(INTRO)
     m = textmodels.models(T_q=s.T)
     st.caption(m.caption)
     ids, unk_note = textmodels.prompt(m)
@@ -46,20 +46,20 @@ step, rnd = stage.play(stage.text_stage(m.dec, ids, k=s.k, c=s.c, seed=s.seed, r
                        start_step=s.step, start_rnd=s.rnd, speed=s.speed)
 
 st.subheader("Which draft order?")
-st.caption(ui.text(textpage.order_caption(m.target, s.k)))
+st.caption(notation.text(textpage.order_caption(m.target, s.k)))
 orders = ui.cached(textpage.page_order_sweep)(m.counts, m.counts.fingerprint, m.target, ids,
                                               s.k, s.seed, m.T_p, float(s.T))
 ui.chart(textfigs.order_figure(textpage.reprice(orders, s.k, s.c), m.target), key="text_orders")
 
 st.subheader("Prompt lookup against the n-gram draft")
-st.caption(ui.text(textpage.LOOKUP_CAPTION))
+st.caption(notation.text(textpage.LOOKUP_CAPTION))
 drafters = textpage.reprice(ui.cached(textpage.page_drafters)(m.dec, m.dec.key, ids, s.k,
                                                               s.seed, s.rule), s.k, s.c)
 ui.chart(textfigs.drafter_figure(drafters), key="text_drafters")
 ui.table(textpage.drafter_rows(drafters), textpage.DRAFTER_COLUMNS)
 
 with st.expander("Check exactness at this prompt"):
-    st.caption(ui.text(textpage.EXACT_CAPTION))
+    st.caption(notation.text(textpage.EXACT_CAPTION))
     rules = textpage.checked_rules(s.rule)
     n_exact = textpage.exact_n(m.dec, s.k, len(rules))
     if note := textpage.exact_note(m.dec, s.k, n_exact):

@@ -7,12 +7,12 @@ import streamlit as st
 from specviz.figures import methods, rulecharts
 from specviz.views import columns, gallery, pagedata
 from specviz.views import methods as method_rows
-from specviz.web import rulesui, ui
+from specviz.web import files, notation, rulesui, ui
 
 app = ui.page("rules")
 s = app.settings
 st.title("The rules gallery: every verification rule, audited")
-ui.md(
+notation.md(
     "Speculative decoding is only as exact as the rule that checks the drafts. Below, every "
     "rule in specviz's registry runs on the same pair of tables: the **lossless** ones "
     "(standard rejection sampling and its exact variants, block verification and the "
@@ -32,9 +32,9 @@ n = ui.bind("rules_n", st.select_slider, "n: Monte Carlo decodes per rule", gall
 page_values["rules_n"] = int(n)
 n, cap_note = pagedata.capped_n(int(n), s.k, tuple(gallery.RULES), params)
 if cap_note:
-    st.info(ui.text(cap_note))
-st.caption(ui.text(f"Context '{s.ctx}', k = {s.k}, seed {s.seed}, the sidebar's draft. Every "
-                   "rule runs on its own seeded stream, all rules side by side."))
+    st.info(notation.text(cap_note))
+st.caption(notation.text(f"Context '{s.ctx}', k = {s.k}, seed {s.seed}, the sidebar's draft. Every "
+                         "rule runs on its own seeded stream, all rules side by side."))
 
 with st.spinner(f"{n:,} decodes under each of {len(gallery.RULES)} rules..."):
     g = ui.cached(gallery.gallery)(app.P_raw, app.Q_raw, app.ctx, s.k, int(n), s.seed,
@@ -42,14 +42,14 @@ with st.spinner(f"{n:,} decodes under each of {len(gallery.RULES)} rules..."):
 rows = gallery.gallery_rows(g)
 
 m = st.columns(3)
-m[0].metric(ui.text("sampling floor (expected TV of n exact draws)"), f"{g.floor:.5f}")
-m[1].metric(ui.text("pass threshold (floor + McDiarmid margin)"), f"{g.threshold:.5f}")
-m[2].metric(ui.text("decodes per rule"), f"{g.n:,}")
+m[0].metric(notation.text("sampling floor (expected TV of n exact draws)"), f"{g.floor:.5f}")
+m[1].metric(notation.text("pass threshold (floor + McDiarmid margin)"), f"{g.threshold:.5f}")
+m[2].metric(notation.text("decodes per rule"), f"{g.n:,}")
 
 st.subheader("Every rule, side by side")
 ui.table(rows, columns.GALLERY, height=35 * (len(rows) + 1) + 3)
-ui.download_csv(rows, f"rules_gallery_k{s.k}_n{g.n}")
-st.caption(ui.text(
+files.download_csv(rows, f"rules_gallery_k{s.k}_n{g.n}")
+st.caption(notation.text(
     f"Verdict: **caught** when the Monte Carlo TV exceeds the threshold "
     f"{g.threshold:.5f} or the chi-square p-value is below {gallery.GOF_ALPHA:g}; "
     "**consistent with the target** when neither happens and the exact TV is 0; **not "
@@ -60,17 +60,17 @@ st.caption(ui.text(
     "its exact TV (sampling noise adds to the bias, so it is often caught sooner). "
     "'This run' counts the rounds of the n audited decodes (they start at the context token); "
     "'long run' weighs contexts as a long decode visits them (exact)."))
-with st.expander(ui.text("This run's acceptance, the chi-square p-values and each rule's "
-                         "parameters")):
+with st.expander(notation.text("This run's acceptance, the chi-square p-values and each rule's "
+                               "parameters")):
     ui.table(rows, columns.GALLERY_RUN)
 ui.chart(rulecharts.gallery_figure(rows, g.threshold, g.n), key="gallery")
-st.caption(ui.text(
+st.caption(notation.text(
     "Right is more acceptance, up is further from the target's law. Exact rules sit on the "
     "bottom line (their exact TV is 0 up to rounding); a rule between that line and the dashed "
     "one is biased, but n decodes cannot see it. Hover a point for its Monte Carlo TV."))
 
 st.subheader("Sampling warps")
-ui.md(
+notation.md(
     "A request that sets temperature, top-k, top-p or min-p asks for text from the warped "
     "target, so the rules audit against that law. The rules above run on the tables before "
     "the warp; the warp rules (`warped` and the four `warp_` bugs) apply "
@@ -80,7 +80,7 @@ ui.md(
 sweep = ui.cached(method_rows.warp_sweep)(app.P_raw, app.Q_raw, app.ctx, k=s.k,
                                           draft=app.warp.draft)
 ui.chart(methods.warp_figure(sweep), key="warps")
-st.caption(ui.text(
+st.caption(notation.text(
     "Exact long-run acceptance (accepted / drafted) and alpha (the mean overlap of the "
     "warped target with the row the draft samples from). With the draft left unwarped, "
     "sharpening the target moves it away from the draft."))
@@ -90,14 +90,14 @@ rulesui.rule_notes(gallery.rule_notes(g))
 
 st.subheader("Production metrics")
 st.markdown(  # the rule's name is kept out of the re-lettering
-    ui.text(
+    notation.text(
         "Serving systems log speculative decoding under a few names (vLLM's): the **mean "
         "acceptance length** (1 + accepted / drafts, i.e. tokens per target call), the "
         "**draft acceptance rate** (accepted / drafted), the **per-position acceptance rate** "
         "and the **acceptance histogram** (drafts accepted per round). Below, a long decode "
         "under the sidebar's rule ('")
     + s.rule
-    + ui.text(
+    + notation.text(
         "', with the parameters above) reports them; beside each, its exact long-run value "
         "and the i.i.d. theory at alpha = E[sum_x min(p, q)]: position i is kept with "
         "alpha^i and the histogram is a geometric law capped at k (Leviathan et al. 2022, "
@@ -106,13 +106,13 @@ st.markdown(  # the rule's name is kept out of the re-lettering
 rep = ui.cached(gallery.production)(app.P, app.Q, app.ctx, s.k, s.rule, params,
                                     gallery.METRICS_ROUNDS, s.seed, tree=app.tree)
 pm = st.columns(3)
-pm[0].metric(ui.text("mean acceptance length (measured)"), f"{rep.rows[0]['measured']:.4f}")
-pm[1].metric(ui.text("draft acceptance rate (measured)"), f"{rep.rows[1]['measured']:.4f}")
-pm[2].metric(ui.text("alpha = E[sum min(p, q)] (exact)"), f"{rep.alpha:.4f}")
+pm[0].metric(notation.text("mean acceptance length (measured)"), f"{rep.rows[0]['measured']:.4f}")
+pm[1].metric(notation.text("draft acceptance rate (measured)"), f"{rep.rows[1]['measured']:.4f}")
+pm[2].metric(notation.text("alpha = E[sum min(p, q)] (exact)"), f"{rep.alpha:.4f}")
 rulesui.production_table(rep)
 ui.chart(rulecharts.production_figure(rep), key="production")
-ui.download_csv(gallery.production_rows(rep), f"production_metrics_{s.rule}_k{s.k}")
-st.caption(ui.text(
+files.download_csv(gallery.production_rows(rep), f"production_metrics_{s.rule}_k{s.k}")
+st.caption(notation.text(
     "Where the exact values leave the theory, acceptance is not i.i.d. on these tables: how "
     "likely a draft is kept depends on the context it was drafted at."))
 

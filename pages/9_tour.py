@@ -6,14 +6,14 @@ from dataclasses import replace
 import streamlit as st
 
 from specviz.views import tour
-from specviz.web import ui
+from specviz.web import notation, ui
 
 app = ui.page("tour")
 s = app.settings
 presenting = ui.presenter_active()
 
 st.title("A guided tour of speculative decoding")
-ui.md(
+notation.md(
     "Eight stops, in the order the ideas build on each other: one token, exactness, "
     "acceptance, draft length, cost, the roofline, then the verification rules and real "
     "text. Each stop opens a page at a preset state and asks a question. Try it there, "
@@ -32,14 +32,14 @@ def _go(i: int) -> None:
 
 
 st.header(tour.label(chapter))
-ui.md(f"**Question.** {ch.question}")
+notation.md(f"**Question.** {ch.question}")
 cols = st.columns(2)
 cols[0].link_button("Open the question ↗", tour.href(ch.preset, presenting), type="primary",
                     width="stretch", help=f"Opens {ch.preset} in a new tab")
 cols[1].link_button("Open the answer ↗", tour.href(ch.answer_url, presenting),
                     width="stretch", help=f"Opens {ch.answer_url} in a new tab")
 with st.expander("Read the answer"):
-    ui.md(ch.answer)
+    notation.md(ch.answer)
 nav = st.columns(2)
 nav[0].button("◀ previous chapter", key="tour_prev", on_click=_go, args=(before,),
               disabled=before is None, shortcut="Left", width="stretch",
@@ -51,9 +51,9 @@ nav[1].button("next chapter ▶", key="tour_next", on_click=_go, args=(after,),
 st.subheader("All chapters")
 for i, row in enumerate(tour.outline()):
     other = tour.CHAPTERS[i]
-    ui.md(f"**{row['chapter']}** ({row['page']}): {row['question']} "
-          f"[question]({tour.href(other.preset, presenting)}) · "
-          f"[answer]({tour.href(other.answer_url, presenting)})")
+    notation.md(f"**{row['chapter']}** ({row['page']}): {row['question']} "
+                f"[question]({tour.href(other.preset, presenting)}) · "
+                f"[answer]({tour.href(other.answer_url, presenting)})")
 st.caption("The numbers in the answers are those of the default tables; with your own tables "
            "(sidebar) the shapes hold but the numbers move. Presenting? Add present=1 to any "
            "address for large type and no sidebar; the tour's links keep it.")

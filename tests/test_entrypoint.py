@@ -112,11 +112,11 @@ def test_upload_caps_of_the_app_fit_under_the_server_cap():
     """Every upload the app promises to take gets through the server; nothing bigger does."""
     import importlib
 
-    from specviz.web import ui
+    from specviz.web import tableedit
 
     cfg = tomllib.loads((ROOT / ".streamlit" / "config.toml").read_text())
     server_cap = cfg["server"]["maxUploadSize"] * 2**20  # Streamlit's MB
-    caps = [ui.UPLOAD_MAX_BYTES]
+    caps = [tableedit.UPLOAD_MAX_BYTES]
     try:
         caps.append(importlib.import_module("specviz.text.corpus").MAX_BYTES)  # /text uploads
     except ModuleNotFoundError:

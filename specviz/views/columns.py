@@ -92,6 +92,16 @@ PLAN_BY_K: Columns = {
     "speedup_at_batch_1": ("speedup at B = 1", "%.3fx"),
 }
 
+
+def production_columns(rounds: int) -> Columns:
+    """/rules' production metrics: measured over `rounds` rounds (the header says how many),
+    beside the exact long run and the i.i.d. theory."""
+    return {
+        "metric": ("metric", None), "measured": (f"measured ({rounds:,} rounds)", "%.4f"),
+        "exact": ("exact (long run)", "%.4f"), "theory": ("i.i.d. theory at alpha", "%.4f"),
+    }
+
+
 ALL: dict[str, Columns] = {
     "SWEEP": SWEEP, "CURVE": CURVE, "EXACTNESS": EXACTNESS, "COST": COST,
     "ACCELERATORS": ACCELERATORS, "ROOFLINE": ROOFLINE, "GALLERY": GALLERY,

@@ -3,7 +3,8 @@ Chen et al. 2023 swap the letters (their p is the draft, q the target).
 
 The app writes every formula in Leviathan's letters and, when a reader picks Chen's,
 swaps the standalone letters p and q in what it shows: "min(1, p/q)" becomes
-"min(1, q/p)", which is Chen et al.'s own form of the same test.
+"min(1, q/p)", which is Chen et al.'s own form of the same test. text(), tables() and md()
+re-letter in the reader's choice for this session (the "Letters" control).
 """
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ import re
 from dataclasses import dataclass
 
 import plotly.graph_objects as go
+import streamlit as st
+
+from .urlstate import url_settings
 
 NOTATIONS = ("leviathan", "chen")
 _LETTER = re.compile(r"(?<![A-Za-z0-9_])([pq])(?![A-Za-z])")  # p or q standing alone
@@ -88,3 +92,31 @@ def swap_figure(fig: go.Figure, notation: str = "leviathan") -> go.Figure:
         if ann.text:
             ann.text = swap(ann.text, notation)
     return fig
+
+
+# ----------------------------------------------------------------------------- the reader's
+def reader_notation() -> str:
+    """The reader's letters, as the widget holds them in this run (it is drawn after some
+    of the labels it re-letters)."""
+    ss = st.session_state
+    return ss.get("w_notation", ss.get("v_notation", url_settings()[0].notation))
+
+
+def text(t: str) -> str:
+    """t (written with p = target) in the reader's letters."""
+    return swap(t, reader_notation())
+
+
+def tables(t: str) -> str:
+    """t (naming the tables P = target and Q = draft) in the reader's letters."""
+    return swap_tables(t, reader_notation())
+
+
+def md(t: str, **kwargs) -> None:
+    """st.markdown in the reader's letters."""
+    st.markdown(text(t), **kwargs)
+
+
+def text_if(t: str, swap_letters: bool = True) -> str:
+    """t in the reader's letters, or as it is (token names may themselves be p and q)."""
+    return text(t) if swap_letters else t

@@ -8,9 +8,9 @@ from collections.abc import Sequence
 import pandas as pd
 import streamlit as st
 
-from ..views import gallery
+from ..views import columns, gallery
+from . import notation, ui
 from . import settings as S
-from . import ui
 
 CONVERT_FROM = {"alpha": "alpha", "rate": "draft acceptance rate (accepted / drafted)",
                 "length": "mean acceptance length (1 + accepted / drafts)"}
@@ -24,7 +24,7 @@ def rule_params(specs: Sequence[dict]) -> tuple[dict[str, dict[str, float]], dic
     cols = st.columns(3)
     for i, spec in enumerate(specs):
         # rule names are identifiers, never re-lettered (topk_q stays topk_q)
-        label = f"{spec['rule']}: " + ui.text(f"{spec['name']} ({spec['help']})")
+        label = f"{spec['rule']}: " + notation.text(f"{spec['name']} ({spec['help']})")
         field = f"{spec['rule']}_{spec['name']}"
         with cols[i % 3]:
             if spec["integer"]:
@@ -41,29 +41,22 @@ def rule_notes(notes: Sequence[dict]) -> None:
     """Each rule under its own expander: what it does, its rejection law, its parameters
     and where it comes from."""
     for note in notes:
-        with st.expander(f"{note['rule']}: " + ui.text(f"{note['label']} ({note['family']}, "
-                                                       f"{note['verdict']})")):
-            ui.md(f"{note['description'][0].upper()}{note['description'][1:]}.")
-            ui.md(f"**On rejection** the token comes from: {note['reject_law']}.")
+        with st.expander(f"{note['rule']}: " + notation.text(f"{note['label']} ({note['family']}, "
+                                                             f"{note['verdict']})")):
+            notation.md(f"{note['description'][0].upper()}{note['description'][1:]}.")
+            notation.md(f"**On rejection** the token comes from: {note['reject_law']}.")
             if note["params"]:
-                ui.md("**Parameters:** " + "; ".join(
+                notation.md("**Parameters:** " + "; ".join(
                     f"{q['name']} = {q['value']:g} (default {q['default']:g}, range "
                     f"{q['lo']:g}..{q['hi']:g}: {q['help']})" for q in note["params"]))
-            ui.md(f"**Source:** {note['source']}.")
+            notation.md(f"**Source:** {note['source']}.")
 
 
 def production_table(rep) -> None:
     """The production metrics, measured beside exact and the i.i.d. theory."""
     summary = pd.DataFrame(rep.rows)
-    summary["metric"] = summary["metric"].map(ui.text)
-    st.dataframe(summary, hide_index=True, column_config={
-        "metric": st.column_config.TextColumn(ui.text("metric")),
-        "measured": st.column_config.NumberColumn(
-            ui.text(f"measured ({gallery.METRICS_ROUNDS:,} rounds)"), format="%.4f"),
-        "exact": st.column_config.NumberColumn(ui.text("exact (long run)"), format="%.4f"),
-        "theory": st.column_config.NumberColumn(ui.text("i.i.d. theory at alpha"),
-                                                format="%.4f"),
-    })
+    summary["metric"] = summary["metric"].map(notation.text)
+    ui.table(summary, columns.production_columns(gallery.METRICS_ROUNDS))
 
 
 def converter(k: int) -> dict[str, object]:
@@ -71,21 +64,23 @@ def converter(k: int) -> dict[str, object]:
     them at k (Leviathan et al. 2022, eq. 1); returns its controls' values for the URL."""
     left, right = st.columns([1, 2])
     with left:
-        given = ui.bind("conv_given", st.radio, ui.text("the number is"), tuple(CONVERT_FROM),
-                        format_func=lambda g_: ui.text(CONVERT_FROM[g_]))
-        value = ui.bind("conv_value", st.number_input, ui.text("value"), min_value=0.0,
+        given = ui.bind("conv_given", st.radio, notation.text("the number is"), tuple(CONVERT_FROM),
+                        format_func=lambda g_: notation.text(CONVERT_FROM[g_]))
+        value = ui.bind("conv_value", st.number_input, notation.text("value"), min_value=0.0,
                         max_value=float(S.K_APP_MAX + 1), step=0.01)
     try:
         conv = gallery.convert_metric(float(value), k, given)
     except ValueError as exc:
-        right.warning(ui.text(f"Cannot convert at k = {k}: {exc}."))
+        right.warning(notation.text(f"Cannot convert at k = {k}: {exc}."))
         return {"conv_given": given, "conv_value": float(value)}
     with right:
         cc = st.columns(3)
-        cc[0].metric(ui.text("alpha"), f"{conv['alpha']:.4f}")
-        cc[1].metric(ui.text("draft acceptance rate"), f"{conv['draft_acceptance_rate']:.4f}")
-        cc[2].metric(ui.text("mean acceptance length"), f"{conv['mean_acceptance_length']:.4f}")
-        ui.md(
+        cc[0].metric(notation.text("alpha"), f"{conv['alpha']:.4f}")
+        cc[1].metric(notation.text("draft acceptance rate"),
+                     f"{conv['draft_acceptance_rate']:.4f}")
+        cc[2].metric(notation.text("mean acceptance length"),
+                     f"{conv['mean_acceptance_length']:.4f}")
+        notation.md(
             f"At k = {k}, alpha = {conv['alpha']:.4f} means each draft that is *tried* "
             f"survives with that chance; but the server divides by every token drafted, and "
             f"position i is tried only when the i − 1 before it survived. So accepted / "

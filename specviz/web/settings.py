@@ -3,16 +3,14 @@
 Pure Python (no Streamlit), so it can be fuzzed on its own. Every parameter has a
 default and a range; a value that is missing takes the default silently, and a value
 that is present but invalid takes the default with a note for the page to show. Notes
-never echo more than a short, sanitised piece of what arrived.
+never echo more than a short, sanitised piece of what arrived. Pasted texts and tables
+travel as URL text (web.urlcodec).
 """
 
 from __future__ import annotations
 
-import base64
-import binascii
 import math
 import re
-import zlib
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from urllib.parse import urlencode
@@ -37,6 +35,7 @@ from ..views.plan import EXAMPLES
 from ..views.textpage import PROMPT_MAX_CHARS
 from ..views.tour import CHAPTER_MAX
 from ..views.transcript import RND_MAX
+from .urlcodec import TABLE_URL_MAX_CHARS, decode_blob
 
 STEP_MAX = 1_000  # animation frames (a round has at most 2k + 4)
 NOTATIONS = ("leviathan", "chen")  # who is p: Leviathan et al. (p = target) or Chen et al.
@@ -221,44 +220,7 @@ def _tree():
     return parse
 
 
-BLOB_URL_MAX_CHARS = 6_000  # a compressed paste longer than this stays out of the link
-BLOB_TEXT_MAX_CHARS = 2_000_000  # what a blob may expand to
 PLAN_DTYPES = ("bf16", "fp16", "fp8", "int8", "int4")
-
-
-def encode_blob(text: str) -> str:
-    """Text as URL text: zlib-compressed, base64url without padding; "" for no text."""
-    if not text:
-        return ""
-    raw = zlib.compress(text.encode("utf-8"), 9)
-    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
-
-
-def decode_blob(blob: str) -> str:
-    """encode_blob's inverse; ValueError for anything that is not one (or expands too far)."""
-    if not blob:
-        return ""
-    if len(blob) > BLOB_URL_MAX_CHARS:
-        raise ValueError(f"longer than {BLOB_URL_MAX_CHARS:,} characters")
-    try:
-        raw = base64.urlsafe_b64decode(blob + "=" * (-len(blob) % 4))
-        d = zlib.decompressobj()
-        text = d.decompress(raw, BLOB_TEXT_MAX_CHARS + 1)
-        if len(text) > BLOB_TEXT_MAX_CHARS or d.unconsumed_tail or not d.eof:
-            raise ValueError("not a complete compressed text")
-        return text.decode("utf-8")
-    except (binascii.Error, zlib.error, UnicodeDecodeError) as exc:
-        raise ValueError("not a compressed text") from exc
-
-
-def url_blob(text: str, what: str) -> tuple[str, str | None]:
-    """(blob for the URL, note): a paste whose blob exceeds the cap stays out of the link."""
-    blob = encode_blob(text)
-    if len(blob) <= BLOB_URL_MAX_CHARS:
-        return blob, None
-    return "", (f"The {what} is too long for a link ({len(blob):,} characters compressed; "
-                f"the cap is {BLOB_URL_MAX_CHARS:,}): the link keeps every other setting, "
-                "and whoever opens it must paste or upload it again.")
 
 
 def _blob():
@@ -385,10 +347,6 @@ def _fmt(v: object) -> str:
     return str(v)
 
 
-# Tables in the URL: rows joined by ';', entries by ','; only when they differ from the default.
-# 4,000 characters hold a 6 x 6 table at full precision many times over (~650) and about a
-# 20 x 20 one; a longer table never goes into a link.
-TABLE_URL_MAX_CHARS = 4_000
 # A shared link's query: the three /plan blobs (3 x 6,000) and both tables fit; the HTTP
 # server refuses request lines far longer (a bare 400 before the app sees them).
 URL_QUERY_MAX_CHARS = 32_000
@@ -412,25 +370,3 @@ def fit_query(q: dict[str, str]) -> tuple[dict[str, str], list[str]]:
                      f"{URL_QUERY_MAX_CHARS:,} characters.")
         out.pop(key)
     return out, notes
-
-
-def encode_table(M) -> str:
-    """A table as URL text: '0.1,0.9;0.5,0.5'."""
-    return ";".join(",".join(f"{x:.10g}" for x in row) for row in M)
-
-
-def decode_table(text: object, V: int) -> list[list[float]]:
-    """URL text back to a V x V list of floats; raises ValueError with a short reason."""
-    s = str(text)
-    if len(s) > TABLE_URL_MAX_CHARS:
-        raise ValueError(f"longer than {TABLE_URL_MAX_CHARS:,} characters")
-    rows = [r for r in s.split(";")]
-    if len(rows) != V:
-        raise ValueError(f"has {len(rows)} rows, not {V}")
-    out = []
-    for r in rows:
-        vals = [float(x) for x in r.split(",")]
-        if len(vals) != V:
-            raise ValueError(f"has a row of {len(vals)} entries, not {V}")
-        out.append(vals)
-    return out

@@ -17,7 +17,7 @@ import streamlit as st
 from ..figures import animation, textfigs, treeview
 from ..views import stepping, textpage, transcript
 from ..views.transcript import RND_MAX, RoundTranscript
-from . import guard, ui
+from . import files, guard, notation, ui
 from . import settings as S
 
 Transcript = Callable[[int], RoundTranscript]  # round index -> the transcript up to it
@@ -138,10 +138,10 @@ def _body(stage: Stage) -> None:
         step = _transport(stage, tr, step, rnd)
         ss[stage.key("step")] = step
         trace = tr.current
-        st.html(ui.letters(animation.step_html(trace, step, rnd), stage.top is None))
+        st.html(notation.text_if(animation.step_html(trace, step, rnd), stage.top is None))
         st.html(animation.chips_html(trace, step) + animation.legend_html())
         if trace.tree:  # a token tree: the drafted tree, the siblings tried, the kept path
-            st.html(ui.letters(treeview.tree_html(trace, step), stage.top is None))
+            st.html(notation.text_if(treeview.tree_html(trace, step), stage.top is None))
         _charts(stage, trace, step)
     ui.set_params(step=step, rnd=rnd, speed=ss[stage.key("speed")])
     if stage.below is not None:
@@ -156,7 +156,7 @@ def play(stage: Stage, *, start_step: int, start_rnd: int, speed: float) -> tupl
         ss[stage.key("speed")] = speed
     rule_note = animation.rule_note(stage.transcript(ss[stage.key("rnd")]).current)
     if rule_note:
-        st.warning(ui.text(rule_note))
+        st.warning(notation.text(rule_note))
     every = ss[stage.key("speed")] if ss.get(stage.key("autoplay")) else None
     ss[stage.key("full")] = True
     st.fragment(_body, run_every=every)(stage)
@@ -174,21 +174,21 @@ def speed(name: str) -> float:
 # ----------------------------------------------------------------------------- /round
 def _round_below(tr: RoundTranscript, step: int) -> None:
     st.subheader("Transcript so far")
-    st.caption(ui.text("Rounds chain: each starts from the last token of the one before. "
-                       "Totals count every round from round 0; the list shows the latest "
-                       "few."))
+    st.caption(notation.text("Rounds chain: each starts from the last token of the one before. "
+                             "Totals count every round from round 0; the list shows the latest "
+                             "few."))
     totals = animation.totals_at(tr, step)
     for col, (label, value) in zip(st.columns(4), animation.totals_metrics(totals),
                                    strict=True):
-        col.metric(ui.text(label), value)
-    st.html(ui.text(animation.transcript_html(animation.listed_rounds(tr, step), tr.first)))
+        col.metric(notation.text(label), value)
+    st.html(notation.text(animation.transcript_html(animation.listed_rounds(tr, step), tr.first)))
     done = stepping.view(tr.current, step).done
     a, b, c = st.columns(3)
     with a:
-        ui.download_csv(transcript.transcript_rows(tr, done), "round_transcript",
-                        columns=transcript.TRANSCRIPT_COLUMNS)
+        files.download_csv(transcript.transcript_rows(tr, done), "round_transcript",
+                           columns=transcript.TRANSCRIPT_COLUMNS)
     with b:
-        ui.download_round_html(tr.current, tr.rnd, step)
+        files.download_round_html(tr.current, tr.rnd, step)
     ui.copy_link(c)
 
 

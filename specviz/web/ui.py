@@ -7,14 +7,10 @@ the URL is rewritten from the widgets, so a copied link reopens the same state.
 
 from __future__ import annotations
 
-import csv
-import hashlib
-import io
-import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from functools import partial, wraps
+from functools import wraps
 from urllib.parse import urlencode
 
 import numpy as np
@@ -22,21 +18,19 @@ import pandas as pd
 import streamlit as st
 
 from ..core.pair import TablePair
-from ..core.tables import default_tables, mix_draft, renormalisation_note, temper, validate_pair
+from ..core.tables import mix_draft, temper
 from ..core.tree import PATHS_TEXT_MAX, Paths, parse_paths
 from ..core.warp import Warp, warp_tables
-from ..figures import export
 from ..views import columns as table_columns
 from ..views import site
-from . import guard, narrow, present
+from . import guard, narrow, present, tableedit
 from . import settings as S
-from .notation import LETTERS, swap, swap_figure, swap_tables
+from .notation import LETTERS, md, reader_notation, swap_figure, tables, text
+from .urlstate import url_settings
 
 SHARED_KEYS = ("k", "c", "draft", "alpha", "T", "seed", "rule", "ctx", "notation", "present",
                "wT", "wtopk", "wtopp", "wminp", "wdraft", "tree")
-UPLOAD_MAX_BYTES = 64 * 1024  # a 64 x 64 table of long floats fits; anything bigger is refused
 CACHE_ENTRIES = 64
-CSV_MEMO_ENTRIES = 4  # parsed uploads kept per session (by content hash)
 
 
 @dataclass(frozen=True)
@@ -90,13 +84,6 @@ def cached(fn: Callable) -> Callable:
 
 
 # ----------------------------------------------------------------------------- URL state
-def _url_settings() -> tuple[S.Settings, list[str]]:
-    """Parse the URL once per session; later runs read the widgets."""
-    if "_url_settings" not in st.session_state:
-        st.session_state["_url_settings"] = S.parse_query(st.query_params.to_dict())
-    return st.session_state["_url_settings"]
-
-
 INDEXED = ("radio", "selectbox")  # widgets whose start is an index into their options
 
 
@@ -110,7 +97,7 @@ def bind(key: str, widget: Callable, *args, cast: Callable | None = None, **kwar
     if wkey in assigned:  # its value was set by assign() for this run: no default on top
         assigned.discard(wkey)
     else:
-        url, _ = _url_settings()
+        url, _ = url_settings()
         start = cast(getattr(url, key)) if cast else getattr(url, key)
         if getattr(widget, "__name__", "") in INDEXED:
             options = list(args[1] if len(args) > 1 else kwargs["options"])
@@ -125,7 +112,7 @@ def bind(key: str, widget: Callable, *args, cast: Callable | None = None, **kwar
 def tabs(key: str, labels: dict[str, str]) -> tuple[str, list]:
     """Tabs bound to URL parameter `key` (labels: value -> tab label); only the open tab
     runs. Returns the open tab's value and the tab containers."""
-    url, _ = _url_settings()
+    url, _ = url_settings()
     wkey = f"w_{key}"
     start = labels.get(st.session_state.get(f"v_{key}", getattr(url, key)))
     containers = st.tabs([text(v) for v in labels.values()], key=wkey, on_change="rerun",
@@ -138,7 +125,7 @@ def tabs(key: str, labels: dict[str, str]) -> tuple[str, list]:
 
 def clamp(key: str, lo, hi) -> None:
     """Hold widget `key`'s value inside [lo, hi] before it is drawn (its range just moved)."""
-    url, _ = _url_settings()
+    url, _ = url_settings()
     wkey = f"w_{key}"
     now = st.session_state.get(wkey, getattr(url, key))
     held = min(max(now, lo), hi)
@@ -152,151 +139,19 @@ def assign(key: str, value) -> None:
     st.session_state.setdefault("_assigned", set()).add(f"w_{key}")
 
 
-# ----------------------------------------------------------------------------- tables
-def _tables_state() -> dict:
-    """The last valid pair of tables, per session; seeded from the URL or the defaults."""
-    if "_tables" not in st.session_state:
-        d = default_tables()
-        state = {"P": d.P, "Q": d.Q, "vocab": d.vocab, "note": None}
-        params = st.query_params.to_dict()
-        if "P" in params or "Q" in params:
-            try:
-                P = np.array(S.decode_table(params.get("P", S.encode_table(d.P)), d.V))
-                Q = np.array(S.decode_table(params.get("Q", S.encode_table(d.Q)), d.V))
-                state["P"], state["Q"] = validate_pair(P, Q, d.vocab)
-                state["note"] = renormalisation_note({"P": P, "Q": Q}, d.vocab)
-            except ValueError as exc:
-                state["note"] = f"The tables in the URL were not used ({exc}); defaults kept."
-        st.session_state["_tables"] = state
-    return st.session_state["_tables"]
-
-
-def _try_tables(P, Q) -> str | None:
-    """Adopt a new pair if it is valid; otherwise return the reason and keep the old one."""
-    state = _tables_state()
-    try:
-        P, Q = validate_pair(P, Q, state["vocab"])
-    except ValueError as exc:
-        return str(exc)
-    state["P"], state["Q"] = P, Q
-    return None
-
-
-def _read_csv_table(upload, V: int) -> np.ndarray:
-    """The upload's table, parsed once per content (keyed by its hash, in the session): a
-    refused file stays in the uploader, and every rerun would otherwise parse it again."""
-    raw = upload.getvalue()
-    memo = st.session_state.setdefault("_csv_tables", {})
-    key = (hashlib.sha256(raw).hexdigest(), V)
-    if key not in memo:
-        try:
-            memo[key] = (parse_csv_table(raw, V), None)
-        except ValueError as exc:
-            memo[key] = (None, str(exc))
-        while len(memo) > CSV_MEMO_ENTRIES:
-            memo.pop(next(iter(memo)))
-    table, problem = memo[key]
-    if problem:
-        raise ValueError(problem)
-    return table
-
-
-def _shape_precheck(raw: bytes, V: int) -> None:
-    """Refuse a file whose first line or line count cannot be a V x V table (with or without
-    a header row and an index column) before pandas reads it."""
-    lines = raw.count(b"\n") + (0 if raw.endswith(b"\n") else 1)
-    if lines > V + 2:
-        raise ValueError(f"the file has {lines:,} lines; a table here has {V} rows "
-                         f"(or {V + 1} with a header)")
-    first = raw.split(b"\n", 1)[0].decode("utf-8", errors="replace")
-    cols = len(next(csv.reader([first]), []))
-    if cols > V + 1:
-        raise ValueError(f"the first line has {cols:,} columns; a table here has {V} "
-                         f"(or {V + 1} with an index column)")
-
-
-def parse_csv_table(raw: bytes, V: int) -> np.ndarray:
-    """A V x V table from CSV bytes; ValueError with a short reason."""
-    if len(raw) > UPLOAD_MAX_BYTES:
-        raise ValueError(f"the file is {len(raw):,} bytes; the cap is {UPLOAD_MAX_BYTES:,}")
-    _shape_precheck(raw, V)
-    try:
-        df = pd.read_csv(io.BytesIO(raw), header=None, dtype=str, keep_default_na=False)
-    except pd.errors.EmptyDataError:
-        raise ValueError("the file is empty") from None
-    except (pd.errors.ParserError, UnicodeDecodeError):
-        raise ValueError(f"the file is not a CSV table of numbers ({V} rows of {V})") from None
-    header = pd.to_numeric(pd.Series(df.iloc[0, 1:].tolist()), errors="coerce")
-    if df.shape == (V + 1, V + 1) and header.isna().all():  # a header row and an index
-        df = df.iloc[1:, 1:]  # column, as we export; a numeric first row is data
-    try:
-        return df.to_numpy(dtype=np.float64)
-    except (TypeError, ValueError):
-        raise ValueError("the file holds entries that are not numbers") from None
-
-
-def _table_editor() -> None:
-    """Sidebar expander: edit P and Q in place, or upload either as CSV."""
-    state = _tables_state()
-    vocab = list(state["vocab"])
-    box = st.sidebar.expander(tables("Tables (target P, draft Q)"), key="tables_open",
-                              on_change="rerun")
-    with box:
-        if not box.open:  # drawn only when open: two grids cost every page's first render
-            return
-        st.caption("Row = current token, columns = next token; each row must sum to 1.")
-        edited = {}
-        for name in ("P", "Q"):
-            df = pd.DataFrame(state[name], index=vocab, columns=vocab)
-            edited[name] = st.data_editor(df, key=f"edit_{name}", num_rows="fixed")
-            up = st.file_uploader(tables(f"Upload {name} as CSV"), type=["csv"],
-                                  key=f"up_{name}")
-            if up is not None:
-                try:
-                    edited[name] = _read_csv_table(up, len(vocab))
-                except (ValueError, pd.errors.ParserError, UnicodeDecodeError) as exc:
-                    st.error(f"{name} upload refused: {exc}")
-        P = np.asarray(edited["P"], dtype=object)
-        Q = np.asarray(edited["Q"], dtype=object)
-        try:
-            reason = _try_tables(P.astype(np.float64), Q.astype(np.float64))
-        except (TypeError, ValueError):
-            reason = "the tables hold entries that are not numbers"
-        if reason:
-            st.error(f"Tables not used: {reason}. The last valid pair stays in use.")
-        elif note := renormalisation_note({"P": P, "Q": Q}, state["vocab"]):
-            st.info(note)
-        if st.button("Reset tables to the defaults", key="reset_tables"):
-            d = default_tables()
-            state["P"], state["Q"] = d.P, d.Q
-            for k in ("edit_P", "edit_Q"):
-                st.session_state.pop(k, None)
-            st.rerun()
-
-
-def _table_query() -> dict[str, str]:
-    state, d = _tables_state(), default_tables()
-    q = {}
-    if not np.array_equal(state["P"], d.P):
-        q["P"] = S.encode_table(state["P"])
-    if not np.array_equal(state["Q"], d.Q):
-        q["Q"] = S.encode_table(state["Q"])
-    return q
-
-
 # ----------------------------------------------------------------------------- the page
 def page(title: str, keys: Sequence[str] = (), layout: str = "wide") -> AppState:
     """Set a page up: config, the shared sidebar, the URL notes. Page-specific controls are
     drawn by the page with bind(); call finish(state, keys) at the end to rewrite the URL."""
     guard.install_stop_check()
     guard.session_uploads(guard.uploads_in_use())
-    url, notes = _url_settings()
+    url, notes = url_settings()
     st.set_page_config(page_title=f"specviz · {title}", layout=layout,
                        initial_sidebar_state="collapsed" if url.present else "auto")
     st.html(f"<style>{narrow.narrow_css()}</style>")  # style only: takes no room
     if url.present:
         _presenter()
-    state = _tables_state()
+    state = tableedit.tables_state()
     _navigation()
     sb = st.sidebar
     sb.header("Settings")
@@ -315,7 +170,7 @@ def page(title: str, keys: Sequence[str] = (), layout: str = "wide") -> AppState
                     format_func=lambda n: LETTERS[n].label)
     warp = _warp_controls(sb)
     tree_text, paths = _tree_control(sb)
-    _table_editor()
+    tableedit.table_editor()
     s = replace(url, k=int(k), c=float(c), draft=draft, alpha=float(alpha), T=float(T),
                 seed=int(seed), rule=rule, ctx=ctx, notation=notation, wT=warp.temperature,
                 wtopk=warp.top_k, wtopp=warp.top_p, wminp=warp.min_p, wdraft=int(warp.draft),
@@ -376,19 +231,11 @@ def _warp_controls(sb) -> Warp:
 def finish(app: AppState, settings: S.Settings, keys: Sequence[str] = ()) -> None:
     """Rewrite the URL from the shared controls, the page's own keys and edited tables; then
     the sidebar's share box shows that URL."""
-    q, notes = S.fit_query({**S.to_query(settings, SHARED_KEYS + tuple(keys)), **_table_query()})
+    q, notes = S.fit_query({**S.to_query(settings, SHARED_KEYS + tuple(keys)),
+                            **tableedit.table_query()})
     if q != st.query_params.to_dict():
         st.query_params.from_dict(q)
     _share_box(q, notes)
-
-
-def download_csv(rows, name: str, label: str = "Download CSV", *,
-                 columns: Sequence[str] | None = None) -> None:
-    """A download button for a table (rows of dicts or a DataFrame); with columns, the
-    header is written even before there is a row."""
-    df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows, columns=columns)
-    st.download_button(label, df.to_csv(index=False).encode(), file_name=f"{name}.csv",
-                       mime="text/csv", key=f"dl_{name}")
 
 
 def table(rows, columns: dict[str, tuple[str, str | None]], **kwargs) -> None:
@@ -408,34 +255,6 @@ def _column(label: str, fmt: str | None, width: int | None = None):
     if fmt:
         return st.column_config.NumberColumn(text(label), format=fmt, width=width)
     return st.column_config.TextColumn(text(label), width=width)
-
-
-# ----------------------------------------------------------------------------- letters
-def _notation() -> str:
-    """The reader's letters, as the widget holds them in this run (it is drawn after some
-    of the labels it re-letters)."""
-    ss = st.session_state
-    return ss.get("w_notation", ss.get("v_notation", _url_settings()[0].notation))
-
-
-def text(t: str) -> str:
-    """t (written with p = target) in the reader's letters."""
-    return swap(t, _notation())
-
-
-def tables(t: str) -> str:
-    """t (naming the tables P = target and Q = draft) in the reader's letters."""
-    return swap_tables(t, _notation())
-
-
-def md(t: str, **kwargs) -> None:
-    """st.markdown in the reader's letters."""
-    st.markdown(text(t), **kwargs)
-
-
-def letters(t: str, swap_letters: bool = True) -> str:
-    """t in the reader's letters, or as it is (token names may themselves be p and q)."""
-    return text(t) if swap_letters else t
 
 
 def intro(t: str) -> None:
@@ -464,7 +283,7 @@ def chart(fig, key: str | None = None, *, swap_letters: bool = True, **kwargs) -
     """st.plotly_chart in the reader's letters (and, in presenter mode, larger type), with
     its title also as text that a narrow screen shows in its place (web.narrow)."""
     if swap_letters:
-        fig = swap_figure(fig, _notation())
+        fig = swap_figure(fig, reader_notation())
     fig.update_layout(template="none")  # Streamlit's theme styles it; saves ~6 kB a chart
     if presenter_active():
         fig = present_figure(fig)
@@ -487,7 +306,7 @@ def folded(label: str):
 # ----------------------------------------------------------------------------- presenting
 def presenter_active() -> bool:
     """Whether this session was opened with present=1 in the URL."""
-    return bool(_url_settings()[0].present)
+    return bool(url_settings()[0].present)
 
 
 def _presenter() -> None:
@@ -537,50 +356,3 @@ def _share_box(q: dict[str, str], notes: Sequence[str] = ()) -> None:
         sb.caption(note)
     copy_link(sb)
     sb.html(present.share_url_html(share_url(q) or "(this page, all defaults)"))
-
-
-def download_round_html(trace, rnd: int, step: int = 0, key: str = "dl_round_html",
-                        label: str = "Export this round as HTML") -> None:
-    """A download button for the round's animation as one standalone HTML file (plays
-    offline, opening at `step`). The file is built when the button is pressed, not on
-    every run."""
-    st.download_button(
-        label, data=partial(export.round_html_bytes, trace, int(rnd), start=int(step)),
-        file_name=f"specviz-round{int(rnd)}-k{trace.k}-{trace.rule}.html", mime="text/html",
-        key=key, on_click="ignore",
-        help="One file with the round's animation: play, pause and a step slider. It opens "
-             "in any browser with no server and no network.")
-
-
-# ----------------------------------------------------------------------------- pastes
-def download_json(obj, name: str, label: str = "Download JSON") -> None:
-    """A download button for JSON-able data (rows of dicts, a dict)."""
-    st.download_button(label, json.dumps(obj, indent=2, default=float).encode(),
-                       file_name=f"{name}.json", mime="application/json", key=f"dlj_{name}")
-
-
-def download_table(rows, name: str) -> None:
-    """CSV and JSON download buttons side by side for one table."""
-    a, b = st.columns(2)
-    with a:
-        download_csv(rows, name)
-    with b:
-        download_json(rows, name)
-
-
-def paste_or_upload(key: str, label: str, *, types: Sequence[str], max_bytes: int,
-                    height: int = 160, help: str | None = None) -> tuple[str, str | None]:
-    """A text area bound to URL blob `key` (decoded on the way in) and an upload that, when
-    given, replaces it; returns (text, problem with the upload or None)."""
-    text = bind(key, st.text_area, label, cast=S.decode_blob, height=height, help=help)
-    up = st.file_uploader(f"or upload ({', '.join(types)})", type=list(types),
-                          key=f"up_{key}")
-    if up is None:
-        return text, None
-    raw = up.getvalue()
-    if len(raw) > max_bytes:
-        return text, f"the file is {len(raw):,} bytes; the cap is {max_bytes:,}"
-    try:
-        return raw.decode("utf-8"), None
-    except UnicodeDecodeError:
-        return text, "the file is not UTF-8 text"

@@ -328,7 +328,7 @@ def test_uploads_in_the_browser(server, page, tmp_path):
     import tomllib
 
     from specviz.core.tables import default_tables
-    from specviz.web.settings import encode_table
+    from specviz.web.urlcodec import encode_table
 
     d = default_tables()
     Q = d.Q.copy()

@@ -3,7 +3,7 @@
 Through AppTest on the home page (its metrics move with the tables): a valid draft is
 uploaded first, then each hostile table arrives in the same session; the page must name
 the problem, raise nothing, and keep computing with the last valid pair (metrics and the
-URL's tables unchanged). The upload reader (ui._read_csv_table) is also tested directly.
+URL's tables unchanged). The upload reader (tableedit._read_csv_table) is also tested directly.
 """
 
 from __future__ import annotations
@@ -17,8 +17,7 @@ from streamlit.testing.v1 import AppTest
 from support import app_test
 
 from specviz.core.tables import default_tables
-from specviz.web import settings as S
-from specviz.web import ui
+from specviz.web import tableedit, urlcodec
 
 ROOT = Path(__file__).resolve().parents[2]
 D = default_tables()
@@ -120,7 +119,7 @@ def with_valid_upload():
         assert not at.exception and not errors(at), errors(at)
         after = metrics(at)
         assert after != before, "a valid upload must change what the page shows"
-        assert at.query_params.get("Q") == S.encode_table(valid_draft())
+        assert at.query_params.get("Q") == urlcodec.encode_table(valid_draft())
         return at, after
     return make
 
@@ -142,7 +141,7 @@ def test_hostile_upload_keeps_the_last_valid_tables(with_valid_upload, name):
     assert any(words.lower() in e.lower() for e in errs), (name, errs)
     assert all(len(e) < 400 for e in errs), errs
     assert metrics(at) == shown, f"{name}: the tables in use changed"
-    assert at.query_params.get("Q") == S.encode_table(valid_draft())
+    assert at.query_params.get("Q") == urlcodec.encode_table(valid_draft())
     # and a later valid upload is taken again
     at.file_uploader(key="up_Q").set_value(("q.csv", csv_bytes(D.Q), "text/csv"))
     at.run()
@@ -161,7 +160,7 @@ def test_hostile_edit_keeps_the_last_valid_tables(with_valid_upload, name):
     assert any("Tables not used" in e and words.lower() in e.lower() for e in errs), (name, errs)
     assert metrics(at) == shown
     assert "P" not in at.query_params
-    assert at.query_params.get("Q") == S.encode_table(valid_draft())
+    assert at.query_params.get("Q") == urlcodec.encode_table(valid_draft())
 
 
 def test_editor_cannot_change_the_shape():
@@ -196,8 +195,8 @@ class Upload:
 
 
 def test_reader_takes_plain_and_exported_tables():
-    np.testing.assert_array_equal(ui._read_csv_table(Upload(csv_bytes(D.Q)), V), D.Q)
-    np.testing.assert_allclose(ui._read_csv_table(Upload(exported(D.Q)), V), D.Q)
+    np.testing.assert_array_equal(tableedit._read_csv_table(Upload(csv_bytes(D.Q)), V), D.Q)
+    np.testing.assert_allclose(tableedit._read_csv_table(Upload(exported(D.Q)), V), D.Q)
 
 
 @pytest.mark.parametrize("corner", [9.0, 1 / 7])
@@ -205,7 +204,7 @@ def test_reader_does_not_crop_a_numeric_table_of_the_wrong_size(corner):
     M = np.full((V + 1, V + 1), corner)
     M[1:, 1:] = D.Q  # the inner V x V block is a valid table
     try:
-        got = ui._read_csv_table(Upload(csv_bytes(M)), V)
+        got = tableedit._read_csv_table(Upload(csv_bytes(M)), V)
     except ValueError:
         return  # refused outright: fine
     assert got.shape == (V + 1, V + 1)  # read whole, so the shape check refuses it later
@@ -213,13 +212,13 @@ def test_reader_does_not_crop_a_numeric_table_of_the_wrong_size(corner):
 
 def test_reader_refuses_files_over_the_cap_before_parsing():
     with pytest.raises(ValueError, match="cap"):
-        ui._read_csv_table(Upload(b"0" * (ui.UPLOAD_MAX_BYTES + 1)), V)
+        tableedit._read_csv_table(Upload(b"0" * (tableedit.UPLOAD_MAX_BYTES + 1)), V)
 
 
 @pytest.mark.parametrize("data", [b"a,b\nc,d\n", b"1,x\n2,3\n"])
 def test_reader_refuses_text(data):
     with pytest.raises(ValueError, match="not numbers"):
-        ui._read_csv_table(Upload(data), V)
+        tableedit._read_csv_table(Upload(data), V)
 
 
 def test_reader_is_fast_and_small_at_the_cap():
@@ -227,10 +226,10 @@ def test_reader_is_fast_and_small_at_the_cap():
     import tracemalloc
 
     data = (",".join(["0.123456789"] * 64) + "\n").encode() * 64  # ~ the cap
-    assert len(data) <= ui.UPLOAD_MAX_BYTES
+    assert len(data) <= tableedit.UPLOAD_MAX_BYTES
     tracemalloc.start()
     t0 = time.perf_counter()
-    M = ui._read_csv_table(Upload(data), 64)
+    M = tableedit._read_csv_table(Upload(data), 64)
     dt = time.perf_counter() - t0
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
@@ -238,20 +237,20 @@ def test_reader_is_fast_and_small_at_the_cap():
 
 
 def test_try_tables_rejects_and_keeps_state():
-    """ui._try_tables inside a script run: a bad pair is refused, the state unchanged."""
+    """tableedit._try_tables inside a script run: a bad pair is refused, the state unchanged."""
     at = AppTest.from_string(
         """
 import numpy as np
 import streamlit as st
-from specviz.web import ui
+from specviz.web import tableedit
 from specviz.core.tables import default_tables
 d = default_tables()
-state = ui._tables_state()
+state = tableedit.tables_state()
 bad = d.Q.copy(); bad[0, 0] = np.nan
-st.write("reason:", ui._try_tables(d.P, bad) or "none")
+st.write("reason:", tableedit._try_tables(d.P, bad) or "none")
 st.write("kept:", str(np.array_equal(state["Q"], d.Q)))
 good = d.Q.copy(); good[0] = d.P[0]
-st.write("reason2:", ui._try_tables(d.P, good) or "none")
+st.write("reason2:", tableedit._try_tables(d.P, good) or "none")
 st.write("taken:", str(np.array_equal(state["Q"], good)))
 """, default_timeout=30)
     at.run()
@@ -268,7 +267,7 @@ def test_dataframe_round_trip_of_the_export_format():
     df = pd.DataFrame(valid_draft(), index=list(D.vocab), columns=list(D.vocab))
     buf = io.StringIO()
     df.to_csv(buf)
-    M = ui._read_csv_table(Upload(buf.getvalue().encode()), V)
+    M = tableedit._read_csv_table(Upload(buf.getvalue().encode()), V)
     np.testing.assert_allclose(M, valid_draft(), rtol=0, atol=1e-15)
 
 
@@ -280,17 +279,18 @@ def test_reader_refuses_a_line_of_commas_before_pandas():
 
     t0 = time.perf_counter()
     with pytest.raises(ValueError, match="65,536 columns"):
-        ui.parse_csv_table(COMMAS, V)
+        tableedit.parse_csv_table(COMMAS, V)
     assert time.perf_counter() - t0 < 0.1
     with pytest.raises(ValueError, match="lines"):
-        ui.parse_csv_table(b"1\n" * 1_000, V)
+        tableedit.parse_csv_table(b"1\n" * 1_000, V)
 
 
 def test_a_refused_upload_is_parsed_once_per_content(monkeypatch):
     """It stays in the uploader, so every rerun sees it again: the parse is kept by hash."""
     calls = []
-    real = ui.parse_csv_table
-    monkeypatch.setattr(ui, "parse_csv_table", lambda raw, V: calls.append(1) or real(raw, V))
+    real = tableedit.parse_csv_table
+    monkeypatch.setattr(tableedit, "parse_csv_table",
+                        lambda raw, V: calls.append(1) or real(raw, V))
     at = fresh()
     at.file_uploader(key="up_P").set_value(("p.csv", COMMAS, "text/csv"))
     at.file_uploader(key="up_Q").set_value(("q.csv", COMMAS, "text/csv"))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from support import run_page
 
-from specviz.web import settings as S
+from specviz.web import urlcodec
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "10_plan.py")
 FX = Path(__file__).resolve().parents[1] / "fixtures" / "plan"
@@ -21,10 +21,10 @@ def test_default_example_gives_a_verdict():
 
 def test_pasted_metrics_from_the_url_and_bad_paste():
     text = (FX / "vllm_iid.prom").read_text()
-    at = run_page(PAGE, timeout=60, plan_metrics=S.encode_blob(text), plan_gpu="H200 SXM")
+    at = run_page(PAGE, timeout=60, plan_metrics=urlcodec.encode_blob(text), plan_gpu="H200 SXM")
     assert "100,000 rounds of k = 5" in at.success[0].value
     bad = run_page(PAGE, timeout=60,
-                   plan_metrics=S.encode_blob((FX / "vllm_decreasing.prom").read_text()))
+                   plan_metrics=urlcodec.encode_blob((FX / "vllm_decreasing.prom").read_text()))
     assert any("decreased between scrapes" in e.value for e in bad.error)
     assert not bad.success
 
@@ -46,7 +46,7 @@ def test_pasted_text_cannot_inject_markdown():
     """A label or name from a paste that reaches a message is shown as text: no image or
     link syntax survives into the rendered Markdown."""
     hostile = "![x](//evil.example/i) 1\n"  # the parser's error quotes the line
-    at = run_page(PAGE, timeout=60, plan_metrics=S.url_blob(hostile, "metrics paste")[0])
+    at = run_page(PAGE, timeout=60, plan_metrics=urlcodec.url_blob(hostile, "metrics paste")[0])
     shown = [m.value for m in (*at.error, *at.info, *at.warning, *at.success)]
     assert shown, "the bad paste gets a message"
     for text in shown:

@@ -12,7 +12,7 @@ from support import run_page
 
 from specviz.core.rules import RULES
 from specviz.core.tables import ROW_SUM_ATOL, default_tables
-from specviz.web import settings as S
+from specviz.web import urlcodec
 
 D = default_tables()
 ROOT = Path(__file__).resolve().parents[2]
@@ -36,7 +36,7 @@ OUTSIDE = {"plus 1.1 tol": (D.P, D.Q * (1 + 1.1 * ROW_SUM_ATOL)),
 
 
 def url(P: np.ndarray, Q: np.ndarray) -> dict[str, str]:
-    return {"P": S.encode_table(P), "Q": S.encode_table(Q)}
+    return {"P": urlcodec.encode_table(P), "Q": urlcodec.encode_table(Q)}
 
 
 def warnings(at) -> str:

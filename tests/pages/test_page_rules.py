@@ -11,7 +11,7 @@ from streamlit.testing.v1 import AppTest
 from support import app_test
 
 from specviz.core.rules import RULES
-from specviz.views import columns
+from specviz.views import columns, gallery
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES_PAGE = next(ROOT.glob("pages/*_rules.py"))
@@ -151,6 +151,19 @@ def test_production_metrics_follow_the_sidebar_rule():
     length = prod.loc[0, "exact"]
     at.slider(key="w_multi_draft_m").set_value(6).run()  # the gallery's parameter applies
     assert production(at).loc[0, "exact"] > length
+
+
+def test_production_table_shows_its_columns_with_the_round_count():
+    """The production table is drawn from views.columns (headers, formats, order), and its
+    measured column says how many rounds it counts."""
+    at = run()
+    table = next(d for d in at.dataframe if "metric" in d.value.columns)
+    config = json.loads(table.proto.columns)
+    assert list(table.proto.column_order) == ["metric", "measured", "exact", "theory"]
+    assert config["measured"]["label"] == f"measured ({gallery.METRICS_ROUNDS:,} rounds)"
+    assert config["exact"]["label"] == "exact (long run)"
+    assert {config[k]["type_config"]["format"] for k in ("measured", "exact", "theory")} == {
+        "%.4f"}
 
 
 def test_converter_explains_why_the_rate_is_not_alpha():

@@ -14,7 +14,8 @@ from specviz.views import columns as C
 from specviz.views import demos, gallery, pagedata, textpage
 from specviz.views.plan import accelerator, example_text, plan_page
 
-SPECS = {**C.ALL, "DRAFTER": textpage.DRAFTER_COLUMNS, "TEXT_EXACT": textpage.EXACT_COLUMNS}
+SPECS = {**C.ALL, "DRAFTER": textpage.DRAFTER_COLUMNS, "TEXT_EXACT": textpage.EXACT_COLUMNS,
+         "PRODUCTION": C.production_columns(gallery.METRICS_ROUNDS)}
 FIXED = re.compile(r"%(\.\d+[fe]|d)x?")  # a printf format with a fixed number of decimals
 IDENTIFIER = re.compile(r"\b[a-z0-9]+_[a-z0-9_]+\b")  # alpha_eff, tokens_per_call_se
 
@@ -53,12 +54,13 @@ def rows():
         "ACCELERATORS": page.accelerators, "ROOFLINE": page.rows,
         "GALLERY": gallery.gallery_rows(gallery.gallery(d.P, d.Q, 0, 2, 200, 0)),
         "PLAN_BY_BATCH": plan.tables["by_batch"], "PLAN_BY_K": plan.tables["by_k"],
+        "PRODUCTION": gallery.production(d.P, d.Q, 0, 2, n_rounds=200).rows,
     }
 
 
 @pytest.mark.parametrize("name", ["SWEEP", "CURVE", "EXACTNESS", "COST", "ACCELERATORS",
                                   "ROOFLINE", "GALLERY", "GALLERY_RUN", "PLAN_BY_BATCH",
-                                  "PLAN_BY_K"])
+                                  "PLAN_BY_K", "PRODUCTION"])
 def test_every_column_named_is_in_the_rows(rows, name):
     data = rows["GALLERY" if name == "GALLERY_RUN" else name]
     keys = set().union(*(r.keys() for r in data))
@@ -72,6 +74,10 @@ def test_the_sweep_tables_show_measured_and_exact_side_by_side(rows):
     assert shown == ["k", "cost", "acceptance", "acceptance_exact", "tokens_per_call",
                      "tokens_per_call_se", "tokens_per_call_exact", "speedup", "speedup_exact"]
     assert not [k for k in C.SWEEP if k.endswith("theory")]  # theory: the curve's table
+
+
+def test_the_production_header_counts_the_rounds_it_is_given():
+    assert C.production_columns(1_234)["measured"][0] == "measured (1,234 rounds)"
 
 
 NUMBER = r"([\d,]+(?:\.\d+)?)"

@@ -9,6 +9,7 @@ import pytest
 from specviz.core.rules import RULES, reads_warp
 from specviz.views.gallery import warp_params
 from specviz.web import settings as S
+from specviz.web import urlcodec
 
 
 def test_every_rule_parameter_is_a_url_field_with_the_registry_default():
@@ -63,11 +64,11 @@ def test_a_link_never_carries_a_table_past_its_cap():
     box leaves such a table out, with a note, and keeps the link under URL_QUERY_MAX_CHARS."""
     import numpy as np
 
-    big = S.encode_table(np.full((600, 600), 1 / 600))
-    q, notes = S.fit_query({"k": "8", "P": big, "Q": S.encode_table(np.eye(6))})
+    big = urlcodec.encode_table(np.full((600, 600), 1 / 600))
+    q, notes = S.fit_query({"k": "8", "P": big, "Q": urlcodec.encode_table(np.eye(6))})
     assert "P" not in q and q["k"] == "8" and "Q" in q
     assert any("Table P is too large for a link" in n for n in notes)
-    blob = "A" * S.BLOB_URL_MAX_CHARS
+    blob = "A" * urlcodec.BLOB_URL_MAX_CHARS
     full = {key: blob for key in ("plan_metrics", "plan_target_cfg", "plan_draft_cfg")}
     q, notes = S.fit_query({**full, "prompt": "x" * S.PROMPT_MAX_CHARS})
     assert len(urlencode(q)) <= S.URL_QUERY_MAX_CHARS and not notes  # the largest fit
@@ -77,7 +78,7 @@ def test_a_link_never_carries_a_table_past_its_cap():
 
 def test_a_table_in_a_url_past_its_cap_falls_back_with_a_note():
     with pytest.raises(ValueError, match="longer than"):
-        S.decode_table("0.5," * 2_000, 6)
+        urlcodec.decode_table("0.5," * 2_000, 6)
 
 
 def test_a_token_tree_travels_in_the_url_and_a_bad_one_says_why():
