@@ -36,13 +36,18 @@ bars = {"x": list("abcdef"), "y": [1, 2, 3, 2, 1, 2]}
 if kind == "plotly":
     import plotly.graph_objects as go
     st.plotly_chart(go.Figure(go.Bar(**bars)))
+elif kind == "dataframe":
+    st.dataframe(bars)
+elif kind == "table":
+    st.table(bars)
 elif kind == "vega":
     st.vega_lite_chart({"data": {"values": [dict(x=x, y=y) for x, y in zip(*bars.values())]},
                         "mark": "bar", "encoding": {"x": {"field": "x", "type": "nominal"},
                                                     "y": {"field": "y", "type": "quantitative"}}})
 '''
 DRAWN = {"none": "h1", "plotly": ".stPlotlyChart .main-svg",
-         "vega": ".stVegaLiteChart svg, .stVegaLiteChart canvas"}
+         "vega": ".stVegaLiteChart svg, .stVegaLiteChart canvas",
+         "dataframe": ".stDataFrame canvas", "table": ".stTable td"}
 
 
 def _serve(folder: Path) -> tuple[subprocess.Popen, str]:
@@ -79,7 +84,9 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"{'bare page with':<28} {'median':>8}  [min..max]  (loads: "
                       f"{a.loads - a.drop} of {a.loads})")
                 for kind, label in (("none", "no chart"), ("plotly", "one Plotly bar chart"),
-                                    ("vega", "one Vega-Lite bar chart")):
+                                    ("vega", "one Vega-Lite bar chart"),
+                                    ("dataframe", "one 6-row st.dataframe"),
+                                    ("table", "one 6-row st.table")):
                     ctx = browser.new_context(viewport={"width": 1440, "height": 900})
                     times = []
                     for _ in range(a.loads):

@@ -96,14 +96,13 @@ if page.plan is not None:
     files.download_table(page.tables["frontier"], "plan_frontier")
     ui.chart(figs.best_k_figure(page.plan), key="plan_best_k")
     files.download_table(page.tables["by_batch"], "plan_by_batch")
-    with st.expander("the table by batch size"):
-        ui.table(page.tables["by_batch"], columns.PLAN_BY_BATCH)
+    ui.table(page.tables["by_batch"], columns.PLAN_BY_BATCH, fold="the table by batch size")
 if page.report is not None:
     ui.chart(figs.acceptance_figure(page.report), key="plan_acceptance")
     files.download_table(page.tables["acceptance"], "plan_acceptance")
 if page.plan is not None:
     st.subheader("Tokens per call by k")
-    ui.table(page.tables["by_k"], columns.PLAN_BY_K)
+    ui.table(page.tables["by_k"], columns.PLAN_BY_K, fold="the table by k")
     files.download_table(page.tables["by_k"], "plan_by_k")
 blobs = {}
 for key, value, what in (("plan_metrics", pasted, "metrics paste"),

@@ -38,7 +38,7 @@ if tab == "alpha":
         ui.chart(charts.sweep_figure(
             measured, curve, "alpha", "alpha (mix weight)",
             f"Against draft quality alpha (k = {s.k}, c = {s.c:g})"), key="alpha_sweep")
-        ui.table(measured, columns.SWEEP)
+        ui.table(measured, columns.SWEEP, fold="The measured points (table)")
         files.download_csv(measured, f"alpha_sweep_k{s.k}")
 else:
     with tab_t:
@@ -54,7 +54,7 @@ else:
             measured_t, curve_t, "T", "draft temperature T (log)",
             f"Against temperature mismatch T (k = {s.k}, c = {s.c:g})", log_x=True,
             tickvals=pagedata.T_TICKS), key="t_sweep")
-        ui.table(measured_t, columns.SWEEP)
+        ui.table(measured_t, columns.SWEEP, fold="The measured points (table)")
         files.download_csv(measured_t, f"temperature_sweep_k{s.k}")
 st.caption(notation.text("acceptance = accepted / drafted (vLLM's draft acceptance rate), which is "
                          "not alpha: acceptance stops at the first rejection. Error bars: one "

@@ -2,7 +2,6 @@
 
 from dataclasses import replace
 
-import pandas as pd
 import streamlit as st
 
 from specviz.figures import charts, rulecharts
@@ -40,11 +39,10 @@ ui.chart(charts.k_sweep_figure(measured, curve, best, best_exact), key="k_sweep"
 st.caption(notation.text("Left: both curves are in target-call units per round; the speedup on "
                          "the right is their ratio. The star is the best measured k, the dotted "
                          "line the best exact k."))
-ui.table(measured, columns.SWEEP)
+ui.table(measured, columns.SWEEP, fold="The measured points (table)")
 files.download_csv(measured, f"k_sweep_c{s.c:g}")
-with st.expander("exact and theory values for every k"):
-    ui.table(curve, columns.CURVE)
-    files.download_csv(curve, f"k_curve_c{s.c:g}")
+ui.table(curve, columns.CURVE, fold="exact and theory values for every k")
+files.download_csv(curve, f"k_curve_c{s.c:g}")
 
 st.subheader("Dynamic draft length")
 notation.md(
@@ -62,19 +60,7 @@ threshold = ui.bind("threshold", st.slider, notation.text("confidence threshold 
 runs = ui.cached(pagedata.dynamic_runs)(app.P, app.Q, app.ctx, s.k, pagedata.DYN_TOKENS, s.seed,
                                      float(threshold))
 policy = pagedata.policy_rows(runs, s.c)
-st.dataframe(pd.DataFrame(policy), hide_index=True, column_config={
-    "policy": st.column_config.TextColumn(notation.text("policy")),
-    "label": st.column_config.TextColumn(notation.text("rule of thumb")),
-    "tokens": st.column_config.NumberColumn(notation.text("tokens")),
-    "target_calls": st.column_config.NumberColumn(notation.text("target calls")),
-    "draft_calls": st.column_config.NumberColumn(notation.text("draft calls")),
-    "accepted": st.column_config.NumberColumn(notation.text("drafts kept")),
-    "mean_k": st.column_config.NumberColumn(notation.text("mean k"), format="%.2f"),
-    "tokens_per_call": st.column_config.NumberColumn(notation.text("tokens / target call"),
-                                                     format="%.3f"),
-    "speedup": st.column_config.NumberColumn(notation.text(f"speedup at c = {s.c:g}"),
-                                             format="%.3fx"),
-})
+ui.table(policy, columns.policy_columns(s.c))
 files.download_csv(policy, f"dynamic_k{s.k}_c{s.c:g}")
 st.caption(notation.text(
     f"About {pagedata.DYN_TOKENS:,} tokens per policy from context '{s.ctx}', seed {s.seed}, "

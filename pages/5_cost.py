@@ -40,9 +40,8 @@ for r in slow:
                 f"({cm.tokens_per_call:.3f} tokens per call at k = {s.k}) gives "
                 f"**{r['speedup']:.3f}x**, {verdict}.")
 ui.chart(costcharts.cost_curve(cm, marks), key="cost_curve")
-with st.expander("speedup by c (table)"):
-    ui.table(cm.rows, columns.COST)
-    files.download_csv(cm.rows, f"cost_k{s.k}")
+ui.table(cm.rows, columns.COST, fold="speedup by c (table)")
+files.download_csv(cm.rows, f"cost_k{s.k}")
 
 st.subheader("Speedup over k and c")
 surface = ui.cached(demos.speedup_surface)(alpha)

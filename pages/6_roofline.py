@@ -66,13 +66,12 @@ st.caption(notation.text(f"Two counts, both shown: the **{pagedata.TUTORIAL_LABE
 ui.chart(costcharts.pass_time_figure(page), key="pass_time")
 
 st.subheader("Accelerators")
-ui.table(page.accelerators, columns.ACCELERATORS)
+ui.table(page.accelerators, columns.ACCELERATORS, fold="The accelerators' numbers (table)")
 files.download_csv(page.accelerators, "accelerators")
 st.caption(notation.text("Sources: " + "; ".join(f"{a['accelerator']}: {a['source']}"
                                                  for a in page.accelerators) + "."))
-with st.expander("MACs and bytes by tokens in the pass (table)"):
-    ui.table(page.rows, columns.ROOFLINE)
-    files.download_csv(page.rows, f"roofline_{preset}_{dtype}")
+ui.table(page.rows, columns.ROOFLINE, fold="MACs and bytes by tokens in the pass (table)")
+files.download_csv(page.rows, f"roofline_{preset}_{dtype}")
 
 st.subheader("Batch size")
 notation.md(

@@ -56,17 +56,20 @@ st.caption(notation.text(textpage.LOOKUP_CAPTION))
 drafters = textpage.reprice(ui.cached(textpage.page_drafters)(m.dec, m.dec.key, ids, s.k,
                                                               s.seed, s.rule), s.k, s.c)
 ui.chart(textfigs.drafter_figure(drafters), key="text_drafters")
-ui.table(textpage.drafter_rows(drafters), textpage.DRAFTER_COLUMNS)
+ui.table(textpage.drafter_rows(drafters), textpage.DRAFTER_COLUMNS,
+         fold="The drafters' numbers (table)")
 
-with st.expander("Check exactness at this prompt"):
-    st.caption(notation.text(textpage.EXACT_CAPTION))
-    rules = textpage.checked_rules(s.rule)
-    n_exact = textpage.exact_n(m.dec, s.k, len(rules))
-    if note := textpage.exact_note(m.dec, s.k, n_exact):
-        st.info(note)
-    if st.button("Run the check", key="text_exact"):
-        ui.table(ui.cached(textpage.page_exactness)(m.dec, m.dec.key, ids, s.k, s.seed, rules,
-                                                    drafter, n_exact), textpage.EXACT_COLUMNS)
+if box := ui.folded_open("Check exactness at this prompt"):
+    with box:
+        st.caption(notation.text(textpage.EXACT_CAPTION))
+        rules = textpage.checked_rules(s.rule)
+        n_exact = textpage.exact_n(m.dec, s.k, len(rules))
+        if note := textpage.exact_note(m.dec, s.k, n_exact):
+            st.info(note)
+        if st.button("Run the check", key="text_exact"):
+            ui.table(ui.cached(textpage.page_exactness)(
+                m.dec, m.dec.key, ids, s.k, s.seed, rules, drafter, n_exact),
+                textpage.EXACT_COLUMNS)
 
 ui.finish(app, replace(s, step=step, rnd=rnd, speed=stage.speed("text"),
                        **textmodels.page_values(s)), keys)

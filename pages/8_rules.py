@@ -60,9 +60,8 @@ st.caption(notation.text(
     "its exact TV (sampling noise adds to the bias, so it is often caught sooner). "
     "'This run' counts the rounds of the n audited decodes (they start at the context token); "
     "'long run' weighs contexts as a long decode visits them (exact)."))
-with st.expander(notation.text("This run's acceptance, the chi-square p-values and each rule's "
-                               "parameters")):
-    ui.table(rows, columns.GALLERY_RUN)
+ui.table(rows, columns.GALLERY_RUN, fold="This run's acceptance, the chi-square p-values and "
+         "each rule's parameters")
 ui.chart(rulecharts.gallery_figure(rows, g.threshold, g.n), key="gallery")
 st.caption(notation.text(
     "Right is more acceptance, up is further from the target's law. Exact rules sit on the "

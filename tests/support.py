@@ -57,3 +57,17 @@ def statuses(at: AppTest) -> list[str]:
 def frame(at: AppTest) -> str:
     """The step counter and caption ("<b>Round r</b> · step s · kind ..." and the caption)."""
     return next(h.proto.body for h in at.html if 'class="sv-step"' in h.proto.body)
+
+
+def unfold(at: AppTest, timeout: float = 60) -> AppTest:
+    """Open every expander that draws its body only when open (ui.folded_open), as a reader
+    clicking each would, and rerun the page."""
+    from specviz.web.ui import FOLD_PREFIX
+
+    keys = [e.proto.id.rsplit("-", 1)[-1] for e in at.expander]
+    folds = [k for k in keys if k.startswith(FOLD_PREFIX)]
+    assert folds, "no folded section on this page"
+    for key in folds:
+        at.session_state[key] = True
+    at.run(timeout=timeout)
+    return at

@@ -93,6 +93,17 @@ PLAN_BY_K: Columns = {
 }
 
 
+def policy_columns(c: float) -> Columns:
+    """/draft-length's dynamic policies: counts, then the speedup at the sidebar's c."""
+    return {
+        "policy": ("policy", None), "label": ("rule of thumb", None), "tokens": ("tokens", "%d"),
+        "target_calls": ("target calls", "%d"), "draft_calls": ("draft calls", "%d"),
+        "accepted": ("drafts kept", "%d"), "mean_k": ("mean k", "%.2f"),
+        "tokens_per_call": ("tokens / target call", "%.3f"),
+        "speedup": (f"speedup at c = {c:g}", "%.3fx"),
+    }
+
+
 def production_columns(rounds: int) -> Columns:
     """/rules' production metrics: measured over `rounds` rounds (the header says how many),
     beside the exact long run and the i.i.d. theory."""

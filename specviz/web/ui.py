@@ -1,4 +1,4 @@
-"""The only Streamlit glue in specviz: page setup, the shared sidebar, URL state, caching.
+"""Page setup, the shared sidebar, URL state, caching, tables and charts.
 
 Every control is bound to a query parameter: on a session's first run the URL seeds the
 widgets (invalid values fall back to defaults with a visible note), and after every run
@@ -31,6 +31,7 @@ from .urlstate import url_settings
 SHARED_KEYS = ("k", "c", "draft", "alpha", "T", "seed", "rule", "ctx", "notation", "present",
                "wT", "wtopk", "wtopp", "wminp", "wdraft", "tree")
 CACHE_ENTRIES = 64
+FOLD_PREFIX = "fold_"  # session keys of the expanders that draw their body only when open
 
 
 @dataclass(frozen=True)
@@ -238,15 +239,29 @@ def finish(app: AppState, settings: S.Settings, keys: Sequence[str] = ()) -> Non
     _share_box(q, notes)
 
 
-def table(rows, columns: dict[str, tuple[str, str | None]], **kwargs) -> None:
+def table(rows, columns: dict[str, tuple[str, str | None]], *, fold: str | None = None,
+          **kwargs) -> None:
     """st.dataframe of the named columns only, in their order, with human headers and one
     number format per column (columns: key -> (header, printf format, views.columns.CHECK
     for a checkbox, or None for text[, width in px])); other columns stay in the data,
-    unshown."""
+    unshown. With fold, a label: the table waits in a closed expander (ui.fold)."""
+    box = st if fold is None else folded_open(fold)
+    if box is None:
+        return
     df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
     shown = [key for key in columns if key in df.columns]
     config = {key: _column(*columns[key]) for key in shown}
-    st.dataframe(df, hide_index=True, column_config=config, column_order=shown, **kwargs)
+    box.dataframe(df, hide_index=True, column_config=config, column_order=shown, **kwargs)
+
+
+def folded_open(label: str):
+    """A closed expander whose body is drawn only once the reader opens it (the page then
+    reruns): the expander while open, else None. A table kept in one costs a page nothing
+    until then; Streamlit's table component is about 0.4 s of the browser's time to load
+    (benchmarks/bench_chartlib.py). The open state is the session's, under FOLD_PREFIX."""
+    key = FOLD_PREFIX + re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")
+    box = st.expander(text(label), key=key, on_change="rerun")
+    return box if box.open else None
 
 
 def _column(label: str, fmt: str | None, width: int | None = None):

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
-from support import app_test
+from support import app_test, unfold
 
 from specviz.views import columns, pagedata, site
 from specviz.web import settings as S
@@ -107,7 +107,7 @@ def test_exactness_shows_the_cap():
 
 # ----------------------------------------------------------------------------- acceptance
 def test_acceptance_k_slider_changes_the_sweep():
-    at = run("acceptance", k="2")
+    at = unfold(run("acceptance", k="2"))
     assert at.slider(key="w_k").value == 2
     before = at.dataframe[0].value["tokens_per_call"].max()
     assert before <= 3.0 + 1e-9  # k = 2: at most 3 tokens per call
@@ -119,7 +119,7 @@ def test_acceptance_k_slider_changes_the_sweep():
 
 
 def test_acceptance_c_reprices_without_remeasuring():
-    at = run("acceptance", c="0")
+    at = unfold(run("acceptance", c="0"))
     tokens = at.dataframe[0].value["tokens_per_call"].tolist()
     speed0 = at.dataframe[0].value["speedup"].tolist()
     assert speed0 == pytest.approx(tokens)  # c = 0: speedup = tokens per call
@@ -291,7 +291,7 @@ def test_acceptance_tab_is_in_the_url_and_only_the_open_tab_runs():
 
 
 def test_sweep_tables_have_human_headers_and_one_format_per_column():
-    at = run("draft-length")
+    at = unfold(run("draft-length"))
     measured, curve = [d for d in at.dataframe if "tokens_per_call_exact" in d.value.columns]
     for table, spec in ((measured, columns.SWEEP), (curve, columns.CURVE)):
         config, shown = json.loads(table.proto.columns), list(table.proto.column_order)
@@ -316,6 +316,7 @@ def test_cost_draws_the_heatmap_first_and_the_3d_surface_on_demand():
 TABLES = {"exactness": [columns.EXACTNESS], "cost": [columns.COST],
           "roofline": [columns.ACCELERATORS, columns.ROOFLINE],
           "acceptance": [columns.SWEEP]}
+FOLDED = ("cost", "roofline", "acceptance")  # every table there waits in a closed expander
 
 
 @pytest.mark.parametrize("page", list(TABLES))
@@ -323,6 +324,9 @@ def test_each_table_shows_its_named_columns_only(page):
     """The page's tables show the columns views.columns names, in that order, under their
     human headers; the other keys of the rows (the accelerators' sources) stay unshown."""
     at = run(page)
+    if page in FOLDED:
+        assert not [d for d in at.dataframe if d.key is None]  # drawn once opened, not before
+        unfold(at)
     tables = [d for d in at.dataframe if d.key is None]  # the sidebar's editors have keys
     assert len(tables) == len(TABLES[page])
     for table, spec in zip(tables, TABLES[page], strict=True):

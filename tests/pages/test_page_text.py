@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
-from support import chips, frame, run_page, statuses
+from support import chips, frame, run_page, statuses, unfold
 
 from specviz.web import guard
 
@@ -40,7 +40,8 @@ def test_page_runs_with_defaults():
     assert [m.label for m in at.metric][2] == "tokens per target call"
     assert any('class="sv-text"' in h.proto.body for h in at.html)
     assert not at.warning and not at.error
-    tables = [d.value for d in at.dataframe if d.key is None]  # the sidebar's editors have keys
+    assert not [d for d in at.dataframe if d.key is None]  # the tables wait, closed
+    tables = [d.value for d in unfold(at).dataframe if d.key is None]  # editors have keys
     assert len(tables) == 1 and list(tables[0]["drafter"]) == ["n-gram draft", "prompt lookup"]
 
 
@@ -139,7 +140,7 @@ def test_prompt_lookup_in_the_animation():
 
 
 def test_exactness_check_runs_on_demand():
-    at = _run(k="3")
+    at = unfold(_run(k="3"))
     at.button(key="text_exact").click().run(timeout=120)
     assert not at.exception
     table = next(d.value for d in at.dataframe if d.key is None and "rule" in d.value)
@@ -208,7 +209,7 @@ def test_a_users_models_live_in_the_session():
 
 
 def test_a_long_check_says_how_far_it_was_cut():
-    at = _run(level="word", order="4", k="32", rule="typical", T="10")
+    at = unfold(_run(level="word", order="4", k="32", rule="typical", T="10"), timeout=120)
     assert not at.exception
     notes = [i.value for i in at.info if "decodes per rule, not" in i.value]
     assert notes and "about 5 s" in notes[0], [i.value for i in at.info]

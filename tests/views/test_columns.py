@@ -15,7 +15,8 @@ from specviz.views import demos, gallery, pagedata, textpage
 from specviz.views.plan import accelerator, example_text, plan_page
 
 SPECS = {**C.ALL, "DRAFTER": textpage.DRAFTER_COLUMNS, "TEXT_EXACT": textpage.EXACT_COLUMNS,
-         "PRODUCTION": C.production_columns(gallery.METRICS_ROUNDS)}
+         "PRODUCTION": C.production_columns(gallery.METRICS_ROUNDS),
+         "POLICY": C.policy_columns(0.25)}
 FIXED = re.compile(r"%(\.\d+[fe]|d)x?")  # a printf format with a fixed number of decimals
 IDENTIFIER = re.compile(r"\b[a-z0-9]+_[a-z0-9_]+\b")  # alpha_eff, tokens_per_call_se
 
@@ -55,12 +56,13 @@ def rows():
         "GALLERY": gallery.gallery_rows(gallery.gallery(d.P, d.Q, 0, 2, 200, 0)),
         "PLAN_BY_BATCH": plan.tables["by_batch"], "PLAN_BY_K": plan.tables["by_k"],
         "PRODUCTION": gallery.production(d.P, d.Q, 0, 2, n_rounds=200).rows,
+        "POLICY": pagedata.policy_rows(pagedata.dynamic_runs(d.P, d.Q, 0, 3, 200, 0, 0.5), 0.25),
     }
 
 
 @pytest.mark.parametrize("name", ["SWEEP", "CURVE", "EXACTNESS", "COST", "ACCELERATORS",
                                   "ROOFLINE", "GALLERY", "GALLERY_RUN", "PLAN_BY_BATCH",
-                                  "PLAN_BY_K", "PRODUCTION"])
+                                  "PLAN_BY_K", "PRODUCTION", "POLICY"])
 def test_every_column_named_is_in_the_rows(rows, name):
     data = rows["GALLERY" if name == "GALLERY_RUN" else name]
     keys = set().union(*(r.keys() for r in data))
@@ -78,6 +80,10 @@ def test_the_sweep_tables_show_measured_and_exact_side_by_side(rows):
 
 def test_the_production_header_counts_the_rounds_it_is_given():
     assert C.production_columns(1_234)["measured"][0] == "measured (1,234 rounds)"
+
+
+def test_the_policy_speedup_header_names_its_c():
+    assert C.policy_columns(0.25)["speedup"][0] == "speedup at c = 0.25"
 
 
 NUMBER = r"([\d,]+(?:\.\d+)?)"
