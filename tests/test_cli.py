@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from specviz import RULES, default_tables, residual
@@ -37,7 +38,7 @@ def test_no_arguments_prints_all_six_headed(everything):
 def test_demo_1_walkthrough_of_row_a():
     text = run("demo", "1")
     assert "Demonstration 1 of 6" in text and "Demonstration 2" not in text
-    assert "0.8532" in text and "[0.1673 0.6457 0.1838 0.0032 0 0]" in text  # SPEC.md's figures
+    assert "0.8532" in text and "[0.1673 0.6457 0.1838 0.0032 0 0]" in text  # the tutorial's
     t = default_tables()
     ours = residual(t.P[0], t.Q[0])  # our table's own residual is what the table shows
     assert "[" + " ".join("0" if x == 0 else f"{x:.4f}" for x in ours) + "]" in text
@@ -45,6 +46,24 @@ def test_demo_1_walkthrough_of_row_a():
     assert re.search(r"proposes b: min\(1, 0\.3100/0\.2638\) = 1 -> always kept", text)
     assert re.search(rf"proposes e: min\(1, 0\.3821/0\.4479\) = {keep_e:.4f} -> rejected "
                      r"14\.7%", text)
+
+
+def test_demo_1_table_rows_match_the_rule_at_four_decimals():
+    """Each token's row of demo 1's table: p, q, keep = min(1, p/q) and the residual
+    norm(max(0, p - q)), computed here from the default tables, every column to 4 decimals."""
+    d = default_tables()
+    p, q = d.P[0], d.Q[0]  # row 'a'
+    gain = np.maximum(p - q, 0.0)
+    want = {tok: [p[i], q[i], min(1.0, p[i] / q[i]), gain[i] / gain.sum()]
+            for i, tok in enumerate(d.vocab)}
+    rows = {}
+    for line in run("demo", "1").splitlines():
+        cells = line.split()
+        if len(cells) == 5 and cells[0] in want:
+            rows[cells[0]] = cells[1:]
+    assert set(rows) == set(want)
+    for tok, cells in rows.items():
+        assert cells == [f"{v:.4f}" for v in want[tok]], (tok, cells)
 
 
 def test_demo_1_subprocess():
