@@ -145,3 +145,33 @@ def test_phone_width_has_no_horizontal_scroll(server, browser, path, text):
         no_errors(page)
     finally:
         ctx.close()
+
+
+# per chart: its drawn title's box and the boxes of its other texts (subplot titles, labels)
+TITLE_CLASH_JS = """() => [...document.querySelectorAll('[data-testid=stPlotlyChart]')].map(c => {
+  const box = e => { const r = e.getBoundingClientRect();
+                     return [r.left, r.top, r.right, r.bottom]; };
+  const t = c.querySelector('.gtitle');
+  return {title: t && t.textContent.trim() ? box(t) : null,
+          others: [...c.querySelectorAll('.annotation-text')].map(box)};
+})"""
+
+
+@pytest.mark.parametrize("path", ["/acceptance?present=1", "/draft-length?present=1"])
+def test_presenter_chart_titles_clear_their_subplot_titles(server, browser, path):
+    """At 1920x1080 the larger type must not push a chart's title onto the titles of its
+    panels (it did: 'Against draft quality alpha' ran through 'acceptance')."""
+    ctx = browser.new_context(viewport={"width": 1920, "height": 1080})
+    try:
+        page = ctx.new_page()
+        page.goto(server.url + path)
+        page.locator(".stPlotlyChart .main-svg").first.wait_for(timeout=60_000)
+        settle(page)
+        charts = [c for c in page.evaluate(TITLE_CLASH_JS) if c["title"] and c["others"]]
+        assert charts, "no chart with a title and panel titles"
+        for c in charts:
+            (l1, t1, r1, b1) = c["title"]
+            for (l2, t2, r2, b2) in c["others"]:
+                assert r1 <= l2 or r2 <= l1 or b1 <= t2 or b2 <= t1, (path, c)
+    finally:
+        ctx.close()

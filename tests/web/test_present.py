@@ -124,6 +124,30 @@ def test_present_figure_lifts_every_text_to_18_px():
     assert big.layout.legend.font.size >= 18 and big.layout.yaxis.tickfont.size >= 18
 
 
+def test_present_figure_makes_room_for_the_title_over_panel_titles():
+    """The title and two-line panel titles, at presenter sizes, fit the top margin one above
+    the other (a one-line title pinned to the top); the plot area keeps its height; a
+    figure without panel titles keeps its title where it was."""
+    from plotly.subplots import make_subplots
+
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("tokens per<br>target call", "speedup"))
+    fig.update_layout(title="Against alpha", height=400, margin=dict(t=60))
+    big = ui.present_figure(fig)
+    line = present.LINE_HEIGHT
+    need = 2 * present.TITLE_PAD_PX + line * (present.FIGURE_TITLE_PX + 2 * present.FIGURE_FONT_PX)
+    assert big.layout.margin.t >= need - 1 and big.layout.title.yanchor == "top"
+    assert big.layout.height - big.layout.margin.t == 400 - 60  # the plot area's share
+    two = go.Figure(layout=dict(title="a<br>b", margin=dict(t=60), height=300))
+    two.add_annotation(text="panel", xref="paper", yref="paper", x=0.5, y=1.0,
+                       yanchor="bottom", showarrow=False)
+    big2 = ui.present_figure(two)
+    title_h = 2 * line * present.FIGURE_TITLE_PX  # centred in the margin: room both sides
+    assert big2.layout.margin.t >= title_h + 2 * (line * present.FIGURE_FONT_PX
+                                                  + present.TITLE_PAD_PX) - 1
+    plain = ui.present_figure(go.Figure(layout=dict(title="coin<br>at 2", margin=dict(t=70))))
+    assert plain.layout.margin.t == 70 and plain.layout.title.yanchor is None
+
+
 # ----------------------------------------------------------------------------- AppTest
 @pytest.mark.parametrize("rel", PAGES)
 def test_present_1_injects_the_theme_and_hides_the_sidebar(rel):
