@@ -26,7 +26,7 @@ from .ruledefs import (  # noqa: F401 (RuleTables, apply_rule, keep_prob, coin_p
     given_q,
     keep_prob,
 )
-from .tree import check_paths
+from .tree import PRESETS, check_paths
 from .warp import Warp, warp_rows
 
 
@@ -105,7 +105,8 @@ def _warp_params(draft: int = 0) -> tuple[Param, ...]:
 
 
 def _shape_param(default: int) -> tuple[Param, ...]:
-    return (Param("shape", default, 0, 4, "tree preset (core.tree.PRESETS)", integer=True),)
+    names = ", ".join(f"{i} = {p.name}" for i, p in enumerate(PRESETS))
+    return (Param("shape", default, 0, len(PRESETS) - 1, names, integer=True),)
 
 
 RULES: dict[str, Rule] = {

@@ -353,9 +353,9 @@ KV_SWITCH_NOTE = (
     "fast as the MACs do, so the pass may never turn compute-bound.")
 
 
-def bytes_label(b: float) -> str:
-    """Bytes as the CLI writes them: '13.48 GB (12.55 GiB)'."""
-    return f"{b / 1e9:.2f} GB ({b / 2**30:.2f} GiB)"
+def bytes_label(b: float) -> tuple[str, str]:
+    """Bytes in both units the CLI writes: ('13.48 GB', '12.55 GiB'), 10^9 and 2^30 B."""
+    return f"{b / 1e9:.2f} GB", f"{b / 2**30:.2f} GiB"
 
 
 DRAFT_NAMES = {"table": "the draft table Q", "mix": "the mix of P and junk"}

@@ -240,7 +240,7 @@ def test_roofline_batch_section_kv_toggle():
     fig = next(c for c in charts(at) if "batch size" in c["layout"]["title"]["text"])
     assert {free, paying} <= {s["x0"] for s in fig["layout"]["shapes"]}
     assert not any("stays memory-bound" in i.value for i in at.info)
-    assert m["bytes read per pass"] == "13.48 GB (12.55 GiB)"
+    assert m["bytes read per pass (= 12.55 GiB)"] == "13.48 GB"  # 13.48e9 B = 12.55 x 2^30 B
     assert any("KV cache" in c.value and "default" in c.value for c in at.caption)
     at.toggle(key="w_kv").set_value(True).run()
     assert not at.exception
