@@ -17,7 +17,6 @@ import streamlit as st
 
 from .urlstate import url_settings
 
-NOTATIONS = ("leviathan", "chen")
 _LETTER = re.compile(r"(?<![A-Za-z0-9_])([pq])(?![A-Za-z])")  # p or q standing alone
 _TABLE = re.compile(r"(?<![A-Za-z0-9_])([PQ])(?![A-Za-z])")  # the tables P and Q
 _KEEP = ("p-value", "top-p", "p50", "p95", "chi-square p")  # not the letter p
