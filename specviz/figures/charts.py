@@ -89,7 +89,8 @@ RULE_SYMBOLS = ("circle", "square", "diamond", "triangle-up", "x", "cross", "sta
 
 def convergence_figure(conv: Convergence, run: Exactness | None = None) -> go.Figure:
     """TV against n on log-log axes: the floor, each rule's Monte Carlo TV, and each broken
-    rule's exact bias as a dashed horizontal line; run adds this page's n as big markers."""
+    rule's exact bias as a dashed horizontal line (one legend key for all of them, each line
+    toggled with its rule); run adds this page's n as big markers."""
     ns = list(conv.ns)
     floor_x, floor_y = list(ns), list(conv.floor)
     if run is not None and run.audits and run.n not in ns:
@@ -104,16 +105,20 @@ def convergence_figure(conv: Convergence, run: Exactness | None = None) -> go.Fi
                     line=dict(color=FLOOR, width=3),
                     hovertemplate="n = %{x:,}<br>floor = %{y:.5f}<extra></extra>")
     for i, (rule, tvs) in enumerate(conv.mc_tv.items()):  # a shape per rule, not only a colour
-        fig.add_scatter(x=ns, y=tvs, mode="lines+markers", name=f"{rule} (Monte Carlo)",
+        fig.add_scatter(x=ns, y=tvs, mode="lines+markers", name=rule,
                         line=dict(color=rule_colour(rule)), legendgroup=rule,
                         marker=dict(symbol=RULE_SYMBOLS[i % len(RULE_SYMBOLS)], size=8),
                         hovertemplate=f"{rule}<br>n = %{{x:,}}<br>TV = %{{y:.5f}}<extra></extra>")
-    for rule, bias in conv.exact_tv.items():
-        if bias <= BIAS_MIN:
-            continue  # exact TV 0 up to rounding: nothing to draw on a log axis
+    biased = {rule: bias for rule, bias in conv.exact_tv.items()
+              if bias > BIAS_MIN}  # exact TV 0 up to rounding: nothing to draw on a log axis
+    for rule, bias in biased.items():  # in the legend once, as a key: a short legend on a phone
         fig.add_scatter(x=[lo, hi], y=[bias, bias], mode="lines", name=f"{rule} exact bias",
                         line=dict(color=rule_colour(rule), dash="dash"), legendgroup=rule,
+                        showlegend=False,
                         hovertemplate=f"{rule} exact TV = {bias:.5f}<extra></extra>")
+    if biased:
+        fig.add_scatter(x=[None], y=[None], mode="lines", name="dashed: a rule's exact TV",
+                        line=dict(color=FLOOR, dash="dash"), hoverinfo="skip")
     if run is not None:
         fig.add_scatter(x=[run.n] * len(run.audits), y=[a.mc_tv for a in run.audits],
                         mode="markers", name=f"this run (n = {run.n:,})",

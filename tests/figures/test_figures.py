@@ -132,14 +132,18 @@ def test_convergence_figure_log_log_floor_and_bias(conv, ex):
     assert list(floor.x) == [200, 2_000, 5_000]
     assert list(floor.y) == pytest.approx([*conv.floor, ex.audits[0].floor])
     for rule in RULES4:
-        mc = _trace(fig, f"{rule} (Monte Carlo)")
+        (mc,) = [t for t in fig.data if t.name == rule]  # the legend entry: the rule's name
         assert list(mc.x) == [200, 2_000] and list(mc.y) == conv.mc_tv[rule]
     for rule in ("greedy", "no_resample", "continue"):
         bias = _trace(fig, f"{rule} exact bias")
-        assert bias.line.dash == "dash"
+        assert bias.line.dash == "dash" and bias.showlegend is False and bias.legendgroup == rule
         assert list(bias.y) == [conv.exact_tv[rule]] * 2
         assert list(bias.x) == [200, 5_000]
     assert not [t for t in fig.data if t.name == "correct exact bias"]  # 0: not on a log axis
+    key = _trace(fig, "dashed: a rule's exact TV")  # one legend entry stands for every bias line
+    assert key.line.dash == "dash" and list(key.x) == [None]
+    shown = [t.name for t in fig.data if t.showlegend is not False]
+    assert len(shown) == len(RULES4) + 3, shown  # floor, the rules, the key, this run
     run = _trace(fig, "this run")
     assert set(run.x) == {5_000} and list(run.y) == [a.mc_tv for a in ex.audits]
 
