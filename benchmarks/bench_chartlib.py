@@ -12,19 +12,17 @@ page with a Plotly chart can reach on this machine, whatever the page does.
 from __future__ import annotations
 
 import argparse
-import socket
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 
-from harness import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from harness import CHROMIUM, CHROMIUM_ARGS, free_port, health  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 APP = '''
@@ -51,9 +49,7 @@ DRAWN = {"none": "h1", "plotly": ".stPlotlyChart .main-svg",
 
 
 def _serve(folder: Path) -> tuple[subprocess.Popen, str]:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     (folder / "app.py").write_text(APP)
     argv = [str(Path(sys.executable).with_name("streamlit")), "run", str(folder / "app.py"),
             "--server.port", str(port), "--server.headless", "true",
@@ -61,11 +57,9 @@ def _serve(folder: Path) -> tuple[subprocess.Popen, str]:
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}"
     for _ in range(300):
-        try:
-            urllib.request.urlopen(url + "/_stcore/health", timeout=1)
+        if health(url, timeout=1.0):
             return proc, url
-        except OSError:
-            time.sleep(0.1)
+        time.sleep(0.1)
     proc.terminate()
     raise RuntimeError("the bare Streamlit app did not start")
 
