@@ -257,7 +257,7 @@ def table(rows, columns: dict[str, tuple[str, str | None]], *, fold: str | None 
 def folded_open(label: str):
     """A closed expander whose body is drawn only once the reader opens it (the page then
     reruns): the expander while open, else None. A table kept in one costs a page nothing
-    until then; Streamlit's table component is about 0.4 s of the browser's time to load
+    until then; Streamlit's table component is 0.3-0.4 s of the browser's time to load
     (benchmarks/bench_chartlib.py). The open state is the session's, under FOLD_PREFIX."""
     key = FOLD_PREFIX + re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")
     box = st.expander(text(label), key=key, on_change="rerun")
