@@ -80,6 +80,8 @@ for n in page.notes:
     st.info(guard.plain(n))
 if page.verdict:
     st.success(guard.plain(page.verdict))
+    for line in page.models:
+        st.caption(guard.plain(line))
 if page.batch_note:
     (st.warning if "does not fit" in page.batch_note else st.info)(guard.plain(page.batch_note))
 if page.report is not None:

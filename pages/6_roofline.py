@@ -40,7 +40,7 @@ one = page.rows[0]  # a one-token pass
 
 m = st.columns(4)
 gb, gib = pagedata.bytes_label(one["bytes"])  # the value fits a column; GiB in the label
-m[0].metric(notation.text(f"bytes read per pass (= {gib})"), gb)
+m[0].metric(notation.text(f"weights, every one (= {gib})"), gb)
 m[1].metric(notation.text("MACs per byte, 1 token (full count)"), f"{one['mpb_full']:.3f}")
 m[2].metric(notation.text(f"free tokens on {accel}"), f"{page.free_tokens:,}")
 m[3].metric(notation.text(f"verify k + 1 = {s.k + 1} tokens (x a decode step)"),

@@ -8,16 +8,14 @@ are built on these names.
 
 from .analysis.roofline import (
     ACCELERATORS,
-    DTYPE_BYTES,
-    PRESETS,
     Accelerator,
-    ModelShape,
     PassCost,
     free_tokens,
     pass_cost,
     pass_time,
     verify_cost_ratio,
 )
+from .analysis.shape import DTYPE_BYTES, PRESETS, ModelShape
 from .analysis.stats import (
     chi2_sf,
     empirical,

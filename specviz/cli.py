@@ -17,7 +17,7 @@ from typing import TextIO
 import numpy as np
 
 from . import cliplan
-from .analysis.roofline import PRESETS
+from .analysis.shape import PRESETS
 from .clidemo import (
     TITLES,
     demo_cost,

@@ -201,6 +201,9 @@ def demo_roofline(preset: str, context_len: int, dtype: str) -> str:
                        "compute-bound."),
            f"{preset}, {dtype}, context {context_len} tokens: {_e9(b)} bytes of weights per pass "
            f"({b / 2**30:.2f} GiB), read once per pass.",
+           _wrap(f"(A one-token pass really reads {_e9(rows[0]['read'])} of them: the input "
+                 "embedding gathers only its token's row. MACs per byte below use the "
+                 "tutorial's bytes.)", "  "),
            f"  tutorial = {TUTORIAL_LABEL}",
            _wrap(f"full = {FULL_LABEL}: the q, k, v, o projections, all three SwiGLU matrices "
                  "and 2 ctx d of attention per layer, plus vocab d for the LM head; "

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import TextIO
 
-from .analysis.roofline import DTYPE_BYTES
+from .analysis.shape import DTYPE_BYTES
 from .clitable import format_table
 from .views import plan as pv
 
@@ -86,6 +86,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         return 0
     f3 = ".3f"
     print("Verdict\n=======\n" + page.verdict, file=out)
+    for line in page.models:
+        print(f"  model: {line}", file=out)
     for n in page.notes + ([page.batch_note] if page.batch_note else []):
         print(f"  note: {n}", file=out)
     print("\nAcceptance by position (95% Wilson intervals)", file=out)

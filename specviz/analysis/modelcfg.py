@@ -5,7 +5,10 @@ absent = one per query head), head_dim (absent = hidden_size / heads), intermedi
 vocab_size, tie_word_embeddings (absent = untied), and for mixtures of experts
 num_local_experts / num_experts / n_routed_experts, num_experts_per_tok,
 moe_intermediate_size (absent = intermediate_size), shared_expert_intermediate_size or
-n_shared_experts. A multimodal config's text_config is used when present. A dense SwiGLU
+n_shared_experts, first_k_dense_replace (leading dense layers); multi-head latent attention's
+kv_lora_rank, q_lora_rank, qk_rope_head_dim, qk_nope_head_dim, v_head_dim (DeepSeek-V2/V3);
+attention_bias, and by model_type Qwen2's q/k/v biases, Qwen3's and Gemma 3's q/k norms and
+Gemma's four norms a layer. A multimodal config's text_config is used when present. A dense SwiGLU
 decoder then has per layer 2 d (q_dim + d_kv) attention weights (q_dim = heads x head_dim,
 d_kv = kv heads x head_dim) and 3 d ffn MLP weights, plus vocab x d for the embedding and again
 for an untied head (roofline.ModelShape.params).
@@ -17,7 +20,7 @@ import json
 from functools import cache
 from pathlib import Path
 
-from .roofline import ModelShape
+from .shape import ModelShape
 
 PRESET_DIR = Path(__file__).with_name("presets")
 CONFIG_MAX_CHARS = 200_000  # a config.json is a few kB
@@ -32,7 +35,18 @@ LIMITS = {  # field: (lowest, highest) accepted; outside is a typo or a unit sli
     "vocab_size": (2, 4_000_000),
     "experts": (1, 4_096),
     "num_experts_per_tok": (1, 4_096),
+    "first_k_dense_replace": (0, 1_024),
+    "kv_lora_rank": (1, 65_536),
+    "q_lora_rank": (0, 65_536),
+    "qk_rope_head_dim": (1, 4_096),
+    "qk_nope_head_dim": (0, 4_096),
+    "v_head_dim": (1, 4_096),
 }
+QKV_BIAS = ("qwen2", "qwen2_moe")  # model types with biases on q, k and v
+QK_NORM = ("qwen3", "qwen3_moe", "gemma3", "gemma3_text")  # RMSNorm on each head's q and k
+FOUR_NORMS = ("gemma2", "gemma3", "gemma3_text")  # norms before and after attention and MLP
+MLA_FIELDS = ("kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim",
+              "v_head_dim")  # DeepSeek-V2/V3 multi-head latent attention
 MEANING = {
     "hidden_size": "the model width d",
     "num_hidden_layers": "the number of decoder layers",
@@ -99,11 +113,34 @@ def shape_from_config(cfg: object, *, name: str = "model", source: str = "") -> 
     ffn_raw = cfg.get("intermediate_size")
     moe = _moe(cfg, name, ffn_raw)
     ffn = _field(cfg, "intermediate_size", name) if not moe or ffn_raw else 0
-    tied = cfg.get("tie_word_embeddings", False)
-    if not isinstance(tied, bool):
-        raise ConfigError(f"{name}: 'tie_word_embeddings' must be true or false; got {tied!r}")
+    tied = _flag(cfg, "tie_word_embeddings", name, False)
     return ModelShape(name, layers, d, ffn, heads, kv, vocab, head_size=head_dim, tied=tied,
-                      source=source or str(cfg.get("_source", "")), **moe)
+                      source=source or str(cfg.get("_source", "")), **moe,
+                      **_attention(cfg, name, layers, moe))
+
+
+def _flag(cfg: dict, key: str, who: str, default: bool) -> bool:
+    v = cfg.get(key, default)
+    if not isinstance(v, bool):
+        raise ConfigError(f"{who}: '{key}' must be true or false; got {v!r}")
+    return v
+
+
+def _attention(cfg: dict, who: str, layers: int, moe: dict) -> dict:
+    """Biases, q/k norms, norms per layer, leading dense layers and MLA's widths, as the
+    model's family has them (QKV_BIAS, QK_NORM, FOUR_NORMS) or the config says."""
+    family = str(cfg.get("model_type", ""))
+    out = {"qkv_bias": family in QKV_BIAS or _flag(cfg, "attention_bias", who, False),
+           "o_bias": _flag(cfg, "attention_bias", who, False),
+           "qk_norm": family in QK_NORM, "norms_per_layer": 4 if family in FOUR_NORMS else 2}
+    if moe and cfg.get("first_k_dense_replace"):
+        out["dense_layers"] = min(_field(cfg, "first_k_dense_replace", who), layers)
+    if cfg.get("kv_lora_rank"):
+        out.update({f: _field(cfg, f, who, 0) for f in MLA_FIELDS})
+        if not out["qk_rope_head_dim"] or not out["v_head_dim"]:
+            raise ConfigError(f"{who}: multi-head latent attention (kv_lora_rank) needs "
+                              "qk_rope_head_dim and v_head_dim")
+    return out
 
 
 def parse_config(text: str, *, name: str = "model") -> ModelShape:

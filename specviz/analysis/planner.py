@@ -20,11 +20,14 @@ import numpy as np
 
 from . import theory
 from .acceptance import AcceptanceReport
-from .roofline import DTYPE_BYTES, Accelerator, ModelShape, pass_times
+from .roofline import Accelerator, pass_times
+from .shape import DTYPE_BYTES, ModelShape
 
 BATCH_SWEEP_MAX = 1_024  # largest batch the sweep prices
 K_PLAN_MAX = 16  # longest draft the planner prices
-MEM_FRACTION = 0.9  # share of device memory for weights and KV cache (vLLM's default)
+MEM_FRACTION = 0.9  # share of device memory the server may take (vLLM's default)
+RESERVE_GIB = 1.0  # of it, for activations and the runtime (assumed; an option): vLLM's
+# startup log measures its own ("non_torch_memory", "PyTorch activation peak memory")
 
 
 class PlanError(ValueError):
@@ -43,13 +46,14 @@ class Setup:
     draft_dtype: str = "bf16"
     kv_dtype: str = "bf16"
     mem_fraction: float = MEM_FRACTION
+    reserve_bytes: float = RESERVE_GIB * 2**30
 
 
 @dataclass(frozen=True)
 class Capacity:
     """How many sequences fit at context context_len next to the weights."""
 
-    usable_bytes: float  # memory x mem_fraction
+    usable_bytes: float  # memory x mem_fraction - reserve
     target_weight_bytes: float
     kv_per_seq_target: float  # bytes of KV cache per sequence, target
     batch_with_draft: int  # largest B with both models (0: the draft does not fit)
@@ -79,9 +83,9 @@ def _bytes(n: float, dtype: str) -> float:
 
 
 def capacity(s: Setup) -> Capacity:
-    """B_max = floor((memory x fraction - weights) / KV bytes per sequence at context_len),
-    with both models' weights and caches, and for the target alone."""
-    usable = s.accel.memory_bytes * s.mem_fraction
+    """B_max = floor((memory x fraction - reserve - weights) / KV bytes per sequence at
+    context_len), with both models' weights and caches, and for the target alone."""
+    usable = s.accel.memory_bytes * s.mem_fraction - s.reserve_bytes
     wt, wd = _bytes(s.target.params, s.target_dtype), _bytes(s.draft.params, s.draft_dtype)
     kt = s.target.kv_bytes_per_token(s.kv_dtype) * s.context_len
     kd = s.draft.kv_bytes_per_token(s.kv_dtype) * s.context_len
@@ -91,17 +95,20 @@ def capacity(s: Setup) -> Capacity:
 
 
 def _fit_message(s: Setup, cap: Capacity) -> str:
-    gb = 1e9
-    need = cap.target_weight_bytes + cap.kv_per_seq_target
-    lines = [f"{s.target.name} in {s.target_dtype} needs {cap.target_weight_bytes / gb:.1f} GB "
-             f"of weights plus {cap.kv_per_seq_target / gb:.2f} GB of KV cache per sequence at "
-             f"context {s.context_len:,}; {s.accel.name} offers {cap.usable_bytes / gb:.1f} GB "
-             f"({s.mem_fraction:.0%} of {s.accel.memory_bytes / gb:.0f} GB)."]
+    gib = 2**30
+    need = cap.target_weight_bytes + cap.kv_per_seq_target + s.reserve_bytes
+    lines = [f"{s.target.name} in {s.target_dtype} needs {cap.target_weight_bytes / gib:.1f} "
+             f"GiB of weights plus {cap.kv_per_seq_target / gib:.2f} GiB of KV cache per "
+             f"sequence at context {s.context_len:,}; {s.accel.name} offers "
+             f"{cap.usable_bytes / gib:.1f} GiB ({s.mem_fraction:.0%} of its "
+             f"{s.accel.memory_bytes / gib:.1f} GiB, less {s.reserve_bytes / gib:.1f} GiB for "
+             "activations and the runtime)."]
     fits = [d for d in ("fp8", "int4") if DTYPE_BYTES[d] < DTYPE_BYTES[s.target_dtype]
             and _bytes(s.target.params, d) + cap.kv_per_seq_target < cap.usable_bytes]
     if fits:
         lines.append(f"It fits with {' or '.join(fits)} weights.")
-    lines.append(f"Or choose an accelerator with more than {need / s.mem_fraction / gb:.0f} GB.")
+    lines.append(f"Or choose an accelerator with more than {need / s.mem_fraction / gib:.0f} "
+                 "GiB.")
     return " ".join(lines)
 
 

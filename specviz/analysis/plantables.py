@@ -8,6 +8,7 @@ import numpy as np
 
 from .acceptance import summary
 from .planner import Plan
+from .shape import DTYPE_BYTES
 
 
 def _f(x: float) -> float | None:
@@ -31,6 +32,32 @@ def batch_rows(p: Plan) -> list[dict]:
             "break_even_alpha": _f(p.break_even_alpha[j]),
         })
     return out
+
+
+def model_rows(p: Plan) -> list[dict]:
+    """Each model as read: parameters (total and active per token), the bytes of its weights
+    at the chosen type, its KV cache per token of context, and where the shape came from."""
+    s = p.setup
+    out = []
+    for role, m, dtype in (("target", s.target, s.target_dtype),
+                           ("draft", s.draft, s.draft_dtype)):
+        attn = ("MLA" if m.mla else "GQA" if m.kv_heads < m.heads else "MHA")
+        out.append({"role": role, "model": m.name, "params": m.params,
+                    "active_params": m.active_params, "dtype": dtype,
+                    "weight_gib": m.params * DTYPE_BYTES[dtype] / 2**30,
+                    "kv_kib_per_token": m.kv_bytes_per_token(s.kv_dtype) / 2**10,
+                    "attention": attn, "source": m.source or "config.json as entered"})
+    return out
+
+
+def model_line(row: dict) -> str:
+    """One model_rows row as a sentence."""
+    active = (f", {row['active_params'] / 1e9:.2f} B active per token"
+              if row["active_params"] != row["params"] else "")
+    return (f"{row['role'].capitalize()} {row['model']}: {row['params'] / 1e9:.2f} B parameters"
+            f"{active}; {row['weight_gib']:.2f} GiB of weights in {row['dtype']}; "
+            f"{row['kv_kib_per_token']:.1f} KiB of KV cache per token ({row['attention']}); "
+            f"from {row['source']}.")
 
 
 def frontier_rows(p: Plan) -> list[dict]:
@@ -133,5 +160,5 @@ def to_json(p: Plan) -> dict:
             "by_k": k_rows(p), "by_batch": batch_rows(p),
             "capacity": {"with_draft": p.capacity.batch_with_draft,
                          "target_only": p.capacity.batch_target_only},
-            "loses_from": p.loses_from,
+            "loses_from": p.loses_from, "models": model_rows(p),
             "best_k_at_1": int(np.asarray(p.best_k)[0])}

@@ -16,123 +16,13 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-FloatOrArray = float | np.ndarray
-
-DTYPE_BYTES: dict[str, float] = {
-    "fp32": 4,
-    "fp16": 2,
-    "bf16": 2,
-    "fp8": 1,
-    "int8": 1,
-    "int4": 0.5,
-}
+from .shape import PRESETS, ModelShape, dtype_bytes
 
 COUNTS = ("full", "tutorial")
 TUTORIAL_LABEL = "tutorial count (no 3rd SwiGLU matrix, no LM head, no KV read)"
 FULL_LABEL = "full count"
 MAX_FREE_TOKENS = 4096  # search limit of free_tokens
 FREE_TOLERANCE = 0.01  # "about as cheap": within 1 % of a one-token pass
-
-
-@dataclass(frozen=True)
-class ModelShape:
-    """A decoder as the roofline sees it: SwiGLU MLP (dense, or routed experts), RMSNorm,
-    grouped-query attention, an LM head that is its own matrix unless tied to the embedding."""
-
-    name: str
-    layers: int
-    d_model: int
-    ffn: int  # dense MLP width (unused by routed layers)
-    heads: int
-    kv_heads: int
-    vocab: int
-    head_size: int = 0  # per-head width; 0 = d_model // heads
-    tied: bool = False  # LM head shares the embedding matrix
-    experts: int = 0  # routed experts per layer E; 0 = a dense MLP
-    experts_per_tok: int = 0  # experts each token chooses (top-k of E)
-    expert_ffn: int = 0  # each routed expert's MLP width
-    shared_ffn: int = 0  # total width of the always-on shared experts
-    source: str = ""
-
-    @property
-    def head_dim(self) -> int:
-        return self.head_size or self.d_model // self.heads
-
-    @property
-    def q_dim(self) -> int:
-        """Width of Q (and of the attention output): heads * head_dim."""
-        return self.heads * self.head_dim
-
-    @property
-    def kv_dim(self) -> int:
-        """Width of K (and of V) per token: kv_heads * head_dim."""
-        return self.kv_heads * self.head_dim
-
-    @property
-    def moe(self) -> bool:
-        return self.experts > 0
-
-    @property
-    def expert_params(self) -> int:
-        """Weights of one routed expert summed over the layers: layers * 3 d expert_ffn."""
-        return self.layers * 3 * self.d_model * self.expert_ffn if self.moe else 0
-
-    def _mlp(self, experts: int) -> int:
-        """One layer's MLP weights through `experts` routed experts: 3 d ffn (gate, up, down)
-        dense, or experts * 3 d expert_ffn + 3 d shared_ffn + d E (router) routed."""
-        d = self.d_model
-        if not self.moe:
-            return 3 * d * self.ffn
-        return experts * 3 * d * self.expert_ffn + 3 * d * self.shared_ffn + d * self.experts
-
-    @property
-    def params(self) -> int:
-        """Exact parameter count.
-
-        Per layer: q, o (d * q_dim each), k, v (d * kv_dim each), 2 RMSNorm vectors of d, and
-        the MLP with all E experts. Plus embedding vocab * d, LM head vocab * d unless tied,
-        final norm d.
-        """
-        d = self.d_model
-        per_layer = 2 * d * self.q_dim + 2 * d * self.kv_dim + self._mlp(self.experts) + 2 * d
-        return self.layers * per_layer + (1 if self.tied else 2) * self.vocab * d + d
-
-    def macs_per_token(self, context_len: int) -> int:
-        """Full-count MACs of one token at context context_len: per layer 2 d q_dim + 2 d kv_dim
-        (q, o, k, v) + the MLP through the token's top-k experts + 2 context_len q_dim (scores
-        and values), plus vocab d for the LM head."""
-        d = self.d_model
-        per_layer = (2 * d * self.q_dim + 2 * d * self.kv_dim + self._mlp(self.experts_per_tok)
-                     + 2 * context_len * self.q_dim)
-        return self.layers * per_layer + self.vocab * d
-
-    def kv_bytes_per_token(self, kv_dtype: str = "fp16") -> float:
-        """KV cache of one token of context: 2 (K and V) * layers * kv_dim * dtype bytes."""
-        return 2 * self.layers * self.kv_dim * _dtype_bytes(kv_dtype)
-
-    def experts_touched(self, n_tokens: ArrayLike) -> FloatOrArray:
-        """Expected distinct experts per layer that n tokens touch, each choosing top-k of E
-        (uniform routing, k distinct per token): E (1 - (1 - k/E)^n). E for a dense model's
-        single MLP is reported as 0."""
-        if not self.moe:
-            return 0.0 * np.asarray(n_tokens, dtype=float)
-        n = np.asarray(n_tokens, dtype=float)
-        e = self.experts * (1.0 - (1.0 - self.experts_per_tok / self.experts) ** n)
-        return float(e) if e.ndim == 0 else e
-
-    def weight_bytes(self, n_tokens: ArrayLike = 1, dtype: str = "fp16") -> FloatOrArray:
-        """Bytes of weights a pass over n tokens reads: every weight once, except routed
-        experts, of which only the expected number touched (experts_touched) per layer."""
-        nbytes = _dtype_bytes(dtype)
-        fixed = (self.params - self.experts * self.expert_params) * nbytes
-        return fixed + np.asarray(self.experts_touched(n_tokens)) * self.expert_params * nbytes
-
-
-PRESETS: dict[str, ModelShape] = {
-    "Llama-2-7B": ModelShape("Llama-2-7B", 32, 4096, 11008, 32, 32, 32000),
-    "Llama-2-13B": ModelShape("Llama-2-13B", 40, 5120, 13824, 40, 40, 32000),
-    "Llama-2-70B": ModelShape("Llama-2-70B", 80, 8192, 28672, 64, 8, 32000),
-}
 
 
 @dataclass(frozen=True)
@@ -160,35 +50,40 @@ class Accelerator:
         return self.peak_macs_per_s
 
 
-def _gpu(name: str, tflops: float, fp8_tflops: float, tb_s: float, gb: float,
+def _gpu(name: str, tflops: float, fp8_tflops: float, tb_s: float, mib: float,
          source: str) -> Accelerator:
-    """An accelerator from datasheet units: dense TFLOP/s, TB/s, GB (10^9 bytes)."""
-    return Accelerator(name, tflops * 1e12 / 2, tb_s * 1e12, source, gb * 1e9,
+    """An accelerator from datasheet units (dense TFLOP/s, TB/s) and its memory as the card
+    reports it (MiB, 2^20 bytes: nvidia-smi's memory.total, rocm-smi's VRAM total), which is
+    what a server can allocate from, not the datasheet's rounded GB."""
+    return Accelerator(name, tflops * 1e12 / 2, tb_s * 1e12, source, mib * 2**20,
                        fp8_tflops * 1e12 / 2)
 
 
 ACCELERATORS: dict[str, Accelerator] = {a.name: a for a in (
-    _gpu("A100 SXM 80GB", 312, 0, 2.039, 80,
+    _gpu("A100 SXM 80GB", 312, 0, 2.039, 81_920,
          "NVIDIA A100 Tensor Core GPU datasheet: 312 TFLOPS dense FP16/BF16, 2,039 GB/s "
-         "HBM2e, 80 GB; no FP8"),
-    _gpu("H100 SXM", 989, 1979, 3.35, 80,
+         "HBM2e, 80 GB (nvidia-smi: 81,920 MiB); no FP8"),
+    _gpu("H100 SXM", 989, 1979, 3.35, 81_559,
          "NVIDIA H100 Tensor Core GPU datasheet: 989 TFLOPS dense BF16, 1,979 dense FP8, "
-         "3.35 TB/s HBM3, 80 GB"),
-    _gpu("H200 SXM", 989, 1979, 4.8, 141,
+         "3.35 TB/s HBM3, 80 GB (nvidia-smi: 81,559 MiB)"),
+    _gpu("H200 SXM", 989, 1979, 4.8, 143_771,
          "NVIDIA H200 Tensor Core GPU datasheet: 989 TFLOPS dense BF16, 1,979 dense FP8, "
-         "4.8 TB/s HBM3e, 141 GB"),
-    _gpu("B200", 2250, 4500, 8.0, 180,
+         "4.8 TB/s HBM3e, 141 GB (nvidia-smi: 143,771 MiB)"),
+    _gpu("B200", 2250, 4500, 8.0, 183_359,
          "NVIDIA HGX B200 datasheet, per GPU (1/8 of the 8-GPU board, sparse figures "
-         "halved): 2.25 PFLOPS dense BF16, 4.5 dense FP8, 8 TB/s HBM3e, 180 GB"),
-    _gpu("MI300X", 1307.4, 2614.9, 5.3, 192,
+         "halved): 2.25 PFLOPS dense BF16, 4.5 dense FP8, 8 TB/s HBM3e, 180 GB "
+         "(nvidia-smi: 183,359 MiB)"),
+    _gpu("MI300X", 1307.4, 2614.9, 5.3, 196_288,
          "AMD Instinct MI300X data sheet: 1,307.4 TFLOPS dense FP16/BF16, 2,614.9 dense "
-         "FP8, 5.3 TB/s HBM3, 192 GB"),
-    _gpu("L4", 121, 242.5, 0.3, 24,
+         "FP8, 5.3 TB/s HBM3, 192 GB (rocm-smi: 205,822,885,888 B = 196,288 MiB)"),
+    _gpu("L4", 121, 242.5, 0.3, 23_034,
          "NVIDIA L4 Tensor Core GPU datasheet (sparse figures halved): 121 TFLOPS dense "
-         "BF16, 242.5 dense FP8, 300 GB/s GDDR6, 24 GB"),
-    _gpu("RTX 4090", 165.2, 330.3, 1.008, 24,
+         "BF16, 242.5 dense FP8, 300 GB/s GDDR6, 24 GB (nvidia-smi with ECC on: "
+         "23,034 MiB)"),
+    _gpu("RTX 4090", 165.2, 330.3, 1.008, 24_564,
          "NVIDIA Ada Lovelace architecture whitepaper, GeForce RTX 4090: 165.2 TFLOPS dense "
-         "BF16 and 330.3 dense FP8 (FP32 accumulate), 1,008 GB/s GDDR6X, 24 GB"),
+         "BF16 and 330.3 dense FP8 (FP32 accumulate), 1,008 GB/s GDDR6X, 24 GB "
+         "(nvidia-smi: 24,564 MiB)"),
 )}
 
 
@@ -227,12 +122,6 @@ def _int_at_least(x: int, lo: int, name: str, what: str) -> int:
     return int(x)
 
 
-def _dtype_bytes(dtype: str) -> float:
-    if dtype not in DTYPE_BYTES:
-        raise ValueError(f"unknown dtype {dtype!r}; choose one of {list(DTYPE_BYTES)}")
-    return DTYPE_BYTES[dtype]
-
-
 # --------------------------------------------------------------------------- costs
 
 
@@ -254,8 +143,9 @@ def pass_cost(
     + 2 context_len d (attention scores and values), plus vocab d for the LM head; with kv_cache the
     bytes include reading K and V: 2 * layers * context_len * kv_dim * dtype bytes * batch.
     count="tutorial": per layer and token 4 d^2 + 2 d ffn + 2 context_len d, no LM head, no KV read.
-    MACs scale with tokens * batch; weights (params * dtype bytes) are read once per pass,
-    routed experts only as far as the tokens * batch tokens touch them (weight_bytes).
+    MACs scale with tokens * batch; weights are read once per pass (ModelShape.weight_bytes:
+    routed experts only as far as the tokens * batch tokens touch them, an untied input
+    embedding only its tokens * batch rows); the tutorial count reads params * dtype bytes.
     kv_dtype is the KV cache's type (default: dtype); compute picks the peak (peak_for).
     """
     s = _shape(shape)
@@ -266,7 +156,8 @@ def pass_cost(
         raise ValueError(f"unknown count {count!r}; choose one of {list(COUNTS)}")
     d = s.d_model
     weight_bytes = float(s.weight_bytes(tokens * batch, dtype))
-    if count == "tutorial":
+    if count == "tutorial":  # the tutorial reads every parameter, the embedding table too
+        weight_bytes = float(s.params * dtype_bytes(dtype))
         per_token = s.layers * (4 * d * d + 2 * d * s.ffn + 2 * context_len * d)
         kv_bytes = 0.0
         label = TUTORIAL_LABEL

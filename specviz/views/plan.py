@@ -61,6 +61,7 @@ class PlanPage:
     report: acceptance.AcceptanceReport | None = None
     plan: planner.Plan | None = None
     verdict: str = ""
+    models: list[str] = field(default_factory=list)  # each model as read, a sentence each
     tables: dict[str, list[dict]] = field(default_factory=dict)  # name -> rows
     batch_note: str | None = None  # the user's batch against memory and the sweep
 
@@ -123,7 +124,8 @@ def plan_page(*, metrics_text: str, target_text: str = "", target_preset: str = 
     p = page.plan
     page.verdict = plantables.verdict(p)
     page.tables.update(by_batch=plantables.batch_rows(p), frontier=plantables.frontier_rows(p),
-                       by_k=plantables.k_rows(p))
+                       by_k=plantables.k_rows(p), models=plantables.model_rows(p))
+    page.models = [plantables.model_line(r) for r in page.tables["models"]]
     if batch:
         page.batch_note = _batch_note(p, batch)
     return page

@@ -16,7 +16,8 @@ from dataclasses import asdict, dataclass, fields, replace
 from urllib.parse import urlencode
 
 from ..analysis.modelcfg import preset_names
-from ..analysis.roofline import ACCELERATORS, DTYPE_BYTES, PRESETS
+from ..analysis.roofline import ACCELERATORS
+from ..analysis.shape import DTYPE_BYTES, PRESETS
 from ..core.rules import RULES, reads_warp
 from ..core.tables import (  # noqa: F401
     K_APP_MAX,

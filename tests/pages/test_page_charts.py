@@ -240,7 +240,7 @@ def test_roofline_batch_section_kv_toggle():
     fig = next(c for c in charts(at) if "batch size" in c["layout"]["title"]["text"])
     assert {free, paying} <= {s["x0"] for s in fig["layout"]["shapes"]}
     assert not any("stays memory-bound" in i.value for i in at.info)
-    assert m["bytes read per pass (= 12.55 GiB)"] == "13.48 GB"  # 13.48e9 B = 12.55 x 2^30 B
+    assert m["weights, every one (= 12.55 GiB)"] == "13.48 GB"  # 13.48e9 B = 12.55 x 2^30 B
     assert any("KV cache" in c.value and "default" in c.value for c in at.caption)
     at.toggle(key="w_kv").set_value(True).run()
     assert not at.exception
@@ -252,7 +252,9 @@ def test_roofline_batch_section_kv_toggle():
     fig = next(c for c in charts(at) if "batch size" in c["layout"]["title"]["text"])
     line = fig["data"][0]
     assert line["x"][0] == 1 and line["x"][-1] == 1024
-    assert max(line["y"]) - min(line["y"]) < 1e-9  # flat: memory-bound throughout
+    # flat, memory-bound throughout, up to the embedding rows the larger passes gather
+    # (at B = 1024 the verify pass reads 4 x 1024 more of them: 1e-4 of its bytes)
+    assert max(line["y"]) - min(line["y"]) < 1e-4 * max(line["y"])
 
 
 def test_roofline_batch_follows_the_accelerator_and_k():

@@ -1,0 +1,200 @@
+"""A decoder's shape as the roofline prices it: parameters, MACs per token, bytes read, KV cache.
+
+Attention is grouped-query (GQA/MQA) or multi-head latent attention (MLA, DeepSeek-V2, arXiv
+2405.04434: K and V rebuilt from one cached latent of kv_lora_rank plus a shared RoPE key of
+qk_rope_head_dim). The MLP is SwiGLU, dense or routed experts (the first dense_layers layers
+dense, as DeepSeek's first_k_dense_replace). Biases on q, k, v (Qwen2), q/k RMSNorm (Qwen3,
+Gemma 3) and extra norms per layer (Gemma 3's four) are counted where the config has them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike
+
+FloatOrArray = float | np.ndarray
+
+DTYPE_BYTES: dict[str, float] = {
+    "fp32": 4,
+    "fp16": 2,
+    "bf16": 2,
+    "fp8": 1,
+    "int8": 1,
+    "int4": 0.5,
+}
+
+
+def dtype_bytes(dtype: str) -> float:
+    if dtype not in DTYPE_BYTES:
+        raise ValueError(f"unknown dtype {dtype!r}; choose one of {list(DTYPE_BYTES)}")
+    return DTYPE_BYTES[dtype]
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """A decoder: layers of attention and a SwiGLU MLP (dense, or routed experts), RMSNorm,
+    an embedding, and an LM head that is its own matrix unless tied to the embedding."""
+
+    name: str
+    layers: int
+    d_model: int
+    ffn: int  # dense MLP width (the dense layers of a routed model too)
+    heads: int
+    kv_heads: int
+    vocab: int
+    head_size: int = 0  # per-head width; 0 = d_model // heads
+    tied: bool = False  # LM head shares the embedding matrix
+    experts: int = 0  # routed experts per layer E; 0 = a dense MLP
+    experts_per_tok: int = 0  # experts each token chooses (top-k of E)
+    expert_ffn: int = 0  # each routed expert's MLP width
+    shared_ffn: int = 0  # total width of the always-on shared experts
+    dense_layers: int = 0  # leading layers with the dense MLP in a routed model
+    qkv_bias: bool = False  # biases on q, k and v (Qwen2)
+    o_bias: bool = False  # a bias on the attention output too (Llama's attention_bias)
+    qk_norm: bool = False  # RMSNorm over each head's q and k (Qwen3, Gemma 3)
+    norms_per_layer: int = 2  # RMSNorm vectors of d per layer (Gemma 3: 4)
+    kv_lora_rank: int = 0  # MLA: width of the cached latent; 0 = no MLA
+    q_lora_rank: int = 0  # MLA: low-rank query width; 0 = a full q projection
+    qk_rope_head_dim: int = 0  # MLA: per-head RoPE part of q and k (one shared k part)
+    qk_nope_head_dim: int = 0  # MLA: per-head part of q and k without RoPE
+    v_head_dim: int = 0  # MLA: per-head width of v
+    source: str = ""
+
+    @property
+    def head_dim(self) -> int:
+        return self.head_size or self.d_model // self.heads
+
+    @property
+    def mla(self) -> bool:
+        return self.kv_lora_rank > 0
+
+    @property
+    def q_dim(self) -> int:
+        """Width of Q: heads * head_dim (MLA: heads * (nope + rope))."""
+        if self.mla:
+            return self.heads * (self.qk_nope_head_dim + self.qk_rope_head_dim)
+        return self.heads * self.head_dim
+
+    @property
+    def o_dim(self) -> int:
+        """Width of the attention output: q_dim (MLA: heads * v_head_dim)."""
+        return self.heads * self.v_head_dim if self.mla else self.q_dim
+
+    @property
+    def kv_dim(self) -> int:
+        """Width of K (and of V) per token: kv_heads * head_dim (GQA only)."""
+        return self.kv_heads * self.head_dim
+
+    @property
+    def kv_cached(self) -> int:
+        """Numbers cached per token and layer: 2 kv_dim (K and V), or for MLA the latent and
+        the shared RoPE key, kv_lora_rank + qk_rope_head_dim."""
+        return self.kv_lora_rank + self.qk_rope_head_dim if self.mla else 2 * self.kv_dim
+
+    @property
+    def moe(self) -> bool:
+        return self.experts > 0
+
+    @property
+    def routed_layers(self) -> int:
+        return self.layers - self.dense_layers if self.moe else 0
+
+    @property
+    def expert_params(self) -> int:
+        """Weights of one routed expert summed over the routed layers: 3 d expert_ffn each."""
+        return self.routed_layers * 3 * self.d_model * self.expert_ffn
+
+    def _attention(self) -> int:
+        """One layer's attention weights. GQA: d (q_dim + 2 kv_dim) + o_dim d, plus biases
+        and q/k norms. MLA: q (d q_lora + q_lora + q_lora q_dim, or d q_dim), the latent and
+        RoPE key d (kv_lora + rope) with its norm kv_lora, their expansion kv_lora heads
+        (nope + v), and o_dim d."""
+        d = self.d_model
+        if self.mla:
+            r, h = self.q_lora_rank, self.heads
+            q = d * r + r + r * self.q_dim if r else d * self.q_dim
+            kv = d * (self.kv_lora_rank + self.qk_rope_head_dim) + self.kv_lora_rank
+            up = self.kv_lora_rank * h * (self.qk_nope_head_dim + self.v_head_dim)
+            return q + kv + up + self.o_dim * d
+        w = d * (self.q_dim + 2 * self.kv_dim) + self.o_dim * d
+        bias = (self.q_dim + 2 * self.kv_dim if self.qkv_bias else 0) + (d if self.o_bias else 0)
+        return w + bias + (2 * self.head_dim if self.qk_norm else 0)
+
+    def _mlp(self, experts: int) -> int:
+        """A routed layer's MLP weights through `experts` experts: experts * 3 d expert_ffn +
+        3 d shared_ffn + d E (router); a dense layer's 3 d ffn (gate, up, down)."""
+        d = self.d_model
+        return experts * 3 * d * self.expert_ffn + 3 * d * self.shared_ffn + d * self.experts
+
+    def _layers(self, experts: int) -> int:
+        """All layers' weights with `experts` routed experts in each routed layer."""
+        dense = self.layers - self.routed_layers
+        per = self._attention() + self.norms_per_layer * self.d_model
+        return (self.layers * per + dense * 3 * self.d_model * self.ffn
+                + self.routed_layers * self._mlp(experts))
+
+    @property
+    def embedding_params(self) -> int:
+        """vocab * d for the embedding, and again for an untied head."""
+        return (1 if self.tied else 2) * self.vocab * self.d_model
+
+    @property
+    def params(self) -> int:
+        """Exact parameter count: the layers with all E experts, the embedding (and an
+        untied head), the final norm d."""
+        return self._layers(self.experts) + self.embedding_params + self.d_model
+
+    @property
+    def active_params(self) -> int:
+        """Parameters one token computes with: its top-k experts, not all E."""
+        return self._layers(self.experts_per_tok) + self.embedding_params + self.d_model
+
+    def _context_macs(self, context_len: int) -> int:
+        """One layer's attention over the context: 2 context_len q_dim (scores and values);
+        MLA with the up-projections absorbed (as servers decode it): context_len heads
+        (2 kv_lora_rank + rope)."""
+        if self.mla:
+            return context_len * self.heads * (2 * self.kv_lora_rank + self.qk_rope_head_dim)
+        return 2 * context_len * self.q_dim
+
+    def macs_per_token(self, context_len: int) -> int:
+        """Full-count MACs of one token at context context_len: every layer's weights the
+        token computes with (its top-k experts), the attention over the context, and
+        vocab d for the LM head."""
+        weights = self._layers(self.experts_per_tok) - self.layers * (
+            self.norms_per_layer * self.d_model)
+        return weights + self.layers * self._context_macs(context_len) + self.vocab * self.d_model
+
+    def kv_bytes_per_token(self, kv_dtype: str = "fp16") -> float:
+        """KV cache of one token of context: layers * kv_cached * dtype bytes."""
+        return self.layers * self.kv_cached * dtype_bytes(kv_dtype)
+
+    def experts_touched(self, n_tokens: ArrayLike) -> FloatOrArray:
+        """Expected distinct experts per layer that n tokens touch, each choosing top-k of E
+        (uniform routing, k distinct per token): E (1 - (1 - k/E)^n). E for a dense model's
+        single MLP is reported as 0."""
+        if not self.moe:
+            return 0.0 * np.asarray(n_tokens, dtype=float)
+        n = np.asarray(n_tokens, dtype=float)
+        e = self.experts * (1.0 - (1.0 - self.experts_per_tok / self.experts) ** n)
+        return float(e) if e.ndim == 0 else e
+
+    def weight_bytes(self, n_tokens: ArrayLike = 1, dtype: str = "fp16") -> FloatOrArray:
+        """Bytes of weights a pass over n tokens reads: every weight once, except routed
+        experts, of which only the expected number touched (experts_touched) per layer, and
+        an untied input embedding, of which only the n rows gathered (at most vocab)."""
+        nbytes = dtype_bytes(dtype)
+        n = np.asarray(n_tokens, dtype=float)
+        fixed = (self.params - self.experts * self.expert_params) * nbytes
+        rows = 0.0 if self.tied else (self.vocab - np.minimum(n, self.vocab)) * self.d_model
+        return (fixed - rows * nbytes
+                + np.asarray(self.experts_touched(n)) * self.expert_params * nbytes)
+
+
+PRESETS: dict[str, ModelShape] = {
+    "Llama-2-7B": ModelShape("Llama-2-7B", 32, 4096, 11008, 32, 32, 32000),
+    "Llama-2-13B": ModelShape("Llama-2-13B", 40, 5120, 13824, 40, 40, 32000),
+    "Llama-2-70B": ModelShape("Llama-2-70B", 80, 8192, 28672, 64, 8, 32000),
+}
