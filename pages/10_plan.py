@@ -7,7 +7,7 @@ import streamlit as st
 from specviz.figures import plan as figs
 from specviz.views import columns
 from specviz.views import plan as pv
-from specviz.web import files, guard, notation, ui, urlcodec
+from specviz.web import files, guard, notation, planinputs, ui, urlcodec
 from specviz.web import settings as S
 
 KEYS = ("plan_example", "plan_metrics", "plan_target", "plan_target_cfg", "plan_draft",
@@ -48,21 +48,16 @@ with mod_col:
     with st.expander("or paste the draft's config.json"):
         d_cfg, d_err = files.paste_or_upload("plan_draft_cfg", "draft config.json",
                                              types=("json",), max_bytes=MAX_BYTES, height=120)
+    drafts, draft_fields = planinputs.draft_inputs()
 with hw_col:
     st.subheader("Hardware and serving")
-    gpu = ui.bind("plan_gpu", st.selectbox, "accelerator", tuple(pv.ACCELERATORS))
-    with st.expander("edit the accelerator (0 keeps the preset's number)"):
-        mem = ui.bind("plan_mem_gb", st.number_input, "memory (GB)", min_value=0.0)
-        bw = ui.bind("plan_bw_tbs", st.number_input, "bandwidth (TB/s)", min_value=0.0)
-        tf = ui.bind("plan_tflops", st.number_input, "dense bf16 TFLOP/s", min_value=0.0)
-        tf8 = ui.bind("plan_fp8_tflops", st.number_input, "dense fp8 TFLOP/s", min_value=0.0)
+    accel, gpu, hw_fields = planinputs.accelerator_inputs()
     context_len = ui.bind("plan_ctx", st.number_input, "context (tokens per sequence)", min_value=1,
                   max_value=S.CTX_LEN_MAX, step=512)
     kvd = ui.bind("plan_kvdtype", st.selectbox, "KV cache", S.PLAN_DTYPES)
     kmax = ui.bind("plan_kmax", st.slider, "longest draft k priced", 1, 16)
     batch = ui.bind("plan_batch", st.number_input, "your batch size (0 = none)", min_value=0,
                     max_value=S.BATCH_MAX)
-accel = pv.accelerator(gpu, mem_gb=mem, bw_tbs=bw, tflops=tf, fp8_tflops=tf8)
 st.caption("Accelerator source: " + pv.ACCELERATORS[gpu].source + ".")
 for where, err in (("metrics upload", up_err), ("target upload", t_err),
                    ("draft upload", d_err)):
@@ -73,7 +68,7 @@ page = ui.cached(pv.plan_page)(
     metrics_text=text, target_text=t_cfg, target_preset=target, draft_text=d_cfg,
     draft_preset=draft, accel=accel, context_len=int(context_len), target_dtype=tdtype,
     draft_dtype=ddtype, kv_dtype=kvd, k_max=int(kmax), k_len=int(klen), rounds=int(rounds),
-    batch=int(batch))
+    batch=int(batch), drafts=drafts)
 for e in page.errors:
     st.error(guard.plain(e))
 for n in page.notes:
@@ -84,6 +79,8 @@ if page.verdict:
         st.caption(guard.plain(line))
 if page.batch_note:
     (st.warning if "does not fit" in page.batch_note else st.info)(guard.plain(page.batch_note))
+if "measured" in page.tables:
+    ui.table(page.tables["measured"], columns.PLAN_MEASURED)
 if page.report is not None:
     rep = page.report
     c = st.columns(4)
@@ -114,8 +111,8 @@ for key, value, what in (("plan_metrics", pasted, "metrics paste"),
     if note:
         st.warning(note)
 ui.finish(app, replace(app.settings, plan_example=example, plan_target=target,
-                       plan_draft=draft, plan_gpu=gpu, plan_mem_gb=float(mem),
-                       plan_bw_tbs=float(bw), plan_tflops=float(tf), plan_fp8_tflops=float(tf8),
-                       plan_ctx=int(context_len), plan_tdtype=tdtype, plan_ddtype=ddtype,
-                       plan_kvdtype=kvd, plan_kmax=int(kmax), plan_klen=int(klen),
-                       plan_rounds=int(rounds), plan_batch=int(batch), **blobs), KEYS)
+                       plan_draft=draft, **hw_fields, plan_ctx=int(context_len),
+                       plan_tdtype=tdtype, plan_ddtype=ddtype, plan_kvdtype=kvd,
+                       plan_kmax=int(kmax), plan_klen=int(klen), plan_rounds=int(rounds),
+                       plan_batch=int(batch), **draft_fields, **blobs),
+          KEYS + planinputs.DRAFT_KEYS)

@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 from pathlib import Path
 from typing import TextIO
 
+from .analysis.drafting import DRAFT_KINDS
+from .analysis.planner import Measured
 from .analysis.shape import DTYPE_BYTES
 from .clitable import format_table
 from .views import plan as pv
@@ -40,7 +43,43 @@ def add_parser(sub) -> None:
     p.add_argument("--k", type=int, default=0, help="draft length, where the metrics lack it")
     p.add_argument("--rounds", type=int, default=0, help="rounds behind hand-entered rates")
     p.add_argument("--batch", type=int, default=0, help="your batch size, checked and priced")
+    p.add_argument("--draft-kind", choices=tuple(DRAFT_KINDS), default="model",
+                   help="what drafts: a draft model, an EAGLE / EAGLE-3 / MTP head on the "
+                        "target (--draft-config is then the head's own config, if it has "
+                        "one), or n-gram lookup")
+    p.add_argument("--head-layers", type=int, default=1, help="a head's layers, without config")
+    p.add_argument("--tree", default="", metavar="TOPK,STEPS,TOKENS",
+                   help="SGLang tree drafting: eagle-topk, num-steps, num-draft-tokens")
+    p.add_argument("--lookup-ms", type=float, default=0.1, help="n-gram lookup per round")
+    p.add_argument("--target-overhead-ms", type=float, default=0.0,
+                   help="fixed time per target pass (launch, sampling, scheduling)")
+    p.add_argument("--draft-overhead-ms", type=float, default=0.0, help="per draft pass")
+    p.add_argument("--measured", default="", metavar="TARGET[,VERIFY[,DRAFT]]",
+                   help="measured pass times at batch 1 in ms: decode step, verify pass, "
+                        "draft step; shown beside the roofline's")
+    p.add_argument("--measured-c", type=float, default=0.0, help="or a measured c")
     p.add_argument("--json", action="store_true", help="print everything as JSON instead")
+
+
+def _numbers(text: str, flag: str, n: int, cast=float) -> list:
+    """'a,b,c' -> up to n numbers (missing ones 0); ValueError naming the flag."""
+    parts = [p.strip() for p in text.split(",") if p.strip()] if text else []
+    try:
+        vals = [cast(p) for p in parts]
+    except ValueError:
+        raise ValueError(f"{flag} takes up to {n} comma-separated numbers; got {text!r}") \
+            from None
+    if len(vals) > n or not all(math.isfinite(v) and v >= 0 for v in vals):
+        raise ValueError(f"{flag} takes up to {n} comma-separated numbers >= 0; got {text!r}")
+    return vals + [cast(0)] * (n - len(vals))
+
+
+def _drafts(args: argparse.Namespace) -> pv.DraftInputs:
+    topk, steps, tokens = _numbers(args.tree, "--tree", 3, int)
+    mt, mv, md = _numbers(args.measured, "--measured", 3)
+    return pv.DraftInputs(args.draft_kind, args.head_layers, topk or 1, steps, tokens,
+                          args.lookup_ms, args.target_overhead_ms, args.draft_overhead_ms,
+                          Measured(mt / 1e3, mv / 1e3, md / 1e3, args.measured_c))
 
 
 def _read(path_or_preset: str, presets: tuple[str, ...]) -> tuple[str, str]:
@@ -70,8 +109,13 @@ def build(args: argparse.Namespace) -> pv.PlanPage:
                         target_dtype=args.dtype, draft_dtype=args.draft_dtype,
                         kv_dtype=args.kv_dtype, k_max=args.k_max, k_len=args.k,
                         rounds=args.rounds, batch=args.batch,
-                        target_name=Path(args.target_config).stem,
-                        draft_name=Path(args.draft_config).stem)
+                        target_name=_label(args.target_config, names),
+                        draft_name=_label(args.draft_config, names), drafts=_drafts(args))
+
+
+def _label(path_or_preset: str, presets: tuple[str, ...]) -> str:
+    """A preset's name as it is ('Llama-3.2-1B', not its stem 'Llama-3'), else the file's."""
+    return path_or_preset if path_or_preset in presets else Path(path_or_preset).stem
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -82,6 +126,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if args.json:
         from .analysis.plantables import to_json
         print(json.dumps({**to_json(page.plan), "notes": page.notes,
+                          "measured": page.tables.get("measured"),
                           "batch_note": page.batch_note}, indent=2, default=float), file=out)
         return 0
     f3 = ".3f"
@@ -90,6 +135,11 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         print(f"  model: {line}", file=out)
     for n in page.notes + ([page.batch_note] if page.batch_note else []):
         print(f"  note: {n}", file=out)
+    if "measured" in page.tables:
+        print("\nBatch 1: the roofline beside your measurements", file=out)
+        print(format_table(page.tables["measured"], [
+            ("quantity", "", str), ("roofline", "roofline", ".4g"),
+            ("measured", "measured", ".4g"), ("how", "measured how", str)]), file=out)
     print("\nAcceptance by position (95% Wilson intervals)", file=out)
     print(format_table(page.tables["acceptance"], [
         ("position", "i", "d"), ("rate", "P(kept)", f3), ("rate_lo", "lo", f3),

@@ -39,3 +39,20 @@ def test_plan_bad_input(capsys):
     assert rc == 2 and "fits with fp8" in capsys.readouterr().err
     rc, _ = run("plan", "--gpu", "Z80")
     assert rc == 2 and "unknown accelerator" in capsys.readouterr().err
+
+
+def test_plan_heads_trees_ngram_and_measured(capsys):
+    rc, text = run("plan", "--draft-kind", "eagle", "--tree", "4,3,16", "--measured", "20,22")
+    assert rc == 0 and "priced as that tree" in text and "EAGLE head (1 layer" in text
+    assert "the roofline beside your measurements" in text and "roofline ratio" in text
+    assert "Draft (an EAGLE head)" in text and "the LM head is the target's" in text
+    rc, text = run("plan", "--draft-kind", "ngram", "--lookup-ms", "0.05", "--json")
+    doc = json.loads(text)
+    assert rc == 0 and doc["models"][1]["params"] == 0 and doc["measured"] is None
+    assert any("measured with n-gram" in n for n in doc["notes"])
+    rc, _ = run("plan", "--draft-kind", "eagle", "--head-layers", "99")
+    assert rc == 2 and "Llama-3.2-1B: a head has 1..8 layers" in capsys.readouterr().err
+    rc, _ = run("plan", "--measured", "x")
+    assert rc == 2 and "--measured takes up to 3" in capsys.readouterr().err
+    rc, _ = run("plan", "--tree", "2,2,500")
+    assert rc == 2 and "exceed" in capsys.readouterr().err

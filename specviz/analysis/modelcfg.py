@@ -158,6 +158,17 @@ def parse_config(text: str, *, name: str = "model") -> ModelShape:
     return shape_from_config(cfg, name=str(label or name))
 
 
+def parse_head(text: str, *, name: str = "head") -> tuple[ModelShape, int]:
+    """A draft head's config.json (EAGLE checkpoints ship one) -> (its layers as a
+    ModelShape, its own draft vocabulary: EAGLE-3's draft_vocab_size, 0 when absent)."""
+    shape = parse_config(text, name=name)
+    vocab = json.loads(text).get("draft_vocab_size") or 0
+    if isinstance(vocab, bool) or not isinstance(vocab, int) or not 0 <= vocab <= shape.vocab:
+        raise ConfigError(f"{name}: 'draft_vocab_size' must be a whole number up to "
+                          f"vocab_size = {shape.vocab:,}; got {vocab!r}")
+    return shape, vocab
+
+
 @cache
 def preset_text(name: str) -> str:
     """The shipped config.json of preset `name`."""

@@ -1,11 +1,13 @@
 """Whether a draft model pays on given hardware: pass prices, memory, a k x batch sweep, a verdict.
 
-A round at batch B drafts k tokens (k serial draft passes of one token per sequence) and
-verifies them in one target pass of k + 1 tokens per sequence, each pass priced by the
+A round at batch B drafts k tokens (k serial draft passes of one token per sequence; a
+tree's `steps` passes of topk tokens; n-gram lookup's one lookup) and verifies them in one
+target pass of k + 1 tokens per sequence (a tree's verify_tokens), each pass priced by the
 roofline (roofline.pass_times: max(bytes / bandwidth, MACs / peak), weights once per pass,
-KV cache per sequence, routed experts by those the batch touches). With E_k = 1 + sum_(i<=k)
-r_i tokens per round (the measured per-position rates, acceptance.AcceptanceReport):
-    per user  = E_k / (k t_draft(1, B) + t_target(k + 1, B))      tokens/s
+KV cache per sequence, routed experts by those the batch touches) plus a fixed overhead per
+pass (launch, sampling, scheduling: an option). With E_k = 1 + sum_(i<=k) r_i tokens per
+round (the measured per-position rates, acceptance.AcceptanceReport):
+    per user  = E_k / (t_drafts(k, B) + t_target(k + 1, B))      tokens/s
     per GPU   = B x per user;  without speculation 1 / t_target(1, B) and B / t_target(1, B)
     speedup   = per user with / per user without (Leviathan et al. 2022, Thm 3.8, with
                 c = t_draft(1, B) / t_target(1, B) priced, not chosen)
@@ -20,6 +22,7 @@ import numpy as np
 
 from . import theory
 from .acceptance import AcceptanceReport
+from .drafting import Drafter
 from .roofline import Accelerator, pass_times
 from .shape import DTYPE_BYTES, ModelShape
 
@@ -39,7 +42,7 @@ class Setup:
     """Everything the planner prices: models, types, accelerator, context."""
 
     target: ModelShape
-    draft: ModelShape
+    draft: Drafter
     accel: Accelerator
     context_len: int  # tokens of context each sequence holds in its KV cache
     target_dtype: str = "bf16"
@@ -47,6 +50,8 @@ class Setup:
     kv_dtype: str = "bf16"
     mem_fraction: float = MEM_FRACTION
     reserve_bytes: float = RESERVE_GIB * 2**30
+    target_overhead_s: float = 0.0  # fixed time added to every target pass
+    draft_overhead_s: float = 0.0  # and to every draft pass
 
 
 @dataclass(frozen=True)
@@ -77,6 +82,12 @@ class Plan:
     break_even_alpha: np.ndarray  # (B,) i.i.d. alpha at which the best k just breaks even
     loses_from: int | None  # smallest B at which the best k is slower than no speculation
 
+    def best_user(self) -> np.ndarray:
+        """Tokens/s per user at each batch's best k (nan where speculation cannot run). (B,)"""
+        rows = np.searchsorted(self.ks, np.maximum(self.best_k, self.ks[0]))
+        u = self.per_user[rows, np.arange(len(self.batches))]
+        return np.where(self.best_k > 0, u, np.nan)
+
 
 def _bytes(n: float, dtype: str) -> float:
     return n * DTYPE_BYTES[dtype]
@@ -86,9 +97,11 @@ def capacity(s: Setup) -> Capacity:
     """B_max = floor((memory x fraction - reserve - weights) / KV bytes per sequence at
     context_len), with both models' weights and caches, and for the target alone."""
     usable = s.accel.memory_bytes * s.mem_fraction - s.reserve_bytes
-    wt, wd = _bytes(s.target.params, s.target_dtype), _bytes(s.draft.params, s.draft_dtype)
+    wt = _bytes(s.target.params, s.target_dtype)
+    wd = _bytes(s.draft.resident_params, s.draft_dtype)
     kt = s.target.kv_bytes_per_token(s.kv_dtype) * s.context_len
-    kd = s.draft.kv_bytes_per_token(s.kv_dtype) * s.context_len
+    shape = s.draft.shape
+    kd = shape.kv_bytes_per_token(s.kv_dtype) * s.context_len if shape is not None else 0.0
     both = math.floor((usable - wt - wd) / (kt + kd)) if kt + kd > 0 else 0
     alone = math.floor((usable - wt) / kt) if kt > 0 else 0
     return Capacity(usable, wt, kt, max(both, 0), max(alone, 0))
@@ -118,12 +131,30 @@ def _times(s: Setup, model: ModelShape, dtype: str, tokens, batch) -> np.ndarray
                       kv_dtype=s.kv_dtype, compute=compute)
 
 
-def _break_even(t1: np.ndarray, td: np.ndarray, tk: np.ndarray, ks: np.ndarray) -> np.ndarray:
-    """Per batch, the i.i.d. alpha where max_k E(alpha, k) t1 / (k td + t_(k+1)) = 1, by
-    bisection (the left side rises with alpha); nan where even alpha = 1 loses."""
+def round_times(s: Setup, ks: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, ...]:
+    """(t_target(1, B), a draft step's time (B,), the drafts' time per round (K, B), the
+    verify pass (K, B)), overheads included: k draft steps of one token for a chain, `steps`
+    of topk tokens for a tree (verifying verify_tokens), one lookup for n-gram drafting."""
+    d, t = s.draft, s.draft.tree
+    t1 = _times(s, s.target, s.target_dtype, 1, B) + s.target_overhead_s  # (B,)
+    verify = ks[:, None] + 1 if t is None else np.full((len(ks), 1), t.verify_tokens)
+    tk = _times(s, s.target, s.target_dtype, verify, B[None, :]) + s.target_overhead_s
+    if d.shape is None:  # n-gram lookup: no draft passes
+        step = np.full(len(B), d.lookup_s, dtype=float)
+        return t1, step, np.broadcast_to(step, tk.shape), tk
+    width = 1 if t is None else t.topk
+    step = _times(s, d.shape, s.draft_dtype, width, B) + s.draft_overhead_s  # (B,)
+    steps = ks[:, None] if t is None else np.full((len(ks), 1), t.steps)
+    return t1, step, steps * step[None, :], tk
+
+
+def _break_even(t1: np.ndarray, drafts: np.ndarray, tk: np.ndarray,
+                ks: np.ndarray) -> np.ndarray:
+    """Per batch, the i.i.d. alpha where max_k E(alpha, k) t1 / (t_drafts(k) + t_(k+1)) = 1,
+    by bisection (the left side rises with alpha); nan where even alpha = 1 loses."""
     def gain(alpha: np.ndarray) -> np.ndarray:  # (B,)
         e = np.asarray(theory.expected_tokens(alpha[None, :], ks[:, None]))  # (K, B)
-        return (e * t1 / (ks[:, None] * td + tk)).max(axis=0)
+        return (e * t1 / (drafts + tk)).max(axis=0)
 
     lo, hi = np.zeros_like(t1), np.ones_like(t1)
     for _ in range(50):
@@ -134,7 +165,8 @@ def _break_even(t1: np.ndarray, td: np.ndarray, tk: np.ndarray, ks: np.ndarray) 
 
 
 def plan(setup: Setup, report: AcceptanceReport, *, k_max: int = 8) -> Plan:
-    """Price every k in 1..k_max at every batch 1..B_max (capped); PlanError if nothing fits."""
+    """Price every k in 1..k_max (a tree: its depth alone) at every batch 1..B_max (capped);
+    PlanError if nothing fits."""
     if not 1 <= k_max <= K_PLAN_MAX:
         raise PlanError(f"k_max must be in 1..{K_PLAN_MAX}; got {k_max}")
     if setup.context_len < 1:
@@ -144,19 +176,54 @@ def plan(setup: Setup, report: AcceptanceReport, *, k_max: int = 8) -> Plan:
         raise PlanError(_fit_message(setup, cap))
     top = min(cap.batch_target_only, BATCH_SWEEP_MAX)
     B = np.arange(1, top + 1)  # (B,)
-    ks = np.arange(1, k_max + 1)  # (K,)
-    t1 = _times(setup, setup.target, setup.target_dtype, 1, B)  # (B,)
-    td = _times(setup, setup.draft, setup.draft_dtype, 1, B)  # (B,)
-    tk = _times(setup, setup.target, setup.target_dtype, ks[:, None] + 1, B[None, :])  # (K, B)
+    tree = setup.draft.tree
+    ks = np.arange(1, k_max + 1) if tree is None else np.array([tree.steps])  # (K,)
+    t1, step, drafts, tk = round_times(setup, ks, B)
     E = np.array([report.tokens_per_call(int(k)) for k in ks])  # (K,)
-    per_user = E[:, None] / (ks[:, None] * td + tk)  # (K, B)
+    per_user = E[:, None] / (drafts + tk)  # (K, B)
     room = B <= cap.batch_with_draft  # (B,)
     per_user = np.where(room[None, :], per_user, np.nan)
     plain = 1.0 / t1
     speedup = per_user / plain
-    best = np.where(room, np.argmax(np.nan_to_num(speedup, nan=-1.0), axis=0) + 1, 0)
+    best = np.where(room, ks[np.argmax(np.nan_to_num(speedup, nan=-1.0), axis=0)], 0)
     best_s = np.where(room, np.nanmax(np.where(room, speedup, 0.0), axis=0), np.nan)
     losing = np.flatnonzero(best_s < 1.0)  # nan (no room for the draft) is not losing
     loses_from = int(B[losing[0]]) if len(losing) else None
-    return Plan(setup, report, cap, ks, B, E, per_user, plain, speedup, td / t1, best, best_s,
-                _break_even(t1, td, tk, ks), loses_from)
+    even = _break_even(t1, drafts, tk, ks) if tree is None else np.full(len(B), np.nan)
+    return Plan(setup, report, cap, ks, B, E, per_user, plain, speedup, step / t1, best,
+                best_s, even, loses_from)
+
+
+@dataclass(frozen=True)
+class Measured:
+    """Pass times measured on the user's server at batch 1, in seconds (0 = not measured):
+    a decode step, a verify pass at the plan's draft length, a draft step (or c instead)."""
+
+    target_s: float = 0.0
+    verify_s: float = 0.0
+    draft_s: float = 0.0
+    c: float = 0.0
+
+
+def measured_rows(p: Plan, m: Measured, k: int) -> list[dict]:
+    """Batch 1 at draft length k, the roofline's prices beside the measured ones: speedup =
+    E_k t_1 / (t_drafts + t_verify) either way. A time not measured is the roofline's ratio
+    times the measured decode step, and says so."""
+    s, ks = p.setup, np.array([k])
+    t1, step, drafts, tk = (float(np.ravel(x)[0]) for x in round_times(s, ks, np.array([1])))
+    n_steps = drafts / step if step else 0.0
+    E = float(p.acceptance.tokens_per_call(int(p.ks[0] if s.draft.tree else k)))
+    mt = m.target_s
+    mv = m.verify_s or tk / t1 * mt
+    md = m.draft_s or (m.c * mt if m.c else step / t1 * mt)
+    how = {"verify": "measured" if m.verify_s else "roofline ratio x measured step",
+           "draft": "measured" if m.draft_s else ("from c" if m.c else
+                                                  "roofline ratio x measured step")}
+    rows = [("target pass, 1 token (ms)", t1 * 1e3, mt * 1e3, "measured"),
+            ("verify pass (ms)", tk * 1e3, mv * 1e3, how["verify"]),
+            ("draft step (ms)", step * 1e3, md * 1e3, how["draft"]),
+            ("c = draft step / target pass", step / t1, md / mt, how["draft"]),
+            ("tokens per round E_k", E, E, "measured acceptance"),
+            ("speedup at batch 1", E * t1 / (drafts + tk),
+             E * mt / (n_steps * md + mv), "")]
+    return [{"quantity": q, "roofline": r, "measured": v, "how": h} for q, r, v, h in rows]

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from .acceptance import summary
+from .drafting import DRAFT_KINDS, tree_note
 from .planner import Plan
 from .shape import DTYPE_BYTES
 
@@ -18,9 +19,9 @@ def _f(x: float) -> float | None:
 def batch_rows(p: Plan) -> list[dict]:
     """One row per batch size: the best k and what it buys, per user and per GPU."""
     out = []
+    best = p.best_user()
     for j, b in enumerate(p.batches):
-        k = int(p.best_k[j])
-        spec = p.per_user[k - 1, j] if k else float("nan")
+        k, spec = int(p.best_k[j]), best[j]
         out.append({
             "batch": int(b), "best_k": k or None,
             "speedup": _f(p.best_speedup[j]),
@@ -34,28 +35,45 @@ def batch_rows(p: Plan) -> list[dict]:
     return out
 
 
+def _shape_row(role: str, m, dtype: str, kv_dtype: str, resident: int, source: str) -> dict:
+    attn = "MLA" if m.mla else "GQA" if m.kv_heads < m.heads else "MHA"
+    return {"role": role, "model": m.name, "params": m.params, "active_params": m.active_params,
+            "resident_params": resident, "dtype": dtype,
+            "weight_gib": resident * DTYPE_BYTES[dtype] / 2**30,
+            "kv_kib_per_token": m.kv_bytes_per_token(kv_dtype) / 2**10, "attention": attn,
+            "source": source or "config.json as entered"}
+
+
 def model_rows(p: Plan) -> list[dict]:
-    """Each model as read: parameters (total and active per token), the bytes of its weights
-    at the chosen type, its KV cache per token of context, and where the shape came from."""
-    s = p.setup
-    out = []
-    for role, m, dtype in (("target", s.target, s.target_dtype),
-                           ("draft", s.draft, s.draft_dtype)):
-        attn = ("MLA" if m.mla else "GQA" if m.kv_heads < m.heads else "MHA")
-        out.append({"role": role, "model": m.name, "params": m.params,
-                    "active_params": m.active_params, "dtype": dtype,
-                    "weight_gib": m.params * DTYPE_BYTES[dtype] / 2**30,
-                    "kv_kib_per_token": m.kv_bytes_per_token(s.kv_dtype) / 2**10,
-                    "attention": attn, "source": m.source or "config.json as entered"})
-    return out
+    """Each model as read: parameters (total and active per token), the bytes of the weights
+    it adds to memory at the chosen type, its KV cache per token of context, and where the
+    shape came from. An n-gram drafter has no row of numbers, only its lookup cost."""
+    s, d = p.setup, p.setup.draft
+    rows = [_shape_row("target", s.target, s.target_dtype, s.kv_dtype, s.target.params,
+                       s.target.source)]
+    if d.shape is None:
+        rows.append({"role": "draft", "model": d.name, "params": 0, "active_params": 0,
+                     "resident_params": 0, "dtype": "-", "weight_gib": 0.0,
+                     "kv_kib_per_token": 0.0, "attention": "-",
+                     "source": f"a lookup of {d.lookup_s * 1e3:.3g} ms per round"})
+    else:
+        rows.append(_shape_row(f"draft ({DRAFT_KINDS[d.kind]})", d.shape, s.draft_dtype,
+                               s.kv_dtype, d.resident_params, d.source))
+    return rows
 
 
 def model_line(row: dict) -> str:
     """One model_rows row as a sentence."""
+    if row["params"] == 0:
+        return f"Draft: {row['model']}, {row['source']}."
     active = (f", {row['active_params'] / 1e9:.2f} B active per token"
               if row["active_params"] != row["params"] else "")
-    return (f"{row['role'].capitalize()} {row['model']}: {row['params'] / 1e9:.2f} B parameters"
-            f"{active}; {row['weight_gib']:.2f} GiB of weights in {row['dtype']}; "
+    own = row["resident_params"]
+    shared = (f" ({own / 1e9:.3f} B of its own: the LM head is the target's)"
+              if own != row["params"] else "")
+    role = row["role"][0].upper() + row["role"][1:]
+    return (f"{role}: {row['model']}, {row['params'] / 1e9:.3f} B parameters{active}{shared}; "
+            f"{row['weight_gib']:.2f} GiB of weights in {row['dtype']}; "
             f"{row['kv_kib_per_token']:.1f} KiB of KV cache per token ({row['attention']}); "
             f"from {row['source']}.")
 
@@ -106,8 +124,14 @@ def verdict(p: Plan) -> str:
     """One paragraph: which k at which batch, where to switch speculation off, and why."""
     s, cap = p.setup, p.capacity
     segs = segments(p)
-    head = (f"{s.target.name} ({s.target_dtype}) with {s.draft.name} ({s.draft_dtype}) as "
-            f"draft on {s.accel.name}, context {s.context_len:,}, KV cache {s.kv_dtype}: ")
+    drafts = (f"{s.draft.name} ({s.draft_dtype}) as draft" if s.draft.kind == "model" else
+              f"{s.draft.name} drafting" if s.draft.shape is None else
+              f"{DRAFT_KINDS[s.draft.kind][3:]} ({s.draft.shape.layers} layer"
+              f"{'s' if s.draft.shape.layers > 1 else ''}, {s.draft_dtype}) drafting")
+    head = (f"{s.target.name} ({s.target_dtype}) with {drafts} on {s.accel.name}, context "
+            f"{s.context_len:,}, KV cache {s.kv_dtype}: ")
+    if tree_note(s.draft):
+        head = tree_note(s.draft) + " " + head
     if not segs:
         first = p.best_speedup[0]
         why = ("the draft does not fit next to the target" if cap.batch_with_draft < 1 else
@@ -115,7 +139,8 @@ def verdict(p: Plan) -> str:
         return head + f"turn speculation off; {why}." + _tail(p)
     parts = []
     for i, (a, b, k, sa, sb) in enumerate(segs):
-        gain = f"{sa:.2f}x" if a == b or abs(sa - sb) < 0.05 else f"{sa:.2f}x falling to {sb:.2f}x"
+        trend = "falling" if sb < sa else "rising"
+        gain = f"{sa:.2f}x" if a == b or abs(sa - sb) < 0.05 else f"{sa:.2f}x {trend} to {sb:.2f}x"
         parts.append(("at " if i == 0 else "") + f"{_span(a, b)} use k = {k} for {gain}")
     text = head + "; ".join(parts) + "; "
     last = segs[-1][1]

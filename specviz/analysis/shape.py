@@ -60,6 +60,7 @@ class ModelShape:
     qk_rope_head_dim: int = 0  # MLA: per-head RoPE part of q and k (one shared k part)
     qk_nope_head_dim: int = 0  # MLA: per-head part of q and k without RoPE
     v_head_dim: int = 0  # MLA: per-head width of v
+    input_fc: int = 0  # a draft head's fc from input_fc x d features to d (EAGLE: 2)
     source: str = ""
 
     @property
@@ -129,11 +130,12 @@ class ModelShape:
         return experts * 3 * d * self.expert_ffn + 3 * d * self.shared_ffn + d * self.experts
 
     def _layers(self, experts: int) -> int:
-        """All layers' weights with `experts` routed experts in each routed layer."""
+        """All layers' weights with `experts` routed experts in each routed layer, and a
+        draft head's input fc (input_fc d^2)."""
         dense = self.layers - self.routed_layers
         per = self._attention() + self.norms_per_layer * self.d_model
         return (self.layers * per + dense * 3 * self.d_model * self.ffn
-                + self.routed_layers * self._mlp(experts))
+                + self.routed_layers * self._mlp(experts) + self.input_fc * self.d_model**2)
 
     @property
     def embedding_params(self) -> int:

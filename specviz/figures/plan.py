@@ -35,8 +35,7 @@ def frontier_figure(p: Plan, *, every_k: bool = True) -> go.Figure:
             fig.add_scatter(x=u * B, y=u, customdata=B, mode="lines", name=f"k = {k}",
                             line=dict(color=series(i), width=1),
                             opacity=0.7, hovertemplate=hover + f"<extra>k = {k}</extra>")
-    j = p.best_k > 0
-    best = np.where(j, p.per_user[np.maximum(p.best_k - 1, 0), np.arange(len(B))], np.nan)
+    best = p.best_user()
     fig.add_scatter(x=best * B, y=best, customdata=np.stack([B, p.best_k], axis=-1),
                     mode="lines+markers", name="best k at each batch",
                     line=dict(color=BEST, width=3), marker=dict(size=4),

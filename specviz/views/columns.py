@@ -86,6 +86,10 @@ PLAN_BY_BATCH: Columns = {
     "draft_cost_c": ("draft cost c", "%.3f"),
     "break_even_alpha": ("break-even alpha", "%.3f"),
 }
+PLAN_MEASURED: Columns = {
+    "quantity": ("at batch 1", None), "roofline": ("roofline", "%.4g"),
+    "measured": ("measured", "%.4g"), "how": ("measured how", None),
+}
 PLAN_BY_K: Columns = {
     "k": ("k", "%d"), "tokens_per_call": ("tokens / call", "%.3f"),
     "extrapolated": ("past the measured k", CHECK),
@@ -117,4 +121,5 @@ ALL: dict[str, Columns] = {
     "SWEEP": SWEEP, "CURVE": CURVE, "EXACTNESS": EXACTNESS, "COST": COST,
     "ACCELERATORS": ACCELERATORS, "ROOFLINE": ROOFLINE, "GALLERY": GALLERY,
     "GALLERY_RUN": GALLERY_RUN, "PLAN_BY_BATCH": PLAN_BY_BATCH, "PLAN_BY_K": PLAN_BY_K,
+    "PLAN_MEASURED": PLAN_MEASURED,
 }

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..analysis import acceptance, modelcfg, planner, plantables, servermetrics
+from ..analysis import acceptance, drafting, modelcfg, planner, plantables, servermetrics
 from ..analysis.roofline import ACCELERATORS, Accelerator
 
 preset_names = modelcfg.preset_names
@@ -54,6 +54,21 @@ def accelerator(name: str, *, mem_gb: float = 0, bw_tbs: float = 0, tflops: floa
     return replace(a, name=f"{a.name} (edited)", **changes)
 
 
+@dataclass(frozen=True)
+class DraftInputs:
+    """How the server drafts (the page's and the CLI's draft options); 0 = not given."""
+
+    kind: str = "model"  # drafting.DRAFT_KINDS
+    head_layers: int = drafting.HEAD_LAYERS_DEFAULT  # a head built from the target's width
+    tree_topk: int = 1  # SGLang tree drafting: topk > 1 with steps and tokens
+    tree_steps: int = 0
+    tree_tokens: int = 0
+    lookup_ms: float = drafting.LOOKUP_S_DEFAULT * 1e3  # n-gram lookup per round
+    target_overhead_ms: float = 0.0  # fixed per pass: launch, sampling, scheduling
+    draft_overhead_ms: float = 0.0
+    measured: planner.Measured = planner.Measured()
+
+
 @dataclass
 class PlanPage:
     errors: list[str] = field(default_factory=list)
@@ -73,6 +88,33 @@ def _model(text: str, preset: str, who: str, errors: list[str]):
         return modelcfg.preset(preset)
     except modelcfg.ConfigError as exc:
         errors.append(f"{who} model: {exc}")
+        return None
+
+
+def _drafter(di: DraftInputs, text: str, preset: str, who: str, target,
+             errors: list[str]) -> drafting.Drafter | None:
+    """The drafter the inputs describe: a draft model (config or preset), a head (its own
+    config when one is pasted, else the target's width and head_layers), or n-gram lookup;
+    then a tree when topk > 1."""
+    try:
+        if di.kind == "ngram":
+            d = drafting.ngram_draft(di.lookup_ms / 1e3)
+        elif di.kind in drafting.HEADS and text.strip():
+            shape, vocab = modelcfg.parse_head(text, name=who)
+            d = drafting.head_from_config(shape, target, kind=di.kind, draft_vocab=vocab)
+        elif di.kind in drafting.HEADS:
+            d = drafting.head_from_target(target, kind=di.kind, layers=di.head_layers)
+        else:
+            shape = _model(text, preset, who, errors)
+            if shape is None:
+                return None
+            d = drafting.model_draft(shape)
+        if di.tree_steps:
+            d = drafting.with_tree(d, topk=di.tree_topk, steps=di.tree_steps,
+                                   verify_tokens=di.tree_tokens or di.tree_steps + 1)
+        return d
+    except (drafting.DraftError, modelcfg.ConfigError) as exc:
+        errors.append(f"{who}: {exc}")
         return None
 
 
@@ -98,7 +140,7 @@ def plan_page(*, metrics_text: str, target_text: str = "", target_preset: str = 
               accel: Accelerator, context_len: int = 4096, target_dtype: str = "bf16",
               draft_dtype: str = "bf16", kv_dtype: str = "bf16", k_max: int = 8,
               k_len: int = 0, rounds: int = 0, batch: int = 0, target_name: str = "target",
-              draft_name: str = "draft") -> PlanPage:
+              draft_name: str = "draft", drafts: DraftInputs = DraftInputs()) -> PlanPage:
     """Everything /plan shows; errors instead of exceptions for any bad input."""
     page = PlanPage()
     try:
@@ -109,13 +151,24 @@ def plan_page(*, metrics_text: str, target_text: str = "", target_preset: str = 
     except servermetrics.MetricsError as exc:
         page.errors.append(f"Measurements: {exc}")
     target = _model(target_text, target_preset, target_name, page.errors)
-    draft = _model(draft_text, draft_preset, draft_name, page.errors)
-    if page.report is None or target is None or draft is None:
+    if target is None:
         return page
-    if target.vocab != draft.vocab:
-        page.notes.append(f"The vocabularies differ ({target.vocab:,} vs {draft.vocab:,}): "
-                          "a draft must share the target's tokenizer.")
-    setup = planner.Setup(target, draft, accel, context_len, target_dtype, draft_dtype, kv_dtype)
+    draft = _drafter(drafts, draft_text, draft_preset, draft_name, target, page.errors)
+    if page.report is None or draft is None:
+        return page
+    if draft.kind == "model" and target.vocab != draft.shape.vocab:
+        page.notes.append(f"The vocabularies differ ({target.vocab:,} vs "
+                          f"{draft.shape.vocab:,}): a draft must share the target's tokenizer.")
+    if draft.kind != "model":
+        what = drafting.DRAFT_KINDS[draft.kind]
+        page.notes.append(f"The acceptance is taken as measured with {what}: "
+                          "measure it with the drafter you price, since a head's or a lookup's "
+                          "acceptance is not a draft model's.")
+    if drafting.tree_note(draft):
+        page.notes.append(drafting.tree_note(draft))
+    setup = planner.Setup(target, draft, accel, context_len, target_dtype, draft_dtype, kv_dtype,
+                          target_overhead_s=drafts.target_overhead_ms / 1e3,
+                          draft_overhead_s=drafts.draft_overhead_ms / 1e3)
     try:
         page.plan = planner.plan(setup, page.report, k_max=k_max)
     except planner.PlanError as exc:
@@ -126,6 +179,9 @@ def plan_page(*, metrics_text: str, target_text: str = "", target_preset: str = 
     page.tables.update(by_batch=plantables.batch_rows(p), frontier=plantables.frontier_rows(p),
                        by_k=plantables.k_rows(p), models=plantables.model_rows(p))
     page.models = [plantables.model_line(r) for r in page.tables["models"]]
+    if drafts.measured.target_s > 0:
+        k = int(p.best_k[0]) or int(p.ks[0])
+        page.tables["measured"] = planner.measured_rows(p, drafts.measured, k)
     if batch:
         page.batch_note = _batch_note(p, batch)
     return page

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields, replace
 from urllib.parse import urlencode
 
+from ..analysis.drafting import DRAFT_KINDS, HEAD_LAYERS_MAX, TREE_MAX
 from ..analysis.modelcfg import preset_names
 from ..analysis.roofline import ACCELERATORS
 from ..analysis.shape import DTYPE_BYTES, PRESETS
@@ -128,6 +129,18 @@ class Settings:
     plan_klen: int = 0  # draft length where the metrics do not say it (llama.cpp); 0 = none
     plan_rounds: int = 0  # rounds behind hand-entered per-position rates; 0 = none
     plan_batch: int = 0  # the batch you run (0 = none): checked against memory
+    plan_dkind: str = "model"  # what drafts: a model, a head on the target, n-gram lookup
+    plan_hlayers: int = 1  # layers of a head built from the target's width
+    plan_topk: int = 1  # SGLang tree drafting (steps 0 = a chain of k)
+    plan_steps: int = 0
+    plan_dtokens: int = 0  # tree tokens verified per sequence (0 = steps + 1)
+    plan_lookup_ms: float = 0.1  # n-gram lookup per round
+    plan_t_oh_ms: float = 0.0  # fixed time per target pass, per draft pass
+    plan_d_oh_ms: float = 0.0
+    plan_m_target_ms: float = 0.0  # measured at batch 1 (0 = not measured)
+    plan_m_verify_ms: float = 0.0
+    plan_m_draft_ms: float = 0.0
+    plan_m_c: float = 0.0
 
 
 DEFAULTS = Settings()
@@ -293,6 +306,18 @@ PARSERS = {
     "plan_klen": _int(0, 64),
     "plan_rounds": _int(0, 10**12),
     "plan_batch": _int(0, BATCH_MAX),
+    "plan_dkind": _choice(DRAFT_KINDS),
+    "plan_hlayers": _int(1, HEAD_LAYERS_MAX),
+    "plan_topk": _int(1, 64),
+    "plan_steps": _int(0, 64),
+    "plan_dtokens": _int(0, TREE_MAX),
+    "plan_lookup_ms": _float(0.001, 1000.0),
+    "plan_t_oh_ms": _float(0.0, 1000.0),
+    "plan_d_oh_ms": _float(0.0, 1000.0),
+    "plan_m_target_ms": _float(0.0, 100_000.0),
+    "plan_m_verify_ms": _float(0.0, 100_000.0),
+    "plan_m_draft_ms": _float(0.0, 100_000.0),
+    "plan_m_c": _float(0.0, 100.0),
 }
 KEYS = tuple(f.name for f in fields(Settings))
 

@@ -9,6 +9,7 @@ import pytest
 
 from specviz.analysis import modelcfg, planner, plantables
 from specviz.analysis.acceptance import analyse
+from specviz.analysis.drafting import model_draft
 from specviz.analysis.roofline import ACCELERATORS, pass_cost, pass_times
 from specviz.analysis.servermetrics import from_histogram
 from specviz.analysis.shape import PRESETS, ModelShape
@@ -80,7 +81,7 @@ def test_bad_configs_name_the_field(change, message):
 
 def test_kv_capacity_by_hand():
     t, d = modelcfg.preset("Llama-3.1-8B"), modelcfg.preset("Llama-3.2-1B")
-    s = planner.Setup(t, d, H100, 4096)
+    s = planner.Setup(t, model_draft(d), H100, 4096)
     cap = planner.capacity(s)
     usable = 81_559 * 2**20 * 0.9 - 2**30  # as the card reports it, 90 %, less 1 GiB reserve
     kv_t = 2 * 32 * 4096 * (8 * 128) * 2  # K and V x layers x ctx x kv_dim x bf16
@@ -100,7 +101,7 @@ def report(cond=(0.8, 0.75, 0.7, 0.66), n=100_000):
 
 def test_plan_laws():
     t, d = modelcfg.preset("Llama-3.1-8B"), modelcfg.preset("Llama-3.2-1B")
-    p = planner.plan(planner.Setup(t, d, H100, 64), report(), k_max=8)
+    p = planner.plan(planner.Setup(t, model_draft(d), H100, 64), report(), k_max=8)
     j = 0  # batch 1: hand check of one cell against pass_cost
     t1 = pass_times(t, H100, 1, 1, context_len=64)
     td = pass_times(d, H100, 1, 1, context_len=64)
@@ -115,14 +116,14 @@ def test_plan_laws():
     v = plantables.verdict(p)
     assert f"above {p.loses_from - 1} turn speculation off" in v
     # a perfect draft never breaks even later than a bad one
-    bad = planner.plan(planner.Setup(t, d, H100, 64), report((0.3,) * 4), k_max=8)
+    bad = planner.plan(planner.Setup(t, model_draft(d), H100, 64), report((0.3,) * 4), k_max=8)
     assert bad.loses_from is not None and bad.loses_from <= p.loses_from
 
 
 def test_does_not_fit_says_what_does():
     t, d = modelcfg.preset("Llama-3.1-70B"), modelcfg.preset("Llama-3.2-1B")
     with pytest.raises(planner.PlanError, match="fits with fp8"):
-        planner.plan(planner.Setup(t, d, H100, 4096), report())
+        planner.plan(planner.Setup(t, model_draft(d), H100, 4096), report())
     page = plan_page(metrics_text=example_text("vllm_metrics.prom"), accel=accelerator("H100"),
                      batch=4000)
     assert "does not fit" in page.batch_note and "at most" in page.batch_note
@@ -140,7 +141,8 @@ def test_gpu_aliases_and_edits():
 
 def test_tables_are_json():
     t, d = modelcfg.preset("Qwen3-30B-A3B"), modelcfg.preset("Qwen3-0.6B")
-    p = planner.plan(planner.Setup(t, d, ACCELERATORS["H200 SXM"], 2048), report(), k_max=6)
+    setup = planner.Setup(t, model_draft(d), ACCELERATORS["H200 SXM"], 2048)
+    p = planner.plan(setup, report(), k_max=6)
     doc = json.loads(json.dumps(plantables.to_json(p)))
     assert len(doc["by_batch"]) == len(p.batches) and doc["verdict"]
     assert isinstance(ModelShape, type) and np.isfinite(p.plain_user).all()

@@ -10,6 +10,7 @@ import pytest
 
 from specviz.analysis import modelcfg, planner, plantables
 from specviz.analysis.acceptance import analyse
+from specviz.analysis.drafting import model_draft
 from specviz.analysis.roofline import ACCELERATORS, pass_times
 from specviz.analysis.servermetrics import from_histogram
 
@@ -92,8 +93,8 @@ def test_capacity_in_gib_with_the_reserve():
     t, d = modelcfg.preset("Llama-3.1-8B"), modelcfg.preset("Llama-3.2-1B")
     h100 = ACCELERATORS["H100 SXM"]
     assert h100.memory_bytes == 81_559 * 2**20  # nvidia-smi's memory.total
-    none = planner.capacity(planner.Setup(t, d, h100, 4096, reserve_bytes=0))
-    more = planner.capacity(planner.Setup(t, d, h100, 4096, reserve_bytes=4 * 2**30))
+    none = planner.capacity(planner.Setup(t, model_draft(d), h100, 4096, reserve_bytes=0))
+    more = planner.capacity(planner.Setup(t, model_draft(d), h100, 4096, reserve_bytes=4 * 2**30))
     kv = t.kv_bytes_per_token("bf16") * 4096
     assert none.batch_target_only == int((81_559 * 2**20 * 0.9 - t.params * 2) // kv)
     assert more.batch_target_only == int((81_559 * 2**20 * 0.9 - 4 * 2**30 - t.params * 2)
@@ -106,12 +107,13 @@ def test_models_as_read_in_the_plan():
     h200x8 = ACCELERATORS["H200 SXM"]
     from dataclasses import replace
     big = replace(h200x8, memory_bytes=8 * h200x8.memory_bytes)
-    p = planner.plan(planner.Setup(t, d, big, 1024, "fp8", "bf16", "bf16"), _report(), k_max=2)
+    setup = planner.Setup(t, model_draft(d), big, 1024, "fp8", "bf16", "bf16")
+    p = planner.plan(setup, _report(), k_max=2)
     rows = plantables.model_rows(p)
-    assert [r["role"] for r in rows] == ["target", "draft"]
+    assert [r["role"] for r in rows] == ["target", "draft (a draft model)"]
     assert rows[0]["attention"] == "MLA" and rows[0]["source"] == "a test config"
     assert rows[0]["weight_gib"] == pytest.approx(t.params / 2**30)  # fp8: a byte each
     assert rows[0]["kv_kib_per_token"] == pytest.approx(61 * 576 * 2 / 1024)
     line = plantables.model_line(rows[0])
-    assert "671.03 B parameters" in line and "B active per token" in line and "MLA" in line
+    assert "671.026 B parameters" in line and "B active per token" in line and "MLA" in line
     assert np.isfinite(p.speedup[:, 0]).all()

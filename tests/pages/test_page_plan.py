@@ -52,3 +52,21 @@ def test_pasted_text_cannot_inject_markdown():
     for text in shown:
         assert "evil.example" in text or "not Prometheus" not in text
         assert not re.search(r"(?<!\\)\]\(", text), text  # "](" only escaped, as "\\]("
+
+
+def test_heads_trees_ngram_and_measured_costs_from_the_url():
+    tree = run_page(PAGE, timeout=60, plan_dkind="eagle", plan_topk="4", plan_steps="3",
+                    plan_dtokens="16")
+    assert not tree.exception and not tree.error
+    assert any("priced as that tree" in i.value for i in tree.info)
+    assert "EAGLE head (1 layer" in tree.success[0].value
+    assert any("the LM head is the target's" in c.value for c in tree.caption)
+    ngram = run_page(PAGE, timeout=60, plan_dkind="ngram", plan_m_target_ms="20",
+                     plan_m_c="0.01")
+    assert not ngram.exception and "n-gram" in ngram.success[0].value
+    assert len(ngram.dataframe) >= 1  # the measured-beside-roofline table
+    bad = run_page(PAGE, timeout=60, plan_dkind="eagle", plan_topk="2", plan_steps="2",
+                   plan_dtokens="500", plan_hlayers="1e9", plan_lookup_ms="nan")
+    assert not bad.exception
+    assert any("exceed" in e.value for e in bad.error)
+    assert any("plan_hlayers" in w.value for w in bad.warning)

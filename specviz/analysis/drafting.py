@@ -1,0 +1,148 @@
+"""What drafts, and what a round's passes cost: a draft model, a head on the target, n-gram
+lookup, chains or SGLang's trees, priced by the roofline or by what the user measured.
+
+- model: a separate decoder (its own embedding, layers, LM head and KV cache).
+- eagle / eagle3 / mtp: a head of one or a few decoder layers fed the target's hidden states
+  (EAGLE, Li et al. 2024, arXiv 2401.15077: an fc from [embedding, feature] 2d -> d; EAGLE-3,
+  arXiv 2503.01840: three of the target's layers' features, 3d -> d, and its own smaller
+  LM head; MTP, DeepSeek-V3's multi-token prediction module, 2d -> d). A step reads the head's
+  layers and an LM head; the target's embedding and (when shared) LM head cost no memory.
+- ngram: prompt lookup / n-gram / suffix drafting (Saxena 2023; vLLM's ngram method): no
+  model, a lookup cost per round.
+A tree (SGLang's --speculative-eagle-topk > 1) drafts `steps` levels of `topk` tokens per
+sequence and verifies `verify_tokens` tree tokens in one target pass: priced as that tree.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, replace
+
+from .shape import ModelShape
+
+DRAFT_KINDS: dict[str, str] = {
+    "model": "a draft model",
+    "eagle": "an EAGLE head",
+    "eagle3": "an EAGLE-3 head",
+    "mtp": "an MTP head",
+    "ngram": "n-gram / prompt lookup (no model)",
+}
+HEADS = ("eagle", "eagle3", "mtp")
+HEAD_INPUT = {"eagle": 2, "eagle3": 3, "mtp": 2}  # the fc's input, in multiples of d
+HEAD_LAYERS_DEFAULT = 1  # EAGLE's and DeepSeek-V3's MTP: one decoder layer
+HEAD_LAYERS_MAX = 8
+LOOKUP_S_DEFAULT = 1e-4  # an n-gram lookup per round, batch-wide (assumed; an option)
+TREE_MAX = 512  # tree tokens verified per sequence
+
+
+class DraftError(ValueError):
+    """A drafter that cannot be priced; the message names the field."""
+
+
+@dataclass(frozen=True)
+class Tree:
+    """SGLang's tree drafting: --speculative-eagle-topk, --speculative-num-steps,
+    --speculative-num-draft-tokens (tokens verified per sequence in one pass)."""
+
+    topk: int
+    steps: int
+    verify_tokens: int
+
+
+@dataclass(frozen=True)
+class Drafter:
+    """What drafts: `shape` is the draft model, or a head's own layers (its LM head as a
+    tied matrix of `vocab` rows), or None for n-gram lookup."""
+
+    kind: str
+    shape: ModelShape | None
+    shared_head: bool = False  # a head using the target's LM head: no memory of its own
+    lookup_s: float = LOOKUP_S_DEFAULT  # ngram: seconds per round
+    tree: Tree | None = None
+    source: str = ""
+
+    @property
+    def name(self) -> str:
+        return self.shape.name if self.shape is not None else DRAFT_KINDS[self.kind]
+
+    @property
+    def resident_params(self) -> int:
+        """Weights the draft adds to memory: the model, or a head less a shared LM head."""
+        if self.shape is None:
+            return 0
+        shared = self.shape.vocab * self.shape.d_model if self.shared_head else 0
+        return self.shape.params - shared
+
+
+def model_draft(shape: ModelShape) -> Drafter:
+    return Drafter("model", shape, source=shape.source)
+
+
+def head_from_target(target: ModelShape, *, kind: str, layers: int = HEAD_LAYERS_DEFAULT,
+                     vocab: int = 0) -> Drafter:
+    """A head with the target's width, attention and MLP, `layers` layers, the fc of its
+    kind, and the target's LM head (or its own of `vocab` rows, as EAGLE-3's)."""
+    _check_kind(kind, HEADS)
+    if not 1 <= layers <= HEAD_LAYERS_MAX:
+        raise DraftError(f"a head has 1..{HEAD_LAYERS_MAX} layers; got {layers}")
+    own = 0 < vocab < target.vocab
+    shape = replace(target, name=f"{DRAFT_KINDS[kind][3:]} ({layers} layer"
+                    f"{'s' if layers > 1 else ''} at d {target.d_model:,})", layers=layers,
+                    tied=True, dense_layers=min(target.dense_layers, layers),
+                    vocab=vocab if own else target.vocab, input_fc=HEAD_INPUT[kind],
+                    source="")
+    return Drafter(kind, shape, shared_head=not own,
+                   source=f"the target's width and {layers} layer{'s' if layers > 1 else ''}")
+
+
+def head_from_config(shape: ModelShape, target: ModelShape, *, kind: str,
+                     draft_vocab: int = 0) -> Drafter:
+    """A head from its own config.json (EAGLE checkpoints ship one): its layers, width and
+    fc; the target's LM head unless it has its own smaller vocabulary (EAGLE-3's
+    draft_vocab_size)."""
+    _check_kind(kind, HEADS)
+    if shape.d_model != target.d_model:
+        raise DraftError(f"the head's hidden_size {shape.d_model:,} differs from the "
+                         f"target's {target.d_model:,}: a head reads the target's features")
+    own = 0 < draft_vocab < target.vocab
+    head = replace(shape, tied=True, vocab=draft_vocab if own else target.vocab,
+                   input_fc=HEAD_INPUT[kind])
+    return Drafter(kind, head, shared_head=not own,
+                   source=f"its own config.json{(': ' + shape.source) if shape.source else ''}")
+
+
+def ngram_draft(lookup_s: float = LOOKUP_S_DEFAULT) -> Drafter:
+    if not (math.isfinite(lookup_s) and 0 < lookup_s <= 1.0):
+        raise DraftError(f"the lookup time must be in (0, 1] s per round; got {lookup_s!r}")
+    return Drafter("ngram", None, lookup_s=lookup_s, source="no draft model")
+
+
+def with_tree(d: Drafter, *, topk: int, steps: int, verify_tokens: int) -> Drafter:
+    """d drafting SGLang's tree; topk = 1 and verify_tokens = steps + 1 is a chain."""
+    if d.kind == "ngram":
+        raise DraftError("tree drafting needs a draft model or head, not n-gram lookup")
+    for name, v, hi in (("topk", topk, 64), ("steps", steps, 64),
+                        ("draft tokens", verify_tokens, TREE_MAX)):
+        if not 1 <= v <= hi:
+            raise DraftError(f"tree {name} must be in 1..{hi}; got {v}")
+    if verify_tokens > 1 + topk * steps * topk:
+        raise DraftError(f"{verify_tokens} draft tokens exceed what {steps} steps of topk "
+                         f"{topk} can draft")
+    return replace(d, tree=Tree(topk, steps, verify_tokens))
+
+
+def tree_note(d: Drafter) -> str | None:
+    """The warning every input path shows for a tree: what is priced."""
+    t = d.tree
+    if t is None or (t.topk == 1 and t.verify_tokens == t.steps + 1):
+        return None
+    return (f"Tree drafting (topk {t.topk}, {t.steps} steps, {t.verify_tokens} draft tokens) "
+            f"is priced as that tree: {t.steps} draft passes of {t.topk} tokens per sequence "
+            f"and one target pass verifying {t.verify_tokens} tokens, with the measured "
+            f"acceptance at depth {t.steps}; other k are not priced, since another tree's "
+            "acceptance was not measured.")
+
+
+def _check_kind(kind: str, allowed: tuple[str, ...]) -> None:
+    if kind not in allowed:
+        raise DraftError(f"unknown draft kind {kind!r}; choose one of {list(allowed)}")
