@@ -74,9 +74,8 @@ for e in page.errors:
 for n in page.notes:
     st.info(guard.plain(n))
 if page.verdict:
-    st.success(guard.plain(page.verdict))
-    for line in page.models:
-        st.caption(guard.plain(line))
+    st.success(guard.plain(page.verdict_parts[0]))
+    st.markdown("\n".join("- " + guard.plain(x) for x in page.verdict_parts[1:] + page.models))
 if page.batch_note:
     (st.warning if "does not fit" in page.batch_note else st.info)(guard.plain(page.batch_note))
 if "measured" in page.tables:
@@ -85,7 +84,8 @@ if page.report is not None:
     rep = page.report
     c = st.columns(4)
     c[0].metric("alpha (95% CI)", f"{rep.alpha:.3f}",
-                f"{rep.alpha_ci[0]:.3f}-{rep.alpha_ci[1]:.3f}", delta_color="off")
+                f"{rep.alpha_ci[0]:.3f}-{rep.alpha_ci[1]:.3f}", delta_color="off",
+                delta_arrow="off")
     c[1].metric("mean acceptance length", f"{rep.record.mean_acceptance_length:.3f}")
     c[2].metric("acceptance by position", rep.shape)
     c[3].metric("measured k", rep.k)

@@ -120,8 +120,10 @@ def _span(a: int, b: int) -> str:
     return f"batch {a}" if a == b else ("batch <= " + str(b) if a == 1 else f"batch {a}-{b}")
 
 
-def verdict(p: Plan) -> str:
-    """One paragraph: which k at which batch, where to switch speculation off, and why."""
+def verdict_parts(p: Plan) -> list[str]:
+    """The verdict as sentences, the decision first: which k at which batch and where to
+    switch speculation off; then throughput, memory, the draft's cost and the acceptance
+    (a tree's note is the page's and the CLI's own)."""
     s, cap = p.setup, p.capacity
     segs = segments(p)
     drafts = (f"{s.draft.name} ({s.draft_dtype}) as draft" if s.draft.kind == "model" else
@@ -130,18 +132,17 @@ def verdict(p: Plan) -> str:
               f"{'s' if s.draft.shape.layers > 1 else ''}, {s.draft_dtype}) drafting")
     head = (f"{s.target.name} ({s.target_dtype}) with {drafts} on {s.accel.name}, context "
             f"{s.context_len:,}, KV cache {s.kv_dtype}: ")
-    if tree_note(s.draft):
-        head = tree_note(s.draft) + " " + head
     if not segs:
         first = p.best_speedup[0]
         why = ("the draft does not fit next to the target" if cap.batch_with_draft < 1 else
                f"even at batch 1 the best k gives {first:.2f}x")
-        return head + f"turn speculation off; {why}." + _tail(p)
+        return [head + f"turn speculation off; {why}.", *_tail(p)]
     parts = []
     for i, (a, b, k, sa, sb) in enumerate(segs):
         trend = "falling" if sb < sa else "rising"
         gain = f"{sa:.2f}x" if a == b or abs(sa - sb) < 0.05 else f"{sa:.2f}x {trend} to {sb:.2f}x"
-        parts.append(("at " if i == 0 else "") + f"{_span(a, b)} use k = {k} for {gain}")
+        use = f"use k = {k}" if s.draft.tree is None else "use the tree"
+        parts.append(("at " if i == 0 else "") + f"{_span(a, b)} {use} for {gain}")
     text = head + "; ".join(parts) + "; "
     last = segs[-1][1]
     if p.loses_from is not None and p.loses_from <= cap.batch_with_draft:
@@ -152,7 +153,12 @@ def verdict(p: Plan) -> str:
                  f"the target (the target alone holds {cap.batch_target_only:,} sequences).")
     else:
         text += f"speculation pays at every batch priced (up to {last})."
-    return text + _tail(p)
+    return [text, *_tail(p)]
+
+
+def verdict(p: Plan) -> str:
+    """The verdict as one paragraph (the CLI's and the JSON's), a tree's note last."""
+    return " ".join(verdict_parts(p) + [tree_note(p.setup.draft) or ""]).strip()
 
 
 def peak_gpu(p: Plan) -> tuple[float, int, float, int]:
@@ -164,17 +170,18 @@ def peak_gpu(p: Plan) -> tuple[float, int, float, int]:
     return float(gpu[i, j]), int(p.batches[j]), float(plain[jp]), int(p.batches[jp])
 
 
-def _tail(p: Plan) -> str:
+def _tail(p: Plan) -> list[str]:
     cap, rep = p.capacity, p.acceptance
     spec, bs, plain, bp = peak_gpu(p)
-    note = (f" Most tokens/s per GPU: {spec:,.0f} with speculation (batch {bs}), {plain:,.0f} "
-            f"without (batch {bp}). Memory holds {cap.batch_with_draft:,} sequences with the "
-            f"draft and {cap.batch_target_only:,} without; the draft costs c = {p.cost[0]:.3f} "
-            f"of a target pass at batch 1. {summary(rep)}")
+    out = [f"Most tokens/s per GPU: {spec:,.0f} with speculation (batch {bs}), {plain:,.0f} "
+           f"without (batch {bp}).",
+           f"Memory holds {cap.batch_with_draft:,} sequences with the draft and "
+           f"{cap.batch_target_only:,} without; the draft costs c = {p.cost[0]:.3f} of a "
+           "target pass at batch 1.", summary(rep)]
     if p.ks[-1] > rep.k:
-        note += (f" Tokens per call beyond the measured k = {rep.k} are extrapolated with a "
-                 f"conditional rate of {rep.tail:.3f} per extra position.")
-    return note
+        out.append(f"Tokens per call beyond the measured k = {rep.k} are extrapolated with a "
+                   f"conditional rate of {rep.tail:.3f} per extra position.")
+    return out
 
 
 def to_json(p: Plan) -> dict:

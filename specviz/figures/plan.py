@@ -11,6 +11,7 @@ from .frame import legend_below
 from .palette import BLACK, MEASURED, THEORY, VERMILLION, series
 
 PLAIN, BEST, IID = BLACK, VERMILLION, THEORY
+DASHES = ("solid", "dot", "dash", "longdash", "dashdot", "longdashdot")  # k = 1, 2, ...
 HEIGHT = 440
 
 
@@ -33,8 +34,8 @@ def frontier_figure(p: Plan, *, every_k: bool = True) -> go.Figure:
         for i, k in enumerate(p.ks):
             u = p.per_user[i]
             fig.add_scatter(x=u * B, y=u, customdata=B, mode="lines", name=f"k = {k}",
-                            line=dict(color=series(i), width=1),
-                            opacity=0.7, hovertemplate=hover + f"<extra>k = {k}</extra>")
+                            line=dict(color=series(i), width=1.5, dash=DASHES[i % len(DASHES)]),
+                            opacity=0.8, hovertemplate=hover + f"<extra>k = {k}</extra>")
     best = p.best_user()
     fig.add_scatter(x=best * B, y=best, customdata=np.stack([B, p.best_k], axis=-1),
                     mode="lines+markers", name="best k at each batch",
@@ -63,9 +64,11 @@ def best_k_figure(p: Plan) -> go.Figure:
         fig.add_vrect(x0=p.loses_from, x1=p.batches[-1], fillcolor=BEST, opacity=0.08,
                       line_width=0)
     top = float(np.nanmax(np.append(p.best_speedup, 1.0)))
+    step = 0.5 if top < 4 else 1.0  # round ticks: 0, 0.5, 1, 1.5, ... on the speedup axis
     fig.update_layout(yaxis=dict(title="best k", rangemode="tozero", dtick=1),
                       yaxis2=dict(title="speedup (x)", overlaying="y", side="right",
-                                  range=[0, top * 1.15]))
+                                  range=[0, top * 1.15], tick0=0, dtick=step,
+                                  tickformat=".1f", showgrid=False))
     fig.update_xaxes(title="batch size B (sequences)")
     return _layout(fig, "Best draft length by batch size")
 

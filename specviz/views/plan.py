@@ -76,6 +76,7 @@ class PlanPage:
     report: acceptance.AcceptanceReport | None = None
     plan: planner.Plan | None = None
     verdict: str = ""
+    verdict_parts: list[str] = field(default_factory=list)  # the decision first
     models: list[str] = field(default_factory=list)  # each model as read, a sentence each
     tables: dict[str, list[dict]] = field(default_factory=dict)  # name -> rows
     batch_note: str | None = None  # the user's batch against memory and the sweep
@@ -175,6 +176,7 @@ def plan_page(*, metrics_text: str, target_text: str = "", target_preset: str = 
         page.errors.append(f"Memory: {exc}")
         return page
     p = page.plan
+    page.verdict_parts = plantables.verdict_parts(p)
     page.verdict = plantables.verdict(p)
     page.tables.update(by_batch=plantables.batch_rows(p), frontier=plantables.frontier_rows(p),
                        by_k=plantables.k_rows(p), models=plantables.model_rows(p))

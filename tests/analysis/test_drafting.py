@@ -128,7 +128,7 @@ def test_page_paths_name_what_drafts():
     tree = plan_page(**common, drafts=DraftInputs(kind="eagle", tree_topk=4, tree_steps=3,
                                                   tree_tokens=16))
     assert any("priced as that tree" in n for n in tree.notes)
-    assert "priced as that tree" in tree.verdict
+    assert "priced as that tree" in tree.verdict and "use the tree" in tree.verdict
     ngram = plan_page(**common, drafts=DraftInputs(kind="ngram", lookup_ms=0.05))
     assert not ngram.errors and "lookup of 0.05 ms per round" in " ".join(ngram.models)
     bad = plan_page(**common, drafts=DraftInputs(kind="eagle", head_layers=99))

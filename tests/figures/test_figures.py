@@ -319,7 +319,8 @@ def test_roofline_page_and_figures():
     assert tokens[0] == 1 and tokens[-1] >= max(256, 2 * page.free_tokens)
     assert page.rows[0]["mpb_full"] == pytest.approx(0.50, abs=0.005)  # SPEC.md: 0.50
     assert page.rows[0]["mpb_tutorial"] == pytest.approx(0.38, abs=0.005)  # SPEC.md: 0.38
-    assert page.free_for_k and page.verify_ratio == pytest.approx(1.0)
+    # memory-bound: the 5-token pass reads only 4 more embedding rows (2e-6 of the bytes)
+    assert page.free_for_k and page.verify_ratio == pytest.approx(1.0, rel=1e-5)
 
     fig = costcharts.roofline_figure(page)
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
@@ -437,7 +438,8 @@ def test_batch_curve_kv_read_keeps_llama7b_memory_bound_at_k4():
     kv = pagedata.batch_curve("Llama-2-7B", "H100 SXM", 0.7, 4, 0.1, 512, "fp16", True)
     assert kv.free_throughout and kv.stops_paying is None
     s = [r["speedup"] for r in kv.rows]
-    assert s == pytest.approx([theory.walltime_speedup(0.7, 4, 0.1)] * len(s))
+    # Thm 3.8's, up to the embedding rows the verify pass gathers (4 B of them: < 1e-4)
+    assert s == pytest.approx([theory.walltime_speedup(0.7, 4, 0.1)] * len(s), rel=1e-4)
     assert kv.rows[-1]["tokens_in_pass"] == 1024 * 5
 
 
@@ -448,7 +450,7 @@ def test_batch_curve_without_kv_stops_paying(pair):
     by = {r["batch"]: r for r in c.rows}
     assert by[c.stops_paying]["speedup"] < 1.0 <= by[c.stops_paying - 1]["speedup"]
     assert by[c.stops_free]["verify_ratio"] > 1.01 >= by[c.stops_free - 1]["verify_ratio"]
-    assert by[1]["speedup"] == pytest.approx(c.memory_bound_speedup)
+    assert by[1]["speedup"] == pytest.approx(c.memory_bound_speedup, rel=1e-5)  # 4 rows more
     fig = rulecharts.batch_figure(c, batch=64)
     assert _vlines(fig) == [c.stops_free, c.stops_paying]
     assert 1.0 in _hlines(fig)

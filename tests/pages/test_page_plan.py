@@ -22,7 +22,8 @@ def test_default_example_gives_a_verdict():
 def test_pasted_metrics_from_the_url_and_bad_paste():
     text = (FX / "vllm_iid.prom").read_text()
     at = run_page(PAGE, timeout=60, plan_metrics=urlcodec.encode_blob(text), plan_gpu="H200 SXM")
-    assert "100,000 rounds of k = 5" in at.success[0].value
+    assert "use k =" in at.success[0].value  # the decision first, the reasons as a list
+    assert any("100,000 rounds of k = 5" in m.value for m in at.markdown)
     bad = run_page(PAGE, timeout=60,
                    plan_metrics=urlcodec.encode_blob((FX / "vllm_decreasing.prom").read_text()))
     assert any("decreased between scrapes" in e.value for e in bad.error)
@@ -60,7 +61,7 @@ def test_heads_trees_ngram_and_measured_costs_from_the_url():
     assert not tree.exception and not tree.error
     assert any("priced as that tree" in i.value for i in tree.info)
     assert "EAGLE head (1 layer" in tree.success[0].value
-    assert any("the LM head is the target's" in c.value for c in tree.caption)
+    assert any("the LM head is the target's" in m.value for m in tree.markdown)
     ngram = run_page(PAGE, timeout=60, plan_dkind="ngram", plan_m_target_ms="20",
                      plan_m_c="0.01")
     assert not ngram.exception and "n-gram" in ngram.success[0].value
