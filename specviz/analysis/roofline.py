@@ -260,7 +260,7 @@ def verify_cost_ratio(
 def batch_speedup(
     shape: ModelShape | str,
     accel: Accelerator | str,
-    alpha: float,
+    tokens_per_call: float,
     k: int,
     c: float,
     batches: Sequence[int],
@@ -271,21 +271,19 @@ def batch_speedup(
 ) -> np.ndarray:
     """Speculative speedup at each batch size B, with the verify pass priced by the roofline.
 
-    S(B) = E[tokens] t_1(B) / (t_(k+1)(B) + k c t_1(B)), E[tokens] = (1 - alpha^(k+1)) /
-    (1 - alpha) (Leviathan et al. 2022, eq. 1), t_T(B) the roofline time of a pass over B
-    sequences with T new positions each, and c the draft's cost per token as a fraction of a
-    plain decode step at the same batch. While the pass is memory-bound t_(k+1) ~ t_1 and
-    S(B) is Thm 3.8's speedup; once B (k + 1) tokens make it compute-bound, the k extra
-    positions are paid in full and S(B) falls, below 1 for large B. (len(batches),)
+    S(B) = E[tokens] t_1(B) / (t_(k+1)(B) + k c t_1(B)), E[tokens] the tokens per call (a
+    pair's exact long-run value, or (1 - alpha^(k+1)) / (1 - alpha), Leviathan et al. 2022,
+    eq. 1), t_T(B) the roofline time of a pass over B sequences with T new positions each,
+    and c the draft's cost per token as a fraction of a plain decode step at the same batch.
+    While the pass is memory-bound t_(k+1) ~ t_1 and S(B) = E[tokens] / (1 + k c); once
+    B (k + 1) tokens make it compute-bound, the k extra positions are paid in full and S(B)
+    falls, below 1 for large B. (len(batches),)
     """
-    from .theory import expected_tokens
-
     a = _accel(accel)
     k = _int_at_least(k, 1, "k", "drafted tokens per round")
-    tokens = float(expected_tokens(alpha, k))
     out = []
     for B in batches:
         t1 = pass_time(pass_cost(shape, 1, context_len, dtype, B, count, kv_cache), a)
         tk = pass_time(pass_cost(shape, k + 1, context_len, dtype, B, count, kv_cache), a)
-        out.append(tokens * t1 / (tk + k * c * t1))
+        out.append(tokens_per_call * t1 / (tk + k * c * t1))
     return np.asarray(out)

@@ -181,13 +181,22 @@ def roofline_figure(page: RooflinePage) -> go.Figure:
                     line=dict(color=MEASURED, width=2),
                     hovertemplate="tokens = %{x}<br>%{y:.3f} MACs/byte (full + KV)"
                                   "<extra></extra>")
+    others = [a for a in page.accelerators if a["accelerator"] != page.accel]
+    if others:  # the other ridges as one band (their lines crowd 76-202 MACs/byte)
+        lo, hi = min(a["ridge"] for a in others), max(a["ridge"] for a in others)
+        names = "<br>".join(f"{a['accelerator']}: {a['ridge']:.0f}" for a in
+                            sorted(others, key=lambda a: a["ridge"]))
+        fig.add_scatter(x=[t[0], t[-1], t[-1], t[0], t[0]], y=[lo, lo, hi, hi, lo],
+                        fill="toself", mode="lines", line=dict(width=0),
+                        fillcolor="rgba(120,120,120,0.15)",
+                        name=f"ridges of the other accelerators: {lo:.0f}-{hi:.0f} MACs/byte",
+                        hovertemplate=f"ridges (MACs/byte)<br>{names}<extra></extra>")
     for i, a in enumerate(page.accelerators):
-        colour = ACCEL_COLOURS[i % len(ACCEL_COLOURS)]
-        chosen = a["accelerator"] == page.accel
+        if a["accelerator"] != page.accel:
+            continue
         fig.add_scatter(x=[t[0], t[-1]], y=[a["ridge"]] * 2, mode="lines",
                         name=f"ridge {a['accelerator']}: {a['ridge']:.1f} MACs/byte",
-                        line=dict(color=colour, width=3 if chosen else 1.5,
-                                  dash="solid" if chosen else "dot"),
+                        line=dict(color=ACCEL_COLOURS[i % len(ACCEL_COLOURS)], width=3),
                         customdata=[a["source"]] * 2,
                         hovertemplate=f"{a['accelerator']} ridge = {a['ridge']:.1f} MACs/byte"
                                       "<br>%{customdata}<extra></extra>")

@@ -188,7 +188,7 @@ def policy_k_figure(runs: dict[str, PolicyRun], rows: Sequence[Row],
 
 
 def batch_figure(curve: BatchCurve, batch: int | None = None) -> go.Figure:
-    """Speedup against batch size B (log x): flat at Thm 3.8's value while the verify pass
+    """Speedup against batch size B (log x): flat at E[tokens] / (1 + k c) while the verify pass
     is memory-bound, then falling once B (k + 1) tokens make it compute-bound; the
     speedup = 1 line, where verifying stops being free and where speculation stops paying.
     batch: a batch size to mark (e.g. the page's)."""
@@ -202,7 +202,7 @@ def batch_figure(curve: BatchCurve, batch: int | None = None) -> go.Figure:
                     hovertemplate="B = %{x}<br>speedup = %{y:.3f}x<br>verify pass = "
                                   "%{customdata:.3f}x a decode step<extra></extra>")
     fig.add_scatter(x=[B[0], B[-1]], y=[curve.memory_bound_speedup] * 2, mode="lines",
-                    name=f"memory-bound speedup (Thm 3.8) = {curve.memory_bound_speedup:.3f}x",
+                    name=f"memory-bound speedup = {curve.memory_bound_speedup:.3f}x",
                     line=dict(color=THEORY, dash="dot"), hoverinfo="skip")
     hline(fig, 1.0, "speedup = 1 (no gain)", THRESHOLD, "dash", False, 0.0, "left")
     span = float(np.log10(B[-1] / B[0])) or 1.0
@@ -237,4 +237,4 @@ def batch_figure(curve: BatchCurve, batch: int | None = None) -> go.Figure:
                                        f"B (k + 1) = B x {curve.k + 1} tokens)")
     fig.update_yaxes(range=[0.0, hi * 1.25], title="speculative speedup (x)")
     return layout(fig, f"Speedup against batch size: {curve.preset}, k = {curve.k}, "
-                        f"c = {curve.c:g}, alpha = {curve.alpha:.3f}", 460)
+                        f"c = {curve.c:g}, {curve.tokens_per_call:.3f} tokens per call", 460)

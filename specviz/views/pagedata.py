@@ -292,14 +292,14 @@ class BatchCurve:
 
     preset: str
     accel: str
-    alpha: float  # acceptance rate used (the pair's exact long-run alpha_eff)
+    tokens_per_call: float  # E[tokens] used (the pair's exact long-run value, as /cost's)
     k: int
     c: float
     ctx: int
     dtype: str
     kv_cache: bool
     rows: list[Row]  # batch, speedup, verify_ratio (t_(k+1) / t_1 at that B)
-    memory_bound_speedup: float  # Thm 3.8 at alpha, k, c: the speedup while verifying is free
+    memory_bound_speedup: float  # E[tokens] / (1 + k c): the speedup while verifying is free
     stops_free: int | None  # first B whose verify pass costs more than 1 + FREE_TOLERANCE steps
     stops_paying: int | None  # first B with speedup < 1
     max_batch: int
@@ -313,7 +313,7 @@ class BatchCurve:
 def batch_curve(
     preset: str,
     accel: str,
-    alpha: float,
+    tokens_per_call: float,
     k: int,
     c: float,
     context_len: int = 512,
@@ -324,7 +324,8 @@ def batch_curve(
     """roofline.batch_speedup over B, with where verification stops being free and where
     speculation stops paying. With batch B the verify pass holds B (k + 1) tokens."""
     bs = [int(b) for b in batches]
-    s = roofline.batch_speedup(preset, accel, alpha, k, c, bs, context_len, dtype, "full", kv_cache)
+    s = roofline.batch_speedup(preset, accel, tokens_per_call, k, c, bs, context_len, dtype,
+                               "full", kv_cache)
     ratios = [roofline.verify_cost_ratio(preset, accel, k, context_len, dtype, b, "full", kv_cache)
               for b in bs]
     rows = [{"batch": b, "tokens_in_pass": b * (k + 1), "speedup": float(v),
@@ -332,9 +333,10 @@ def batch_curve(
     limit = 1.0 + roofline.FREE_TOLERANCE
     stops_free = next((r["batch"] for r in rows if r["verify_ratio"] > limit), None)
     stops_paying = next((r["batch"] for r in rows if r["speedup"] < 1.0), None)
-    return BatchCurve(preset, accel, float(alpha), int(k), float(c), int(context_len), dtype,
-                      bool(kv_cache), rows, float(theory.walltime_speedup(alpha, k, c)),
-                      stops_free, stops_paying, max(bs))
+    return BatchCurve(preset, accel, float(tokens_per_call), int(k), float(c),
+                      int(context_len), dtype, bool(kv_cache), rows,
+                      float(theory.speedup(tokens_per_call, k, c)), stops_free, stops_paying,
+                      max(bs))
 
 
 def long_run_alpha(P: np.ndarray, Q: np.ndarray, ctx: int, k: int) -> float:

@@ -328,10 +328,15 @@ def test_roofline_page_and_figures():
     full = [t for t in fig.data if t.name == roofline.FULL_LABEL]
     assert len(full) == 1 and list(full[0].y) == [r["mpb_full"] for r in page.rows]
     assert list(tut.y) == [r["mpb_tutorial"] for r in page.rows]
-    for a in roofline.ACCELERATORS.values():
-        ridge = _trace(fig, f"ridge {a.name}")
-        assert set(ridge.y) == {a.ridge}
-        assert ridge.customdata[0] == a.source
+    chosen = roofline.ACCELERATORS["H100 SXM"]  # its ridge a line, the others one band
+    ridge = _trace(fig, "ridge H100 SXM")
+    assert set(ridge.y) == {chosen.ridge} and ridge.customdata[0] == chosen.source
+    others = [a.ridge for a in roofline.ACCELERATORS.values() if a is not chosen]
+    band = _trace(fig, "ridges of the other accelerators")
+    assert (min(band.y), max(band.y)) == (min(others), max(others))
+    for a in roofline.ACCELERATORS.values():  # each named, with its ridge, in the hover
+        assert a is chosen or f"{a.name}: {a.ridge:.0f}" in band.hovertemplate
+    assert not [t for t in fig.data if t.name.startswith("ridge ") and t is not ridge]
     assert _vlines(fig) == [5, page.free_tokens]
     xs = sorted(a.x for a in fig.layout.annotations)  # labels at log10 on the log axis
     assert xs == pytest.approx(sorted([math.log10(5), math.log10(page.free_tokens)]))
@@ -435,7 +440,8 @@ def test_policy_rows_and_k_figure(pair):
 def test_batch_curve_kv_read_keeps_llama7b_memory_bound_at_k4():
     """At ctx 512 the KV cache to read grows with B as fast as the MACs, so on an H100 the
     verify pass of k + 1 = 5 tokens never reaches the ridge: speedup flat at Thm 3.8's."""
-    kv = pagedata.batch_curve("Llama-2-7B", "H100 SXM", 0.7, 4, 0.1, 512, "fp16", True)
+    E = float(theory.expected_tokens(0.7, 4))  # i.i.d. alpha = 0.7: Thm 3.8's tokens per call
+    kv = pagedata.batch_curve("Llama-2-7B", "H100 SXM", E, 4, 0.1, 512, "fp16", True)
     assert kv.free_throughout and kv.stops_paying is None
     s = [r["speedup"] for r in kv.rows]
     # Thm 3.8's, up to the embedding rows the verify pass gathers (4 B of them: < 1e-4)
@@ -444,7 +450,8 @@ def test_batch_curve_kv_read_keeps_llama7b_memory_bound_at_k4():
 
 
 def test_batch_curve_without_kv_stops_paying(pair):
-    c = pagedata.batch_curve("Llama-2-7B", "H100 SXM", 0.7, 4, 0.1, 512, "fp16", False)
+    E = float(theory.expected_tokens(0.7, 4))
+    c = pagedata.batch_curve("Llama-2-7B", "H100 SXM", E, 4, 0.1, 512, "fp16", False)
     assert c.stops_free is not None and c.stops_paying is not None
     assert 1 < c.stops_free < c.stops_paying
     by = {r["batch"]: r for r in c.rows}

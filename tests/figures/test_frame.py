@@ -57,7 +57,7 @@ def figures() -> dict:
         "surface_heatmap": costcharts.surface_heatmap(surface),
         "roofline": costcharts.roofline_figure(page),
         "pass_time": costcharts.pass_time_figure(page),
-        "batch": rulecharts.batch_figure(pagedata.batch_curve("Llama-2-7B", "H100 SXM", 0.7, 4,
+        "batch": rulecharts.batch_figure(pagedata.batch_curve("Llama-2-7B", "H100 SXM", 2.5, 4,
                                                           0.1, 512, "fp16", False), 8),
         "gallery": rulecharts.gallery_figure(gallery.gallery_rows(g), g.threshold, g.n),
         "production": rulecharts.production_figure(gallery.production(d.P, d.Q, 0, 4, "correct",

@@ -339,3 +339,12 @@ def test_each_table_shows_its_named_columns_only(page):
         assert "source" in tables[0].value and "source" not in tables[0].proto.column_order
         assert all(a in " ".join(c.value for c in at.caption)
                    for a in tables[0].value["source"])  # cited under the table instead
+
+
+@pytest.mark.parametrize("params", [{}, {"k": "7", "c": "0.25"}])
+def test_roofline_and_cost_price_the_same_speedup(params):
+    """/roofline's memory-bound batch speedup is /cost's speedup at the same k and c: both
+    from the pair's exact long-run tokens per call (the closed form at alpha_eff differs)."""
+    roof, cost = metrics(run("roofline", **params)), metrics(run("cost", **params))
+    c = params.get("c", "0.1")
+    assert roof["memory-bound speedup (as /cost)"] == cost[f"speedup at c = {float(c):g}"]
