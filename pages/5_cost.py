@@ -47,8 +47,9 @@ st.subheader("Speedup over k and c")
 surface = ui.cached(demos.speedup_surface)(alpha)
 notation.md(f"The closed form at the pair's exact long-run **alpha = {alpha:.4f}** "
             "(Leviathan et al. 2022, Thm 3.8), over k = 1..32 and c = 0.001..1 on a log axis. "
-            "The vermillion line is speedup = 1 (the break-even c* at each k); the orange ridge is "
-            "the best k at each c; the diamond marks the sidebar's k and c.")
+            "The vermillion line is speedup = 1 (the break-even c* at each k); the ridge (orange "
+            "on the heatmap, black dashes on the surface) is the best k at each c; the diamond "
+            "marks the sidebar's k and c.")
 point, line = pagedata.surface_point(surface, s.k, s.c), pagedata.break_even_curve(surface)
 view, (t_heat, t_3d) = ui.tabs("surface", pagedata.SURFACE_TABS)
 if view == "heatmap":

@@ -16,6 +16,7 @@ from .frame import legend_below
 from .palette import (
     ACCEL_COLOURS,
     BEST,
+    BLACK,
     BREAK_EVEN,
     EXACT,
     MEASURED,
@@ -82,6 +83,9 @@ def cost_curve(cm: CostModel, marks: Sequence[Row] = ()) -> go.Figure:
                         f"{cm.tokens_per_call:.3f} tokens per call)")
 
 
+RIDGE_3D = BLACK  # the best-k ridge on the surface: apart from the vermillion break-even
+
+
 def surface_3d(surface: Surface, point: Row | None = None,
                break_even: Sequence[Row] = ()) -> go.Figure:
     """Speedup surface over k and c (log axis), the break-even contour at speedup = 1 and
@@ -97,8 +101,8 @@ def surface_3d(surface: Surface, point: Row | None = None,
                     hovertemplate="k = %{y}<br>c = %{x:.4f}<br>speedup = %{z:.4f}x"
                                   "<extra></extra>")
     fig.add_scatter3d(x=cs, y=surface.best_k, z=S.max(axis=0), mode="lines+markers",
-                      name="best k (ridge)", line=dict(color=BEST, width=8),
-                      marker=dict(size=2, color=BEST),
+                      name="best k (ridge)", line=dict(color=RIDGE_3D, width=7, dash="dash"),
+                      marker=dict(size=2, color=RIDGE_3D),
                       hovertemplate="best k = %{y}<br>c = %{x:.4f}<br>speedup = %{z:.4f}x"
                                     "<extra></extra>")
     if break_even:
@@ -119,12 +123,12 @@ def surface_3d(surface: Surface, point: Row | None = None,
     fig.update_scenes(xaxis=dict(**LOG_DECADES, title="c (log)",
                                  range=[c_lo - 0.05, c_hi + 0.15]),  # room for the c = 1 tick
                       yaxis=dict(title="k", dtick=8), zaxis=dict(title="speedup", nticks=5),
-                      aspectmode="manual",
-                      aspectratio=dict(x=1.5, y=1.3, z=0.75), domain=dict(y=[0.07, 1.0]),
-                      camera=dict(eye=dict(x=1.45, y=-1.7, z=0.75),
-                                  center=dict(x=0, y=0, z=-0.08)))
+                      aspectmode="manual",  # c across the width, k into the depth
+                      aspectratio=dict(x=2.0, y=1.0, z=0.65), domain=dict(y=[0.0, 1.0]),
+                      camera=dict(eye=dict(x=0.55, y=-1.75, z=0.75),
+                                  center=dict(x=0, y=0, z=-0.34)))
     fig.update_layout(title=f"Speedup surface at alpha = {surface.alpha:.4f} "
-                            "(vermillion: speedup = 1; orange: best k)",
+                            "(vermillion: speedup = 1; black dashes: best k)",
                       height=560, margin=dict(l=0, r=0, t=50, b=0))
     return legend_below(fig)
 
