@@ -12,12 +12,23 @@ pooled by adding their counts.
 from __future__ import annotations
 
 import io
-import re
+import math
 
 import numpy as np
 import pandas as pd
 
-from .servermetrics import Acceptance, MetricsError, from_histogram, make_acceptance
+from ..core import interrupt
+from ..core.tables import K_MAX
+from .pasted import show
+from .servermetrics import (
+    CHECK_EVERY,
+    Acceptance,
+    MetricsError,
+    count,
+    draft_length,
+    from_histogram,
+    make_acceptance,
+)
 
 SGLANG_ROUNDS = "spec_verify_ct"
 SGLANG_DRAFTED = ("spec_num_proposed_drafts", "spec_proposed_drafts", "spec_draft_token_num")
@@ -25,6 +36,9 @@ SGLANG_ACCEPTED = ("spec_num_correct_drafts", "spec_accepted_drafts", "spec_acce
 SGLANG_HIST = ("spec_correct_drafts_histogram", "spec_accept_histogram")
 HAND_HIST = ("accepted", "rounds")  # CSV columns: j, rounds that kept exactly j drafts
 HAND_RATES = ("position", "rate")  # CSV columns: i (from 1), share of rounds keeping draft i
+HAND_LINE_MAX = 200  # characters of one line of a hand-entered table
+LOG_LINE_MAX = 4096  # characters of one llama.cpp log line read (its lines are a few hundred)
+LOG_NUMBER_MAX = 32  # characters of one number in a log line
 
 
 def _first(d: dict, names: tuple[str, ...]):
@@ -38,10 +52,12 @@ def _vllm(sd: dict) -> Acceptance:
         raise MetricsError(f"{src}: no acceptance_histogram (start the server with "
                            "--per-request-spec-decode-metrics summary)")
     k = sd.get("num_spec_tokens")
-    if k is not None and len(hist) != int(k) + 1:
-        raise MetricsError(f"{src}: the histogram has {len(hist)} buckets, not "
-                           f"num_spec_tokens + 1 = {int(k) + 1}")
-    return from_histogram(list(hist), source=src, rounds=sd.get("num_spec_steps"),
+    if k is not None:
+        k = draft_length(k, f"{src}: num_spec_tokens")
+        if isinstance(hist, list) and len(hist) != k + 1:
+            raise MetricsError(f"{src}: the histogram has {len(hist):,} buckets, not "
+                               f"num_spec_tokens + 1 = {k + 1}")
+    return from_histogram(hist, source=src, rounds=sd.get("num_spec_steps"),
                           accepted=sd.get("num_accepted_draft_tokens"),
                           drafted=sd.get("num_draft_tokens"))
 
@@ -51,11 +67,14 @@ def _sglang(mi: dict) -> Acceptance:
     rounds, drafted = mi.get(SGLANG_ROUNDS), _first(mi, SGLANG_DRAFTED)
     accepted, hist = _first(mi, SGLANG_ACCEPTED), _first(mi, SGLANG_HIST)
     if hist is not None:
-        return from_histogram(list(hist), source=src, rounds=rounds, accepted=accepted,
+        return from_histogram(hist, source=src, rounds=rounds, accepted=accepted,
                               drafted=drafted)
     if rounds is None or drafted is None or accepted is None:
         raise MetricsError(f"{src}: needs {SGLANG_ROUNDS}, a drafted count "
                            f"({SGLANG_DRAFTED[0]}) and an accepted count ({SGLANG_ACCEPTED[0]})")
+    rounds, drafted, accepted = (count(v, f"{src}: {n}") for v, n in (
+        (rounds, SGLANG_ROUNDS), (drafted, "the drafted count"),
+        (accepted, "the accepted count")))
     k = round(drafted / rounds) if rounds else 1
     return make_acceptance(source=src, rounds=rounds, drafted=drafted, accepted=accepted, k=k,
                            notes=("no histogram: position independence is assumed",))
@@ -66,7 +85,9 @@ def _llamacpp(t: dict, k: int | None) -> Acceptance:
     if k is None:
         raise MetricsError(f"{src} give drafted and accepted tokens but not the draft length: "
                            "enter k (the server's --draft-max)")
-    drafted, accepted = t["draft_n"], t.get("draft_n_accepted", 0)
+    k = draft_length(k, "k (the server's --draft-max)")
+    drafted = count(t["draft_n"], f"{src}: draft_n")
+    accepted = count(t.get("draft_n_accepted", 0), f"{src}: draft_n_accepted")
     rounds = max(1, round(drafted / k))
     return make_acceptance(source=src, rounds=rounds, drafted=drafted, accepted=accepted, k=k,
                            notes=(f"rounds taken as drafted / k = {rounds:,} (llama.cpp may "
@@ -95,14 +116,14 @@ def _one(doc: dict, k: int | None) -> Acceptance:
 def _pool(records: list[Acceptance]) -> Acceptance:
     """Counts of several responses added; all must share k when positions are known."""
     first = records[0]
+    src = f"{first.source} ({len(records):,} responses pooled)"
+    rounds = count(sum(r.rounds for r in records), f"{src}: rounds")  # bounds every a_i
     if all(r.per_position is not None for r in records):  # shorter drafts: zeros after k
         k = max(r.k for r in records)
         pos = sum(np.pad(r.per_position, (0, k - r.k)) for r in records)
     else:
         k, pos = first.k, None
-    return make_acceptance(source=f"{first.source} ({len(records)} responses pooled)",
-                           rounds=sum(r.rounds for r in records),
-                           drafted=sum(r.drafted for r in records),
+    return make_acceptance(source=src, rounds=rounds, drafted=sum(r.drafted for r in records),
                            accepted=sum(r.accepted for r in records), k=k, per_position=pos,
                            notes=first.notes)
 
@@ -113,7 +134,11 @@ def from_json(doc: object, *, k: int | None = None) -> Acceptance:
     if not docs or not all(isinstance(d, dict) for d in docs):
         raise MetricsError("the JSON must be a response object or a list of them")
     try:
-        records = [_one(d, k) for d in docs]
+        records = []
+        for i, d in enumerate(docs):
+            if i % CHECK_EVERY == 0:
+                interrupt.check()
+            records.append(_one(d, k))
     except (TypeError, KeyError, AttributeError, ZeroDivisionError) as exc:
         raise MetricsError(f"the JSON's speculative-decoding fields are malformed ({exc})") \
             from None
@@ -121,51 +146,131 @@ def from_json(doc: object, *, k: int | None = None) -> Acceptance:
 
 
 # --------------------------------------------------------------------------- llama.cpp log
-_NUM = r"([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)"
-_LOG = re.compile(r"draft acceptance\s*=\s*" + _NUM + r"\s*\(\s*(\d+)\s*accepted\s*/\s*(\d+)"
-                  r"\s*generated\)(?:,\s*mean acceptance length\s*=\s*" + _NUM + r")?"
-                  r"(?:,\s*acceptance rate per position\s*=\s*\(([^)]*)\))?")
-_GEN_DRAFTS = re.compile(r"#gen drafts\s*=\s*(\d+)")
+LOG_KEY = "draft acceptance"  # "draft acceptance = r (a accepted / g generated), ..."
+LOG_ROUNDS_KEY = "#gen drafts"  # the statistics line's "#gen drafts = n,"
+
+
+def _log_number(token: str, what: str) -> float:
+    """One number of the log line, finite and at most LOG_NUMBER_MAX characters."""
+    t = token.strip()
+    x = None
+    if 0 < len(t) <= LOG_NUMBER_MAX:
+        try:
+            x = float(t)
+        except ValueError:
+            x = None
+    if x is None or not math.isfinite(x):
+        raise MetricsError(f"llama.cpp log: {what} must be a finite number of at most "
+                           f"{LOG_NUMBER_MAX} characters; got {show(t)}")
+    return x
+
+
+def _after(line: str, key: str) -> str | None:
+    """The rest of the line after `key` and an '=' (None when key is absent)."""
+    i = line.find(key)
+    return None if i < 0 else line[i + len(key):].partition("=")[2]
+
+
+def _log_lines(text: str) -> tuple[str | None, str | None]:
+    """(first acceptance line, first statistics line), each line checked against
+    LOG_LINE_MAX; plain string search, no pattern (nothing can backtrack)."""
+    found, stats = None, None
+    for i, line in enumerate(text.splitlines()):
+        if i % CHECK_EVERY == 0:
+            interrupt.check()
+        hit = (found is None and LOG_KEY in line) or (stats is None and LOG_ROUNDS_KEY in line)
+        if hit and len(line) > LOG_LINE_MAX:
+            raise MetricsError(f"llama.cpp log: line {i + 1:,} is {len(line):,} characters; "
+                               f"the cap is {LOG_LINE_MAX:,} (llama.cpp's lines are a few "
+                               "hundred)")
+        if found is None and LOG_KEY in line:
+            found = line
+        if stats is None and LOG_ROUNDS_KEY in line:
+            stats = line
+    return found, stats
+
+
+def _acceptance_line(line: str) -> tuple[int, int, float | None, list[float] | None]:
+    """(accepted, generated, mean acceptance length or None, rates per position or None)."""
+    rest = line[line.index(LOG_KEY):].partition("(")[2]
+    inside, _, tail = rest.partition(")")
+    words = inside.replace("/", " / ").split()  # a accepted / g generated
+    if len(words) != 5 or (words[1], words[2], words[4]) != ("accepted", "/", "generated"):
+        raise MetricsError("llama.cpp log: expected 'draft acceptance = r (a accepted / g "
+                           f"generated)'; got {show(line.strip())}")
+    accepted = count(_log_number(words[0], "the accepted count"), "llama.cpp log: accepted")
+    drafted = count(_log_number(words[3], "the generated count"), "llama.cpp log: generated")
+    mean = _after(tail, "mean acceptance length")
+    mean = None if mean is None else _log_number(mean.partition(",")[0],
+                                                 "the mean acceptance length")
+    rates = _after(tail, "acceptance rate per position")
+    if rates is not None:
+        cells = rates.partition("(")[2].partition(")")[0].split(",")
+        if len(cells) > K_MAX:
+            raise MetricsError(f"llama.cpp log: {len(cells):,} rates per position; a draft "
+                               f"length is at most {K_MAX}")
+        rates = [_log_number(c, "a rate per position") for c in cells]
+    return accepted, drafted, mean, rates
 
 
 def parse_llamacpp_log(text: str) -> Acceptance:
-    """llama.cpp's server log line (a log line has no parser, so a fixed pattern reads it);
-    rounds from its statistics line (#gen drafts) or accepted / (mean length - 1)."""
-    m = _LOG.search(text)
-    if m is None:
+    """llama.cpp's server log line (a log line has no parser: plain string splitting reads
+    it); rounds from its statistics line (#gen drafts) or accepted / (mean length - 1)."""
+    line, stats = _log_lines(text)
+    if line is None:
         raise MetricsError("no llama.cpp line 'draft acceptance = r (a accepted / g "
                            "generated), ...' in the text")
-    accepted, drafted = int(m.group(2)), int(m.group(3))
-    rates = [float(x) for x in m.group(5).split(",")] if m.group(5) else None
-    g = _GEN_DRAFTS.search(text)
-    if g:
-        rounds = int(g.group(1))
-    elif m.group(4) and float(m.group(4)) > 1:
-        rounds = round(accepted / (float(m.group(4)) - 1.0))
+    accepted, drafted, mean, rates = _acceptance_line(line)
+    if stats is not None:
+        n = _after(stats, LOG_ROUNDS_KEY).partition(",")[0]
+        rounds = count(_log_number(n, "#gen drafts"), "llama.cpp log: #gen drafts")
+    elif mean is not None and mean > 1:
+        rounds = count(round(accepted / (mean - 1.0)), "llama.cpp log: rounds "
+                        "(accepted / (mean acceptance length - 1))")
     else:
         raise MetricsError("the llama.cpp line gives no mean acceptance length, so the "
                            "number of rounds is unknown")
     src = "llama.cpp log"
+    if rounds == 0:
+        raise MetricsError(f"{src}: no speculative rounds counted (#gen drafts = 0), so "
+                           "there is no acceptance to measure")
     if rates is None:
         k = max(1, round(drafted / rounds))
         return make_acceptance(source=src, rounds=rounds, drafted=drafted, accepted=accepted,
                                k=k, notes=("no per-position rates: position independence "
                                            "is assumed",))
-    pos = np.round(np.array(rates) * rounds).astype(np.int64)  # (k,)
+    r = np.array(rates)  # (k,)
+    if ((r < 0) | (r > 1)).any():
+        raise MetricsError(f"{src}: rates per position must be in [0, 1]; got {show(rates)}")
+    pos = np.round(r * rounds).astype(np.int64)  # (k,) rounds <= 2^53
     notes = ("per-position counts rebuilt from rates printed to 3 decimals",)
     return make_acceptance(source=src, rounds=rounds, drafted=drafted,
                            accepted=int(pos.sum()), k=len(pos), per_position=pos, notes=notes)
 
 
 # --------------------------------------------------------------------------- by hand
+def _hand_lines(text: str) -> None:
+    """A hand-entered table is small: at most K_MAX + 2 lines of HAND_LINE_MAX characters
+    (pandas slows down quadratically with thousands of columns)."""
+    lines = text.splitlines()
+    if len(lines) > K_MAX + 2:
+        raise MetricsError(f"a hand-entered table has a header and at most {K_MAX + 1} rows; "
+                           f"this one has {len(lines):,} lines")
+    long = max(len(line) for line in lines)
+    if long > HAND_LINE_MAX:
+        raise MetricsError(f"a hand-entered table has short lines (at most {HAND_LINE_MAX} "
+                           f"characters); one has {long:,}")
+
+
 def parse_hand(text: str, *, rounds: int | None = None) -> Acceptance:
     """A hand-entered CSV: columns accepted,rounds (the histogram) or position,rate (the
     share of rounds that kept draft i, i from 1; needs `rounds`)."""
+    _hand_lines(text.strip())
     try:
         df = pd.read_csv(io.StringIO(text.strip()))
     except (pd.errors.ParserError, pd.errors.EmptyDataError, ValueError) as exc:
-        raise MetricsError(f"the table is not CSV ({exc})") from None
-    cols = tuple(c.strip().lower() for c in df.columns)
+        raise MetricsError(f"the table is not CSV ({str(exc)[:80]})") from None
+    cols = tuple(str(c).strip().lower() for c in df.columns)
     df.columns = cols
     try:
         if cols[:2] == HAND_HIST:
@@ -177,6 +282,7 @@ def parse_hand(text: str, *, rounds: int | None = None) -> Acceptance:
             if not rounds:
                 raise MetricsError("per-position rates need the number of rounds they were "
                                    "measured over")
+            rounds = count(rounds, "the rounds behind the rates")
             r = df.sort_values("position")["rate"].to_numpy(dtype=float)
             if ((r < 0) | (r > 1)).any() or not np.isfinite(r).all():
                 raise MetricsError("per-position rates must be numbers in [0, 1]")
@@ -187,6 +293,8 @@ def parse_hand(text: str, *, rounds: int | None = None) -> Acceptance:
     except (TypeError, ValueError) as exc:
         if isinstance(exc, MetricsError):
             raise
-        raise MetricsError(f"the table holds entries that are not numbers ({exc})") from None
+        raise MetricsError(f"the table holds entries that are not numbers ({str(exc)[:80]})") \
+            from None
     raise MetricsError(f"the table's columns must be {','.join(HAND_HIST)} (a histogram) or "
-                       f"{','.join(HAND_RATES)} (per-position rates); got {','.join(cols)}")
+                       f"{','.join(HAND_RATES)} (per-position rates); got "
+                       f"{show(','.join(cols))}")

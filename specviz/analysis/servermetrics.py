@@ -22,17 +22,20 @@ other: a_i = sum_{j >= i} h_j (a_0 = rounds).
 
 from __future__ import annotations
 
-import json
-import math
 from dataclasses import dataclass, field
 
 import numpy as np
 from prometheus_client.parser import text_string_to_metric_families
 
+from ..core import interrupt
+from ..core.tables import K_MAX
+from .pasted import PasteError, cut, read_json, show, whole
+
 VLLM = "vllm:spec_decode_"
 COUNTERS = ("num_drafts", "num_draft_tokens", "num_accepted_tokens", "num_accepted_tokens_per_pos")
 MAX_TEXT_CHARS = 2_000_000  # a pasted or uploaded metrics text
-K_MAX = 64  # positions a record may hold
+COUNT_MAX = 2**53  # largest count read: Prometheus counters are floats, whole only up to 2^53
+CHECK_EVERY = 1024  # samples or lines read between two stop checks
 
 
 class MetricsError(ValueError):
@@ -71,11 +74,21 @@ class Acceptance:
 
 
 # --------------------------------------------------------------------------- checks
-def _count(x: object, what: str) -> int:
-    ok = isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
-    if not ok or x < 0 or x != int(x):
-        raise MetricsError(f"{what} must be a whole number >= 0; got {x!r}")
-    return int(x)
+def count(x: object, what: str) -> int:
+    """x as a count: a whole number in 0..COUNT_MAX, else MetricsError naming `what`."""
+    n = whole(x, lo=0, hi=COUNT_MAX)
+    if n is None:
+        raise MetricsError(f"{what} must be a whole number in 0..{COUNT_MAX:,} (2^53); "
+                           f"got {show(x)}")
+    return n
+
+
+def draft_length(x: object, what: str) -> int:
+    """x as a draft length k: a whole number in 1..K_MAX, else MetricsError naming `what`."""
+    k = whole(x, lo=1, hi=K_MAX)
+    if k is None:
+        raise MetricsError(f"{what} must be a draft length in 1..{K_MAX}; got {show(x)}")
+    return k
 
 
 def make_acceptance(*, source: str, rounds: int, drafted: int, accepted: int, k: int,
@@ -83,13 +96,16 @@ def make_acceptance(*, source: str, rounds: int, drafted: int, accepted: int, k:
                     notes: tuple[str, ...] = ()) -> Acceptance:
     """A checked record: rounds > 0, accepted <= drafted, per-position counts that fall
     with the position and add up to accepted."""
-    rounds, drafted, accepted = (_count(v, n) for v, n in
+    rounds, drafted, accepted = (count(v, f"{source}: {n}") for v, n in
                                  ((rounds, "rounds"), (drafted, "drafted"), (accepted, "accepted")))
     if rounds == 0:
         raise MetricsError(f"{source}: no speculative rounds counted (0 drafts), so there is "
                            "no acceptance to measure")
-    if not 1 <= k <= K_MAX:
-        raise MetricsError(f"{source}: draft length k = {k} is outside 1..{K_MAX}")
+    if whole(k, lo=1, hi=K_MAX) is None:
+        raise MetricsError(f"{source}: draft length k = {show(k)} is outside 1..{K_MAX}")
+    if drafted < rounds:
+        raise MetricsError(f"{source}: {drafted:,} drafted tokens are fewer than the "
+                           f"{rounds:,} rounds; every round drafts at least one token")
     if accepted > drafted:
         raise MetricsError(f"{source}: {accepted:,} accepted tokens exceed the {drafted:,} "
                            "drafted")
@@ -117,12 +133,18 @@ def from_histogram(hist: list, *, source: str, rounds: int | None = None,
     if not isinstance(hist, (list, tuple)) or len(hist) < 2:
         raise MetricsError(f"{source}: the acceptance histogram needs counts for 0..k "
                            "accepted drafts (at least two numbers)")
-    h = np.array([_count(x, "a histogram count") for x in hist], dtype=np.int64)  # (k+1,)
+    if len(hist) > K_MAX + 1:
+        raise MetricsError(f"{source}: the histogram has {len(hist):,} buckets; a draft "
+                           f"length k is at most {K_MAX} (k + 1 buckets)")
+    h = np.array([count(x, f"{source}: a histogram count") for x in hist],
+                 dtype=np.int64)  # (k+1,)
+    if int(h.sum()) > COUNT_MAX:
+        raise MetricsError(f"{source}: the histogram counts more than {COUNT_MAX:,} rounds")
     k = len(h) - 1
     n, acc = int(h.sum()), int(h @ np.arange(k + 1))
     for given, got, what in ((rounds, n, "rounds (sum of the histogram)"),
                              (accepted, acc, "accepted tokens (sum of j x h_j)")):
-        if given is not None and _count(given, what) != got:
+        if given is not None and count(given, what) != got:
             raise MetricsError(f"{source}: the histogram does not add up: it gives {got:,} "
                                f"{what}, the totals say {int(given):,}")
     a = h[::-1].cumsum()[::-1][1:]  # (k,) a_i = sum_{j >= i} h_j
@@ -131,31 +153,57 @@ def from_histogram(hist: list, *, source: str, rounds: int | None = None,
 
 
 # --------------------------------------------------------------------------- Prometheus
-def _series(text: str) -> dict[tuple[str, tuple], list[float]]:
-    """Each vLLM spec-decode counter series (name without _total, labels) -> its values, in
-    the order the scrapes were pasted."""
-    out: dict[tuple[str, tuple], list[float]] = {}
+def _label_text(key: tuple[str, tuple]) -> str:
+    """A series as a message names it: its name and its labels, quoted short."""
+    labels = ",".join(f"{k}={v}" for k, v in key[1])
+    return key[0] + (f"{{{cut(labels)}}}" if labels else "")
+
+
+def _series(text: str) -> dict[tuple[str, tuple], list[int]]:
+    """Each vLLM spec-decode counter series (name without _total, labels) -> its values
+    (each a count, checked), in the order the scrapes were pasted."""
+    out: dict[tuple[str, tuple], list[int]] = {}
+    names = {VLLM + c for c in COUNTERS}
     try:
-        for family in text_string_to_metric_families(text):
-            for s in family.samples:
-                name = s.name.removesuffix("_total")
-                if not name.startswith(VLLM) or name.endswith("_created"):
-                    continue
-                out.setdefault((name, tuple(sorted(s.labels.items()))), []).append(s.value)
+        for i, s in enumerate(x for family in text_string_to_metric_families(text)
+                              for x in family.samples):
+            if i % CHECK_EVERY == 0:
+                interrupt.check()
+            name = s.name.removesuffix("_total")
+            if name not in names:
+                continue
+            key = (name, tuple(sorted(s.labels.items())))
+            out.setdefault(key, []).append(count(s.value, f"counter {_label_text(key)}"))
     except (ValueError, TypeError, IndexError, KeyError) as exc:
+        if isinstance(exc, MetricsError):
+            raise
         why = str(exc)[:80] + ("..." if len(str(exc)) > 80 else "")
         raise MetricsError(f"this is not Prometheus exposition text ({why})") from None
     return out
 
 
-def _delta(values: list[float], key: tuple[str, tuple]) -> float:
+def _position(labels: dict) -> int:
+    """The position label of num_accepted_tokens_per_pos (from 0), checked against K_MAX
+    before anything is sized by it."""
+    raw = labels.get("position")
+    if raw is None:
+        raise MetricsError("num_accepted_tokens_per_pos has a series without a position "
+                           "label (from 0)")
+    p = int(raw) if raw.isascii() and raw.isdigit() and len(raw) <= 4 else None
+    if p is None or p >= K_MAX:
+        raise MetricsError(f"num_accepted_tokens_per_pos has position {show(raw)}; positions "
+                           f"are whole numbers 0..{K_MAX - 1} (a draft length is at most "
+                           f"{K_MAX})")
+    return p
+
+
+def _delta(values: list[int], key: tuple[str, tuple]) -> int:
     """last - first over the scrapes (the value itself for one scrape); counters only grow."""
     for i, (a, b) in enumerate(zip(values, values[1:], strict=False)):
         if b < a:
-            labels = ",".join(f"{k}={v}" for k, v in key[1])
             raise MetricsError(
-                f"counter {key[0]}{{{labels}}} decreased between scrapes {i + 1} and {i + 2} "
-                f"({a:g} -> {b:g}): the server restarted, or the scrapes come from different "
+                f"counter {_label_text(key)} decreased between scrapes {i + 1} and {i + 2} "
+                f"({a:,} -> {b:,}): the server restarted, or the scrapes come from different "
                 "servers; paste scrapes of one server run, oldest first")
     return values[-1] - values[0] if len(values) > 1 else values[0]
 
@@ -174,8 +222,8 @@ def parse_prometheus(text: str, model: str | None = None) -> Acceptance:
         raise MetricsError(f"the text holds counters of {len(models)} models "
                            f"({', '.join(models)}); choose one")
     scrapes = max(len(v) for v in series.values())
-    totals: dict[str, float] = {}
-    pos: dict[int, float] = {}
+    totals: dict[str, int] = {}
+    pos: dict[int, int] = {}
     for key, values in series.items():
         labels = dict(key[1])
         if model is not None and labels.get("model_name", model) != model:
@@ -183,23 +231,21 @@ def parse_prometheus(text: str, model: str | None = None) -> Acceptance:
         d = _delta(values, key)
         name = key[0].removeprefix(VLLM)
         if name == "num_accepted_tokens_per_pos":
-            p = int(float(labels.get("position", "-1")))
-            if p < 0:
-                raise MetricsError("num_accepted_tokens_per_pos has a series without a "
-                                   "position label (from 0)")
-            pos[p] = pos.get(p, 0.0) + d
+            p = _position(labels)
+            pos[p] = pos.get(p, 0) + d
         else:
-            totals[name] = totals.get(name, 0.0) + d
+            totals[name] = totals.get(name, 0) + d
     missing = [VLLM + c for c in COUNTERS[:3] if c not in totals]
     if missing:
         raise MetricsError("speculative-decoding counters missing: " + ", ".join(missing))
-    rounds = int(totals["num_drafts"])
-    drafted, accepted = int(totals["num_draft_tokens"]), int(totals["num_accepted_tokens"])
+    rounds, drafted, accepted = (count(totals[c], f"{VLLM}{c} (summed over its series)")
+                                 for c in COUNTERS[:3])
     notes = [f"{scrapes} scrapes differenced (last minus first)"] if scrapes > 1 else []
     a = None
     if pos:
         k = max(pos) + 1
-        a = np.array([pos.get(i, 0.0) for i in range(k)])
+        a = np.array([count(pos.get(i, 0), f"{COUNTERS[3]} at position {i}")
+                      for i in range(k)], dtype=np.int64)  # (k,) k <= K_MAX
     else:
         k = round(drafted / rounds) if rounds else 1
         notes.append("no per-position counters: position independence is assumed")
@@ -226,9 +272,9 @@ def parse_any(text: str, *, k: int | None = None, model: str | None = None,
     body = text.strip()
     if body[0] in "{[":
         try:
-            doc = json.loads(body)
-        except json.JSONDecodeError as exc:
-            raise MetricsError(f"this looks like JSON but is not valid JSON ({exc})") from None
+            doc = read_json(body)
+        except PasteError as exc:
+            raise MetricsError(str(exc)) from None
         return serverformats.from_json(doc, k=k)
     head = body.splitlines()[0].replace(" ", "").lower()
     if head.startswith(("accepted,rounds", "position,rate")):
