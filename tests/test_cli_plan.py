@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import json
 
+import pytest
+
 from specviz.cli import main
 
 EX = "specviz/analysis/examples/vllm_metrics.prom"
@@ -39,3 +41,32 @@ def test_plan_bad_input(capsys):
     assert rc == 2 and "fits with fp8" in capsys.readouterr().err
     rc, _ = run("plan", "--gpu", "Z80")
     assert rc == 2 and "unknown accelerator" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("name", "text", "args", "message"), [
+    ("deep.json", "[" * 1000 + "]" * 1000, (), "nested too deeply"),
+    ("inf.prom", "vllm:spec_decode_num_drafts_total +Inf\n", (), "num_drafts must be"),
+    ("pos.prom", 'vllm:spec_decode_num_accepted_tokens_per_pos_total{position="2e9"} 1\n', (),
+     "position '2e9'"),
+    ("gen0.log", "draft acceptance = 0.5 (1 accepted / 2 generated)\n#gen drafts = 0\n", (),
+     "#gen drafts = 0"),
+    ("digits.log", "draft acceptance = " + "1" * 20_000 + "x accepted", (), "the cap is 4,096"),
+    ("timings.json", '{"timings": {"draft_n": Infinity}}', ("--k", "4"), "draft_n must be"),
+    ("rates.csv", "position,rate\n1,0.5\n", ("--rounds", "1" + "0" * 30), "rounds behind"),
+    ("ok.prom", None, ("--context", "1" + "0" * 400), "context must be 1..10,000,000"),
+])
+def test_plan_hostile_files_get_a_message_not_a_traceback(tmp_path, capsys, name, text, args,
+                                                          message):
+    path = tmp_path / name
+    path.write_text(text if text is not None else open(EX).read())
+    rc, _ = run("plan", "--metrics", str(path), *args)
+    err = capsys.readouterr().err
+    assert rc == 2 and message in err and "Traceback" not in err, err
+
+
+def test_plan_hostile_config_gets_a_message(tmp_path, capsys):
+    cfg = json.loads(open(CFG + "Llama-3.1-8B.json").read())
+    path = tmp_path / "cfg.json"
+    path.write_text(json.dumps({**cfg, "hidden_size": float("inf")}))
+    rc, _ = run("plan", "--target-config", str(path))
+    assert rc == 2 and "'hidden_size' must be a whole number; got inf" in capsys.readouterr().err

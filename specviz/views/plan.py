@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..analysis import acceptance, modelcfg, planner, plantables, servermetrics
 from ..analysis.roofline import ACCELERATORS, Accelerator
+from .work import heavy
 
 preset_names = modelcfg.preset_names
 EXAMPLE_DIR = Path(__file__).resolve().parents[1] / "analysis" / "examples"
@@ -92,6 +93,7 @@ def _batch_note(p: planner.Plan, batch: int) -> str:
     return f"At your batch {batch:,}: turn speculation off (the best k, {k}, gives {s:.2f}x)."
 
 
+@heavy  # parses up to 2 MB of pasted text: in the app's bounded workers, with its stop check
 def plan_page(*, metrics_text: str, target_text: str = "", target_preset: str = "Llama-3.1-8B",
               draft_text: str = "", draft_preset: str = "Llama-3.2-1B",
               accel: Accelerator, context_len: int = 4096, target_dtype: str = "bf16",

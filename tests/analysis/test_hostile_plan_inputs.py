@@ -14,6 +14,7 @@ import pytest
 from specviz.analysis import modelcfg, serverformats
 from specviz.analysis.roofline import ACCELERATORS
 from specviz.analysis.servermetrics import MetricsError, parse_any
+from specviz.core import interrupt
 from specviz.views import plan as pv
 
 P = "vllm:spec_decode_"
@@ -253,3 +254,26 @@ def test_a_far_position_allocates_nothing_before_it_is_refused(position):
     finally:
         tracemalloc.stop()
     assert peak < 2 * 2**20, peak  # bytes
+
+
+# --------------------------------------------------------------------------- item: stops
+@pytest.mark.parametrize("text", [
+    prom() * 2000,  # Prometheus samples
+    "line\n" * 5000 + llama_line() + "#gen drafts = 10\n",  # a long log
+    json.dumps([{"acceptance_histogram": [1, 2]}] * 3000),  # many responses pooled
+])
+def test_a_long_parse_stops_when_its_session_goes(text):
+    """The parsers ask core.interrupt as they go: a closed tab or a shutting-down server
+    (the app's hook says stop) ends the parse instead of waiting for it."""
+    asked = []
+
+    def hook() -> bool:
+        asked.append(1)
+        return len(asked) > 1  # the first check passes, a later one stops
+
+    interrupt.install(hook)
+    try:
+        with pytest.raises(interrupt.Interrupted):
+            parse_any(text)
+    finally:
+        interrupt.install(None)
