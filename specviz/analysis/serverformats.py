@@ -1,18 +1,18 @@
-"""The JSON, log and hand-entered acceptance formats, read into servermetrics.Acceptance.
+"""The JSON and hand-entered acceptance formats, read into servermetrics.Acceptance (the
+llama.cpp log: llamalog.py).
 
 vLLM per request (metrics.speculative_decoding): acceptance_histogram is dense, index j = verify
 steps that kept exactly j drafts; num_spec_steps, num_draft_tokens, num_accepted_draft_tokens,
 num_spec_tokens (= k). SGLang (meta_info): spec_verify_ct (rounds), spec_num_proposed_drafts or
 spec_draft_token_num (drafted), spec_num_correct_drafts or spec_accept_token_num (accepted),
 spec_correct_drafts_histogram or spec_accept_histogram (k + 1 buckets). llama.cpp (timings):
-draft_n (drafted), draft_n_accepted (accepted); no rounds, no positions. A list of responses is
-pooled by adding their counts.
+draft_n (drafted), draft_n_accepted (accepted), with generation_settings' speculative.n_max
+(k); no rounds, no positions. A list of responses is pooled by adding their counts.
 """
 
 from __future__ import annotations
 
 import io
-import math
 
 import numpy as np
 import pandas as pd
@@ -34,11 +34,10 @@ SGLANG_ROUNDS = "spec_verify_ct"
 SGLANG_DRAFTED = ("spec_num_proposed_drafts", "spec_proposed_drafts", "spec_draft_token_num")
 SGLANG_ACCEPTED = ("spec_num_correct_drafts", "spec_accepted_drafts", "spec_accept_token_num")
 SGLANG_HIST = ("spec_correct_drafts_histogram", "spec_accept_histogram")
+LLAMA_N_MAX = "speculative.n_max"  # llama.cpp's generation_settings: the longest draft
 HAND_HIST = ("accepted", "rounds")  # CSV columns: j, rounds that kept exactly j drafts
 HAND_RATES = ("position", "rate")  # CSV columns: i (from 1), share of rounds keeping draft i
 HAND_LINE_MAX = 200  # characters of one line of a hand-entered table
-LOG_LINE_MAX = 4096  # characters of one llama.cpp log line read (its lines are a few hundred)
-LOG_NUMBER_MAX = 32  # characters of one number in a log line
 
 
 def _first(d: dict, names: tuple[str, ...]):
@@ -80,12 +79,17 @@ def _sglang(mi: dict) -> Acceptance:
                            notes=("no histogram: position independence is assumed",))
 
 
-def _llamacpp(t: dict, k: int | None) -> Acceptance:
+def _llamacpp(t: dict, k: int | None, settings: object) -> Acceptance:
+    """timings' draft_n and draft_n_accepted; k given, or generation_settings'
+    speculative.n_max (the response's own draft length)."""
     src = "llama.cpp timings"
-    if k is None:
-        raise MetricsError(f"{src} give drafted and accepted tokens but not the draft length: "
-                           "enter k (the server's --draft-max)")
-    k = draft_length(k, "k (the server's --draft-max)")
+    n_max = settings.get(LLAMA_N_MAX) if isinstance(settings, dict) else None
+    if k is None and n_max is None:
+        raise MetricsError(f"{src} give drafted and accepted tokens but not the draft length "
+                           f"(no generation_settings.{LLAMA_N_MAX}): enter k (the server's "
+                           "--draft-max)")
+    k = draft_length(k, "k (the server's --draft-max)") if k is not None else draft_length(
+        n_max, f"{src}: generation_settings.{LLAMA_N_MAX}")
     drafted = count(t["draft_n"], f"{src}: draft_n")
     accepted = count(t.get("draft_n_accepted", 0), f"{src}: draft_n_accepted")
     rounds = max(1, round(drafted / k))
@@ -107,7 +111,7 @@ def _one(doc: dict, k: int | None) -> Acceptance:
         return _sglang(mi)
     t = doc.get("timings", doc)
     if isinstance(t, dict) and "draft_n" in t:
-        return _llamacpp(t, k)
+        return _llamacpp(t, k, doc.get("generation_settings"))
     raise MetricsError("no speculative-decoding fields in this JSON: expected vLLM's "
                        "metrics.speculative_decoding, SGLang's meta_info (spec_verify_ct, "
                        "...) or llama.cpp's timings (draft_n, draft_n_accepted)")
@@ -143,109 +147,6 @@ def from_json(doc: object, *, k: int | None = None) -> Acceptance:
         raise MetricsError(f"the JSON's speculative-decoding fields are malformed ({exc})") \
             from None
     return records[0] if len(records) == 1 else _pool(records)
-
-
-# --------------------------------------------------------------------------- llama.cpp log
-LOG_KEY = "draft acceptance"  # "draft acceptance = r (a accepted / g generated), ..."
-LOG_ROUNDS_KEY = "#gen drafts"  # the statistics line's "#gen drafts = n,"
-
-
-def _log_number(token: str, what: str) -> float:
-    """One number of the log line, finite and at most LOG_NUMBER_MAX characters."""
-    t = token.strip()
-    x = None
-    if 0 < len(t) <= LOG_NUMBER_MAX:
-        try:
-            x = float(t)
-        except ValueError:
-            x = None
-    if x is None or not math.isfinite(x):
-        raise MetricsError(f"llama.cpp log: {what} must be a finite number of at most "
-                           f"{LOG_NUMBER_MAX} characters; got {show(t)}")
-    return x
-
-
-def _after(line: str, key: str) -> str | None:
-    """The rest of the line after `key` and an '=' (None when key is absent)."""
-    i = line.find(key)
-    return None if i < 0 else line[i + len(key):].partition("=")[2]
-
-
-def _log_lines(text: str) -> tuple[str | None, str | None]:
-    """(first acceptance line, first statistics line), each line checked against
-    LOG_LINE_MAX; plain string search, no pattern (nothing can backtrack)."""
-    found, stats = None, None
-    for i, line in enumerate(text.splitlines()):
-        if i % CHECK_EVERY == 0:
-            interrupt.check()
-        hit = (found is None and LOG_KEY in line) or (stats is None and LOG_ROUNDS_KEY in line)
-        if hit and len(line) > LOG_LINE_MAX:
-            raise MetricsError(f"llama.cpp log: line {i + 1:,} is {len(line):,} characters; "
-                               f"the cap is {LOG_LINE_MAX:,} (llama.cpp's lines are a few "
-                               "hundred)")
-        if found is None and LOG_KEY in line:
-            found = line
-        if stats is None and LOG_ROUNDS_KEY in line:
-            stats = line
-    return found, stats
-
-
-def _acceptance_line(line: str) -> tuple[int, int, float | None, list[float] | None]:
-    """(accepted, generated, mean acceptance length or None, rates per position or None)."""
-    rest = line[line.index(LOG_KEY):].partition("(")[2]
-    inside, _, tail = rest.partition(")")
-    words = inside.replace("/", " / ").split()  # a accepted / g generated
-    if len(words) != 5 or (words[1], words[2], words[4]) != ("accepted", "/", "generated"):
-        raise MetricsError("llama.cpp log: expected 'draft acceptance = r (a accepted / g "
-                           f"generated)'; got {show(line.strip())}")
-    accepted = count(_log_number(words[0], "the accepted count"), "llama.cpp log: accepted")
-    drafted = count(_log_number(words[3], "the generated count"), "llama.cpp log: generated")
-    mean = _after(tail, "mean acceptance length")
-    mean = None if mean is None else _log_number(mean.partition(",")[0],
-                                                 "the mean acceptance length")
-    rates = _after(tail, "acceptance rate per position")
-    if rates is not None:
-        cells = rates.partition("(")[2].partition(")")[0].split(",")
-        if len(cells) > K_MAX:
-            raise MetricsError(f"llama.cpp log: {len(cells):,} rates per position; a draft "
-                               f"length is at most {K_MAX}")
-        rates = [_log_number(c, "a rate per position") for c in cells]
-    return accepted, drafted, mean, rates
-
-
-def parse_llamacpp_log(text: str) -> Acceptance:
-    """llama.cpp's server log line (a log line has no parser: plain string splitting reads
-    it); rounds from its statistics line (#gen drafts) or accepted / (mean length - 1)."""
-    line, stats = _log_lines(text)
-    if line is None:
-        raise MetricsError("no llama.cpp line 'draft acceptance = r (a accepted / g "
-                           "generated), ...' in the text")
-    accepted, drafted, mean, rates = _acceptance_line(line)
-    if stats is not None:
-        n = _after(stats, LOG_ROUNDS_KEY).partition(",")[0]
-        rounds = count(_log_number(n, "#gen drafts"), "llama.cpp log: #gen drafts")
-    elif mean is not None and mean > 1:
-        rounds = count(round(accepted / (mean - 1.0)), "llama.cpp log: rounds "
-                        "(accepted / (mean acceptance length - 1))")
-    else:
-        raise MetricsError("the llama.cpp line gives no mean acceptance length, so the "
-                           "number of rounds is unknown")
-    src = "llama.cpp log"
-    if rounds == 0:
-        raise MetricsError(f"{src}: no speculative rounds counted (#gen drafts = 0), so "
-                           "there is no acceptance to measure")
-    if rates is None:
-        k = max(1, round(drafted / rounds))
-        return make_acceptance(source=src, rounds=rounds, drafted=drafted, accepted=accepted,
-                               k=k, notes=("no per-position rates: position independence "
-                                           "is assumed",))
-    r = np.array(rates)  # (k,)
-    if ((r < 0) | (r > 1)).any():
-        raise MetricsError(f"{src}: rates per position must be in [0, 1]; got {show(rates)}")
-    pos = np.round(r * rounds).astype(np.int64)  # (k,) rounds <= 2^53
-    notes = ("per-position counts rebuilt from rates printed to 3 decimals",)
-    return make_acceptance(source=src, rounds=rounds, drafted=drafted,
-                           accepted=int(pos.sum()), k=len(pos), per_position=pos, notes=notes)
 
 
 # --------------------------------------------------------------------------- by hand

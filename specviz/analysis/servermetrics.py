@@ -10,9 +10,10 @@ Formats read (each with its own parser, never a pattern where a parser exists):
 - SGLang's meta_info (JSON): spec_verify_ct, spec_num_proposed_drafts / spec_draft_token_num,
   spec_num_correct_drafts / spec_accept_token_num, spec_correct_drafts_histogram /
   spec_accept_histogram; or its server-wide avg_spec_accept_length.
-- llama.cpp's response timings (JSON: draft_n, draft_n_accepted) and its server log line
-  "draft acceptance = r (a accepted / g generated), mean acceptance length = m, acceptance rate
-  per position = (r1, r2, ...)" (a log line has no parser; a fixed pattern reads it).
+- llama.cpp's response timings (JSON: draft_n, draft_n_accepted; k from generation_settings'
+  speculative.n_max) and its server log: each request's "draft acceptance = r (a accepted / g
+  generated), ..." line and the cumulative "statistics ...: #gen drafts = n, ..." lines
+  (llamalog.py; a log line has no parser, so plain string splitting reads it).
 - A hand-entered histogram or per-position rates (CSV through pandas): serverformats.py.
 
 Per position i (1-based) the record holds how many rounds kept draft i, which needs drafts 1..i
@@ -267,18 +268,19 @@ def parse_any(text: str, *, k: int | None = None, model: str | None = None,
     if len(text) > MAX_TEXT_CHARS:
         raise MetricsError(f"the metrics text is {len(text):,} characters; the cap is "
                            f"{MAX_TEXT_CHARS:,}")
-    from . import serverformats  # it builds on this module's record
+    from . import llamalog, serverformats  # they build on this module's record
 
     body = text.strip()
+    is_log = llamalog.REQUEST_KEY in body or llamalog.STATS_KEY in body
     if body[0] in "{[":
         try:
-            doc = read_json(body)
+            return serverformats.from_json(read_json(body), k=k)
         except PasteError as exc:
-            raise MetricsError(str(exc)) from None
-        return serverformats.from_json(doc, k=k)
+            if not is_log:  # a log's lines may start "[pid]"
+                raise MetricsError(str(exc)) from None
     head = body.splitlines()[0].replace(" ", "").lower()
     if head.startswith(("accepted,rounds", "position,rate")):
         return serverformats.parse_hand(body, rounds=rounds)
-    if "draft acceptance" in body and "accepted" in body:
-        return serverformats.parse_llamacpp_log(body)
+    if is_log:
+        return llamalog.parse_llamacpp_log(body, k=k)
     return parse_prometheus(body, model=model)

@@ -11,7 +11,7 @@ import tracemalloc
 
 import pytest
 
-from specviz.analysis import modelcfg, serverformats
+from specviz.analysis import llamalog, modelcfg, serverformats
 from specviz.analysis.roofline import ACCELERATORS
 from specviz.analysis.servermetrics import MetricsError, parse_any
 from specviz.core import interrupt
@@ -220,7 +220,7 @@ def test_no_paste_makes_the_log_parse_slow(name):
 
 
 def test_a_long_log_line_is_refused_with_its_cap():
-    with pytest.raises(MetricsError, match=f"the cap is {serverformats.LOG_LINE_MAX:,}"):
+    with pytest.raises(MetricsError, match=f"the cap is {llamalog.LOG_LINE_MAX:,}"):
         parse_any(FREEZERS["20,000 digits"])
 
 
