@@ -5,7 +5,8 @@ vLLM per request (metrics.speculative_decoding): acceptance_histogram is dense, 
 steps that kept exactly j drafts; num_spec_steps, num_draft_tokens, num_accepted_draft_tokens,
 num_spec_tokens (= k). SGLang (meta_info): spec_verify_ct (rounds), spec_num_proposed_drafts or
 spec_draft_token_num (drafted), spec_num_correct_drafts or spec_accept_token_num (accepted),
-spec_correct_drafts_histogram or spec_accept_histogram (k + 1 buckets). llama.cpp (timings):
+spec_correct_drafts_histogram or spec_accept_histogram (up to k + 1 buckets; k is drafted /
+rounds), older builds spec_verify_ct and completion_tokens. llama.cpp (timings):
 draft_n (drafted), draft_n_accepted (accepted), with generation_settings' speculative.n_max
 (k); no rounds, no positions. A list of responses is pooled by adding their counts.
 """
@@ -34,6 +35,7 @@ SGLANG_ROUNDS = "spec_verify_ct"
 SGLANG_DRAFTED = ("spec_num_proposed_drafts", "spec_proposed_drafts", "spec_draft_token_num")
 SGLANG_ACCEPTED = ("spec_num_correct_drafts", "spec_accepted_drafts", "spec_accept_token_num")
 SGLANG_HIST = ("spec_correct_drafts_histogram", "spec_accept_histogram")
+SGLANG_SERVER_AVG = "avg_spec_accept_length"  # /get_server_info: an average, no counts
 LLAMA_N_MAX = "speculative.n_max"  # llama.cpp's generation_settings: the longest draft
 HAND_HIST = ("accepted", "rounds")  # CSV columns: j, rounds that kept exactly j drafts
 HAND_RATES = ("position", "rate")  # CSV columns: i (from 1), share of rounds keeping draft i
@@ -61,13 +63,24 @@ def _vllm(sd: dict) -> Acceptance:
                           drafted=sd.get("num_draft_tokens"))
 
 
-def _sglang(mi: dict) -> Acceptance:
+def _sglang(mi: dict, k: int | None) -> Acceptance:
+    """meta_info -> Acceptance. k is proposed drafts / verify count: the histogram grows only
+    to the most drafts a round kept, so it is padded with zeros up to k + 1 buckets. Older
+    builds give only the verify count and completion tokens (accepted = completion - rounds,
+    drafted = k x rounds, k entered)."""
     src = "SGLang meta_info"
     rounds, drafted = mi.get(SGLANG_ROUNDS), _first(mi, SGLANG_DRAFTED)
     accepted, hist = _first(mi, SGLANG_ACCEPTED), _first(mi, SGLANG_HIST)
     if hist is not None:
+        if isinstance(hist, list) and rounds and drafted:
+            spec_k = round(count(drafted, f"{src}: {SGLANG_DRAFTED[0]}")
+                           / count(rounds, f"{src}: {SGLANG_ROUNDS}"))
+            hist = hist + [0] * max(0, min(spec_k, K_MAX) + 1 - len(hist))
         return from_histogram(hist, source=src, rounds=rounds, accepted=accepted,
                               drafted=drafted)
+    if rounds is not None and drafted is None and accepted is None \
+            and mi.get("completion_tokens") is not None:
+        return _sglang_old(mi, k)
     if rounds is None or drafted is None or accepted is None:
         raise MetricsError(f"{src}: needs {SGLANG_ROUNDS}, a drafted count "
                            f"({SGLANG_DRAFTED[0]}) and an accepted count ({SGLANG_ACCEPTED[0]})")
@@ -77,6 +90,25 @@ def _sglang(mi: dict) -> Acceptance:
     k = round(drafted / rounds) if rounds else 1
     return make_acceptance(source=src, rounds=rounds, drafted=drafted, accepted=accepted, k=k,
                            notes=("no histogram: position independence is assumed",))
+
+
+def _sglang_old(mi: dict, k: int | None) -> Acceptance:
+    src = "SGLang meta_info (verify count and completion tokens only)"
+    rounds = count(mi[SGLANG_ROUNDS], f"{src}: {SGLANG_ROUNDS}")
+    tokens = count(mi["completion_tokens"], f"{src}: completion_tokens")
+    if k is None:
+        raise MetricsError(f"{src}: these give the accepted tokens (completion_tokens - "
+                           f"{SGLANG_ROUNDS}) but not the draft length: enter k (the server's "
+                           "--speculative-num-steps)")
+    k = draft_length(k, "k (the server's --speculative-num-steps)")
+    if tokens < rounds:
+        raise MetricsError(f"{src}: completion_tokens = {tokens:,} is below {SGLANG_ROUNDS} = "
+                           f"{rounds:,}; every round emits at least one token")
+    return make_acceptance(source=src, rounds=rounds, drafted=k * rounds,
+                           accepted=tokens - rounds, k=k,
+                           notes=("accepted = completion tokens - rounds (each round emits "
+                                  "one token of the target's)",
+                                  "no histogram: position independence is assumed"))
 
 
 def _llamacpp(t: dict, k: int | None, settings: object) -> Acceptance:
@@ -108,7 +140,13 @@ def _one(doc: dict, k: int | None) -> Acceptance:
         return _vllm(sd)
     mi = doc.get("meta_info", doc)
     if isinstance(mi, dict) and (SGLANG_ROUNDS in mi or _first(mi, SGLANG_HIST) is not None):
-        return _sglang(mi)
+        return _sglang(mi, k)
+    states = doc.get("internal_states")
+    if SGLANG_SERVER_AVG in doc or (isinstance(states, list) and any(
+            isinstance(x, dict) and SGLANG_SERVER_AVG in x for x in states[:8])):
+        raise MetricsError(f"SGLang's server info gives only {SGLANG_SERVER_AVG} (an average, "
+                           "no counts of rounds or drafts): paste a response's meta_info or "
+                           "the server's /metrics instead")
     t = doc.get("timings", doc)
     if isinstance(t, dict) and "draft_n" in t:
         return _llamacpp(t, k, doc.get("generation_settings"))

@@ -9,7 +9,8 @@ Formats read (each with its own parser, never a pattern where a parser exists):
   num_draft_tokens, num_accepted_draft_tokens, num_spec_tokens.
 - SGLang's meta_info (JSON): spec_verify_ct, spec_num_proposed_drafts / spec_draft_token_num,
   spec_num_correct_drafts / spec_accept_token_num, spec_correct_drafts_histogram /
-  spec_accept_histogram; or its server-wide avg_spec_accept_length.
+  spec_accept_histogram; older builds' spec_verify_ct with completion_tokens (its server-wide
+  avg_spec_accept_length alone is refused: an average, no counts).
 - llama.cpp's response timings (JSON: draft_n, draft_n_accepted; k from generation_settings'
   speculative.n_max) and its server log: each request's "draft acceptance = r (a accepted / g
   generated), ..." line and the cumulative "statistics ...: #gen drafts = n, ..." lines
@@ -33,7 +34,10 @@ from ..core.tables import K_MAX
 from .pasted import PasteError, cut, read_json, show, whole
 
 VLLM = "vllm:spec_decode_"
-COUNTERS = ("num_drafts", "num_draft_tokens", "num_accepted_tokens", "num_accepted_tokens_per_pos")
+COUNTERS = ("num_drafts", "num_draft_tokens", "num_accepted_tokens", "num_accepted_tokens_per_pos",
+            "num_emitted_tokens")  # the last: vLLM v0 (accepted + one token per round)
+SGLANG_GAUGE = "sglang:spec_accept_length"  # an average: refused, with a pointer
+ESCAPED = "vllm_spec_decode_"  # the same names where a client escaped ':' (OpenMetrics)
 MAX_TEXT_CHARS = 2_000_000  # a pasted or uploaded metrics text
 COUNT_MAX = 2**53  # largest count read: Prometheus counters are floats, whole only up to 2^53
 CHECK_EVERY = 1024  # samples or lines read between two stop checks
@@ -171,6 +175,8 @@ def _series(text: str) -> dict[tuple[str, tuple], list[int]]:
             if i % CHECK_EVERY == 0:
                 interrupt.check()
             name = s.name.removesuffix("_total")
+            if name.startswith(ESCAPED):
+                name = VLLM + name.removeprefix(ESCAPED)
             if name not in names:
                 continue
             key = (name, tuple(sorted(s.labels.items())))
@@ -209,20 +215,30 @@ def _delta(values: list[int], key: tuple[str, tuple]) -> int:
     return values[-1] - values[0] if len(values) > 1 else values[0]
 
 
-def parse_prometheus(text: str, model: str | None = None) -> Acceptance:
-    """vLLM's /metrics text -> Acceptance; several scrapes are differenced (last - first),
-    series that differ only in other labels (engine, ...) are added; with several model_name
-    values, `model` picks one."""
-    series = _series(text)
-    if not series:
-        raise MetricsError("no speculative-decoding counters in the text: expected "
-                           + ", ".join(VLLM + c for c in COUNTERS[:3])
-                           + " (with or without _total), as vLLM exposes at /metrics")
+def _models(series: dict, model: str | None) -> None:
+    """Several model_name values need `model`, one of them."""
     models = sorted({dict(lab).get("model_name", "") for _, lab in series} - {""})
+    listed = ", ".join(cut(m) for m in models[:3]) + (f" and {len(models) - 3:,} more"
+                                                      if len(models) > 3 else "")
     if model is None and len(models) > 1:
-        raise MetricsError(f"the text holds counters of {len(models)} models "
-                           f"({', '.join(models)}); choose one")
-    scrapes = max(len(v) for v in series.values())
+        raise MetricsError(f"the text holds counters of {len(models):,} models ({listed}); "
+                           "choose one")
+    if model is not None and models and model not in models:
+        raise MetricsError(f"no counters of model {show(model)}; the text holds {listed}")
+
+
+def model_names(text: str) -> tuple[str, ...]:
+    """The model_name labels of vLLM's spec-decode counters in a /metrics text (none for
+    any other text, or text that is not Prometheus)."""
+    try:
+        series = _series(text)
+    except MetricsError:
+        return ()
+    return tuple(sorted({dict(lab).get("model_name", "") for _, lab in series} - {""}))
+
+
+def _totals(series: dict, model: str | None) -> tuple[dict[str, int], dict[int, int]]:
+    """(counter -> last - first summed over its series, position -> the same) of `model`."""
     totals: dict[str, int] = {}
     pos: dict[int, int] = {}
     for key, values in series.items():
@@ -236,12 +252,46 @@ def parse_prometheus(text: str, model: str | None = None) -> Acceptance:
             pos[p] = pos.get(p, 0) + d
         else:
             totals[name] = totals.get(name, 0) + d
-    missing = [VLLM + c for c in COUNTERS[:3] if c not in totals]
+    return totals, pos
+
+
+def _rounds(totals: dict[str, int], notes: list[str]) -> int:
+    """num_drafts (v1), or emitted - accepted tokens (v0: a round emits its accepted drafts
+    and one token of the target's)."""
+    missing = [VLLM + c for c in COUNTERS[1:3] if c not in totals]
+    if "num_drafts" not in totals and "num_emitted_tokens" not in totals:
+        missing.insert(0, f"{VLLM}num_drafts (v1) or {VLLM}num_emitted_tokens (v0)")
     if missing:
-        raise MetricsError("speculative-decoding counters missing: " + ", ".join(missing))
-    rounds, drafted, accepted = (count(totals[c], f"{VLLM}{c} (summed over its series)")
-                                 for c in COUNTERS[:3])
+        found = ", ".join(VLLM + c for c in totals) or "none"
+        raise MetricsError(f"speculative-decoding counters missing: {', '.join(missing)} "
+                           f"(found: {found})")
+    if "num_drafts" in totals:
+        return count(totals["num_drafts"], f"{VLLM}num_drafts (summed over its series)")
+    notes.append("vLLM v0 counters: rounds taken as emitted minus accepted tokens")
+    return count(totals["num_emitted_tokens"] - totals["num_accepted_tokens"],
+                 f"rounds ({VLLM}num_emitted_tokens - {VLLM}num_accepted_tokens)")
+
+
+def parse_prometheus(text: str, model: str | None = None) -> Acceptance:
+    """vLLM's /metrics text (v1 or v0 counters, names with ':' or escaped '_') ->
+    Acceptance; several scrapes are differenced (last - first), series that differ only in
+    other labels (engine, ...) are added; with several model_name values, `model` picks one."""
+    series = _series(text)
+    if not series and SGLANG_GAUGE in text:
+        raise MetricsError(f"SGLang's /metrics gives only gauges ({SGLANG_GAUGE}, "
+                           "sglang:spec_accept_rate: averages, no counts of rounds or drafts): "
+                           "paste a response's meta_info (spec_verify_ct, ...) instead")
+    if not series:
+        raise MetricsError("no speculative-decoding counters in the text: expected "
+                           + ", ".join(VLLM + c for c in COUNTERS[:3])
+                           + " (with or without _total), as vLLM exposes at /metrics")
+    _models(series, model)
+    scrapes = max(len(v) for v in series.values())
+    totals, pos = _totals(series, model)
     notes = [f"{scrapes} scrapes differenced (last minus first)"] if scrapes > 1 else []
+    rounds = _rounds(totals, notes)
+    drafted, accepted = (count(totals[c], f"{VLLM}{c} (summed over its series)")
+                         for c in COUNTERS[1:3])
     a = None
     if pos:
         k = max(pos) + 1
