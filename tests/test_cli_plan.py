@@ -70,3 +70,18 @@ def test_plan_hostile_config_gets_a_message(tmp_path, capsys):
     path.write_text(json.dumps({**cfg, "hidden_size": float("inf")}))
     rc, _ = run("plan", "--target-config", str(path))
     assert rc == 2 and "'hidden_size' must be a whole number; got inf" in capsys.readouterr().err
+
+
+def test_plan_model_choice_and_an_earlier_scrape(tmp_path, capsys):
+    two = "tests/fixtures/plan/vllm_two_models.prom"
+    rc, _ = run("plan", "--metrics", two)
+    assert rc == 2 and "2 models (a, b); choose one" in capsys.readouterr().err
+    rc_a, a = run("plan", "--metrics", two, "--model", "a", "--json")
+    rc_b, b = run("plan", "--metrics", two, "--model", "b", "--json")
+    assert rc_a == rc_b == 0 and json.loads(a)["alpha"] != json.loads(b)["alpha"]
+    earlier, later = open(EX).read().split("\n\n", 1)
+    (tmp_path / "t0.prom").write_text(earlier)
+    (tmp_path / "t1.prom").write_text(later)
+    rc, text = run("plan", "--metrics", str(tmp_path / "t1.prom"), "--metrics-before",
+                   str(tmp_path / "t0.prom"))
+    assert rc == 0 and "2 scrapes differenced" in text

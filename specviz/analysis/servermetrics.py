@@ -215,9 +215,13 @@ def _delta(values: list[int], key: tuple[str, tuple]) -> int:
     return values[-1] - values[0] if len(values) > 1 else values[0]
 
 
+def _names(series: dict) -> tuple[str, ...]:
+    return tuple(sorted({dict(lab).get("model_name", "") for _, lab in series} - {""}))
+
+
 def _models(series: dict, model: str | None) -> None:
     """Several model_name values need `model`, one of them."""
-    models = sorted({dict(lab).get("model_name", "") for _, lab in series} - {""})
+    models = _names(series)
     listed = ", ".join(cut(m) for m in models[:3]) + (f" and {len(models) - 3:,} more"
                                                       if len(models) > 3 else "")
     if model is None and len(models) > 1:
@@ -234,7 +238,7 @@ def model_names(text: str) -> tuple[str, ...]:
         series = _series(text)
     except MetricsError:
         return ()
-    return tuple(sorted({dict(lab).get("model_name", "") for _, lab in series} - {""}))
+    return _names(series)
 
 
 def _totals(series: dict, model: str | None) -> tuple[dict[str, int], dict[int, int]]:
@@ -308,6 +312,28 @@ def parse_prometheus(text: str, model: str | None = None) -> Acceptance:
 
 
 # --------------------------------------------------------------------------- any text
+def parse_scrapes(before: str, after: str, *, model: str | None = None) -> Acceptance:
+    """Two /metrics scrapes of one vLLM server, an earlier and a later one: the counters
+    differenced, later minus earlier (as two scrapes pasted one after the other)."""
+    for what, text in (("earlier", before), ("later", after)):
+        if not isinstance(text, str) or not text.strip():
+            raise MetricsError(f"the {what} scrape is empty")
+        if len(text) > MAX_TEXT_CHARS // 2:
+            raise MetricsError(f"the {what} scrape is {len(text):,} characters; the cap is "
+                               f"{MAX_TEXT_CHARS // 2:,}")
+        if text.lstrip()[0] in "{[" or llamalog_keys(text):
+            raise MetricsError(f"the {what} scrape is not Prometheus text: two scrapes are "
+                               "differenced only for vLLM's /metrics")
+    return parse_prometheus(before.strip() + "\n" + after.strip() + "\n", model=model)
+
+
+def llamalog_keys(text: str) -> bool:
+    """Whether text holds a llama.cpp log line (a request's or a statistics line)."""
+    from . import llamalog
+
+    return llamalog.REQUEST_KEY in text or llamalog.STATS_KEY in text
+
+
 def parse_any(text: str, *, k: int | None = None, model: str | None = None,
               rounds: int | None = None) -> Acceptance:
     """Whatever a user pasted: JSON (vLLM per request, SGLang, llama.cpp), a llama.cpp log
@@ -321,7 +347,7 @@ def parse_any(text: str, *, k: int | None = None, model: str | None = None,
     from . import llamalog, serverformats  # they build on this module's record
 
     body = text.strip()
-    is_log = llamalog.REQUEST_KEY in body or llamalog.STATS_KEY in body
+    is_log = llamalog_keys(body)
     if body[0] in "{[":
         try:
             return serverformats.from_json(read_json(body), k=k)

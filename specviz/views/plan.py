@@ -23,12 +23,20 @@ EXAMPLE_LABELS = {  # example file -> what it is
     "hand_histogram.csv": "hand-entered histogram (CSV)",
 }
 EXAMPLES = tuple(EXAMPLE_LABELS)
+MODEL_NAME_MAX_CHARS = 200  # a model_name label chosen on the page (Hugging Face ids are ~50)
 
 
 def example_text(name: str) -> str:
     if name not in EXAMPLES:
         raise ValueError(f"unknown example {name!r}; choose one of {EXAMPLES}")
     return (EXAMPLE_DIR / name).read_text()
+
+
+@heavy  # a parse of up to 2 MB of pasted text
+def scrape_models(text: str) -> tuple[str, ...]:
+    """The model names of a /metrics scrape that holds several (for a choice); else ()."""
+    names = servermetrics.model_names(text)
+    return names if len(names) > 1 else ()
 
 
 def find_gpu(name: str) -> str:
@@ -99,11 +107,17 @@ def plan_page(*, metrics_text: str, target_text: str = "", target_preset: str = 
               accel: Accelerator, context_len: int = 4096, target_dtype: str = "bf16",
               draft_dtype: str = "bf16", kv_dtype: str = "bf16", k_max: int = 8,
               k_len: int = 0, rounds: int = 0, batch: int = 0, target_name: str = "target",
-              draft_name: str = "draft") -> PlanPage:
-    """Everything /plan shows; errors instead of exceptions for any bad input."""
+              draft_name: str = "draft", metrics_before: str = "", model: str = "") -> PlanPage:
+    """Everything /plan shows; errors instead of exceptions for any bad input.
+    metrics_before: an earlier /metrics scrape (the counters are differenced); model: one
+    model_name of a scrape that holds several."""
     page = PlanPage()
     try:
-        rec = servermetrics.parse_any(metrics_text, k=k_len or None, rounds=rounds or None)
+        if metrics_before.strip():
+            rec = servermetrics.parse_scrapes(metrics_before, metrics_text, model=model or None)
+        else:
+            rec = servermetrics.parse_any(metrics_text, k=k_len or None, model=model or None,
+                                          rounds=rounds or None)
         page.report = acceptance.analyse(rec)
         page.notes += list(rec.notes)
         page.tables["acceptance"] = page.report.rows

@@ -13,6 +13,7 @@ from specviz.web import urlcodec
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "10_plan.py")
 FX = Path(__file__).resolve().parents[1] / "fixtures" / "plan"
+EX = Path(__file__).resolve().parents[2] / "specviz" / "analysis" / "examples"
 
 
 def test_default_example_gives_a_verdict():
@@ -106,3 +107,30 @@ def test_the_parse_runs_in_a_heavy_worker(monkeypatch):
     text = (FX / "vllm_iid.prom").read_text() + f"# {uuid.uuid4()}\n"  # not in the cache
     at = run_page(PAGE, timeout=60, plan_metrics=urlcodec.encode_blob(text))
     assert at.success and held
+
+
+def test_a_scrape_of_two_models_offers_a_choice():
+    """Before, the page said 'choose one' with no way to: now a model box lists them."""
+    text = (FX / "vllm_two_models.prom").read_text()
+    at = run_page(PAGE, timeout=60, plan_metrics=urlcodec.encode_blob(text))
+    box = at.selectbox(key="w_plan_model")
+    assert list(box.options) == ["a", "b"] and not at.error
+    first = at.metric[0].value
+    box.set_value("b").run()
+    assert not at.exception and not at.error
+    assert at.metric[0].value != first  # alpha of model b
+    assert at.query_params["plan_model"] in ("b", ["b"])
+
+
+def test_an_earlier_scrape_is_differenced():
+    """Two scrapes as two pastes: later minus earlier (120,000 rounds), not the later alone
+    (170,000)."""
+    text = (EX / "vllm_metrics.prom").read_text()
+    earlier, later = text.split("\n\n", 1)
+    at = run_page(PAGE, timeout=60, plan_metrics=urlcodec.encode_blob(later),
+                  plan_before=urlcodec.encode_blob(earlier))
+    assert any("2 scrapes differenced" in i.value for i in at.info)
+    assert "120,000 rounds" in at.success[0].value
+    bad = run_page(PAGE, timeout=60, plan_metrics=urlcodec.encode_blob(later),
+                   plan_before=urlcodec.encode_blob('{"a": 1}'))
+    assert any("not Prometheus text" in e.value for e in bad.error)
