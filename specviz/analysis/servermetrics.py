@@ -180,7 +180,10 @@ def _series(text: str) -> dict[tuple[str, tuple], list[int]]:
             if name not in names:
                 continue
             key = (name, tuple(sorted(s.labels.items())))
-            out.setdefault(key, []).append(count(s.value, f"counter {_label_text(key)}"))
+            n = whole(s.value, lo=0, hi=COUNT_MAX)
+            if n is None:  # the message (built only then) names the series
+                count(s.value, f"counter {_label_text(key)}")
+            out.setdefault(key, []).append(n)
     except (ValueError, TypeError, IndexError, KeyError) as exc:
         if isinstance(exc, MetricsError):
             raise
