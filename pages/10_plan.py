@@ -36,8 +36,7 @@ with m_col:
             "plan_before", "an earlier vLLM /metrics scrape (counters differenced)",
             types=("txt", "prom"), max_bytes=MAX_BYTES, height=100)
     text = pasted if pasted.strip() else pv.example_text(example)
-    models = ui.cached(pv.scrape_models)(text)
-    model = ui.bind("plan_model", st.selectbox, "model", models) if models else ""
+    model = st.session_state.get("w_plan_model", app.settings.plan_model)  # its box: below
 with mod_col:
     st.subheader("Models")
     names = pv.preset_names()
@@ -76,6 +75,8 @@ page = ui.cached(pv.plan_page)(
     draft_preset=draft, accel=accel, context_len=int(context_len), target_dtype=tdtype,
     draft_dtype=ddtype, kv_dtype=kvd, k_max=int(kmax), k_len=int(klen), rounds=int(rounds),
     batch=int(batch), metrics_before=before, model=model)
+with m_col:  # a scrape of several models: a choice among those the parse found
+    model = ui.bind("plan_model", st.selectbox, "model", page.models) if page.models else ""
 for e in page.errors:
     st.error(guard.plain(e))
 for n in page.notes:

@@ -24,7 +24,7 @@ other: a_i = sum_{j >= i} h_j (a_0 = rounds).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 from prometheus_client.parser import text_string_to_metric_families
@@ -47,6 +47,14 @@ class MetricsError(ValueError):
     """Input that cannot be read as acceptance; the message says why, for the page."""
 
 
+class ModelChoice(MetricsError):
+    """A scrape of several models, none of them chosen (or one it does not hold)."""
+
+    def __init__(self, message: str, models: tuple[str, ...]):
+        super().__init__(message)
+        self.models = models  # the model_name labels found, sorted
+
+
 @dataclass(frozen=True)
 class Acceptance:
     """Acceptance counts of many rounds, whatever the server."""
@@ -58,6 +66,7 @@ class Acceptance:
     k: int  # draft tokens per round
     per_position: np.ndarray | None = None  # (k,) rounds keeping draft i, i = 1..k; None: unknown
     notes: tuple[str, ...] = field(default=())
+    models: tuple[str, ...] = ()  # a scrape's model_name labels, where it holds several
 
     @property
     def mean_acceptance_length(self) -> float:
@@ -222,26 +231,18 @@ def _names(series: dict) -> tuple[str, ...]:
     return tuple(sorted({dict(lab).get("model_name", "") for _, lab in series} - {""}))
 
 
-def _models(series: dict, model: str | None) -> None:
-    """Several model_name values need `model`, one of them."""
+def _models(series: dict, model: str | None) -> tuple[str, ...]:
+    """The model_name values; several need `model`, one of them (else ModelChoice)."""
     models = _names(series)
     listed = ", ".join(cut(m) for m in models[:3]) + (f" and {len(models) - 3:,} more"
                                                       if len(models) > 3 else "")
     if model is None and len(models) > 1:
-        raise MetricsError(f"the text holds counters of {len(models):,} models ({listed}); "
-                           "choose one")
+        raise ModelChoice(f"the text holds counters of {len(models):,} models ({listed}); "
+                          "choose one", models)
     if model is not None and models and model not in models:
-        raise MetricsError(f"no counters of model {show(model)}; the text holds {listed}")
-
-
-def model_names(text: str) -> tuple[str, ...]:
-    """The model_name labels of vLLM's spec-decode counters in a /metrics text (none for
-    any other text, or text that is not Prometheus)."""
-    try:
-        series = _series(text)
-    except MetricsError:
-        return ()
-    return _names(series)
+        raise ModelChoice(f"no counters of model {show(model)}; the text holds {listed}",
+                          models)
+    return models
 
 
 def _totals(series: dict, model: str | None) -> tuple[dict[str, int], dict[int, int]]:
@@ -292,7 +293,7 @@ def parse_prometheus(text: str, model: str | None = None) -> Acceptance:
         raise MetricsError("no speculative-decoding counters in the text: expected "
                            + ", ".join(VLLM + c for c in COUNTERS[:3])
                            + " (with or without _total), as vLLM exposes at /metrics")
-    _models(series, model)
+    models = _models(series, model)
     scrapes = max(len(v) for v in series.values())
     totals, pos = _totals(series, model)
     notes = [f"{scrapes} scrapes differenced (last minus first)"] if scrapes > 1 else []
@@ -310,8 +311,9 @@ def parse_prometheus(text: str, model: str | None = None) -> Acceptance:
     if rounds and drafted != k * rounds:
         notes.append(f"drafted tokens ({drafted:,}) are not k x rounds ({k} x {rounds:,}): "
                      "rounds of different lengths were pooled")
-    return make_acceptance(source="vLLM Prometheus", rounds=rounds, drafted=drafted,
-                           accepted=accepted, k=max(k, 1), per_position=a, notes=tuple(notes))
+    rec = make_acceptance(source="vLLM Prometheus", rounds=rounds, drafted=drafted,
+                          accepted=accepted, k=max(k, 1), per_position=a, notes=tuple(notes))
+    return replace(rec, models=models) if len(models) > 1 else rec
 
 
 # --------------------------------------------------------------------------- any text

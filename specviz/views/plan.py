@@ -32,13 +32,6 @@ def example_text(name: str) -> str:
     return (EXAMPLE_DIR / name).read_text()
 
 
-@heavy  # a parse of up to 2 MB of pasted text
-def scrape_models(text: str) -> tuple[str, ...]:
-    """The model names of a /metrics scrape that holds several (for a choice); else ()."""
-    names = servermetrics.model_names(text)
-    return names if len(names) > 1 else ()
-
-
 def find_gpu(name: str) -> str:
     """An accelerator preset by its name or an unambiguous part of it ("H100" -> "H100 SXM")."""
     if name in ACCELERATORS:
@@ -72,6 +65,7 @@ class PlanPage:
     verdict: str = ""
     tables: dict[str, list[dict]] = field(default_factory=dict)  # name -> rows
     batch_note: str | None = None  # the user's batch against memory and the sweep
+    models: tuple[str, ...] = ()  # a scrape's model names, where it holds several (a choice)
 
 
 def _model(text: str, preset: str, who: str, errors: list[str]):
@@ -82,6 +76,25 @@ def _model(text: str, preset: str, who: str, errors: list[str]):
     except modelcfg.ConfigError as exc:
         errors.append(f"{who} model: {exc}")
         return None
+
+
+def _measurements(text: str, before: str, k_len: int, rounds: int, model: str,
+                  notes: list[str]) -> servermetrics.Acceptance:
+    """The measurements read; a scrape of several models, none or an absent one chosen, is
+    read for its first model, with a note."""
+    def read(m: str | None) -> servermetrics.Acceptance:
+        if before.strip():
+            return servermetrics.parse_scrapes(before, text, model=m)
+        return servermetrics.parse_any(text, k=k_len or None, model=m, rounds=rounds or None)
+
+    try:
+        return read(model or None)
+    except servermetrics.ModelChoice as exc:
+        first = exc.models[0]
+        notes.append(f"The scrape holds {len(exc.models):,} models"
+                     + (f" and none is {model}" if model else "")
+                     + f": shown is {first} (choose another under 'model').")
+        return read(first)
 
 
 def _batch_note(p: planner.Plan, batch: int) -> str:
@@ -113,11 +126,8 @@ def plan_page(*, metrics_text: str, target_text: str = "", target_preset: str = 
     model_name of a scrape that holds several."""
     page = PlanPage()
     try:
-        if metrics_before.strip():
-            rec = servermetrics.parse_scrapes(metrics_before, metrics_text, model=model or None)
-        else:
-            rec = servermetrics.parse_any(metrics_text, k=k_len or None, model=model or None,
-                                          rounds=rounds or None)
+        rec = _measurements(metrics_text, metrics_before, k_len, rounds, model, page.notes)
+        page.models = rec.models
         page.report = acceptance.analyse(rec)
         page.notes += list(rec.notes)
         page.tables["acceptance"] = page.report.rows

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from specviz.analysis.servermetrics import MetricsError, model_names, parse_any
+from specviz.analysis.servermetrics import MetricsError, ModelChoice, parse_any
 
 
 def counter(name: str, value: float, labels: str = 'model_name="m"', help_: str = "") -> str:
@@ -62,14 +62,18 @@ def two_models() -> str:
 
 def test_several_models_are_listed_and_one_is_chosen():
     text = two_models()
-    assert model_names(text) == ("Qwen/Qwen3-8B", "meta-llama/Llama-3.1-8B")
-    with pytest.raises(MetricsError, match="2 models .*choose one"):
+    with pytest.raises(ModelChoice, match="2 models .*choose one") as err:
         parse_any(text)
-    assert parse_any(text, model="Qwen/Qwen3-8B").rounds == 50
+    assert err.value.models == ("Qwen/Qwen3-8B", "meta-llama/Llama-3.1-8B")
+    qwen = parse_any(text, model="Qwen/Qwen3-8B")
+    assert qwen.rounds == 50 and qwen.models == err.value.models
     assert parse_any(text, model="meta-llama/Llama-3.1-8B").accepted == 200
-    with pytest.raises(MetricsError, match="no counters of model 'gpt'"):
+    with pytest.raises(ModelChoice, match="no counters of model 'gpt'"):
         parse_any(text, model="gpt")
-    assert model_names("not prometheus {") == ()
+    one = (counter("vllm:spec_decode_num_drafts", 10) + counter(
+        "vllm:spec_decode_num_draft_tokens", 30) + counter("vllm:spec_decode_num_accepted_tokens",
+                                                             15))
+    assert parse_any(one).models == ()  # one model: no choice to offer
 
 
 def test_sglang_k_comes_from_proposed_drafts_over_verify_count():
