@@ -10,10 +10,7 @@ from specviz.views import plan as pv
 from specviz.web import files, guard, notation, planinputs, ui, urlcodec
 from specviz.web import settings as S
 
-KEYS = ("plan_example", "plan_metrics", "plan_target", "plan_target_cfg", "plan_draft",
-        "plan_draft_cfg", "plan_gpu", "plan_mem_gb", "plan_bw_tbs", "plan_tflops",
-        "plan_fp8_tflops", "plan_ctx", "plan_tdtype", "plan_ddtype", "plan_kvdtype",
-        "plan_kmax", "plan_klen", "plan_rounds", "plan_batch")
+KEYS = tuple(k for k in S.PARSERS if k.startswith("plan_"))  # this page's URL keys
 MAX_BYTES = 2_000_000
 
 app = ui.page("plan")
@@ -35,6 +32,11 @@ with m_col:
                        min_value=0, max_value=64)
         rounds = ui.bind("plan_rounds", st.number_input, "rounds (hand-entered rates)",
                          min_value=0, step=100)
+        before, b_err = files.paste_or_upload(
+            "plan_before", "an earlier vLLM /metrics scrape (counters differenced)",
+            types=("txt", "prom"), max_bytes=MAX_BYTES, height=100)
+    text = pasted if pasted.strip() else pv.example_text(example)
+    model = st.session_state.get("w_plan_model", app.settings.plan_model)  # its box: below
 with mod_col:
     st.subheader("Models")
     names = pv.preset_names()
@@ -59,23 +61,25 @@ with hw_col:
     batch = ui.bind("plan_batch", st.number_input, "your batch size (0 = none)", min_value=0,
                     max_value=S.BATCH_MAX)
 st.caption("Accelerator source: " + pv.ACCELERATORS[gpu].source + ".")
-for where, err in (("metrics upload", up_err), ("target upload", t_err),
-                   ("draft upload", d_err)):
+for where, err in (("metrics upload", up_err), ("earlier scrape upload", b_err),
+                   ("target upload", t_err), ("draft upload", d_err)):
     if err:
         st.error(guard.plain(f"The {where} was not used: {err}."))
-text = pasted if pasted.strip() else pv.example_text(example)
 page = ui.cached(pv.plan_page)(
     metrics_text=text, target_text=t_cfg, target_preset=target, draft_text=d_cfg,
     draft_preset=draft, accel=accel, context_len=int(context_len), target_dtype=tdtype,
     draft_dtype=ddtype, kv_dtype=kvd, k_max=int(kmax), k_len=int(klen), rounds=int(rounds),
-    batch=int(batch), drafts=drafts)
+    batch=int(batch), drafts=drafts, metrics_before=before, model=model)
+with m_col:  # a scrape of several models: a choice among those the parse found
+    model = ui.bind("plan_model", st.selectbox, "model", page.models) if page.models else ""
 for e in page.errors:
     st.error(guard.plain(e))
 for n in page.notes:
     st.info(guard.plain(n))
 if page.verdict:
     st.success(guard.plain(page.verdict_parts[0]))
-    st.markdown("\n".join("- " + guard.plain(x) for x in page.verdict_parts[1:] + page.models))
+    reasons = page.verdict_parts[1:] + page.model_lines
+    st.markdown("\n".join("- " + guard.plain(x) for x in reasons))
 if page.batch_note:
     (st.warning if "does not fit" in page.batch_note else st.info)(guard.plain(page.batch_note))
 if "measured" in page.tables:
@@ -105,14 +109,15 @@ if page.plan is not None:
     files.download_table(page.tables["by_k"], "plan_by_k")
 blobs = {}
 for key, value, what in (("plan_metrics", pasted, "metrics paste"),
+                         ("plan_before", before, "earlier scrape"),
                          ("plan_target_cfg", t_cfg, "target config"),
                          ("plan_draft_cfg", d_cfg, "draft config")):
     blobs[key], note = urlcodec.url_blob(value, what)
     if note:
         st.warning(note)
-ui.finish(app, replace(app.settings, plan_example=example, plan_target=target,
-                       plan_draft=draft, **hw_fields, plan_ctx=int(context_len),
-                       plan_tdtype=tdtype, plan_ddtype=ddtype, plan_kvdtype=kvd,
-                       plan_kmax=int(kmax), plan_klen=int(klen), plan_rounds=int(rounds),
-                       plan_batch=int(batch), **draft_fields, **blobs),
-          KEYS + planinputs.DRAFT_KEYS)
+ui.finish(app, replace(app.settings, plan_example=example, plan_model=model,
+                       plan_target=target, plan_draft=draft, **hw_fields,
+                       plan_ctx=int(context_len), plan_tdtype=tdtype, plan_ddtype=ddtype,
+                       plan_kvdtype=kvd, plan_kmax=int(kmax), plan_klen=int(klen),
+                       plan_rounds=int(rounds), plan_batch=int(batch), **draft_fields, **blobs),
+          KEYS)

@@ -2,6 +2,7 @@
 
     python -m specviz plan --metrics FILE --target-config FILE|PRESET --draft-config FILE|PRESET
                            --gpu H100 --context 4096 [--batch B] [--json]
+                           [--metrics-before FILE] [--model NAME]
 """
 
 from __future__ import annotations
@@ -31,6 +32,11 @@ def add_parser(sub) -> None:
                    help="metrics file: vLLM /metrics text (one or more scrapes), vLLM or "
                         "SGLang JSON, llama.cpp log or timings, or a CSV (default: the "
                         "shipped vLLM example)")
+    p.add_argument("--metrics-before", default=None,
+                   help="an earlier vLLM /metrics scrape: the counters are differenced, "
+                        "--metrics minus this one")
+    p.add_argument("--model", default="",
+                   help="the model_name to read, where a scrape holds several models")
     p.add_argument("--target-config", default="Llama-3.1-8B",
                    help=f"target config.json path or preset ({', '.join(pv.preset_names())})")
     p.add_argument("--draft-config", default="Llama-3.2-1B", help="draft config.json or preset")
@@ -93,13 +99,10 @@ def _read(path_or_preset: str, presets: tuple[str, ...]) -> tuple[str, str]:
 
 
 def build(args: argparse.Namespace) -> pv.PlanPage:
-    if args.metrics is None:
-        metrics = pv.example_text(pv.EXAMPLES[0])
-    else:
-        try:
-            metrics = Path(args.metrics).read_text()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise ValueError(f"cannot read --metrics {args.metrics!r}: {exc}") from None
+    metrics = pv.example_text(pv.EXAMPLES[0]) if args.metrics is None else _text(
+        args.metrics, "--metrics")
+    before = "" if args.metrics_before is None else _text(args.metrics_before,
+                                                          "--metrics-before")
     names = pv.preset_names()
     t_text, t_name = _read(args.target_config, names)
     d_text, d_name = _read(args.draft_config, names)
@@ -110,12 +113,20 @@ def build(args: argparse.Namespace) -> pv.PlanPage:
                         kv_dtype=args.kv_dtype, k_max=args.k_max, k_len=args.k,
                         rounds=args.rounds, batch=args.batch,
                         target_name=_label(args.target_config, names),
-                        draft_name=_label(args.draft_config, names), drafts=_drafts(args))
+                        draft_name=_label(args.draft_config, names), drafts=_drafts(args),
+                        metrics_before=before, model=args.model)
 
 
 def _label(path_or_preset: str, presets: tuple[str, ...]) -> str:
     """A preset's name as it is ('Llama-3.2-1B', not its stem 'Llama-3'), else the file's."""
     return path_or_preset if path_or_preset in presets else Path(path_or_preset).stem
+
+
+def _text(path: str, flag: str) -> str:
+    try:
+        return Path(path).read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValueError(f"cannot read {flag} {path!r}: {exc}") from None
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -131,7 +142,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         return 0
     f3 = ".3f"
     print("Verdict\n=======\n" + page.verdict, file=out)
-    for line in page.models:
+    for line in page.model_lines:
         print(f"  model: {line}", file=out)
     for n in page.notes + ([page.batch_note] if page.batch_note else []):
         print(f"  note: {n}", file=out)

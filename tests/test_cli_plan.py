@@ -5,6 +5,8 @@ from __future__ import annotations
 import io
 import json
 
+import pytest
+
 from specviz.cli import main
 
 EX = "specviz/analysis/examples/vllm_metrics.prom"
@@ -56,3 +58,47 @@ def test_plan_heads_trees_ngram_and_measured(capsys):
     assert rc == 2 and "--measured takes up to 3" in capsys.readouterr().err
     rc, _ = run("plan", "--tree", "2,2,500")
     assert rc == 2 and "exceed" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("name", "text", "args", "message"), [
+    ("deep.json", "[" * 1000 + "]" * 1000, (), "nested too deeply"),
+    ("inf.prom", "vllm:spec_decode_num_drafts_total +Inf\n", (), "num_drafts must be"),
+    ("pos.prom", 'vllm:spec_decode_num_accepted_tokens_per_pos_total{position="2e9"} 1\n', (),
+     "position '2e9'"),
+    ("gen0.log", "draft acceptance = 0.5 (1 accepted / 2 generated)\n#gen drafts = 0\n", (),
+     "#gen drafts = 0"),
+    ("digits.log", "draft acceptance = " + "1" * 20_000 + "x accepted", (), "the cap is 4,096"),
+    ("timings.json", '{"timings": {"draft_n": Infinity}}', ("--k", "4"), "draft_n must be"),
+    ("rates.csv", "position,rate\n1,0.5\n", ("--rounds", "1" + "0" * 30), "rounds behind"),
+    ("ok.prom", None, ("--context", "1" + "0" * 400), "context must be 1..10,000,000"),
+])
+def test_plan_hostile_files_get_a_message_not_a_traceback(tmp_path, capsys, name, text, args,
+                                                          message):
+    path = tmp_path / name
+    path.write_text(text if text is not None else open(EX).read())
+    rc, _ = run("plan", "--metrics", str(path), *args)
+    err = capsys.readouterr().err
+    assert rc == 2 and message in err and "Traceback" not in err, err
+
+
+def test_plan_hostile_config_gets_a_message(tmp_path, capsys):
+    cfg = json.loads(open(CFG + "Llama-3.1-8B.json").read())
+    path = tmp_path / "cfg.json"
+    path.write_text(json.dumps({**cfg, "hidden_size": float("inf")}))
+    rc, _ = run("plan", "--target-config", str(path))
+    assert rc == 2 and "'hidden_size' must be a whole number; got inf" in capsys.readouterr().err
+
+
+def test_plan_model_choice_and_an_earlier_scrape(tmp_path, capsys):
+    two = "tests/fixtures/plan/vllm_two_models.prom"
+    rc, text = run("plan", "--metrics", two)  # the first model, saying so
+    assert rc == 0 and "holds 2 models: shown is a" in text
+    rc_a, a = run("plan", "--metrics", two, "--model", "a", "--json")
+    rc_b, b = run("plan", "--metrics", two, "--model", "b", "--json")
+    assert rc_a == rc_b == 0 and json.loads(a)["alpha"] != json.loads(b)["alpha"]
+    earlier, later = open(EX).read().split("\n\n", 1)
+    (tmp_path / "t0.prom").write_text(earlier)
+    (tmp_path / "t1.prom").write_text(later)
+    rc, text = run("plan", "--metrics", str(tmp_path / "t1.prom"), "--metrics-before",
+                   str(tmp_path / "t0.prom"))
+    assert rc == 0 and "2 scrapes differenced" in text

@@ -20,6 +20,7 @@ import json
 from functools import cache
 from pathlib import Path
 
+from .pasted import PasteError, read_json, show, whole
 from .shape import ModelShape
 
 PRESET_DIR = Path(__file__).with_name("presets")
@@ -41,7 +42,10 @@ LIMITS = {  # field: (lowest, highest) accepted; outside is a typo or a unit sli
     "qk_rope_head_dim": (1, 4_096),
     "qk_nope_head_dim": (0, 4_096),
     "v_head_dim": (1, 4_096),
+    "shared_expert_intermediate_size": (0, 1_048_576),
+    "n_shared_experts": (0, 4_096),
 }
+EXPERT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts")  # limit: "experts"
 QKV_BIAS = ("qwen2", "qwen2_moe")  # model types with biases on q, k and v
 QK_NORM = ("qwen3", "qwen3_moe", "gemma3", "gemma3_text")  # RMSNorm on each head's q and k
 FOUR_NORMS = ("gemma2", "gemma3", "gemma3_text")  # norms before and after attention and MLP
@@ -62,37 +66,37 @@ class ConfigError(ValueError):
 
 
 def _field(cfg: dict, key: str, who: str, default: object = None) -> int:
+    """cfg[key] (or default) as a whole number within its LIMITS."""
     v = cfg.get(key, default)
     if v is None:
         raise ConfigError(f"{who}: config.json has no '{key}' ({MEANING.get(key, key)}), "
                           "which the cost model needs")
-    lo, hi = LIMITS.get(key, (0, 10**7))
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or v != int(v):
-        raise ConfigError(f"{who}: '{key}' must be a whole number; got {v!r}")
-    if not lo <= v <= hi:
-        raise ConfigError(f"{who}: '{key}' = {int(v):,} is not a plausible value "
-                          f"({lo:,}..{hi:,})")
-    return int(v)
+    lo, hi = LIMITS["experts" if key in EXPERT_KEYS else key]
+    if whole(v) is None:
+        raise ConfigError(f"{who}: '{key}' must be a whole number; got {show(v)}")
+    n = whole(v, lo=lo, hi=hi)
+    if n is None:
+        shown = f"{int(v):,}" if abs(v) < 10**16 else show(v)
+        raise ConfigError(f"{who}: '{key}' = {shown} is not a plausible value ({lo:,}..{hi:,})")
+    return n
 
 
 def _moe(cfg: dict, who: str, ffn: int | None) -> dict:
     """The expert fields, or {} for a dense model."""
-    key = next((k for k in ("num_local_experts", "num_experts", "n_routed_experts")
-                if cfg.get(k)), None)
+    key = next((k for k in EXPERT_KEYS if cfg.get(k)), None)
     if key is None:
         return {}
     e = _field(cfg, key, who)
-    if e < 1 or e > LIMITS["experts"][1]:
-        raise ConfigError(f"{who}: '{key}' = {e:,} is not a plausible number of experts")
     top = _field(cfg, "num_experts_per_tok", who)
     if top > e:
         raise ConfigError(f"{who}: num_experts_per_tok = {top} exceeds the {e} experts")
     expert_ffn = _field(cfg, "moe_intermediate_size", who, ffn)
-    shared = cfg.get("shared_expert_intermediate_size") or 0
-    if not shared and cfg.get("n_shared_experts"):
-        shared = int(cfg["n_shared_experts"]) * expert_ffn
+    shared = _field(cfg, "shared_expert_intermediate_size", who, 0) if cfg.get(
+        "shared_expert_intermediate_size") is not None else 0
+    if not shared and cfg.get("n_shared_experts") is not None:
+        shared = _field(cfg, "n_shared_experts", who) * expert_ffn
     return {"experts": e, "experts_per_tok": top, "expert_ffn": expert_ffn,
-            "shared_ffn": int(shared)}
+            "shared_ffn": shared}
 
 
 def shape_from_config(cfg: object, *, name: str = "model", source: str = "") -> ModelShape:
@@ -122,7 +126,7 @@ def shape_from_config(cfg: object, *, name: str = "model", source: str = "") -> 
 def _flag(cfg: dict, key: str, who: str, default: bool) -> bool:
     v = cfg.get(key, default)
     if not isinstance(v, bool):
-        raise ConfigError(f"{who}: '{key}' must be true or false; got {v!r}")
+        raise ConfigError(f"{who}: '{key}' must be true or false; got {show(v)}")
     return v
 
 
@@ -151,9 +155,9 @@ def parse_config(text: str, *, name: str = "model") -> ModelShape:
         raise ConfigError(f"{name}: the config is {len(text):,} characters; the cap is "
                           f"{CONFIG_MAX_CHARS:,}")
     try:
-        cfg = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"{name}: not valid JSON ({exc})") from None
+        cfg = read_json(text)
+    except PasteError as exc:
+        raise ConfigError(f"{name}: {exc}") from None
     label = cfg.get("_name_or_path") if isinstance(cfg, dict) else None
     return shape_from_config(cfg, name=str(label or name))
 
@@ -162,10 +166,11 @@ def parse_head(text: str, *, name: str = "head") -> tuple[ModelShape, int]:
     """A draft head's config.json (EAGLE checkpoints ship one) -> (its layers as a
     ModelShape, its own draft vocabulary: EAGLE-3's draft_vocab_size, 0 when absent)."""
     shape = parse_config(text, name=name)
-    vocab = json.loads(text).get("draft_vocab_size") or 0
-    if isinstance(vocab, bool) or not isinstance(vocab, int) or not 0 <= vocab <= shape.vocab:
+    raw = read_json(text).get("draft_vocab_size") or 0
+    vocab = whole(raw, lo=0, hi=shape.vocab)
+    if vocab is None:
         raise ConfigError(f"{name}: 'draft_vocab_size' must be a whole number up to "
-                          f"vocab_size = {shape.vocab:,}; got {vocab!r}")
+                          f"vocab_size = {shape.vocab:,}; got {show(raw)}")
     return shape, vocab
 
 

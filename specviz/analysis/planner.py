@@ -23,11 +23,13 @@ import numpy as np
 from . import theory
 from .acceptance import AcceptanceReport
 from .drafting import Drafter
+from .pasted import show
 from .roofline import Accelerator, pass_times
 from .shape import DTYPE_BYTES, ModelShape
 
 BATCH_SWEEP_MAX = 1_024  # largest batch the sweep prices
 K_PLAN_MAX = 16  # longest draft the planner prices
+CONTEXT_MAX = 10_000_000  # longest context priced (tokens per sequence)
 MEM_FRACTION = 0.9  # share of device memory the server may take (vLLM's default)
 RESERVE_GIB = 1.0  # of it, for activations and the runtime (assumed; an option): vLLM's
 # startup log measures its own ("non_torch_memory", "PyTorch activation peak memory")
@@ -169,8 +171,9 @@ def plan(setup: Setup, report: AcceptanceReport, *, k_max: int = 8) -> Plan:
     PlanError if nothing fits."""
     if not 1 <= k_max <= K_PLAN_MAX:
         raise PlanError(f"k_max must be in 1..{K_PLAN_MAX}; got {k_max}")
-    if setup.context_len < 1:
-        raise PlanError(f"the context must be at least 1 token; got {setup.context_len}")
+    if not 1 <= setup.context_len <= CONTEXT_MAX:
+        raise PlanError(f"the context must be 1..{CONTEXT_MAX:,} tokens; got "
+                        f"{show(setup.context_len)}")
     cap = capacity(setup)
     if cap.batch_target_only < 1:
         raise PlanError(_fit_message(setup, cap))

@@ -48,7 +48,7 @@ COST: Columns = {"c": ("draft cost c", "%.2f"), "speedup": ("speedup", "%.4fx")}
 ACCELERATORS: Columns = {
     "accelerator": ("accelerator", None), "peak_tflops": ("dense BF16 (TFLOP/s)", "%.1f"),
     "fp8_tflops": ("dense FP8 (TFLOP/s)", "%.1f"), "bandwidth_tb_s": ("bandwidth (TB/s)", "%.3f"),
-    "memory_gb": ("memory (GB)", "%d"), "ridge": ("ridge (MACs/byte)", "%.1f"),
+    "memory_gib": ("memory (GiB, as the card reports it)", "%.1f"), "ridge": ("ridge (MACs/byte)", "%.1f"),
     "free_tokens": ("free tokens (this model)", "%d"),
 }
 ROOFLINE: Columns = {
@@ -87,8 +87,8 @@ PLAN_BY_BATCH: Columns = {
     "break_even_alpha": ("break-even alpha", "%.3f"),
 }
 PLAN_MEASURED: Columns = {
-    "quantity": ("at batch 1", None), "roofline": ("roofline", "%.4g"),
-    "measured": ("measured", "%.4g"), "how": ("measured how", None),
+    "quantity": ("at batch 1", None), "roofline": ("roofline", "%.3f"),
+    "measured": ("measured", "%.3f"), "how": ("measured how", None),
 }
 PLAN_BY_K: Columns = {
     "k": ("k", "%d"), "tokens_per_call": ("tokens / call", "%.3f"),

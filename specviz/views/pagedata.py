@@ -210,7 +210,7 @@ def roofline_page(
     accels = [{"accelerator": name, "peak_tflops": 2 * acc.peak_macs_per_s / 1e12,
                "fp8_tflops": 2 * acc.peak_fp8_macs_per_s / 1e12 or None,  # None: no FP8
                "bandwidth_tb_s": acc.bandwidth_bytes_per_s / 1e12,
-               "memory_gb": acc.memory_bytes / 1e9, "ridge": acc.ridge,
+               "memory_gib": acc.memory_bytes / 2**30, "ridge": acc.ridge,
                "free_tokens": roofline.free_tokens(preset, name, context_len, dtype, batch),
                "source": acc.source} for name, acc in roofline.ACCELERATORS.items()]
     ratio_k = roofline.verify_cost_ratio(preset, accel, k, context_len, dtype, batch)

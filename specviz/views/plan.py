@@ -11,6 +11,7 @@ from pathlib import Path
 
 from ..analysis import acceptance, drafting, modelcfg, planner, plantables, servermetrics
 from ..analysis.roofline import ACCELERATORS, Accelerator
+from .work import heavy
 
 preset_names = modelcfg.preset_names
 EXAMPLE_DIR = Path(__file__).resolve().parents[1] / "analysis" / "examples"
@@ -22,6 +23,7 @@ EXAMPLE_LABELS = {  # example file -> what it is
     "hand_histogram.csv": "hand-entered histogram (CSV)",
 }
 EXAMPLES = tuple(EXAMPLE_LABELS)
+MODEL_NAME_MAX_CHARS = 200  # a model_name label chosen on the page (Hugging Face ids are ~50)
 
 
 def example_text(name: str) -> str:
@@ -77,9 +79,10 @@ class PlanPage:
     plan: planner.Plan | None = None
     verdict: str = ""
     verdict_parts: list[str] = field(default_factory=list)  # the decision first
-    models: list[str] = field(default_factory=list)  # each model as read, a sentence each
+    model_lines: list[str] = field(default_factory=list)  # each model as read, a sentence each
     tables: dict[str, list[dict]] = field(default_factory=dict)  # name -> rows
     batch_note: str | None = None  # the user's batch against memory and the sweep
+    models: tuple[str, ...] = ()  # a scrape's model names, where it holds several (a choice)
 
 
 def _model(text: str, preset: str, who: str, errors: list[str]):
@@ -119,6 +122,25 @@ def _drafter(di: DraftInputs, text: str, preset: str, who: str, target,
         return None
 
 
+def _measurements(text: str, before: str, k_len: int, rounds: int, model: str,
+                  notes: list[str]) -> servermetrics.Acceptance:
+    """The measurements read; a scrape of several models, none or an absent one chosen, is
+    read for its first model, with a note."""
+    def read(m: str | None) -> servermetrics.Acceptance:
+        if before.strip():
+            return servermetrics.parse_scrapes(before, text, model=m)
+        return servermetrics.parse_any(text, k=k_len or None, model=m, rounds=rounds or None)
+
+    try:
+        return read(model or None)
+    except servermetrics.ModelChoice as exc:
+        first = exc.models[0]
+        notes.append(f"The scrape holds {len(exc.models):,} models"
+                     + (f" and none is {model}" if model else "")
+                     + f": shown is {first} (choose another under 'model').")
+        return read(first)
+
+
 def _batch_note(p: planner.Plan, batch: int) -> str:
     cap = p.capacity
     if batch > cap.batch_with_draft:
@@ -136,16 +158,21 @@ def _batch_note(p: planner.Plan, batch: int) -> str:
     return f"At your batch {batch:,}: turn speculation off (the best k, {k}, gives {s:.2f}x)."
 
 
+@heavy  # parses up to 2 MB of pasted text: in the app's bounded workers, with its stop check
 def plan_page(*, metrics_text: str, target_text: str = "", target_preset: str = "Llama-3.1-8B",
               draft_text: str = "", draft_preset: str = "Llama-3.2-1B",
               accel: Accelerator, context_len: int = 4096, target_dtype: str = "bf16",
               draft_dtype: str = "bf16", kv_dtype: str = "bf16", k_max: int = 8,
               k_len: int = 0, rounds: int = 0, batch: int = 0, target_name: str = "target",
-              draft_name: str = "draft", drafts: DraftInputs = DraftInputs()) -> PlanPage:
-    """Everything /plan shows; errors instead of exceptions for any bad input."""
+              draft_name: str = "draft", drafts: DraftInputs = DraftInputs(),
+              metrics_before: str = "", model: str = "") -> PlanPage:
+    """Everything /plan shows; errors instead of exceptions for any bad input.
+    metrics_before: an earlier /metrics scrape (the counters are differenced); model: one
+    model_name of a scrape that holds several."""
     page = PlanPage()
     try:
-        rec = servermetrics.parse_any(metrics_text, k=k_len or None, rounds=rounds or None)
+        rec = _measurements(metrics_text, metrics_before, k_len, rounds, model, page.notes)
+        page.models = rec.models
         page.report = acceptance.analyse(rec)
         page.notes += list(rec.notes)
         page.tables["acceptance"] = page.report.rows
@@ -180,7 +207,7 @@ def plan_page(*, metrics_text: str, target_text: str = "", target_preset: str = 
     page.verdict = plantables.verdict(p)
     page.tables.update(by_batch=plantables.batch_rows(p), frontier=plantables.frontier_rows(p),
                        by_k=plantables.k_rows(p), models=plantables.model_rows(p))
-    page.models = [plantables.model_line(r) for r in page.tables["models"]]
+    page.model_lines = [plantables.model_line(r) for r in page.tables["models"]]
     if drafts.measured.target_s > 0:
         k = int(p.best_k[0]) or int(p.ks[0])
         page.tables["measured"] = planner.measured_rows(p, drafts.measured, k)

@@ -96,9 +96,9 @@ CHAPTERS: tuple[Chapter, ...] = (
         "Push k to 16: what does the verify pass cost now?",
         "/roofline?batch=64",
         "/roofline?batch=64&k=16",
-        "1.62x a decode step. One pass now holds 64 x 17 = 1,088 tokens; beyond 10 tokens per "
+        "1.63x a decode step. One pass now holds 64 x 17 = 1,088 tokens; beyond 10 tokens per "
         "sequence the H100 runs out of arithmetic before it runs out of bandwidth (the pass "
-        "crosses the ridge), so every further draft costs real time. At batch 1, 303 tokens "
+        "crosses the ridge), so every further draft costs real time. At batch 1, 298 tokens "
         "ride free (Leviathan et al. 2022, §1 and §3.4; the ridge is the roofline model's).",
     ),
     Chapter(

@@ -10,10 +10,6 @@ from ..views import plan as pv
 from ..views.plan import DraftInputs
 from . import ui
 
-DRAFT_KEYS = ("plan_dkind", "plan_hlayers", "plan_topk", "plan_steps", "plan_dtokens",
-              "plan_lookup_ms", "plan_t_oh_ms", "plan_d_oh_ms", "plan_m_target_ms",
-              "plan_m_verify_ms", "plan_m_draft_ms", "plan_m_c")
-
 
 def _ms(key: str, label: str) -> float:
     return float(ui.bind(key, st.number_input, label, min_value=0.0, step=0.1, format="%.3f"))

@@ -33,7 +33,7 @@ from ..core.tree import PATHS_NODES_MAX, PATHS_TEXT_MAX, parse_paths
 from ..text.ngram import LEVELS as TEXT_LEVELS
 from ..text.pair import DRAFTERS as TEXT_DRAFTERS
 from ..views.gallery import GALLERY_NS
-from ..views.plan import EXAMPLES
+from ..views.plan import EXAMPLES, MODEL_NAME_MAX_CHARS
 from ..views.textpage import PROMPT_MAX_CHARS
 from ..views.tour import CHAPTER_MAX
 from ..views.transcript import RND_MAX
@@ -112,6 +112,8 @@ class Settings:
     # /plan: pasted texts travel zlib-compressed and base64url-encoded (blob: "" = none)
     plan_example: str = "vllm_metrics.prom"  # shipped metrics example used when none pasted
     plan_metrics: str = ""  # blob of pasted metrics text
+    plan_before: str = ""  # blob of an earlier /metrics scrape (differenced with plan_metrics)
+    plan_model: str = ""  # model_name read from a scrape of several models ("" = the only one)
     plan_target: str = "Llama-3.1-8B"  # target preset
     plan_target_cfg: str = ""  # blob of a pasted target config.json (overrides the preset)
     plan_draft: str = "Llama-3.2-1B"  # draft preset
@@ -289,6 +291,8 @@ PARSERS = {
     "prompt": _text(PROMPT_MAX_CHARS),
     "plan_example": _choice(EXAMPLES),
     "plan_metrics": _blob(),
+    "plan_before": _blob(),
+    "plan_model": _text(MODEL_NAME_MAX_CHARS),
     "plan_target": _choice(preset_names()),
     "plan_target_cfg": _blob(),
     "plan_draft": _choice(preset_names()),
@@ -376,7 +380,8 @@ def _fmt(v: object) -> str:
 # A shared link's query: the three /plan blobs (3 x 6,000) and both tables fit; the HTTP
 # server refuses request lines far longer (a bare 400 before the app sees them).
 URL_QUERY_MAX_CHARS = 32_000
-_DROP_FIRST = ("P", "Q", "plan_metrics", "plan_target_cfg", "plan_draft_cfg", "prompt")
+_DROP_FIRST = ("P", "Q", "plan_metrics", "plan_before", "plan_target_cfg", "plan_draft_cfg",
+               "prompt")
 
 
 def fit_query(q: dict[str, str]) -> tuple[dict[str, str], list[str]]:

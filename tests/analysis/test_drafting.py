@@ -123,14 +123,14 @@ def test_measured_times_beside_the_roofline():
 def test_page_paths_name_what_drafts():
     common = dict(metrics_text=example_text("vllm_metrics.prom"), accel=accelerator("H100"))
     eagle = plan_page(**common, drafts=DraftInputs(kind="eagle", head_layers=1))
-    assert not eagle.errors and "the LM head is the target's" in " ".join(eagle.models)
+    assert not eagle.errors and "the LM head is the target's" in " ".join(eagle.model_lines)
     assert "EAGLE head (1 layer" in eagle.verdict
     tree = plan_page(**common, drafts=DraftInputs(kind="eagle", tree_topk=4, tree_steps=3,
                                                   tree_tokens=16))
     assert any("priced as that tree" in n for n in tree.notes)
     assert "priced as that tree" in tree.verdict and "use the tree" in tree.verdict
     ngram = plan_page(**common, drafts=DraftInputs(kind="ngram", lookup_ms=0.05))
-    assert not ngram.errors and "lookup of 0.05 ms per round" in " ".join(ngram.models)
+    assert not ngram.errors and "lookup of 0.05 ms per round" in " ".join(ngram.model_lines)
     bad = plan_page(**common, drafts=DraftInputs(kind="eagle", head_layers=99))
     assert bad.plan is None and any("1..8 layers" in e for e in bad.errors)
     measured = plan_page(**common, drafts=DraftInputs(measured=planner.Measured(0.02)))

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from harness import Server, start_server
+from harness import Server, health, start_server
 from playwright.sync_api import Page, expect
 from test_browser import (
     CAPTION_RE,
@@ -227,3 +227,35 @@ def test_sigterm_during_a_heavy_run_exits_in_time(browser, url):
         ctx.close()
     finally:
         srv.stop()
+
+
+# ----------------------------------------------------------------------------- freezes
+FREEZE_BOUND_S = 3.0  # longest a health check may wait while /plan reads a hostile paste
+
+
+def test_a_hostile_paste_does_not_freeze_the_server(server, page):
+    """/plan with 'draft acceptance = ' and 20,000 digits held the GIL 14-53 s (every
+    session and the health check stopped) while a pattern backtracked; the log reader now
+    splits strings, refuses the line at its cap, and the server answers throughout."""
+    from specviz.web import urlcodec
+
+    text = "draft acceptance = " + "1" * 20_000 + "x accepted"
+    longest, done = [0.0], threading.Event()
+
+    def poll() -> None:
+        while not done.is_set():
+            t0 = time.monotonic()
+            health(server.url, timeout=120)
+            longest[0] = max(longest[0], time.monotonic() - t0)
+            time.sleep(0.05)
+
+    poller = threading.Thread(target=poll, daemon=True)
+    poller.start()
+    try:
+        page.goto(server.url + "/plan?plan_metrics=" + urlcodec.url_blob(text, "paste")[0])
+        page.get_by_text("the cap is 4,096").first.wait_for(timeout=120_000)
+    finally:
+        done.set()
+        poller.join(timeout=130)
+    print(f"longest health check while /plan read the paste: {longest[0]:.2f} s")
+    assert longest[0] < FREEZE_BOUND_S, longest[0]

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import re
+import uuid
 from pathlib import Path
 
+import pytest
 from support import run_page
 
 from specviz.web import urlcodec
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "10_plan.py")
 FX = Path(__file__).resolve().parents[1] / "fixtures" / "plan"
+EX = Path(__file__).resolve().parents[2] / "specviz" / "analysis" / "examples"
 
 
 def test_default_example_gives_a_verdict():
@@ -71,3 +74,83 @@ def test_heads_trees_ngram_and_measured_costs_from_the_url():
     assert not bad.exception
     assert any("exceed" in e.value for e in bad.error)
     assert any("plan_hlayers" in w.value for w in bad.warning)
+
+
+HOSTILE = {  # URL parameter: (pasted text, the field's own message on the page)
+    "plan_metrics": [
+        ("vllm:spec_decode_num_drafts_total +Inf\n", "num_drafts must be a whole number"),
+        ('vllm:spec_decode_num_accepted_tokens_per_pos_total{position="60000000"} 1\n',
+         "position '60000000'"),
+        ("[" * 1000 + "]" * 1000, "nested too deeply"),
+        ('{"acceptance_histogram": [1e300, 1]}', "histogram count must be a whole number"),
+        ("draft acceptance = 0.5 (1 accepted / 2 generated)\n#gen drafts = 0\n",
+         "#gen drafts = 0"),
+        ("draft acceptance = " + "1" * 20_000 + "x accepted", "the cap is 4,096"),
+    ],
+    "plan_target_cfg": [
+        ('{"hidden_size": Infinity}', "'hidden_size' must be a whole number; got inf"),
+        ('{"hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32, '
+         '"vocab_size": 128256, "intermediate_size": 14336, "num_local_experts": 8, '
+         '"num_experts_per_tok": 2, "n_shared_experts": [1]}', "'n_shared_experts' must be"),
+    ],
+}
+CASES = [(key, text, msg) for key, cases in HOSTILE.items() for text, msg in cases]
+
+
+@pytest.mark.parametrize(("key", "text", "message"), CASES, ids=[c[2][:24] for c in CASES])
+def test_hostile_pastes_get_the_message_and_the_page_goes_on(key, text, message):
+    """No exception: the field's message in an error box, the rest of the page drawn."""
+    at = run_page(PAGE, timeout=60, **{key: urlcodec.url_blob(text, "paste")[0]})
+    errors = [e.value for e in at.error]
+    assert any(message.replace("\\", "") in e.replace("\\", "") for e in errors), errors
+    assert not any("OverflowError" in e or "RecursionError" in e for e in errors)
+    assert at.selectbox(key="w_plan_gpu").value  # the widgets after the paste were drawn
+    if key == "plan_target_cfg":  # the measurements were still read
+        assert any(m.label == "alpha (95% CI)" for m in at.metric)
+
+
+def test_the_parse_runs_in_a_heavy_worker(monkeypatch):
+    """/plan's parse holds one of guard's HEAVY_WORKERS slots (and so its wait and stop)."""
+    from contextlib import contextmanager
+
+    from specviz.web import guard
+
+    held = []
+
+    @contextmanager
+    def recording():
+        held.append(True)
+        yield
+
+    monkeypatch.setattr(guard, "worker", recording)
+    text = (FX / "vllm_iid.prom").read_text() + f"# {uuid.uuid4()}\n"  # not in the cache
+    at = run_page(PAGE, timeout=60, plan_metrics=urlcodec.encode_blob(text))
+    assert at.success and held
+
+
+def test_a_scrape_of_two_models_offers_a_choice():
+    """Before, the page said 'choose one' with no way to: now a model box lists them."""
+    text = (FX / "vllm_two_models.prom").read_text()
+    at = run_page(PAGE, timeout=60, plan_metrics=urlcodec.encode_blob(text))
+    box = at.selectbox(key="w_plan_model")
+    assert list(box.options) == ["a", "b"] and not at.error
+    assert any("holds 2 models: shown is a" in i.value for i in at.info)
+    first = at.metric[0].value
+    box.set_value("b").run()
+    assert not at.exception and not at.error
+    assert at.metric[0].value != first  # alpha of model b
+    assert at.query_params["plan_model"] in ("b", ["b"])
+
+
+def test_an_earlier_scrape_is_differenced():
+    """Two scrapes as two pastes: later minus earlier (120,000 rounds), not the later alone
+    (170,000)."""
+    text = (EX / "vllm_metrics.prom").read_text()
+    earlier, later = text.split("\n\n", 1)
+    at = run_page(PAGE, timeout=60, plan_metrics=urlcodec.encode_blob(later),
+                  plan_before=urlcodec.encode_blob(earlier))
+    assert any("2 scrapes differenced" in i.value for i in at.info)
+    assert any("120,000 rounds" in m.value for m in at.markdown)  # the verdict's reasons
+    bad = run_page(PAGE, timeout=60, plan_metrics=urlcodec.encode_blob(later),
+                   plan_before=urlcodec.encode_blob('{"a": 1}'))
+    assert any("not Prometheus text" in e.value for e in bad.error)

@@ -1,0 +1,66 @@
+"""What a user pastes, read defensively: JSON with one clear error for whatever json refuses,
+whole numbers checked (finite, integral, in range) before anything is sized or divided by
+them, and values quoted short in messages.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+import reprlib
+
+SHOW_CHARS = 40  # most characters of a pasted value quoted in a message
+
+
+def _repr() -> reprlib.Repr:
+    r = reprlib.Repr()
+    r.maxlevel, r.maxlist, r.maxdict, r.maxstring, r.maxother, r.maxlong = (
+        2, 4, 4, SHOW_CHARS, SHOW_CHARS, SHOW_CHARS)
+    return r
+
+
+_REPR = _repr()
+
+
+class PasteError(ValueError):
+    """Pasted text that cannot be read; the message says why (callers add what it was)."""
+
+
+def show(x: object) -> str:
+    """x as a message quotes it: a short repr (a huge integer by its number of digits)."""
+    if isinstance(x, int) and not isinstance(x, bool) and x.bit_length() > 64:
+        return f"a number of {math.floor(math.log10(abs(x))) + 1:,} digits"
+    return cut(_REPR.repr(x))
+
+
+def cut(text: str) -> str:
+    """text as a message quotes it, unquoted: at most SHOW_CHARS characters."""
+    return text if len(text) <= SHOW_CHARS else text[:SHOW_CHARS - 3] + "..."
+
+
+def whole(x: object, *, lo: int | None = None, hi: int | None = None) -> int | None:
+    """int(x) when x is a whole number (finite, integral, not a bool) in lo..hi (None: no
+    bound); else None."""
+    if isinstance(x, bool) or not isinstance(x, numbers.Real):
+        return None
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if (lo is not None and x < lo) or (hi is not None and x > hi) or x != int(x):
+        return None
+    return int(x)
+
+
+def read_json(text: str) -> object:
+    """json.loads(text); PasteError for invalid JSON, nesting deeper than the reader
+    recurses, or an integer longer than Python converts."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise PasteError(f"this is not valid JSON ({exc})") from None
+    except RecursionError:
+        raise PasteError("the JSON is nested too deeply to read (a server's response or a "
+                         "config.json is a few levels deep)") from None
+    except ValueError as exc:  # an integer of more digits than int() converts
+        raise PasteError(f"the JSON holds a number too long to read ({str(exc)[:60]})") \
+            from None
