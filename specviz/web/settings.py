@@ -158,7 +158,7 @@ def _float(lo: float, hi: float):
         if not math.isfinite(v):
             raise ValueError
         if not lo <= v <= hi:
-            raise Capped(min(max(v, lo), hi))
+            raise Capped(float(min(max(v, lo), hi)))  # a float input needs a float
         return v
     parse.range = f"a number in [{lo:g}, {hi:g}]"
     return parse
