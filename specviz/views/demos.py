@@ -82,6 +82,7 @@ class RuleAudit:
     tokens_per_call: float
     mc_law: np.ndarray  # (V,)*n_tokens
     exact_law: np.ndarray  # (V,)*n_tokens
+    n: int = 0  # decodes run: fewer than asked when the time budget stopped them
 
     @property
     def at_floor(self) -> bool:
@@ -103,6 +104,7 @@ class Exactness:
     target: np.ndarray  # (V,)*n_tokens
     direct_tv: float  # the target sampled directly, n times: the floor made visible
     audits: list[RuleAudit]
+    stopped: str | None = None  # what the page says when the time budget cut runs short
 
 
 @heavy
@@ -127,18 +129,33 @@ def exactness(
         rule = with_tree(name, tree)
         sim = simulate(P, Q, ctx, k, n=n, rule=rule, n_tokens=n_tokens, seed=seed)
         ex = exact_joint(P, Q, ctx, k, n_tokens=n_tokens, rule=rule)
+        short = sim.n < n  # the time budget stopped it: its lines are those of sim.n
         return RuleAudit(
             rule=name, lossless=get_rule(name).lossless, mc_tv=tv(sim.law, target),
-            exact_tv=tv(ex, target), floor=floor, threshold=line,
+            exact_tv=tv(ex, target), floor=sampling_floor(target, sim.n) if short else floor,
+            threshold=tv_threshold(target, sim.n) if short else line,
             p_value=gof_pvalue(sim.joint, target), acceptance_rate=sim.acceptance_rate,
-            tokens_per_call=sim.tokens_per_call, mc_law=sim.law, exact_law=ex,
+            tokens_per_call=sim.tokens_per_call, mc_law=sim.law, exact_law=ex, n=sim.n,
         )
 
     # NumPy releases the GIL inside its array loops, so rules run side by side on the cores;
     # each rule has its own seeded stream, so the result does not depend on the scheduling.
     with ThreadPoolExecutor(max_workers=WORKERS) as pool:
         audits = list(pool.map(interrupt.carry(audit), rules))
-    return Exactness(n, k, ctx, n_tokens, target, tv(direct / n, target), audits)
+    return Exactness(n, k, ctx, n_tokens, target, tv(direct / n, target), audits,
+                     stopped_note([(a.rule, a.n) for a in audits], n))
+
+
+def stopped_note(runs: Sequence[tuple[str, int]], n: int) -> str | None:
+    """The page's note when the time budget (core.interrupt.budget) stopped some rules'
+    decodes short of n: which, and how many each ran; None when every run finished."""
+    short = [(rule, m) for rule, m in runs if m < n]
+    if not short:
+        return None
+    done = ", ".join(f"{rule}: {m:,}" for rule, m in short)
+    return (f"Stopped at the time budget of one request: {len(short)} of {len(runs)} rules "
+            f"ran fewer than the {n:,} decodes asked ({done}); their TV, floor and pass "
+            "line are those of the decodes they ran.")
 
 
 @dataclass(frozen=True)

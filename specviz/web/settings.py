@@ -25,7 +25,6 @@ from ..core.tables import (  # noqa: F401
     WORK_APP_MAX,
     WORK_REQUEST_MAX,
     n_cap,
-    rules_cost,
 )
 from ..core.tree import PATHS_NODES_MAX, PATHS_TEXT_MAX, parse_paths
 from ..text.ngram import LEVELS as TEXT_LEVELS
