@@ -30,8 +30,7 @@ st.subheader("Your settings, in numbers")
 st.caption(notation.text(f"One round played from context '{s.ctx}' with seed {s.seed} (a single "
                          "random draw: change the seed and it changes):"))
 st.metric(notation.text("this round emits"), summary["round_text"])
-st.caption(notation.text(f"Exact long-run values of the sidebar's pair at k = {s.k} (computed, not "
-                         "sampled: no seed moves them):"))
+st.caption(notation.text(summary["values_caption"]))
 cols = st.columns(3)
 cols[0].metric(notation.text("acceptance (accepted / drafted)"),
                f"{summary['acceptance_rate']:.3f}")

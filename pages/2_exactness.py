@@ -30,7 +30,7 @@ st.caption(notation.text(f"n is capped at {S.N_APP_MAX:,} decodes per rule; the 
                          "correct rule and the three broken ones of the from-scratch tutorial "
                          f"({', '.join(pagedata.EXACTNESS_RULES)}) and the sidebar's rule."))
 rules = pagedata.page_rules(s.rule)
-n, cap_note = pagedata.capped_n(n, s.k, rules)
+n, cap_note = pagedata.capped_n(n, s.k, rules, tree=app.tree)
 if cap_note:
     st.info(notation.text(cap_note))
 elif n >= S.N_APP_MAX:
@@ -38,6 +38,8 @@ elif n >= S.N_APP_MAX:
 with st.spinner(f"{n:,} decodes under each rule..."):
     ex = ui.cached(demos.exactness)(app.P, app.Q, app.ctx, s.k, int(n), s.seed, rules,
                                     tree=app.tree)
+if ex.stopped:
+    st.warning(notation.text(ex.stopped))
 rows = [{**row, "verdict": a.verdict.text}
         for row, a in zip(pagedata.exactness_rows(ex), ex.audits, strict=True)]
 

@@ -63,13 +63,15 @@ if box := ui.folded_open("Check exactness at this prompt"):
     with box:
         st.caption(notation.text(textpage.EXACT_CAPTION))
         rules = textpage.checked_rules(s.rule)
-        n_exact = textpage.exact_n(m.dec, s.k, len(rules))
-        if note := textpage.exact_note(m.dec, s.k, n_exact):
+        n_exact = textpage.exact_n(m.dec, s.k, rules, app.tree)
+        if note := textpage.exact_note(m.dec, s.k, n_exact, rules, app.tree):
             st.info(note)
         if st.button("Run the check", key="text_exact"):
-            ui.table(ui.cached(textpage.page_exactness)(
-                m.dec, m.dec.key, ids, s.k, s.seed, rules, drafter, n_exact),
-                textpage.EXACT_COLUMNS)
+            checked = ui.cached(textpage.page_exactness)(
+                m.dec, m.dec.key, ids, s.k, s.seed, rules, drafter, n_exact, tree=app.tree)
+            if stopped := textpage.exact_stopped(checked, n_exact):
+                st.warning(stopped)
+            ui.table(checked, textpage.EXACT_COLUMNS)
 
 ui.finish(app, replace(s, step=step, rnd=rnd, speed=stage.speed("text"),
                        **textmodels.page_values(s)), keys)

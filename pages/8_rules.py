@@ -30,7 +30,7 @@ params, page_values = rulesui.rule_params(gallery.param_specs())  # URL field ->
 n = ui.bind("rules_n", st.select_slider, "n: Monte Carlo decodes per rule", gallery.GALLERY_NS,
             format_func=lambda v: f"{v:,}")
 page_values["rules_n"] = int(n)
-n, cap_note = pagedata.capped_n(int(n), s.k, tuple(gallery.RULES), params)
+n, cap_note = pagedata.capped_n(int(n), s.k, tuple(gallery.RULES), params, app.tree)
 if cap_note:
     st.info(notation.text(cap_note))
 st.caption(notation.text(f"Context '{s.ctx}', k = {s.k}, seed {s.seed}, the sidebar's draft. Every "
@@ -40,6 +40,8 @@ with st.spinner(f"{n:,} decodes under each of {len(gallery.RULES)} rules..."):
     g = ui.cached(gallery.gallery)(app.P_raw, app.Q_raw, app.ctx, s.k, int(n), s.seed,
                                    {**params, **gallery.warp_params(app.warp)}, tree=app.tree)
 rows = gallery.gallery_rows(g)
+if g.stopped:
+    st.warning(notation.text(g.stopped))
 
 m = st.columns(3)
 m[0].metric(notation.text("sampling floor (expected TV of n exact draws)"), f"{g.floor:.5f}")

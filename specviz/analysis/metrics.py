@@ -25,6 +25,7 @@ class MetricsReport:
     rows: list[dict]  # one per metric: name, measured, exact, theory
     per_position: dict[str, np.ndarray]  # measured / exact / theory, each (k,)
     histogram: dict[str, np.ndarray]  # measured / exact / theory, each (k+1,) shares
+    rounds: int = 0  # rounds measured: n_rounds, or fewer when the time budget stopped them
 
 
 def metrics_report(
@@ -58,6 +59,7 @@ def metrics_report(
                       "theory": np.asarray(theory.per_position_acceptance(a, k))},
         histogram={"measured": meas.histogram / meas.rounds, "exact": ex.histogram,
                    "theory": np.asarray(theory.acceptance_histogram(a, k))},
+        rounds=meas.rounds,
     )
 
 

@@ -32,12 +32,14 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import interrupt
 from .rule import RESIDUAL_EPS, ratio
 from .sampling import draw_rows
 
 BLOCK_STATES_MAX = 1_000_000  # merged (start, token, w) states per level of the exact walk
 VALUE_CELLS_MAX = 12_000_000  # kinks x (levels + V) of one level of the value functions
 KINK_CANDIDATES_MAX = 8_000_000  # kinks gathered for one level before they are merged
+PROBE_STATES = 20_000  # the walk is priced from its first levels, up to this many states
 SLICE_CELLS = 1 << 20  # entries of one (decodes, V) slice in the vectorised round
 
 
@@ -164,6 +166,44 @@ def _merge(s, c, w, mass):
     return s[first], c[first], w[first], np.add.reduceat(mass, first)
 
 
+def _walk(P, Qs, R):
+    """The forward walk's merged states (start s, token c, weight w, draft mass), depth 0,
+    1, 2, ... (an endless generator; the caller stops it)."""
+    V = P.shape[0]
+    s = c = np.arange(V)
+    w, mass = np.ones(V), np.ones(V)
+    while True:
+        yield s, c, w, mass
+        interrupt.check()
+        parent, c, w, mass = _grow(P, Qs, R, c, w, mass)
+        s, c, w, mass = _merge(s[parent], c, w, mass)
+
+
+def walk_states(P, Qs, R, depth: int) -> float:
+    """The states the forward walk holds at `depth`, priced before it runs: counted while
+    they stay under PROBE_STATES, then extrapolated at the growth of the last level counted
+    (merging slows the growth with depth, so this leans high)."""
+    before = None
+    for j, (s, *_) in enumerate(_walk(P, Qs, R)):
+        if j >= depth or not len(s):
+            return float(len(s))
+        if len(s) > PROBE_STATES and before:
+            return len(s) * max(1.0, len(s) / before) ** (depth - j)
+        before = len(s)
+    raise AssertionError("unreachable: the walk is endless")
+
+
+def check_walk(P, Qs, R, depth: int) -> None:
+    """ValueError, before enumerating, when the walk to `depth` is priced over the cap."""
+    if depth <= 0:
+        return
+    est = walk_states(P, Qs, R, depth)
+    if est > BLOCK_STATES_MAX:
+        raise ValueError(f"the exact block law would walk about {est:,.3g} states at depth "
+                         f"{depth} (priced from its first levels); the cap is "
+                         f"{BLOCK_STATES_MAX:,} (lower k or V)")
+
+
 def round_tables(P: np.ndarray, Qs: np.ndarray, k: int, *,
                  backward: int | None = None) -> tuple[np.ndarray, np.ndarray]:
     """D[c, j] = P(the round from c keeps j drafts), N[c, c'] = P(it ends on c').
@@ -177,17 +217,18 @@ def round_tables(P: np.ndarray, Qs: np.ndarray, k: int, *,
     V = P.shape[0]
     R = ratio(P, Qs)
     levels = min(k, (k + 3) // 2 if backward is None else backward)  # about half each way
+    check_walk(P, Qs, R, k - levels)  # priced before anything is enumerated
     knots, vals = value_functions(P, Qs, R, levels, fit=backward is None)
     j0 = k - (vals[0].shape[1] - V - 1)  # levels left to the forward walk
+    if j0 > k - levels:  # the value functions fitted fewer levels: the walk goes deeper
+        check_walk(P, Qs, R, j0)
     D, N = np.zeros((V, k + 1)), np.zeros((V, V))
-    s = c = np.arange(V)
-    w, mass = np.ones(V), np.ones(V)
-    for j in range(j0):
+    for j, (s, c, w, mass) in enumerate(_walk(P, Qs, R)):
+        if j == j0:
+            break
         d = np.maximum(w[:, None] * P[c] - Qs[c], 0.0) * mass[:, None]  # (states, V)
         np.add.at(D[:, j], s, d.sum(axis=1))
         np.add.at(N, s, d)
-        parent, c, w, mass = _grow(P, Qs, R, c, w, mass)
-        s, c, w, mass = _merge(s[parent], c, w, mass)
     F = mass[:, None] * _evaluate(knots, vals, c, w)  # (states, k - j0 + 1 + V)
     np.add.at(D[:, j0:], s, F[:, :k - j0 + 1])
     np.add.at(N, s, F[:, k - j0 + 1:])
@@ -203,6 +244,7 @@ def value_functions(P, Qs, R, levels: int, *, fit: bool = False):
     vals = [np.concatenate([edge[:, None], edge[:, None] * P[c]], axis=1) for c in range(V)]
     live = (Qs > 0) & (R > 0)  # drafted with a weight that stays positive
     for r in range(1, levels + 1):
+        interrupt.check()
         want = sum(len(knots[x]) for c in range(V) for x in np.flatnonzero(live[c]))
         if fit and want > KINK_CANDIDATES_MAX:
             break

@@ -193,5 +193,5 @@ def round_law(
         acceptance_rate=accepted / k,
         per_position=per_position,
         mean_acceptance_length=1.0 + accepted,
-        alpha=float(pi_target @ overlap(rt.P, rt.Qs)),
+        alpha=min(1.0, float(pi_target @ overlap(rt.P, rt.Qs))),  # rounding can pass 1
     )

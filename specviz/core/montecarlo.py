@@ -73,7 +73,8 @@ class SimResult(RoundCounts):
     """simulate(): counts of the first n_tokens emitted, and the rounds it took."""
 
     joint: np.ndarray = field(default=None)  # (V,)*n_tokens counts
-    n: int = 0
+    n: int = 0  # decodes run: the n asked for, or fewer when the time budget stopped them
+    asked: int = 0  # the n asked for
 
     @property
     def law(self) -> np.ndarray:
@@ -216,7 +217,9 @@ def simulate(
     n_tokens: int = 2,
     seed: int = 0,
 ) -> SimResult:
-    """n independent decodes from ctx, each running rounds until n_tokens are emitted."""
+    """n independent decodes from ctx, each running rounds until n_tokens are emitted.
+    Past the time budget (core.interrupt.budget) it stops after the chunks done: res.n
+    counts the decodes run, res.asked the n asked for."""
     eng, ctx, k = _setup(P, Q, ctx, k, rule)
     n, m = check_n(n, N_MAX), check_n(n_tokens, N_TOKENS_MAX, "n_tokens")
     V = eng.V
@@ -225,10 +228,13 @@ def simulate(
                          f"{JOINT_MAX_CELLS:,}; lower n_tokens")
     rng = np.random.default_rng(seed)
     res = SimResult(k=k, histogram=np.zeros(k + 1, dtype=np.int64), n=n,
-                    joint=np.zeros(V**m, dtype=np.int64))
+                    joint=np.zeros(V**m, dtype=np.int64), asked=n)
     chunk = max(1, CHUNK_CELLS // (k + 1))
     for start in range(0, n, chunk):
-        interrupt.check()
+        if start and interrupt.overdue():
+            res.n = start  # the decodes of the chunks done
+            break
+        interrupt.check(deadline=False)
         size = min(chunk, n - start)
         code = np.zeros(size, dtype=np.int64)  # the first m tokens so far, a base-V number
         have = np.zeros(size, dtype=np.int64)  # tokens emitted so far
@@ -274,7 +280,8 @@ def long_decode(
     """Long generations from ctx, `chains` of them side by side, n_rounds rounds in all.
 
     Each chain feeds every round's last token into the next round, as a server does;
-    tokens per target call is then the long-run average over those rounds.
+    tokens per target call is then the long-run average over those rounds. Past the time
+    budget (core.interrupt.budget) it stops with the rounds run (stats.rounds).
     """
     eng, ctx, k = _setup(P, Q, ctx, k, rule)
     n_rounds = check_n(n_rounds, 10_000_000, "n_rounds")
@@ -285,6 +292,9 @@ def long_decode(
     c = np.full(chains, ctx, dtype=np.int64)
     sum_sq = 0
     for _ in range(n_rounds // chains):
+        if stats.rounds and interrupt.overdue():  # the time budget is spent: the rounds run
+            break
+        interrupt.check(deadline=False)
         _, L, J, c = eng.round(c, k, rng)
         stats.add(J, L)
         sum_sq += int((L * L).sum())

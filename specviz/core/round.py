@@ -290,10 +290,14 @@ def _play_block(pair, prefix, k, rule, draws, light):
 
 def _draft_tree(pair, prefix, shape, mode, draws) -> dict:
     """Step 1 for a tree: every node's siblings, level by level, each drawn from its q_j
-    (q, or q without the earlier siblings). {path: token}"""
+    (q, or q without the earlier siblings). A sibling left no token to draw (without
+    replacement, past the draft's support) does not exist, nor do the ones after it and
+    their subtrees. {path: token}"""
     tokens: dict[tuple[int, ...], int] = {}
     for path in sorted(shape.paths, key=lambda p: (len(p), p)):
         node = path[:-1]
+        if node and node not in tokens or path[-1] and node + (path[-1] - 1,) not in tokens:
+            continue
         q = pair.q(prefix + [tokens[node[:d + 1]] for d in range(len(node))])
         taken = [tokens[node + (j,)] for j in range(path[-1])]
         qj = trees.sibling_draft(q, taken, mode)

@@ -38,18 +38,22 @@ def accepts(u: float | np.ndarray, p_x: float | np.ndarray, q_x: float | np.ndar
 def residual(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     """norm(max(0, p - q)) over the last axis: the law of the token emitted on a rejection.
 
-    Degenerate case: when max(0, p - q) has total mass below RESIDUAL_EPS (p == q, up to
-    rounding) a rejection has probability at most that mass, so the residual is never
-    needed; we return p itself, so that any draw from it still follows the target.
+    Degenerate case: when max(0, p - q) has total mass below RESIDUAL_EPS (p <= q, up to
+    rounding) we return norm(p), so that a draw from it still follows the target: for a
+    row p of a law a rejection then has probability at most that mass; a p that is not a
+    law (a masked row left unnormalised) is renormalised like every sampler does.
     """
     p = np.asarray(p, dtype=np.float64)
     q = np.asarray(q, dtype=np.float64)
     d = np.maximum(p - q, 0.0)  # (..., V)
     mass = d.sum(axis=-1, keepdims=True)  # (..., 1)
     empty = mass < RESIDUAL_EPS
-    return np.where(empty, p, d / np.where(empty, 1.0, mass))
+    total = p.sum(axis=-1, keepdims=True)  # (..., 1): 1 for a law
+    law = np.where(total > 0, p / np.where(total > 0, total, 1.0), p)
+    return np.where(empty, law, d / np.where(empty, 1.0, mass))
 
 
 def overlap(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     """beta = sum_x min(p(x), q(x)) = 1 - TV(p, q): the chance the first draft is accepted."""
-    return np.minimum(np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64)).sum(axis=-1)
+    beta = np.minimum(np.asarray(p, dtype=np.float64), np.asarray(q, dtype=np.float64)).sum(axis=-1)
+    return np.minimum(beta, 1.0)  # a sum of laws' minima: past 1 only by rounding

@@ -7,7 +7,7 @@ reads, built here from the target and draft tables, its flags and its parameters
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from functools import partial
 
@@ -26,7 +26,7 @@ from .ruledefs import (  # noqa: F401 (RuleTables, apply_rule, keep_prob, coin_p
     given_q,
     keep_prob,
 )
-from .tree import PRESETS, check_paths
+from .tree import PRESETS, check_paths, rule_shape
 from .warp import Warp, warp_rows
 
 
@@ -347,3 +347,28 @@ def target_of(rule: str | Rule, P: Table, Q: Table) -> Table:
     r = get_rule(rule)
     return r.target_table(np.asarray(P, dtype=np.float64), np.asarray(Q, dtype=np.float64),
                           r.prm)
+
+
+def drafted(rule: str | Rule, k: int) -> int:
+    """Tokens one round drafts at most, each scored by the target: k for a chain, m k for m
+    candidates a position (multi-draft), every node of a token tree."""
+    r = get_rule(rule)
+    if r.kind == "tree":
+        return rule_shape(r, k).nodes
+    if r.kind == "multi":
+        return int(r.prm["m"]) * int(k)
+    return int(k)
+
+
+def rules_cost(rules: Sequence[str | Rule], k: int, params: Mapping | None = None,
+               tree: Sequence[Sequence[int]] = ()) -> tuple[float, float]:
+    """(all, widest): what running these rules at k costs against one plain rule, the rows
+    a round scores, (drafted + 1) / (k + 1) each; params {rule: {parameter: value}} and the
+    tree's paths as the request sets them."""
+    params = params or {}
+    costs = []
+    for name in rules:
+        r = get_rule(name)
+        r = with_tree(r.with_params(**params[r.name]) if params.get(r.name) else r, tree)
+        costs.append((drafted(r, k) + 1) / (int(k) + 1))
+    return float(sum(costs)), max(costs, default=1.0)

@@ -62,7 +62,9 @@ class TextDecodeStats:
 def long_text_decode(dec: TextDecoder, prompt: Sequence[int], k: int, n_tokens: int = 1_000,
                      seed: int = 0, rule: str = "correct",
                      drafter: str = "ngram") -> TextDecodeStats:
-    """Decode at least n_tokens tokens from the prompt, round after round, and count."""
+    """Decode at least n_tokens tokens from the prompt, round after round, and count; past
+    the time budget (core.interrupt.budget) it ends with the rounds done (the stats count
+    the tokens they emitted)."""
     k, r, pair = check_k(k), get_rule(rule), dec.pair(drafter)
     ctx = pair.check_prefix(list(prompt))
     check_n(n_tokens, N_TOKENS_MAX, "n_tokens")
@@ -73,7 +75,9 @@ def long_text_decode(dec: TextDecoder, prompt: Sequence[int], k: int, n_tokens: 
     kept = np.zeros(k)
     t0 = time.perf_counter()
     while len(ctx) - n0 < n_tokens:
-        interrupt.check()
+        if rounds and interrupt.overdue():
+            break
+        interrupt.check(deadline=False)
         d = play(pair, ctx, k, r, draws, light=True, betas=True)
         rounds += 1
         drafted += d.k
@@ -192,14 +196,17 @@ def sample_first_tokens(dec: TextDecoder, context: Sequence[int], k: int, n: int
                         seed: int = 0, rule: str = "correct", drafter: str = "ngram",
                         n_tokens: int = 2) -> list[tuple[int, ...]]:
     """n independent decodes from the context by speculative decoding; each keeps its
-    first n_tokens emitted tokens (a second round runs when the first emits too few)."""
+    first n_tokens emitted tokens (a second round runs when the first emits too few). Past
+    the time budget (core.interrupt.budget) it returns the decodes done."""
     k, r, pair = check_k(k), get_rule(rule), dec.pair(drafter)
     ctx = pair.check_prefix(list(context))
     check_n(n, N_MC_MAX)
     draws = RngDraws(np.random.default_rng(seed))
     out = []
     for _ in range(int(n)):
-        interrupt.check()
+        if out and interrupt.overdue():  # the time budget is spent: the decodes done so far
+            break
+        interrupt.check(deadline=False)
         got: list[int] = []
         while len(got) < n_tokens:
             got += play(pair, ctx + got, k, r, draws, light=True).tokens
@@ -233,10 +240,12 @@ def text_exactness(dec: TextDecoder, context: Sequence[int], k: int, n: int, see
     TV to the exact law against the pass line of stats.tv_threshold."""
     cells = first_tokens_cells(dec, context, n_tokens, top)
     counts = np.zeros(len(cells.law))
-    for toks in sample_first_tokens(dec, context, k, n, seed, rule, drafter, n_tokens):
+    samples = sample_first_tokens(dec, context, k, n, seed, rule, drafter, n_tokens)
+    for toks in samples:
         counts[cells.cell(toks)] += 1
+    n = len(samples)  # fewer than asked when the time budget stopped the decodes
     return TextExactness(
-        rule=get_rule(rule).name, drafter=drafter, k=int(k), n=int(n), n_tokens=n_tokens,
+        rule=get_rule(rule).name, drafter=drafter, k=int(k), n=n, n_tokens=n_tokens,
         counts=counts, tv=tv(empirical(counts), cells.law),
-        floor=sampling_floor(cells.law, int(n)), threshold=tv_threshold(cells.law, int(n)),
+        floor=sampling_floor(cells.law, n), threshold=tv_threshold(cells.law, n),
     )

@@ -38,6 +38,7 @@ TEMPERATURES = (1.3, 2.0, 0.5)  # demonstration 3's draft temperatures
 KS = (1, 2, 3, 4, 5, 6, 8, 12, 16)  # demonstration 4's draft lengths
 COSTS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.45, 0.6, 0.8, 1.0)  # demonstration 5's draft costs
 ROOFLINE_TOKENS = (1, 2, 4, 8, 16)  # demonstration 6's tokens per pass
+SUMMARY_ROUNDS = 20_000  # the home page's measured long run, where the exact one is refused
 
 Row = dict[str, object]
 WORKERS = max(1, min(4, os.cpu_count() or 1))  # threads for independent Monte Carlo runs
@@ -82,6 +83,7 @@ class RuleAudit:
     tokens_per_call: float
     mc_law: np.ndarray  # (V,)*n_tokens
     exact_law: np.ndarray  # (V,)*n_tokens
+    n: int = 0  # decodes run: fewer than asked when the time budget stopped them
 
     @property
     def at_floor(self) -> bool:
@@ -103,6 +105,7 @@ class Exactness:
     target: np.ndarray  # (V,)*n_tokens
     direct_tv: float  # the target sampled directly, n times: the floor made visible
     audits: list[RuleAudit]
+    stopped: str | None = None  # what the page says when the time budget cut runs short
 
 
 @heavy
@@ -127,18 +130,33 @@ def exactness(
         rule = with_tree(name, tree)
         sim = simulate(P, Q, ctx, k, n=n, rule=rule, n_tokens=n_tokens, seed=seed)
         ex = exact_joint(P, Q, ctx, k, n_tokens=n_tokens, rule=rule)
+        short = sim.n < n  # the time budget stopped it: its lines are those of sim.n
         return RuleAudit(
             rule=name, lossless=get_rule(name).lossless, mc_tv=tv(sim.law, target),
-            exact_tv=tv(ex, target), floor=floor, threshold=line,
+            exact_tv=tv(ex, target), floor=sampling_floor(target, sim.n) if short else floor,
+            threshold=tv_threshold(target, sim.n) if short else line,
             p_value=gof_pvalue(sim.joint, target), acceptance_rate=sim.acceptance_rate,
-            tokens_per_call=sim.tokens_per_call, mc_law=sim.law, exact_law=ex,
+            tokens_per_call=sim.tokens_per_call, mc_law=sim.law, exact_law=ex, n=sim.n,
         )
 
     # NumPy releases the GIL inside its array loops, so rules run side by side on the cores;
     # each rule has its own seeded stream, so the result does not depend on the scheduling.
     with ThreadPoolExecutor(max_workers=WORKERS) as pool:
         audits = list(pool.map(interrupt.carry(audit), rules))
-    return Exactness(n, k, ctx, n_tokens, target, tv(direct / n, target), audits)
+    return Exactness(n, k, ctx, n_tokens, target, tv(direct / n, target), audits,
+                     stopped_note([(a.rule, a.n) for a in audits], n))
+
+
+def stopped_note(runs: Sequence[tuple[str, int]], n: int) -> str | None:
+    """The page's note when the time budget (core.interrupt.budget) stopped some rules'
+    decodes short of n: which, and how many each ran; None when every run finished."""
+    short = [(rule, m) for rule, m in runs if m < n]
+    if not short:
+        return None
+    done = ", ".join(f"{rule}: {m:,}" for rule, m in short)
+    return (f"Stopped at the time budget of one request: {len(short)} of {len(runs)} rules "
+            f"ran fewer than the {n:,} decodes asked ({done}); their TV, floor and pass "
+            "line are those of the decodes they ran.")
 
 
 @dataclass(frozen=True)
@@ -301,6 +319,7 @@ def roofline_rows(
 
 
 # home ---------------------------------------------------------------------- summary
+@heavy
 def summary(
     P: np.ndarray,
     Q: np.ndarray,
@@ -312,21 +331,34 @@ def summary(
     vocab: Sequence[str] | None = None,
     tree: Sequence[Sequence[int]] = (),
 ) -> Row:
-    """The home page's live numbers: one seeded round, and the exact long-run metrics."""
+    """The home page's live numbers: one seeded round, and the exact long-run metrics, or,
+    where the exact walk is refused (block verification at a large k) or passes the time
+    budget, measured ones over SUMMARY_ROUNDS rounds, with the reason. Heavy: the exact
+    walk of block verification at k = 16 takes seconds."""
     names = tuple(vocab) if vocab else None
     name, rule = rule, with_tree(rule, tree)
     tr = play_round(TablePair(P, Q, names), ctx, k, rng=np.random.default_rng(seed), rule=rule)
-    law = round_law(P, Q, ctx, k, rule=rule, long_run=True)
+    try:
+        law = round_law(P, Q, ctx, k, rule=rule, long_run=True)
+        alpha, how = law.alpha, (f"Exact long-run values of the sidebar's pair at k = {k} "
+                                 "(computed, not sampled: no seed moves them):")
+    except ValueError as exc:
+        law, alpha = long_decode(P, Q, ctx, k, n_rounds=SUMMARY_ROUNDS, rule=rule,
+                                 seed=seed), float("nan")
+        how = (f"Not computed exactly ({exc}); measured over a long decode of "
+               f"{law.rounds:,} rounds at k = {k}, seed {seed}:")
     tokens = law.tokens_per_call
     c_star = float(theory.break_even_cost(tokens, k))
+    figures = f"alpha = {alpha:.3f}, " if alpha == alpha else ""
     return {
         "round_text": " ".join(tr.name(e.token) for e in tr.emitted),
         "round_tokens": len(tr.emitted),
         "acceptance_rate": law.acceptance_rate,
-        "alpha": law.alpha,
+        "alpha": alpha,
         "tokens_per_call": tokens,
         "speedup": float(theory.speedup(tokens, k, c)),
         "break_even": c_star,
-        "caption": f"Exact long-run figures for rule '{name}' at k = {k}: alpha = "
-                   f"{law.alpha:.3f}, break-even draft cost c* = {c_star:.3f}.",
+        "values_caption": how,
+        "caption": f"Long-run figures for rule '{name}' at k = {k}: {figures}break-even "
+                   f"draft cost c* = {c_star:.3f}.",
     }

@@ -35,7 +35,7 @@ from ..core.exact import exact_joint, round_law, target_joint
 from ..core.montecarlo import long_decode, simulate
 from ..core.rules import FAMILIES, RULES, Rule, reads_warp, target_of, with_tree
 from ..core.warp import Warp
-from .demos import WORKERS, Row
+from .demos import WORKERS, Row, stopped_note
 from .work import heavy
 
 GALLERY_N = 200_000  # Monte Carlo decodes per rule on the page (all rules in < ~1 s)
@@ -112,6 +112,7 @@ class RuleResult:
     n_resolve: int | None  # smallest n that resolves the bias (None: no bias, or > cap)
     floor: float  # the sampling floor of the rule's own target law (warped for a warp rule)
     long_run_exact: bool = True  # False: the long-run numbers are measured (block, large k)
+    n_run: int = 0  # decodes run: fewer than the gallery's n when the time budget stopped it
 
     @property
     def biased(self) -> bool:
@@ -140,6 +141,7 @@ class Gallery:
     floor: float  # expected TV of n exact draws from the target's two-token law
     threshold: float  # floor + McDiarmid margin (stats.tv_threshold)
     results: tuple[RuleResult, ...]
+    stopped: str | None = None  # what the page says when the time budget cut runs short
 
     def result(self, name: str) -> RuleResult:
         for r in self.results:
@@ -153,6 +155,8 @@ def _audit(P, Q, ctx, k, n, seed, rule: Rule, target, floor, threshold) -> RuleR
         target = target_joint(target_of(rule, P, Q), ctx, n_tokens=N_TOKENS)
         floor, threshold = sampling_floor(target, n), tv_threshold(target, n)
     sim = simulate(P, Q, ctx, k, n=n, rule=rule, n_tokens=N_TOKENS, seed=seed)
+    if sim.n < n:  # the time budget stopped it: its lines are those of the decodes it ran
+        floor, threshold = sampling_floor(target, sim.n), tv_threshold(target, sim.n)
     bias = tv(exact_joint(P, Q, ctx, k, n_tokens=N_TOKENS, rule=rule), target)
     try:
         law, exact_long = round_law(P, Q, ctx, k, rule=rule, long_run=True), True
@@ -165,6 +169,7 @@ def _audit(P, Q, ctx, k, n, seed, rule: Rule, target, floor, threshold) -> RuleR
         tokens_per_call=sim.tokens_per_call, acceptance_long_run=law.acceptance_rate,
         tokens_per_call_long_run=law.tokens_per_call, threshold=threshold,
         n_resolve=n_to_resolve(target, bias), floor=floor, long_run_exact=exact_long,
+        n_run=sim.n,
     )
 
 
@@ -208,13 +213,17 @@ def gallery(
             lambda kr: _audit(P, Q, ctx, k, n, seed, kr[1], target, floor, line)), todo))
     with _MEMO_LOCK:
         for (key, _), res in zip(todo, fresh, strict=True):
-            _MEMO[key] = done[key] = res
+            done[key] = res
+            if res.n_run == n:  # a run the time budget cut short is not kept for reuse
+                _MEMO[key] = res
         for key in keys:
-            _MEMO.move_to_end(key)
+            if key in _MEMO:
+                _MEMO.move_to_end(key)
         while len(_MEMO) > _MEMO_SIZE:
             _MEMO.popitem(last=False)
     results = [done[key] for key in keys]
-    return Gallery(int(n), int(k), int(ctx), int(seed), floor, line, tuple(results))
+    return Gallery(int(n), int(k), int(ctx), int(seed), floor, line, tuple(results),
+                   stopped_note([(r.rule.name, r.n_run) for r in results], int(n)))
 
 
 def _n_text(r: RuleResult) -> str:

@@ -20,14 +20,12 @@ from ..analysis.roofline import (  # noqa: F401 (for /roofline)
 )
 from ..core.dynamic import POLICY_LABELS, PolicyRun, run_policies
 from ..core.exact import round_law
-from ..core.rules import TUTORIAL_RULES, get_rule
+from ..core.rules import TUTORIAL_RULES, get_rule, rules_cost
 from ..core.tables import (
     K_APP_MAX,
-    WORK_REQUEST_MAX,
     junk_table,
     mix_draft,
     n_cap,
-    rules_cost,
     temper,
     token_name,
 )
@@ -50,17 +48,19 @@ EXACTNESS_RULES = TUTORIAL_RULES  # the exactness page always runs the tutorial'
 PAGE_ROUNDS = 10_000  # long-decode rounds per measured point (keeps a k change < 300 ms)
 
 
-def capped_n(n: int, k: int, rules: Sequence[str],
-             params: dict | None = None) -> tuple[int, str | None]:
+def capped_n(n: int, k: int, rules: Sequence[str], params: dict | None = None,
+             tree: Sequence[Sequence[int]] = ()) -> tuple[int, str | None]:
     """n held at the request's work cap for these rules at k (tables.n_cap), and the note
-    that says so: n (k + 1) x rules (a multi-draft rule counts m times) <= WORK_REQUEST_MAX."""
-    cost = rules_cost(rules, params)
-    cap = n_cap(k, cost)
+    that says so: a rule is priced by the rows its round scores (rules.rules_cost: a tree
+    its nodes, multi-draft m candidates a position), n (k + 1) x that <= WORK_REQUEST_MAX."""
+    cost, widest = rules_cost(rules, k, params, tree)
+    cap = n_cap(k, cost, widest)
     if n <= cap:
         return int(n), None
-    return cap, (f"The cap bites: at k = {k}, {len(rules)} rules (costing {cost:g} plain runs) "
-                 f"may take at most {cap:,} decodes each in one run (n (k + 1) x rules <= "
-                 f"{WORK_REQUEST_MAX:,}, about 5 s); running {cap:,}, not {n:,}.")
+    return cap, (f"The cap bites: at k = {k}, {len(rules)} rules scoring as many rows a round "
+                 f"as {cost:.3g} plain rules (a tree counts its nodes, multi-draft its "
+                 f"candidates) may take at most {cap:,} decodes each in one run (about 5 s); "
+                 f"running {cap:,}, not {n:,}.")
 
 
 def page_rules(rule: str, base: Sequence[str] = EXACTNESS_RULES) -> tuple[str, ...]:

@@ -13,13 +13,15 @@ from collections.abc import Sequence
 
 from ..analysis import theory
 from ..core.pair import ModelPair
-from ..core.rules import get_rule
+from ..core.rules import drafted, get_rule, with_tree
+from ..core.tree import Paths
 from ..core.warp import Warp, WarpedPair
 from ..text.corpus import Corpus, CorpusError, default_corpus, user_corpus  # noqa: F401 (for /text)
 from ..text.measure import COMPARE_ORDERS, drafter_comparison, order_sweep, text_exactness
 from ..text.ngram import NGramCounts, train
 from ..text.pair import TextDecoder  # noqa: F401 (for /text)
 from .columns import Columns
+from .demos import stopped_note
 from .stepping import view
 from .transcript import RoundTranscript, Totals
 from .work import heavy
@@ -35,9 +37,15 @@ TRANSCRIPT_SHOWN = 12  # earlier rounds kept for the text view (totals cover the
 PROMPT_MAX_CHARS = 2_000
 EXACT_N = 5_000  # Monte Carlo decodes behind the page's exactness check (at most)
 EXACT_N_MIN = 50  # ... and at least, however large the model
-# One request's work on /text, in row entries computed: (2k + 1) rows of V entries per
-# round, each built through (target order + draft order) levels. ~5 s on 2 busy cores.
+# One request's work on /text, in row entries computed: a round's rows (the drafted tokens
+# and the k + 1 the target scores; 2k + 1 for a chain, more for a tree or multi-draft) of V
+# entries, each built through (target order + draft order) levels. ~5 s on 2 busy cores.
 TEXT_WORK_MAX = 3e9
+# A row's fixed cost in entries (~15 us of a scalar round's work per row, at the ~1.5 ns an
+# entry above): what a round costs at a small V such as the characters' (V ~ 100), where a
+# chain at k = 32 took 0.75 ms a decode and the 256-node tree 3.7 ms (benchmarks/
+# bench_budget.py); without it the check there was priced 8x under its time.
+ROW_ENTRIES_MIN = 10_000
 EXACT_TOP = 16  # cells: the top tokens (and pairs) of p, the rest lumped
 
 Row = dict[str, object]
@@ -72,35 +80,44 @@ def counts_max_order(target_order: int) -> int:
     return max(int(target_order), max(COMPARE_ORDERS))
 
 
-def round_cost(dec: TextDecoder, k: int) -> float:
-    """Row entries one round computes at worst: (2k + 1) rows, V entries, both orders."""
-    return (2 * int(k) + 1) * dec.V * (dec.target_order + dec.draft_order)
+def round_cost(dec: TextDecoder, k: int, rule: str = "correct", tree: Paths = ()) -> float:
+    """Row entries one round computes at worst: (drafted + k + 1) rows (2k + 1 for a chain,
+    a tree's nodes + k + 1; core.rules.drafted), each V entries through both orders, and at
+    least ROW_ENTRIES_MIN."""
+    rows = drafted(with_tree(rule, tree), k) + int(k) + 1
+    return rows * (dec.V * (dec.target_order + dec.draft_order) + ROW_ENTRIES_MIN)
 
 
-def exact_n(dec: TextDecoder, k: int, n_rules: int) -> int:
+def exact_n(dec: TextDecoder, k: int, rules: Sequence[str], tree: Paths = ()) -> int:
     """Decodes per rule for the exactness check: EXACT_N, or fewer so that every rule's run
     together stays within TEXT_WORK_MAX (never under EXACT_N_MIN)."""
-    fit = int(TEXT_WORK_MAX // (round_cost(dec, k) * max(1, int(n_rules))))
+    per_decode = sum(round_cost(dec, k, r, tree) for r in rules)
+    fit = int(TEXT_WORK_MAX // max(1.0, per_decode))
     return max(EXACT_N_MIN, min(EXACT_N, fit))
 
 
-def exact_note(dec: TextDecoder, k: int, n: int) -> str | None:
-    """What the page says when the model's size lowered n."""
+def exact_note(dec: TextDecoder, k: int, n: int, rules: Sequence[str],
+               tree: Paths = ()) -> str | None:
+    """What the page says when the model's size or the rules' rows lowered n."""
     if n >= EXACT_N:
         return None
+    per_decode = sum(round_cost(dec, k, r, tree) for r in rules)
     return (f"n = {n:,} decodes per rule, not {EXACT_N:,}: at V = {dec.V:,}, k = {k} and orders "
-            f"{dec.target_order} + {dec.draft_order}, a round computes up to "
-            f"{round_cost(dec, k):,.0f} row entries, and one check may compute "
-            f"{TEXT_WORK_MAX:,.0f} (about 5 s). A smaller k, order or vocabulary allows more.")
+            f"{dec.target_order} + {dec.draft_order}, a round of the {len(rules)} rules "
+            f"computes up to {per_decode:,.0f} row entries (a tree counts its nodes), and one "
+            f"check may compute {TEXT_WORK_MAX:,.0f} (about 5 s). A smaller k, tree, order "
+            "or vocabulary allows more.")
 
 
-def round_cap(dec: TextDecoder, k: int, rnd: int, rnd_max: int) -> tuple[int, str | None]:
+def round_cap(dec: TextDecoder, k: int, rnd: int, rnd_max: int, rule: str = "correct",
+              tree: Paths = ()) -> tuple[int, str | None]:
     """The round index held where replaying rounds 0..rnd would pass TEXT_WORK_MAX."""
-    cap = max(0, min(int(rnd_max), int(TEXT_WORK_MAX // round_cost(dec, k)) - 1))
+    cap = max(0, min(int(rnd_max), int(TEXT_WORK_MAX // round_cost(dec, k, rule, tree)) - 1))
     if rnd <= cap:
         return int(rnd), None
     return cap, (f"Round {rnd:,} is past what one request may replay for this model "
-                 f"(V = {dec.V:,}, k = {k}): held at round {cap:,}.")
+                 f"(V = {dec.V:,}, k = {k}, {drafted(with_tree(rule, tree), k)} drafted a "
+                 f"round): held at round {cap:,}.")
 
 
 def train_counts(corpus: Corpus, level: str, max_order: int) -> NGramCounts:
@@ -217,14 +234,19 @@ def drafter_rows(rows: list[Row]) -> list[Row]:
 @heavy
 def page_exactness(_dec: TextDecoder, key: str, prompt: Sequence[int], k: int, seed: int,
                    rules: Sequence[str], drafter: str = "ngram", n: int = EXACT_N,
-                   top: int = EXACT_TOP) -> list[Row]:
-    """The first-two-token law of each rule against the target's, at the prompt."""
+                   top: int = EXACT_TOP, tree: Paths = ()) -> list[Row]:
+    """The first-two-token law of each rule (a tree rule drafting `tree`) against the
+    target's, at the prompt; a rule cut short by the time budget shows the decodes it ran."""
     rows = []
     for rule in rules:
-        ex = text_exactness(_dec, prompt, k, n, seed, rule, drafter, 2, top)
-        rows.append({"rule": rule, "family": get_rule(rule).family, "n": n,
+        ex = text_exactness(_dec, prompt, k, n, seed, with_tree(rule, tree), drafter, 2, top)
+        rows.append({"rule": rule, "family": get_rule(rule).family, "n": ex.n,
                      "TV to the target": round(ex.tv, 4), "floor": round(ex.floor, 4),
                      "pass line": round(ex.threshold, 4),
                      "verdict": "at the floor" if ex.at_floor else "biased"})
     return rows
 
+
+def exact_stopped(rows: Sequence[Row], n: int) -> str | None:
+    """The page's note when the time budget stopped some rule's decodes short of n."""
+    return stopped_note([(str(r["rule"]), int(r["n"])) for r in rows], n)

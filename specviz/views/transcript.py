@@ -11,12 +11,17 @@ from dataclasses import dataclass
 
 from ..core.pair import ModelPair
 from ..core.round import play_rounds
-from ..core.rules import with_tree
+from ..core.rules import drafted, with_tree
 from ..core.trace import ORIGINS, RoundDigest, RoundTrace
 from ..core.tree import Paths
 from .work import heavy
 
 RND_MAX = 999  # last round of a seeded transcript the app replays
+# Rows one /round request may replay on the toy tables: a round scores drafted + k + 1 rows
+# (core.rules.drafted; 2k + 1 for a chain, a tree's nodes + k + 1), ~35 us a row traced on
+# 2 busy cores (benchmarks/bench_budget.py): about 5 s. Rounds 0..999 of a chain at k = 32
+# fit; a 256-node tree does not.
+ROUND_ROWS_MAX = 150_000
 
 Row = dict[str, object]
 
@@ -100,6 +105,19 @@ def round_transcript(
         before=transcript_totals(rounds[:-1]), through=transcript_totals(rounds),
         context=tuple(context), prompt_len=len(_pair.check_prefix(prompt)),
     )
+
+
+def round_cap(k: int, rnd: int, rule: str = "correct", tree: Paths = (),
+              rnd_max: int = RND_MAX) -> tuple[int, str | None]:
+    """The round index held where replaying rounds 0..rnd of the toy tables would score
+    more than ROUND_ROWS_MAX rows, and the note that says so."""
+    rows = drafted(with_tree(rule, tree), k) + int(k) + 1
+    cap = max(0, min(int(rnd_max), ROUND_ROWS_MAX // rows - 1))
+    if rnd <= cap:
+        return int(rnd), None
+    return cap, (f"Round {rnd:,} is past what one request may replay at k = {k} with "
+                 f"{rows - int(k) - 1:,} drafted tokens a round ({rows:,} rows scored): "
+                 f"held at round {cap:,}.")
 
 
 TRANSCRIPT_COLUMNS = ("round", "context", "emitted", "origins", "flushed", "accepted",

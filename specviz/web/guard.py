@@ -24,6 +24,7 @@ import streamlit as st
 
 from ..core import interrupt
 from ..core.bounded import ByteLRU
+from ..core.tables import WORK_STOP_S
 from ..text.corpus import Corpus, CorpusError
 from ..text.ngram import NGramCounts
 from ..text.pair import TextDecoder
@@ -99,13 +100,15 @@ def _not_recorded() -> Iterator[None]:
 
 
 def gated(fn: Callable) -> Callable:
-    """fn itself, or, when views marked it heavy (views.work.heavy), fn run in a worker."""
+    """fn itself, or, when views marked it heavy (views.work.heavy), fn run in a worker
+    under the request's time budget (core.interrupt.budget: past WORK_STOP_S its loops stop
+    with what they have done, or say why not)."""
     if not getattr(fn, "heavy", False):
         return fn
 
     @wraps(fn)
     def run(*args, **kwargs):
-        with worker():
+        with worker(), interrupt.budget(WORK_STOP_S):
             return fn(*args, **kwargs)
     return run
 

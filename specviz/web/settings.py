@@ -27,7 +27,6 @@ from ..core.tables import (  # noqa: F401
     WORK_APP_MAX,
     WORK_REQUEST_MAX,
     n_cap,
-    rules_cost,
 )
 from ..core.tree import PATHS_NODES_MAX, PATHS_TEXT_MAX, parse_paths
 from ..text.ngram import LEVELS as TEXT_LEVELS
@@ -174,7 +173,7 @@ def _float(lo: float, hi: float):
         if not math.isfinite(v):
             raise ValueError
         if not lo <= v <= hi:
-            raise Capped(min(max(v, lo), hi))
+            raise Capped(float(min(max(v, lo), hi)))  # a float input needs a float
         return v
     parse.range = f"a number in [{lo:g}, {hi:g}]"
     return parse

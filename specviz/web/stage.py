@@ -154,7 +154,8 @@ def play(stage: Stage, *, start_step: int, start_rnd: int, speed: float) -> tupl
     if stage.key("step") not in ss:  # the first visit in this session: the URL decides
         ss[stage.key("step")], ss[stage.key("rnd")] = start_step, start_rnd
         ss[stage.key("speed")] = speed
-    rule_note = animation.rule_note(stage.transcript(ss[stage.key("rnd")]).current)
+    rnd = ss[stage.key("rnd")] if stage.cap is None else stage.cap(ss[stage.key("rnd")])[0]
+    rule_note = animation.rule_note(stage.transcript(rnd).current)  # the round _body shows
     if rule_note:
         st.warning(notation.text(rule_note))
     every = ss[stage.key("speed")] if ss.get(stage.key("autoplay")) else None
@@ -200,7 +201,9 @@ def round_stage(app: ui.AppState) -> Stage:
         return ui.cached(transcript.round_transcript)(
             app.pair, app.pair.fingerprint, app.ctx, s.k, rnd=rnd, seed=s.seed, rule=s.rule,
             tree=app.tree)
-    return Stage("round", played, None, _round_below)
+    def cap(rnd: int) -> tuple[int, str | None]:
+        return transcript.round_cap(s.k, rnd, s.rule, app.tree)
+    return Stage("round", played, None, _round_below, cap)
 
 
 # ----------------------------------------------------------------------------- /text
@@ -226,5 +229,5 @@ def text_stage(dec, ids: tuple[int, ...], *, k: int, c: float, seed: int, rule: 
             col.metric(label, value)
         st.html(textfigs.text_html(dec, tr, step))
     def cap(rnd: int) -> tuple[int, str | None]:
-        return textpage.round_cap(dec, k, rnd, RND_MAX)
+        return textpage.round_cap(dec, k, rnd, RND_MAX, rule, tree)
     return Stage("text", played, textpage.TOP_BARS, below, cap)

@@ -249,3 +249,41 @@ def test_wide_trees_without_replacement_state_their_cap():
     law = round_law(P, Q, 0, 2, rule=rules_with("[[0], [1], [2]]"))  # i.i.d.: no orders
     assert len(law.histogram) == 3 and law.histogram[2] == 0  # one level: nothing kept at 2
     assert law.tokens_per_call == pytest.approx(1 + law.histogram[1], abs=1e-12)
+
+
+def _one_hot_draft():
+    """The default pair with the draft warped to its top-1 token: q is one-hot in every row,
+    so a node has one token to draft without replacement."""
+    from specviz.core.warp import Warp, warp_tables
+
+    return warp_tables(T.P, T.Q, Warp(top_k=1, draft=True))
+
+
+@pytest.mark.parametrize("text, tables", [("8", "default"), ("7-1", "default"),
+                                          ("3", "one-hot draft")])
+def test_siblings_past_the_drafts_support_do_not_exist(text, tables):
+    """More siblings than the row has tokens to draw without replacement: the siblings that
+    cannot be drawn are not there. The scalar round plays (it raised KeyError), the exact law
+    is the literal enumeration's and the target's, and both samplers follow it."""
+    from specviz.core.rules import with_tree
+
+    P, Q = (T.P, T.Q) if tables == "default" else _one_hot_draft()
+    r = with_tree("tree_wor", tree.parse_paths(text))
+    exact = exact_joint(P, Q, 0, 2, n_tokens=2, rule=r)
+    np.testing.assert_allclose(exact, brute_array(P, Q, 0, 2, 2, r), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(exact, target_joint(P, 0, n_tokens=2), rtol=0, atol=1e-12)
+    n = 200_000
+    sim = simulate(P, Q, 0, 2, n=n, rule=r, n_tokens=2, seed=12)
+    assert tv(sim.law, exact) <= tv_threshold(exact, n)
+    pair, rng, m = TablePair(P, Q), np.random.default_rng(13), 2_000
+    first, hist = np.zeros(P.shape[0]), np.zeros(3)
+    for _ in range(m):
+        tr = play_round(pair, 0, 2, rng=rng, rule=r)
+        first[tr.tokens[0]] += 1
+        hist[tr.accepted] += 1
+        assert all(len({t.token for t in pos.tries}) == len(pos.tries) for pos in tr.positions)
+    law = round_law(P, Q, 0, 2, rule=r).histogram
+    assert tv(hist / m, law) <= tv_threshold(law, m)
+    assert tv(first / m, P[0]) <= tv_threshold(P[0], m)
+    wrong = np.full(P.shape[0], 1 / P.shape[0])
+    assert tv(first / m, wrong) > tv_threshold(wrong, m)  # negative control: it can fail

@@ -136,3 +136,48 @@ def test_text_pair_under_a_warp_is_exact_round_by_round():
     exact = exact_joint(P, Q, ctx, 3, n_tokens=2, rule="correct")
     np.testing.assert_allclose(exact, target_joint(P, ctx, n_tokens=2), atol=1e-12)
     assert tv(counts / n, exact) <= tv_threshold(exact, n)
+
+
+def _argmax_chain(P: np.ndarray, ctx: int, n: int) -> np.ndarray:
+    """The law of the target's greedy text: one-hot at argmax p, n tokens on. (V,)*n"""
+    law, c, at = np.zeros((P.shape[0],) * n), ctx, []
+    for _ in range(n):
+        c = int(np.argmax(P[c]))
+        at.append(c)
+    law[tuple(at)] = 1.0
+    return law
+
+
+@pytest.mark.parametrize("warp", [{"top_k": 1}, {"top_p": 0.01}, {"min_p": 1.0}])
+@pytest.mark.parametrize("draft", [0, 1])
+def test_an_unnormalised_one_token_mask_still_emits_a_law(warp, draft):
+    """warp_unnormalised when the warp keeps one token (the default rows have no ties): the
+    masked row has mass only on argmax p, so the ratio keeps argmax p or nothing, and every
+    correction, renormalised as a sampler does, is argmax p: the rule writes the target's
+    greedy text, which is the warped target. The exact law summed to 0.618 here."""
+    rule = get_rule("warp_unnormalised").with_params(
+        **{"temperature": 1.0, "top_p": 1.0, **warp, "warp_draft": draft})
+    greedy = _argmax_chain(T.P, 0, 2)
+    np.testing.assert_array_equal(target_joint(target_of(rule, T.P, T.Q), 0, n_tokens=2),
+                                  greedy)
+    exact = exact_joint(T.P, T.Q, 0, 4, n_tokens=2, rule=rule)
+    np.testing.assert_allclose(exact, greedy, rtol=0, atol=1e-12)
+    n = 20_000
+    sim = simulate(T.P, T.Q, 0, 4, n=n, rule=rule, n_tokens=2, seed=4)
+    assert tv(sim.law, exact) <= tv_threshold(exact, n)
+
+
+def test_alpha_of_a_renormalised_row_is_at_most_one():
+    """top-k = V keeps every token but renormalises: row 'a' then sums to 1 + 2^-52, and
+    alpha of the draft q = p came out 1 + 2^-52 at context 'e' (theory refused it)."""
+    from specviz.analysis import theory
+    from specviz.core.exact import round_law
+    from specviz.core.rule import overlap
+
+    Pw = warp_rows(T.P, Warp(top_k=6))
+    assert Pw[0].sum() > 1.0  # the rounding this test is about is there
+    assert (overlap(Pw, Pw) <= 1.0).all()
+    for ctx in range(6):
+        alpha = round_law(Pw, Pw, ctx, 4, long_run=True).alpha
+        assert alpha == pytest.approx(1.0, abs=1e-15) and alpha <= 1.0
+        assert theory.draft_acceptance_rate(alpha, 4) == pytest.approx(1.0)

@@ -28,9 +28,9 @@ def test_the_worst_check_stays_within_seconds(counts):
     dec = textpage.TextDecoder(counts, 4, 1, 1.0, 10.0)
     ids, _ = textpage.encode_prompt(dec, "w1 w2 w3")
     rules = ("correct", "no_resample", "greedy", "typical")
-    n = textpage.exact_n(dec, 32, len(rules))
+    n = textpage.exact_n(dec, 32, rules)
     assert textpage.EXACT_N_MIN <= n < textpage.EXACT_N
-    assert textpage.exact_note(dec, 32, n) is not None
+    assert textpage.exact_note(dec, 32, n, rules) is not None
     t0 = time.perf_counter()
     rows = textpage.page_exactness(dec, dec.key, ids, 32, 0, rules, "ngram", n)
     dt = time.perf_counter() - t0
@@ -44,3 +44,24 @@ def test_rounds_past_the_budget_are_held(counts):
     assert rnd < 999 and note and "held at round" in note
     assert (rnd + 1) * textpage.round_cost(dec, 32) <= textpage.TEXT_WORK_MAX
     assert textpage.round_cap(dec, 1, 5, 999) == (5, None)
+
+
+def test_a_tree_is_priced_by_its_nodes_on_text(counts):
+    """A round of a tree rule scores its nodes + k + 1 rows, not 2k + 1: the check's n and
+    the replayable round shrink with the tree (a 256-node tree took 59.9 s to check)."""
+    from specviz.core.tree import parse_paths
+
+    dec = textpage.TextDecoder(counts, 4, 1)
+    tree = parse_paths("16-15")
+    chain, row = textpage.round_cost(dec, 32), dec.V * 5 + textpage.ROW_ENTRIES_MIN
+    assert chain == 65 * row
+    assert textpage.round_cost(dec, 32, "tree_iid", tree) == (256 + 33) * row
+    assert textpage.round_cost(dec, 32, "multi_draft") == (3 * 32 + 33) * row
+    rules = textpage.checked_rules("tree_iid")
+    n = textpage.exact_n(dec, 32, rules, tree)
+    assert n < textpage.exact_n(dec, 32, rules)
+    assert n == textpage.EXACT_N_MIN or n * (3 * chain + textpage.round_cost(
+        dec, 32, "tree_iid", tree)) <= textpage.TEXT_WORK_MAX
+    rnd, note = textpage.round_cap(dec, 32, 999, 999, "tree_iid", tree)
+    assert (rnd + 1) * textpage.round_cost(dec, 32, "tree_iid", tree) <= textpage.TEXT_WORK_MAX
+    assert rnd < textpage.round_cap(dec, 32, 999, 999)[0] and "256 drafted" in note

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
 from urllib.parse import urlencode
 
 import pytest
@@ -91,3 +92,13 @@ def test_a_token_tree_travels_in_the_url_and_a_bad_one_says_why():
     assert "without its earlier sibling [1]" in notes[0] and "tree unset" in notes[0]
     s, notes = S.parse_query({"tree": "30-30"})
     assert s.tree == "" and "the cap is 256" in notes[0]
+
+
+@pytest.mark.parametrize("raw", ["34", "1e9", "33.5"])
+def test_a_float_field_past_its_cap_is_held_as_a_float(raw):
+    """conv_value's cap is K_APP_MAX + 1, an int: the held value was the int 33, and a float
+    number input refuses an int value (the page stopped)."""
+    s, notes = S.parse_query({"conv_value": raw})
+    assert s.conv_value == 33.0 and type(s.conv_value) is float and "held at" in notes[0]
+    assert all(type(getattr(S.parse_query({f.name: "1e300"})[0], f.name)) is float
+               for f in fields(S.Settings) if f.type in ("float", float))
