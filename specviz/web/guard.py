@@ -37,18 +37,27 @@ SESSION_UPLOADS = 6  # files one session's uploads may hold on the server
 SESSION_UPLOAD_BYTES = 12 * 2**20
 
 # ----------------------------------------------------------------------------- markdown
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~$@])")  # links, images, HTML, code, LaTeX, ...
-_AUTOLINK = re.compile(r"(?i)(:)(//)|\b(www)(\.)")  # https://host, www.host: GFM autolinks
+PLAIN_MAX_CHARS = 1_000  # the longest user-facing text plain() passes on (messages echo input)
+WORD_JOINER = "\u2060"  # invisible, zero width: splits a pattern without changing the text
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~$@&])")  # links, images, HTML, code, LaTeX, ...
+# Patterns the browser finds in the text itself after parsing (so a backslash does not stop
+# them): GFM autolinks (scheme://, www., name@host), emoji shortcodes (:smile:), Material
+# icons (:material/home:) and colour, badge and size directives (:red[...]).
+_TEXT_PATTERN = re.compile(r"(?i)(?<=:)(?=\S)|(?<=@)|(?<=www)(?=\.)")
 _BLOCK_START = re.compile(r"^(\s*\d*)([-+=>.)])")  # a list, heading rule or quote
 _SPACES = re.compile(r"\s+")
 
 
 def plain(text: object) -> str:
     """text as literal Markdown for st.markdown / caption / info / error: the marks that
-    make links, images, HTML, code, emphasis, LaTeX, colour or icon directives and
-    autolinks backslash-escaped, line breaks as spaces (so no block starts inside it)."""
-    t = _MD_SPECIAL.sub(r"\\\1", _SPACES.sub(" ", str(text)))
-    t = _AUTOLINK.sub(lambda m: f"{m[1]}\\{m[2]}" if m[1] else f"{m[3]}\\{m[4]}", t)
+    make links, images, HTML, entities, code, emphasis or LaTeX backslash-escaped, a word
+    joiner after every ':' and '@' and inside 'www.' (no autolink, emoji, icon or colour
+    directive can form), line breaks as spaces (so no block starts inside it), and at most
+    PLAIN_MAX_CHARS characters of it (then how long it was)."""
+    t = _SPACES.sub(" ", str(text))
+    if len(t) > PLAIN_MAX_CHARS:
+        t = f"{t[:PLAIN_MAX_CHARS]}… ({len(t):,} characters in all)"
+    t = _TEXT_PATTERN.sub(WORD_JOINER, _MD_SPECIAL.sub(r"\\\1", t))
     return _BLOCK_START.sub(lambda m: f"{m[1]}\\{m[2]}", t)
 
 
