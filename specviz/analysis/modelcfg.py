@@ -43,6 +43,9 @@ MEANING = {
 }
 
 
+NAME_MAX_CHARS = 80  # of a config's _name_or_path, as its messages repeat it
+
+
 class ConfigError(ValueError):
     """A config that cannot describe a decoder; the message names the field."""
 
@@ -118,7 +121,9 @@ def parse_config(text: str, *, name: str = "model") -> ModelShape:
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{name}: not valid JSON ({exc})") from None
     label = cfg.get("_name_or_path") if isinstance(cfg, dict) else None
-    return shape_from_config(cfg, name=str(label or name))
+    label = str(label or name)  # the messages repeat it: cut, so they do not grow with it
+    cut = label if len(label) <= NAME_MAX_CHARS else label[:NAME_MAX_CHARS] + "…"
+    return shape_from_config(cfg, name=cut)
 
 
 @cache

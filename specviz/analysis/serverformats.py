@@ -17,7 +17,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from .servermetrics import Acceptance, MetricsError, from_histogram, make_acceptance
+from .servermetrics import Acceptance, MetricsError, from_histogram, listed, make_acceptance
 
 SGLANG_ROUNDS = "spec_verify_ct"
 SGLANG_DRAFTED = ("spec_num_proposed_drafts", "spec_proposed_drafts", "spec_draft_token_num")
@@ -189,4 +189,4 @@ def parse_hand(text: str, *, rounds: int | None = None) -> Acceptance:
             raise
         raise MetricsError(f"the table holds entries that are not numbers ({exc})") from None
     raise MetricsError(f"the table's columns must be {','.join(HAND_HIST)} (a histogram) or "
-                       f"{','.join(HAND_RATES)} (per-position rates); got {','.join(cols)}")
+                       f"{','.join(HAND_RATES)} (per-position rates); got {listed(cols)}")

@@ -35,6 +35,18 @@ MAX_TEXT_CHARS = 2_000_000  # a pasted or uploaded metrics text
 K_MAX = 64  # positions a record may hold
 
 
+ECHO_NAMES, ECHO_CHARS = 3, 60  # what a message repeats of the names it was given
+
+
+def listed(names, *, most: int = ECHO_NAMES, chars: int = ECHO_CHARS) -> str:
+    """names as 'a, b, c and 17 more', each cut to chars: a message about input that does
+    not grow with it."""
+    names = [str(n) for n in names]
+    shown = [n if len(n) <= chars else n[:chars] + "…" for n in names[:most]]
+    more = f" and {len(names) - most:,} more" if len(names) > most else ""
+    return ", ".join(shown) + more
+
+
 class MetricsError(ValueError):
     """Input that cannot be read as acceptance; the message says why, for the page."""
 
@@ -152,7 +164,7 @@ def _delta(values: list[float], key: tuple[str, tuple]) -> float:
     """last - first over the scrapes (the value itself for one scrape); counters only grow."""
     for i, (a, b) in enumerate(zip(values, values[1:], strict=False)):
         if b < a:
-            labels = ",".join(f"{k}={v}" for k, v in key[1])
+            labels = listed((f"{k}={v}" for k, v in key[1]), most=4)
             raise MetricsError(
                 f"counter {key[0]}{{{labels}}} decreased between scrapes {i + 1} and {i + 2} "
                 f"({a:g} -> {b:g}): the server restarted, or the scrapes come from different "
@@ -172,7 +184,7 @@ def parse_prometheus(text: str, model: str | None = None) -> Acceptance:
     models = sorted({dict(lab).get("model_name", "") for _, lab in series} - {""})
     if model is None and len(models) > 1:
         raise MetricsError(f"the text holds counters of {len(models)} models "
-                           f"({', '.join(models)}); choose one")
+                           f"({listed(models)}); choose one")
     scrapes = max(len(v) for v in series.values())
     totals: dict[str, float] = {}
     pos: dict[int, float] = {}
