@@ -5,8 +5,9 @@ model stores, upload caps.
 - worker(): at most HEAVY_WORKERS heavy computations at a time, with a visible wait.
 - install_stop_check(): long library loops stop (core.interrupt) once their session has
   gone, the script was asked to stop, or the server is shutting down.
-- text models: counts and decoders in stores bounded by bytes; those trained on a user's
-  text live in that session's state and go with it.
+- text models: counts and decoders in stores bounded by bytes: the default corpus's in one
+  store per server process (web.server.once, out of reach of clear-cache), those trained on
+  a user's text in that session's state, going with it.
 - session_uploads(): a session keeps at most SESSION_UPLOADS files / SESSION_UPLOAD_BYTES.
 """
 
@@ -28,6 +29,7 @@ from ..text.corpus import Corpus, CorpusError
 from ..text.ngram import NGramCounts
 from ..text.pair import TextDecoder
 from ..views import textpage
+from . import server
 
 HEAVY_WORKERS = 2  # heavy computations at once, across all sessions (one per core here)
 SHARED_MODEL_BYTES = 256 * 2**20  # models of the default corpus, shared by every session
@@ -166,9 +168,10 @@ def install_stop_check() -> None:
 
 
 # ----------------------------------------------------------------------------- models
-@st.cache_resource(show_spinner=False)
 def _shared_models() -> ByteLRU:
-    return ByteLRU(SHARED_MODEL_BYTES)
+    """The store of the default corpus's models: one per server process (web.server.once),
+    which no client's clear-cache message can empty."""
+    return server.once("shared text models", lambda: ByteLRU(SHARED_MODEL_BYTES))
 
 
 def _session_store(name: str, max_bytes: int) -> ByteLRU:
