@@ -36,4 +36,6 @@ EXPOSE 8501
 HEALTHCHECK --interval=30s --timeout=10s --start-period=30s --retries=3 \
     CMD ["python", "-c", "import sys, urllib.request; sys.exit(0 if urllib.request.urlopen('http://127.0.0.1:8501/_stcore/health', timeout=9).status == 200 else 1)"]
 
-CMD ["streamlit", "run", "app.py", "--server.headless=true", "--server.address=0.0.0.0", "--server.port=8501"]
+# `streamlit run app.py` through specviz.web.server, which closes /_stcore/metrics and takes
+# request lines up to 2 MiB (Streamlit 1.67 has no option for either).
+CMD ["python", "-m", "specviz.web.server", "run", "app.py", "--server.headless=true", "--server.address=0.0.0.0", "--server.port=8501"]

@@ -9,6 +9,13 @@ worst case: largest k, n, rules, model; /text also runs its exactness check), in
 browser context. The server's resident memory (VmRSS from /proc; psutil is not in the lock)
 is sampled every 20 ms: the table shows it before the request, its peak during the request,
 after it, and the seconds until the page had finished.
+
+Then the memory that visitors leave behind: VISITORS distinct /text URLs (a fresh context
+each, closed once the page has drawn), the server's RSS after the last one closed, and again
+every 30 s while the server sits idle for IDLE_S seconds (past the disconnected-session TTL,
+120 s by default), so a server that keeps what closed sessions held shows it.
+
+    .venv/bin/python benchmarks/memory.py --pages --visitors 50 --idle-s 120   # that part only
 """
 
 from __future__ import annotations
@@ -36,6 +43,13 @@ WORST = {  # page -> (its most expensive URL, a button to press once it has draw
     "plan": ("/plan?plan_kmax=16", None),
     "tour": ("/tour", None),
 }
+VISITORS, IDLE_S, IDLE_EVERY_S = 50, 120.0, 30.0
+
+
+def visitor_url(i: int) -> str:
+    """The i-th distinct /text visitor: its own target order, target temperature, seed and
+    round (new counts, decoders and results)."""
+    return f"/text?order={3 + i % 6}&Tp={0.5 + 0.01 * i:.2f}&seed={i}&rnd={i}"
 
 
 def rss_mb(pid: int) -> float:
@@ -95,16 +109,41 @@ def measure(browser, url: str, button: str | None, sampler: Sampler,
     return before, peak, rss_mb(sampler.pid), seconds
 
 
+def visitors(browser, base: str, sampler: Sampler, n: int, idle_s: float,
+             timeout_ms: float) -> list[tuple[str, float]]:
+    """(moment, RSS MB) rows: before, after n distinct /text visitors, and while idle."""
+    rows = [("before the visitors", rss_mb(sampler.pid))]
+    t0 = time.monotonic()
+    for i in range(n):
+        ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+        ctx.set_default_timeout(timeout_ms)
+        page = ctx.new_page()
+        page.goto(base + visitor_url(i))
+        settle(page, timeout_ms)
+        ctx.close()
+    rows.append((f"after {n} distinct /text visitors ({time.monotonic() - t0:.0f} s), "
+                 "last tab closed", rss_mb(sampler.pid)))
+    waited = 0.0
+    while waited < idle_s:
+        step = min(IDLE_EVERY_S, idle_s - waited)
+        time.sleep(step)
+        waited += step
+        rows.append((f"idle {waited:.0f} s", rss_mb(sampler.pid)))
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pages", nargs="*", default=list(WORST), choices=list(WORST))
     ap.add_argument("--timeout-s", type=float, default=180.0)
+    ap.add_argument("--visitors", type=int, default=VISITORS)
+    ap.add_argument("--idle-s", type=float, default=IDLE_S)
     args = ap.parse_args(argv)
     from playwright.sync_api import sync_playwright
 
     srv = start_server()
     sampler = Sampler(srv.pid)
-    rows = []
+    rows, left = [], []
     try:
         with sync_playwright() as pw:
             browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
@@ -115,6 +154,9 @@ def main(argv: list[str] | None = None) -> int:
                                                     args.timeout_s * 1000)
                 rows.append((name, path, before, peak, after, secs))
                 print(f"{name:<13} {peak:7.0f} MB peak  ({secs:.1f} s)", file=sys.stderr)
+            if args.visitors:
+                left = visitors(browser, srv.url, sampler, args.visitors, args.idle_s,
+                                args.timeout_s * 1000)
             browser.close()
     finally:
         sampler.stop()
@@ -123,6 +165,10 @@ def main(argv: list[str] | None = None) -> int:
           "| seconds |\n| --- | --- | ---: | ---: | ---: | ---: |")
     for name, path, before, peak, after, secs in rows:
         print(f"| {name} | `{path}` | {before:.0f} | {peak:.0f} | {after:.0f} | {secs:.1f} |")
+    if left:
+        print("\n| what closed sessions leave | RSS (MB) |\n| --- | ---: |")
+        for moment, mb in left:
+            print(f"| {moment} | {mb:.0f} |")
     return 0
 
 

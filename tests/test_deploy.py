@@ -387,7 +387,7 @@ def test_nginx_in_front_of_a_real_server_adds_headers_closes_metrics_limits_uplo
             status, headers, body = _get(base + "/")
             assert status == 200 and b"<html" in body.lower()
             assert {k: headers.get(k) for k in HEADERS} == _nginx_headers()
-            assert _get(srv.url + "/_stcore/metrics")[0] == 200  # open on the bare server
+            assert _get(srv.url + "/_stcore/metrics")[0] == 404  # the image's command closes it
             status, headers, _ = _get(base + "/_stcore/metrics")
             assert status == 404 and headers.get("X-Frame-Options") == "DENY"
             assert _get(base + "/_stcore/metrics/x")[0] == 404

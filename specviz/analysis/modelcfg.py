@@ -61,6 +61,9 @@ MEANING = {
 }
 
 
+NAME_MAX_CHARS = 80  # of a config's _name_or_path, as its messages repeat it
+
+
 class ConfigError(ValueError):
     """A config that cannot describe a decoder; the message names the field."""
 
@@ -159,7 +162,9 @@ def parse_config(text: str, *, name: str = "model") -> ModelShape:
     except PasteError as exc:
         raise ConfigError(f"{name}: {exc}") from None
     label = cfg.get("_name_or_path") if isinstance(cfg, dict) else None
-    return shape_from_config(cfg, name=str(label or name))
+    label = str(label or name)  # the messages repeat it: cut, so they do not grow with it
+    cut = label if len(label) <= NAME_MAX_CHARS else label[:NAME_MAX_CHARS] + "…"
+    return shape_from_config(cfg, name=cut)
 
 
 def parse_head(text: str, *, name: str = "head") -> tuple[ModelShape, int]:

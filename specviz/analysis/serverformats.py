@@ -20,7 +20,6 @@ import pandas as pd
 
 from ..core import interrupt
 from ..core.tables import K_MAX
-from .pasted import show
 from .servermetrics import (
     CHECK_EVERY,
     Acceptance,
@@ -28,6 +27,7 @@ from .servermetrics import (
     count,
     draft_length,
     from_histogram,
+    listed,
     make_acceptance,
 )
 
@@ -235,5 +235,4 @@ def parse_hand(text: str, *, rounds: int | None = None) -> Acceptance:
         raise MetricsError(f"the table holds entries that are not numbers ({str(exc)[:80]})") \
             from None
     raise MetricsError(f"the table's columns must be {','.join(HAND_HIST)} (a histogram) or "
-                       f"{','.join(HAND_RATES)} (per-position rates); got "
-                       f"{show(','.join(cols))}")
+                       f"{','.join(HAND_RATES)} (per-position rates); got {listed(cols)}")

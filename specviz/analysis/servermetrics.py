@@ -41,6 +41,16 @@ ESCAPED = "vllm_spec_decode_"  # the same names where a client escaped ':' (Open
 MAX_TEXT_CHARS = 2_000_000  # a pasted or uploaded metrics text
 COUNT_MAX = 2**53  # largest count read: Prometheus counters are floats, whole only up to 2^53
 CHECK_EVERY = 1024  # samples or lines read between two stop checks
+ECHO_NAMES, ECHO_CHARS = 3, 60  # what a message repeats of the names it was given
+
+
+def listed(names, *, most: int = ECHO_NAMES, chars: int = ECHO_CHARS) -> str:
+    """names as 'a, b, c and 17 more', each cut to chars: a message about input that does
+    not grow with it."""
+    names = [str(n) for n in names]
+    shown = [n if len(n) <= chars else n[:chars] + "…" for n in names[:most]]
+    more = f" and {len(names) - most:,} more" if len(names) > most else ""
+    return ", ".join(shown) + more
 
 
 class MetricsError(ValueError):
@@ -234,13 +244,12 @@ def _names(series: dict) -> tuple[str, ...]:
 def _models(series: dict, model: str | None) -> tuple[str, ...]:
     """The model_name values; several need `model`, one of them (else ModelChoice)."""
     models = _names(series)
-    listed = ", ".join(cut(m) for m in models[:3]) + (f" and {len(models) - 3:,} more"
-                                                      if len(models) > 3 else "")
+    names = listed(models)
     if model is None and len(models) > 1:
-        raise ModelChoice(f"the text holds counters of {len(models):,} models ({listed}); "
+        raise ModelChoice(f"the text holds counters of {len(models):,} models ({names}); "
                           "choose one", models)
     if model is not None and models and model not in models:
-        raise ModelChoice(f"no counters of model {show(model)}; the text holds {listed}",
+        raise ModelChoice(f"no counters of model {show(model)}; the text holds {names}",
                           models)
     return models
 

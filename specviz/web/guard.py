@@ -5,8 +5,9 @@ model stores, upload caps.
 - worker(): at most HEAVY_WORKERS heavy computations at a time, with a visible wait.
 - install_stop_check(): long library loops stop (core.interrupt) once their session has
   gone, the script was asked to stop, or the server is shutting down.
-- text models: counts and decoders in stores bounded by bytes; those trained on a user's
-  text live in that session's state and go with it.
+- text models: counts and decoders in stores bounded by bytes: the default corpus's in one
+  store per server process (web.server.once, out of reach of clear-cache), those trained on
+  a user's text in that session's state, going with it.
 - session_uploads(): a session keeps at most SESSION_UPLOADS files / SESSION_UPLOAD_BYTES.
 """
 
@@ -29,6 +30,7 @@ from ..text.corpus import Corpus, CorpusError
 from ..text.ngram import NGramCounts
 from ..text.pair import TextDecoder
 from ..views import textpage
+from . import server
 
 HEAVY_WORKERS = 2  # heavy computations at once, across all sessions (one per core here)
 SHARED_MODEL_BYTES = 256 * 2**20  # models of the default corpus, shared by every session
@@ -38,18 +40,27 @@ SESSION_UPLOADS = 6  # files one session's uploads may hold on the server
 SESSION_UPLOAD_BYTES = 12 * 2**20
 
 # ----------------------------------------------------------------------------- markdown
-_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~$@])")  # links, images, HTML, code, LaTeX, ...
-_AUTOLINK = re.compile(r"(?i)(:)(//)|\b(www)(\.)")  # https://host, www.host: GFM autolinks
+PLAIN_MAX_CHARS = 1_000  # the longest user-facing text plain() passes on (messages echo input)
+WORD_JOINER = "\u2060"  # invisible, zero width: splits a pattern without changing the text
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]<>#|~$@&])")  # links, images, HTML, code, LaTeX, ...
+# Patterns the browser finds in the text itself after parsing (so a backslash does not stop
+# them): GFM autolinks (scheme://, www., name@host), emoji shortcodes (:smile:), Material
+# icons (:material/home:) and colour, badge and size directives (:red[...]).
+_TEXT_PATTERN = re.compile(r"(?i)(?<=:)(?=\S)|(?<=@)|(?<=www)(?=\.)")
 _BLOCK_START = re.compile(r"^(\s*\d*)([-+=>.)])")  # a list, heading rule or quote
 _SPACES = re.compile(r"\s+")
 
 
 def plain(text: object) -> str:
     """text as literal Markdown for st.markdown / caption / info / error: the marks that
-    make links, images, HTML, code, emphasis, LaTeX, colour or icon directives and
-    autolinks backslash-escaped, line breaks as spaces (so no block starts inside it)."""
-    t = _MD_SPECIAL.sub(r"\\\1", _SPACES.sub(" ", str(text)))
-    t = _AUTOLINK.sub(lambda m: f"{m[1]}\\{m[2]}" if m[1] else f"{m[3]}\\{m[4]}", t)
+    make links, images, HTML, entities, code, emphasis or LaTeX backslash-escaped, a word
+    joiner after every ':' and '@' and inside 'www.' (no autolink, emoji, icon or colour
+    directive can form), line breaks as spaces (so no block starts inside it), and at most
+    PLAIN_MAX_CHARS characters of it (then how long it was)."""
+    t = _SPACES.sub(" ", str(text))
+    if len(t) > PLAIN_MAX_CHARS:
+        t = f"{t[:PLAIN_MAX_CHARS]}… ({len(t):,} characters in all)"
+    t = _TEXT_PATTERN.sub(WORD_JOINER, _MD_SPECIAL.sub(r"\\\1", t))
     return _BLOCK_START.sub(lambda m: f"{m[1]}\\{m[2]}", t)
 
 
@@ -160,9 +171,10 @@ def install_stop_check() -> None:
 
 
 # ----------------------------------------------------------------------------- models
-@st.cache_resource(show_spinner=False)
 def _shared_models() -> ByteLRU:
-    return ByteLRU(SHARED_MODEL_BYTES)
+    """The store of the default corpus's models: one per server process (web.server.once),
+    which no client's clear-cache message can empty."""
+    return server.once("shared text models", lambda: ByteLRU(SHARED_MODEL_BYTES))
 
 
 def _session_store(name: str, max_bytes: int) -> ByteLRU:

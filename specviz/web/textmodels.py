@@ -1,7 +1,8 @@
 """/text's controls: the corpus, the n-gram models and the prompt, drawn and cached.
 
-The counts and decoders live in web.guard's bounded stores: the default corpus's are
-shared by every session, those of a reader's own text stay in that session.
+The default corpus is read once per server process (web.server.once); the counts and
+decoders live in web.guard's bounded stores: the default corpus's are shared by every
+session, those of a reader's own text stay in that session.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from ..views import textpage
-from . import guard, ui
+from . import guard, server, ui
 from . import settings as S
 
 TEXT_KEYS = ("level", "order", "dorder", "Tp", "drafter", "prompt")  # this page's URL params
@@ -37,9 +38,15 @@ class Models:
                                                   self.draft, self.T_p, self.dec.T_q))
 
 
-@st.cache_resource(show_spinner="Reading the standard library's docstrings…")
+DEFAULT_CORPUS = "default corpus"  # its name in the process's store (web.server.once)
+
+
 def _default_corpus() -> textpage.Corpus:
-    return textpage.default_corpus()
+    """The standard library's docstrings, read once per server process."""
+    if server.made(DEFAULT_CORPUS):
+        return server.once(DEFAULT_CORPUS, textpage.default_corpus)
+    with st.spinner("Reading the standard library's docstrings…"):
+        return server.once(DEFAULT_CORPUS, textpage.default_corpus)
 
 
 def _orders(col_level, col_target, col_draft) -> tuple[str, int, int]:

@@ -23,7 +23,7 @@ from ..core.tree import PATHS_TEXT_MAX, Paths, parse_paths
 from ..core.warp import Warp, warp_tables
 from ..views import columns as table_columns
 from ..views import site
-from . import guard, narrow, present, tableedit
+from . import guard, narrow, present, server, tableedit
 from . import settings as S
 from .notation import LETTERS, md, reader_notation, swap_figure, tables, text
 from .urlstate import url_settings
@@ -144,6 +144,7 @@ def assign(key: str, value) -> None:
 def page(title: str, keys: Sequence[str] = (), layout: str = "wide") -> AppState:
     """Set a page up: config, the shared sidebar, the URL notes. Page-specific controls are
     drawn by the page with bind(); call finish(state, keys) at the end to rewrite the URL."""
+    server.install()
     guard.install_stop_check()
     guard.session_uploads(guard.uploads_in_use())
     url, notes = url_settings()

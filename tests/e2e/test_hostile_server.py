@@ -6,6 +6,7 @@ Servers that are measured (memory, exit time) are started for the test alone.
 
 from __future__ import annotations
 
+import json
 import random
 import re
 import signal
@@ -79,6 +80,48 @@ def test_markdown_in_a_prompt_does_not_render(server, page):
     assert cap.locator(".katex").count() == 0
     assert page.get_by_text("[Sign in](//evil.example/login)").count() >= 1  # shown as text
     assert not fetched, fetched
+
+
+HOSTILE = ("www.evil.example", ":smile:", ":material/home:", ":red[red]",
+           ":blue-background[b]", "me@evil.example", "https://evil.example/x")
+NAMES = (" ".join(HOSTILE[:4]), " ".join(HOSTILE[4:]))  # each short enough to be repeated
+JOINER = "\u2060"  # the invisible word joiner guard.plain puts inside such patterns
+
+
+def _nothing_interpreted(page: Page, boxes: str) -> None:
+    """The boxes show HOSTILE as typed: no link, icon, emoji or coloured span."""
+    box = page.locator(boxes).filter(has_text="evil")
+    box.first.wait_for(timeout=90_000)
+    assert box.locator("a").count() == 0
+    assert box.locator("[data-testid='stIconMaterial'], [style*='color']").count() == 0
+    text = " ".join(box.all_inner_texts()).replace(JOINER, "")
+    for literal in HOSTILE:
+        assert literal in text, (literal, text)
+    assert "\U0001F604" not in text  # the smile emoji
+    assert page.locator("a[href*='evil.example']").count() == 0
+
+
+def test_user_names_are_shown_as_typed(server, page):
+    """A file name, a model_name label or a config's _name_or_path such as 'Sign in at
+    www.evil.example' became a link (or an emoji, icon, colour) on the app's own origin."""
+    from specviz.web.urlcodec import encode_blob
+
+    open_page(page, server.url + "/text", "Real text: speculative decoding")
+    page.locator(".st-key-text_source").get_by_text("upload").click()
+    page.locator(".st-key-text_upload input[type=file]").set_input_files(
+        {"name": "Sign in at " + " ".join(NAMES) + ".txt", "mimeType": "text/plain",
+         "buffer": ("The quick brown fox jumps over the lazy dog. " * 40).encode()})
+    page.wait_for_timeout(500)
+    settle(page, timeout=120_000)
+    _nothing_interpreted(page, "[data-testid='stCaptionContainer']")
+    metrics = "".join(f'vllm:spec_decode_num_drafts_total{{model_name="{name}"}} 5\n'
+                      for name in NAMES)
+    page.goto(server.url + "/plan?plan_metrics=" + encode_blob(metrics))
+    _nothing_interpreted(page, "[data-testid='stAlert']")
+    target, draft = (encode_blob(json.dumps({"_name_or_path": name, "num_hidden_layers": 2}))
+                     for name in NAMES)
+    page.goto(server.url + f"/plan?plan_target_cfg={target}&plan_draft_cfg={draft}")
+    _nothing_interpreted(page, "[data-testid='stAlert']")
 
 
 # ----------------------------------------------------------------------------- workers

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 
@@ -23,13 +24,65 @@ from specviz.web import guard
 def test_plain_leaves_no_markdown(text, banned):
     out = guard.plain(text)
     assert banned not in out.replace("\\", "") or "\\" in out
-    assert out.replace("\\", "") == text  # only backslashes were added
+    assert _shown(out) == text  # only backslashes and word joiners were added
+
+
+def _shown(out: str) -> str:
+    """What a reader sees: backslash escapes resolved, the invisible joiners gone."""
+    return re.sub(r"\\(.)", r"\1", out).replace(guard.WORD_JOINER, "")
+
+
+# What the browser finds in text after Markdown has been parsed (escapes resolved): each
+# pattern written from its rule (GFM's autolink literals, emoji shortcodes, Material icons,
+# Streamlit's colour / background / badge directives).
+FORMED = {
+    "www autolink": re.compile(r"(?i)www\."),
+    "scheme autolink": re.compile(r"(?i)[a-z][a-z0-9+.-]*://"),
+    "email autolink": re.compile(r"[\w.+-]@[\w-]"),
+    "emoji or icon": re.compile(r":[\w/+-]+:"),
+    "directive": re.compile(r":[a-z][\w-]*\["),
+}
+ENTITY = re.compile(r"(?<!\\)&#?\w+;")  # a character reference (one not escaped)
+HOSTILE = [
+    "Sign in at www.evil.example.txt", "WWW.EVIL.EXAMPLE", "see https://evil.example/x",
+    "HTTP://evil.example", "mail me@evil.example now", ":smile: :+1: :rocket:",
+    ":material/home: :material/lock_open:", ":red[alert] :blue-background[x] :rainbow[y]",
+    ":green-badge[ok] :small[s] :violet[*bold*]", "a:red[b]c", "::red[x]",
+    "model_name=\"www.evil.example\",x=\":material/bolt:\"",
+]
+
+
+@pytest.mark.parametrize("text", HOSTILE)
+def test_plain_lets_no_autolink_emoji_icon_or_directive_form(text):
+    out = guard.plain(text)
+    seen = re.sub(r"\\(.)", r"\1", out)  # the text as the browser's transforms see it
+    for what, pattern in FORMED.items():
+        assert not pattern.search(seen), (what, out)
+    assert _shown(out) == text
+
+
+def test_plain_leaves_character_references_as_typed():
+    out = guard.plain("&lt;b&gt; &#60; &amp;")
+    assert not ENTITY.search(out) and _shown(out) == "&lt;b&gt; &#60; &amp;"
+    assert ENTITY.search("&lt;b&gt;")  # negative control
+
+
+def test_plain_negative_control_the_patterns_find_the_raw_text():
+    for text in HOSTILE:
+        assert any(p.search(text) for p in FORMED.values()), text
 
 
 def test_plain_keeps_ordinary_prose():
     s = "Corpus: my notes.txt, 6-gram, V = 95 (draft q)."
     assert guard.plain(s) == s
     assert guard.plain("two\nlines") == "two lines"
+
+
+def test_plain_does_not_grow_with_its_input():
+    for n in (10, guard.PLAIN_MAX_CHARS, 10**6):
+        out = guard.plain("x" * n)
+        assert len(_shown(out)) <= guard.PLAIN_MAX_CHARS + 40
+        assert (f"{n:,} characters in all" in out) == (n > guard.PLAIN_MAX_CHARS)
 
 
 def test_worker_pool_runs_at_most_its_size_and_says_when_waiting(monkeypatch):

@@ -1,0 +1,174 @@
+"""The server process: what lives once per process, what no client may do to it, and the
+entry command of the image.
+
+- once(name, make): an object made once per server process and kept for its life, outside
+  Streamlit's caches. Any client can send Streamlit's clear-cache message (the toolbar only
+  hides its button), which empties st.cache_data and st.cache_resource for every session;
+  what is kept here it cannot reach. For the models every session shares: the default
+  corpus and the n-gram store here (web.guard, web.textmodels), a real model loaded once
+  per server (call once() from a web module with the lower layer's loader).
+- install(): at every script run (idempotent). A client's clear-cache message clears its
+  own session state only, not the caches every session shares; and a collector thread runs
+  a full garbage collection (and returns freed heap to the system) once the server has
+  been quiet for COLLECT_QUIET_S after scripts ran or sessions ended (Streamlit's collection
+  after every script run is off: [runner] postScriptGC = false).
+- main(): `python -m specviz.web.server run app.py ...` is `streamlit run app.py ...` with
+  /_stcore/metrics answered 404 and request heads up to REQUEST_HEAD_MAX_BYTES, which
+  Streamlit 1.67 has no option for.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import sys
+import threading
+import time
+from collections.abc import Callable
+from typing import TypeVar
+
+T = TypeVar("T")
+COLLECT_QUIET_S = 5.0  # seconds without a script run or a session change before collecting
+CLOSED_PATHS = ("/_stcore/metrics",)  # answered 404 (the proxy closes them too)
+# Chromium sends URLs up to 2 MiB; uvicorn's h11 default (16 KiB per incomplete read) resets
+# request lines past ~125 KB before the app can say what it left out of them.
+REQUEST_HEAD_MAX_BYTES = 2 * 2**20 + 64 * 2**10
+
+# ----------------------------------------------------------------------------- once
+_made: dict[str, object] = {}
+_making: dict[str, threading.Lock] = {}
+_lock = threading.Lock()
+
+
+def once(name: str, make: Callable[[], T]) -> T:
+    """The process's object under name: make() the first time (once, however many sessions
+    ask at the same moment; the others wait for it), the same object after that."""
+    try:
+        return _made[name]  # type: ignore[return-value]
+    except KeyError:
+        pass
+    with _lock:
+        gate = _making.setdefault(name, threading.Lock())
+    with gate:
+        if name not in _made:
+            _made[name] = make()
+        return _made[name]  # type: ignore[return-value]
+
+
+def made(name: str) -> bool:
+    """Whether once(name, ...) has made its object in this process."""
+    return name in _made
+
+
+# ----------------------------------------------------------------------------- install
+_runs = [0]  # script runs started in this process (install() counts them)
+_installed = threading.Event()
+
+
+def install() -> None:
+    """Refuse the shared part of clear-cache and start the idle collector (once per
+    process); count this script run."""
+    _runs[0] += 1
+    if _installed.is_set():
+        return
+    with _lock:
+        if _installed.is_set():
+            return
+        _refuse_shared_clear()
+        threading.Thread(target=_collect_when_quiet, name="specviz-collector",
+                         daemon=True).start()
+        _installed.set()
+
+
+def _own_state_only(self) -> None:
+    """A client's clear-cache message: the sender's own session state, nothing shared."""
+    self._session_state.clear()
+
+
+def _refuse_shared_clear() -> None:
+    from streamlit.runtime.app_session import AppSession
+
+    AppSession._handle_clear_cache_request = _own_state_only
+
+
+def _sessions() -> int:
+    """Sessions the runtime holds (connected, or disconnected and not yet expired)."""
+    try:
+        from streamlit.runtime import Runtime
+
+        if not Runtime.exists():
+            return 0
+        return len(Runtime.instance()._session_mgr.list_sessions())
+    except (ImportError, AttributeError, RuntimeError):
+        return 0
+
+
+def _trim() -> None:
+    """Give the C heap's free pages back to the system (glibc; elsewhere nothing)."""
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
+
+
+def collect() -> None:
+    """A full collection, then the heap trimmed."""
+    gc.collect()
+    _trim()
+
+
+def _collect_when_quiet() -> None:
+    seen, collected = None, None
+    while True:
+        time.sleep(COLLECT_QUIET_S)
+        now = (_runs[0], _sessions())
+        if now == seen and now != collected:  # something happened, then a quiet period
+            collect()
+            collected = now
+        seen = now
+
+
+# ----------------------------------------------------------------------------- entry
+class _Closed:
+    """An ASGI app that answers 404 on CLOSED_PATHS and passes everything else on."""
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http" and scope["path"].rstrip("/").endswith(CLOSED_PATHS):
+            await send({"type": "http.response.start", "status": 404,
+                        "headers": [(b"content-type", b"text/plain; charset=utf-8")]})
+            await send({"type": "http.response.body", "body": b"Not found\n"})
+            return
+        await self.app(scope, receive, send)
+
+    def __getattr__(self, name: str):
+        return getattr(self.app, name)
+
+
+def patch_streamlit() -> None:
+    """Close CLOSED_PATHS and take request heads up to REQUEST_HEAD_MAX_BYTES in the
+    server Streamlit starts (its app factory and uvicorn settings, looked up at start)."""
+    from streamlit.web.server.starlette import starlette_server as ss
+
+    make_app, settings = ss.create_starlette_app, ss._get_uvicorn_config_kwargs
+    ss.create_starlette_app = lambda runtime: _Closed(make_app(runtime))
+    ss._get_uvicorn_config_kwargs = lambda: {
+        **settings(), "h11_max_incomplete_event_size": REQUEST_HEAD_MAX_BYTES}
+
+
+def main(argv: list[str] | None = None) -> None:
+    """`streamlit` with argv (run app.py ...), patched as above."""
+    from streamlit.web import cli
+
+    patch_streamlit()
+    install()
+    sys.argv = ["streamlit", *(sys.argv[1:] if argv is None else argv)]
+    cli.main(prog_name="streamlit")
+
+
+if __name__ == "__main__":  # run as the package's module, so the app shares its state
+    from specviz.web.server import main as package_main
+
+    package_main()

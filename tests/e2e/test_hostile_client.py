@@ -1,0 +1,154 @@
+"""What a raw client (no browser: no Origin, no XSRF token) can do to a real server, and what
+the HTTP layer takes: clear-cache messages, huge WebSocket frames, the metrics endpoint,
+over-long URLs, and the memory closed sessions leave while the server idles.
+
+Servers that are measured (memory, timing) are started for the test alone.
+"""
+
+from __future__ import annotations
+
+import socket
+import threading
+import time
+import urllib.error
+import urllib.request
+
+import pytest
+import rawclient
+from harness import health, start_server
+from test_browser import settle
+from test_hostile_server import Peak, rss_mb
+
+TEXT_READY = "Round 0 starts after"
+HEAVY = "order=8"  # /text with models the default page does not count
+FRAME_MB = 200  # Streamlit's default server.maxMessageSize, which the server once buffered
+FRAME_GROWTH_MB = 60  # what one such frame (or four at once) may add to the server now
+IDLE_TTL_S = 5  # disconnected sessions expire after this (the default is 120 s)
+VISITORS = 24
+
+
+def visitor_query(i: int) -> str:
+    """The i-th distinct /text visitor: its own target order, temperature, seed, round."""
+    return f"order={3 + i % 6}&Tp={0.5 + 0.01 * i:.2f}&seed={i}&rnd={i}"
+
+
+def _text_run(port: int, query: str = "") -> float:
+    """Seconds the server takes to run /text for a new raw session."""
+    with rawclient.session(port) as ws:
+        return rawclient.run_script(ws, "text", query)
+
+
+# ----------------------------------------------------------------------------- clear-cache
+def test_a_raw_clients_clear_cache_leaves_the_shared_models():
+    """A raw client's clear-cache emptied every cache of every session: warm /text 0.53 s
+    became 7.67 s after one clear. Now a clear (one every 0.5 s, even) leaves /text warm."""
+    srv = start_server()
+    try:
+        _text_run(srv.port)  # imports, the default corpus, its counts
+        cold, warm = _text_run(srv.port, HEAVY), _text_run(srv.port, HEAVY)  # order-8 counts
+        stop = threading.Event()
+        with rawclient.session(srv.port) as ws:
+            rawclient.send(ws, clear_cache=True)
+            time.sleep(1.0)
+            after = _text_run(srv.port, HEAVY)
+
+            def keep_clearing() -> None:
+                while not stop.wait(0.5):
+                    rawclient.send(ws, clear_cache=True)
+
+            clearer = threading.Thread(target=keep_clearing, daemon=True)
+            clearer.start()
+            try:
+                during = [_text_run(srv.port, HEAVY) for _ in range(3)]
+            finally:
+                stop.set()
+                clearer.join()
+        print(f"/text on the server: cold {cold:.2f} s, warm {warm:.2f} s, after a clear "
+              f"{after:.2f} s, while clearing every 0.5 s {max(during):.2f} s at most")
+        assert after < 0.5 * cold, (cold, warm, after)
+        assert max(during) < 0.5 * cold, (cold, warm, during)
+        assert health(srv.url)
+    finally:
+        srv.stop()
+
+
+# ----------------------------------------------------------------------------- frames
+def test_a_huge_frame_is_refused_before_it_is_buffered():
+    """One 200 MB WebSocket frame added 368 MB to the server before it was refused at
+    25 MB, four at once 802 MB. Now the frame's header is enough to refuse it."""
+    srv = start_server()
+    try:
+        time.sleep(1.0)
+        base = rss_mb(srv.pid)
+        with Peak(srv) as one:
+            sent, code = rawclient.big_frame(srv.port, FRAME_MB * 10**6)
+        results = []
+        with Peak(srv) as four:
+            threads = [threading.Thread(target=lambda: results.append(
+                rawclient.big_frame(srv.port, FRAME_MB * 10**6))) for _ in range(4)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        print(f"{FRAME_MB} MB frame: server took {sent / 1e6:.0f} MB, close {code}; RSS "
+              f"{base:.0f} -> peak {one.mb:.0f} MB (one), {four.mb:.0f} MB (four at once)")
+        assert one.mb - base < FRAME_GROWTH_MB, (base, one.mb)
+        assert four.mb - base < FRAME_GROWTH_MB, (base, four.mb)
+        assert health(srv.url)
+    finally:
+        srv.stop()
+
+
+# ----------------------------------------------------------------------------- HTTP
+def test_metrics_are_closed(server):
+    """/_stcore/metrics answered anyone (only the proxy closed it)."""
+    for method in ("GET", "OPTIONS"):
+        req = urllib.request.Request(server.url + "/_stcore/metrics", method=method)
+        with pytest.raises(urllib.error.HTTPError) as exc:
+            urllib.request.urlopen(req, timeout=10)
+        assert exc.value.code == 404, (method, exc.value.code)
+    assert health(server.url)
+
+
+def _status_line(port: int, target: str) -> bytes:
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as s:
+        s.sendall(f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode())
+        return s.recv(64).split(b"\r\n")[0]
+
+
+@pytest.mark.parametrize("chars", [130_000, 1_000_000, 2_000_000])
+def test_an_over_long_url_reaches_the_app(server, chars):
+    """A request line over ~125 KB was refused (the browser saw a reset) before the app
+    could say what it left out; a browser sends up to 2 MiB."""
+    assert _status_line(server.port, "/text?prompt=" + "a" * chars) == b"HTTP/1.1 200 OK"
+
+
+def test_an_over_long_url_gets_the_apps_note(server, page):
+    page.goto(server.url + "/text?k=3&prompt=" + "a" * 300_000)
+    note = page.get_by_text("URL parameter prompt=")
+    note.first.wait_for(timeout=120_000)
+    settle(page, timeout=120_000)
+    assert page.get_by_text(TEXT_READY).count() >= 1
+    assert "k=3" in page.url
+
+
+# ----------------------------------------------------------------------------- idle memory
+def test_closed_sessions_memory_goes_while_the_server_idles():
+    """50 /text visitors took a fresh server from 74 to 1,071 MB, unchanged 150 s after the
+    last tab closed. Now the server collects once it is quiet after sessions end."""
+    srv = start_server(env={"STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL": str(IDLE_TTL_S)})
+    try:
+        with rawclient.session(srv.port) as ws:  # the shared models, read once
+            rawclient.run_script(ws, "text")
+        time.sleep(IDLE_TTL_S + 15)
+        base = rss_mb(srv.pid)
+        for i in range(VISITORS):
+            with rawclient.session(srv.port) as ws:
+                rawclient.run_script(ws, "text", visitor_query(i))
+        closed = rss_mb(srv.pid)
+        time.sleep(IDLE_TTL_S + 20)
+        idle = rss_mb(srv.pid)
+        print(f"{VISITORS} /text sessions: {base:.0f} -> {closed:.0f} MB; idle {idle:.0f} MB")
+        assert idle - base < 0.5 * (closed - base), (base, closed, idle)
+    finally:
+        srv.stop()

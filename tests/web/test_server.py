@@ -1,0 +1,85 @@
+"""web/server: objects made once per process, the clear-cache refusal, the idle collector
+and the entry command's patches (each checked without a server; tests/e2e drive one)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+
+from specviz.web import server
+
+
+def test_once_makes_one_object_however_many_ask_at_once():
+    made = []
+
+    def make():
+        time.sleep(0.05)
+        made.append(object())
+        return made[-1]
+
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(server.once("test-once", make)))
+               for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(made) == 1 and all(g is made[0] for g in got)
+    assert server.made("test-once") and not server.made("test-never")
+
+
+def test_install_refuses_the_shared_clear_and_starts_one_collector():
+    from streamlit.runtime.app_session import AppSession
+
+    server.install()
+    server.install()
+    assert AppSession._handle_clear_cache_request is server._own_state_only
+    names = [t.name for t in threading.enumerate()]
+    assert names.count("specviz-collector") == 1
+
+    class Session:
+        cleared = False
+
+        class _session_state:  # noqa: N801
+            @staticmethod
+            def clear():
+                Session.cleared = True
+
+    AppSession._handle_clear_cache_request(Session())  # the sender's own state only
+    assert Session.cleared
+
+
+def _call(app, path: str) -> int:
+    sent = []
+
+    async def send(msg):
+        sent.append(msg)
+
+    async def receive():
+        return {"type": "http.request"}
+
+    asyncio.run(app({"type": "http", "path": path}, receive, send))
+    return sent[0]["status"]
+
+
+def test_closed_paths_answer_404_and_the_rest_passes():
+    async def inner(scope, receive, send):
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+
+    app = server._Closed(inner)
+    assert _call(app, "/_stcore/metrics") == 404
+    assert _call(app, "/base/_stcore/metrics/") == 404
+    assert _call(app, "/_stcore/health") == 200
+    assert _call(app, "/text") == 200
+
+
+def test_patched_streamlit_takes_long_request_heads(monkeypatch):
+    from streamlit.web.server.starlette import starlette_server as ss
+
+    monkeypatch.setattr(ss, "create_starlette_app", lambda runtime: "app")
+    monkeypatch.setattr(ss, "_get_uvicorn_config_kwargs", lambda: {"ws_max_size": 1})
+    server.patch_streamlit()
+    assert ss._get_uvicorn_config_kwargs() == {
+        "ws_max_size": 1, "h11_max_incomplete_event_size": server.REQUEST_HEAD_MAX_BYTES}
+    assert isinstance(ss.create_starlette_app(None), server._Closed)
