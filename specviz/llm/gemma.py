@@ -1,9 +1,11 @@
 """Gemma 3's shape and weights, read from a GGUF file and dequantised to f32 NumPy.
 
 The numbers come from the file's metadata (gemma3.*) wherever it holds them. Two facts of
-the architecture are not in the metadata, and llama.cpp's own Gemma 3 code fixes them the
-same way: the sliding-window layers use RoPE base 10,000 (the file's rope.freq_base is the
-global layers' 1,000,000), and every sixth layer (5, 11, 17) attends globally.
+the architecture are missing from older conversions (this package's file among them), and
+llama.cpp's own Gemma 3 code fixes them the same way: the sliding-window layers use RoPE
+base 10,000 (rope.freq_base is the global layers' 1,000,000), and every sixth layer (5, 11,
+17) attends globally. Files that carry rope.freq_base_swa or attention.sliding_window_pattern
+(an int: every n-th layer global; or one flag per layer, true = sliding) are read instead.
 GGUF conversion stores Gemma's RMSNorm weights with the +1 already added, so a norm is
 x / rms(x) * w here.
 """
@@ -15,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-ROPE_LOCAL_BASE = 10_000.0  # RoPE base of the sliding-window layers (not in the metadata)
-GLOBAL_EVERY = 6  # layer i attends globally when (i + 1) % GLOBAL_EVERY == 0
+ROPE_LOCAL_BASE = 10_000.0  # RoPE base of the sliding-window layers, where the file has none
+GLOBAL_EVERY = 6  # layer i attends globally when (i + 1) % GLOBAL_EVERY == 0 (likewise)
 ARCH = "gemma3"
 LAYER_TENSORS = ("attn_norm", "attn_q", "attn_k", "attn_v", "attn_q_norm", "attn_k_norm",
                  "attn_output", "post_attention_norm", "ffn_norm", "ffn_gate", "ffn_up",
@@ -45,8 +47,11 @@ class Config:
     context: int  # trained context length
     bos: int
     eos: int
+    sliding: tuple[bool, ...] = ()  # per layer, True = sliding window (() = every sixth global)
 
     def is_global(self, layer: int) -> bool:
+        if self.sliding:
+            return not self.sliding[layer]
         return (layer + 1) % GLOBAL_EVERY == 0
 
     def rope_base(self, layer: int) -> float:
@@ -97,6 +102,24 @@ def field(reader, key: str):
     return f.contents()
 
 
+def optional(reader, key: str, default):
+    f = reader.fields.get(key)
+    return default if f is None else f.contents()
+
+
+def _pattern(value, n_layers: int) -> tuple[bool, ...]:
+    """Which layers slide: from an int n (every n-th layer global) or per-layer flags."""
+    if value is None:
+        return ()
+    if isinstance(value, int):
+        return tuple((i + 1) % value != 0 for i in range(n_layers)) if value > 0 else ()
+    flags = tuple(bool(v) for v in value)
+    if len(flags) != n_layers:
+        raise ModelFileError(f"sliding_window_pattern has {len(flags)} flags for {n_layers} "
+                             "layers")
+    return flags
+
+
 def read_config(reader) -> Config:
     """The shape from the GGUF metadata."""
     arch = field(reader, "general.architecture")
@@ -106,13 +129,17 @@ def read_config(reader) -> Config:
     n_heads, d_k = int(g("attention.head_count")), int(g("attention.key_length"))
     if int(g("attention.value_length")) != d_k:
         raise ModelFileError("key and value head sizes differ; Gemma 3 has them equal")
+    n_layers = int(g("block_count"))
     return Config(
-        n_layers=int(g("block_count")), d=int(g("embedding_length")), n_heads=n_heads,
+        n_layers=n_layers, d=int(g("embedding_length")), n_heads=n_heads,
         n_kv=int(g("attention.head_count_kv")), head_dim=d_k,
         ffn=int(g("feed_forward_length")),
         V=len(reader.fields["tokenizer.ggml.tokens"].data),
         eps=float(g("attention.layer_norm_rms_epsilon")), rope_global=float(g("rope.freq_base")),
-        rope_local=ROPE_LOCAL_BASE, window=int(g("attention.sliding_window")),
+        rope_local=float(optional(reader, f"{ARCH}.rope.freq_base_swa", ROPE_LOCAL_BASE)),
+        sliding=_pattern(optional(reader, f"{ARCH}.attention.sliding_window_pattern", None),
+                         n_layers),
+        window=int(g("attention.sliding_window")),
         context=int(g("context_length")),
         bos=int(field(reader, "tokenizer.ggml.bos_token_id")),
         eos=int(field(reader, "tokenizer.ggml.eos_token_id")))
