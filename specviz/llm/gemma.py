@@ -160,6 +160,8 @@ def load_weights(reader, *, progress: Progress | None = None) -> Weights:
         if t is None:
             raise ModelFileError(f"the .gguf has no tensor {name!r}")
         a = np.ascontiguousarray(dequantize(t.data, t.tensor_type), dtype=np.float32)
+        if np.may_share_memory(a, t.data):  # an F32 tensor is a view of the mapped file:
+            a = a.copy()  # copied, so the mapping (and its resident pages) can go
         if a.shape != shape:
             raise ModelFileError(f"tensor {name} has shape {a.shape}, expected {shape}")
         a.setflags(write=False)  # shared by every session
