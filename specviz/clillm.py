@@ -36,7 +36,7 @@ def add_parser(sub) -> None:
                                    "the measured costs and acceptance.")
     p.add_argument("--prompt", required=True, help="the text to continue")
     p.add_argument("--draft", default="early-exit:6",
-                   help="early-exit:L, skip:i,j,..., trimmed:N[:L] or lookup "
+                   help="early-exit:L, skip:i,j,..., trimmed:N[:L], ngram:n or lookup "
                         "(default early-exit:6)")
     p.add_argument("--k", type=int, default=4, help="drafted tokens per round (default 4)")
     p.add_argument("--temperature", type=float, default=1.0, help="T of p and q (default 1)")
@@ -64,6 +64,20 @@ def _counts(model: store.Model, spec) -> object:
         return None
     from .text.corpus import default_corpus
     return token_counts(model, default_corpus().text)
+
+
+def _ngram(model: store.Model, spec):
+    """An n-gram model of the spec's order over the shipped corpus in Gemma token ids."""
+    if spec.kind != "ngram":
+        return None
+    import numpy as np
+
+    from .text.corpus import default_corpus
+    from .text.ngram import NGramCounts, Tokenizer
+
+    ids = np.asarray(model.tokenizer.encode(default_corpus().text, bos=False))
+    counts = NGramCounts(Tokenizer("word", model.tokenizer.pieces), ids, spec.order)
+    return counts.model(spec.order)
 
 
 def _round_line(pair: LLMPair, i: int, tr) -> str:
@@ -119,7 +133,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     try:
         spec = parse_draft(args.draft, n_layers=model.cfg.n_layers, V=model.cfg.V)
         ids = encode_prompt(model, args.prompt)
-        pair = LLMPair(model, spec, T=args.temperature, counts=_counts(model, spec))
+        pair = LLMPair(model, spec, T=args.temperature, counts=_counts(model, spec),
+                       ngram=_ngram(model, spec))
         spec_run = speculate(pair, ids, k=args.k, seed=args.seed, rule=args.rule,
                              max_new=args.max_new)
         alone = plain(Runner(model.weights), ids, T=pair.T, seed=args.seed,

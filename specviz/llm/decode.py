@@ -51,7 +51,7 @@ def speculate(pair: LLMPair, prompt: Sequence[int], *, k: int, seed: int = 0,
     k, max_new = check_k(k), check_new(max_new, len(prompt))
     rng = np.random.default_rng(seed)
     prefix, rounds, out = list(prompt), [], []
-    t_n, d_n = len(pair.target.passes), len(pair.draft.passes) if pair.draft else 0
+    t_n, d_n = len(pair.target.passes), len(pair.draft_passes)
     t0 = time.perf_counter()
     while len(out) < max_new:
         tr = play_round(pair, prefix, k, rng=rng, rule=rule)
@@ -62,7 +62,7 @@ def speculate(pair: LLMPair, prompt: Sequence[int], *, k: int, seed: int = 0,
             out = out[: out.index(pair.model.cfg.eos) + 1]
             break
     seconds = time.perf_counter() - t0
-    drafts = tuple(pair.draft.passes)[d_n:] if pair.draft else ()
+    drafts = pair.draft_passes[d_n:]
     return Run(tuple(out[:max_new]), seconds, tuple(pair.target.passes)[t_n:], drafts,
                tuple(rounds))
 

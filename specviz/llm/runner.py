@@ -21,7 +21,7 @@ from .gemma import Weights
 
 CONTEXT_MAX = 2048  # positions a runner may hold (prompt and generated together)
 KEPT_LOGITS = 80  # logits rows kept per runner, newest prefixes first (1 MB each at full V)
-TIMED_PASSES = 512  # passes whose (positions, heads, seconds) are kept
+TIMED_PASSES = 4096  # passes whose (positions, heads, seconds) are kept (a decode: ~1,100)
 
 
 def common_length(a: Sequence[int], b: Sequence[int]) -> int:

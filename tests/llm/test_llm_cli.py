@@ -49,6 +49,7 @@ def test_json_holds_the_rounds_and_summary(model):
     (["--prompt", "x", "--draft", "early-exit:18"], "1..17"),
     (["--prompt", "x", "--draft", "skip:99"], "0..17"),
     (["--prompt", "x", "--draft", "medusa:2"], "unknown draft"),
+    (["--prompt", "x", "--draft", "ngram:9"], "n-gram order n must lie in 1..6"),
     (["--prompt", "x", "--k", "0"], "k (drafted tokens per round)"),
     (["--prompt", "x", "--max-new", "100000"], "max_new"),
     (["--prompt", "x", "--temperature", "0"], "temperature"),

@@ -141,3 +141,23 @@ def test_the_first_emitted_token_follows_p_on_a_real_row(model):
         x = first_tokens(row, ids, rule, n, seed=1)
         got = tv(np.bincount(x, minlength=len(p)) / n, p)
         assert (got < thr) == ok, (rule, got, thr)
+
+
+def test_an_ngram_draft_over_gemma_ids(model, ids):
+    """q is the n-gram's own row (at the pair's T), read at the context's newest n - 1
+    tokens; its cost is timed like a pass; a round runs on it."""
+    from specviz.core.tables import temper_rows
+    from specviz.text.ngram import NGramCounts, Tokenizer
+
+    text = PROMPT + " The capital of Spain is Madrid. The capital of Italy is Rome. " * 3
+    corpus = np.asarray(model.tokenizer.encode(text, bos=False))
+    ngram = NGramCounts(Tokenizer("word", model.tokenizer.pieces), corpus, 3).model(3)
+    pair = LLMPair(model, spec(model, "ngram:3"), T=0.8, ngram=ngram)
+    assert np.array_equal(pair.q(ids), temper_rows(ngram.row(ids), 0.8))
+    assert len(pair.draft_passes) == 1
+    tr = play_round(pair, ids, 3, rng=np.random.default_rng(0))
+    assert 1 <= len(tr.tokens) <= 4 and len(pair.draft_passes) >= 2
+    with pytest.raises(DraftError, match="n-gram order"):
+        spec(model, "ngram:0")
+    with pytest.raises(DraftError, match="needs an n-gram model"):
+        LLMPair(model, spec(model, "ngram:2"))
