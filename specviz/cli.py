@@ -3,6 +3,7 @@
     python -m specviz                 all six, on the default tables (about a second)
     python -m specviz demo N [...]    one of them, N in 1..6 (clidemo.py)
     python -m specviz plan [...]      the planner on your metrics, configs and GPU (cliplan.py)
+    python -m specviz llm --prompt T  the real model, Gemma 3 270M, and a draft (clillm.py)
 
 This module parses the arguments and prints; the text comes from clidemo and cliplan.
 """
@@ -16,7 +17,7 @@ from typing import TextIO
 
 import numpy as np
 
-from . import cliplan
+from . import clillm, cliplan
 from .analysis.shape import PRESETS
 from .clidemo import (
     TITLES,
@@ -95,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="demonstrations: " + "; ".join(f"{n} {t}" for n, t in TITLES.items()),
     )
     _add_options(parser, suppress=False)
-    sub = parser.add_subparsers(dest="command", metavar="{demo,all,methods,plan}")
+    sub = parser.add_subparsers(dest="command", metavar="{demo,all,methods,plan,llm}")
     one = sub.add_parser("demo", help="print one demonstration",
                          description="Print one demonstration: "
                          + "; ".join(f"{n} {t}" for n, t in TITLES.items()))
@@ -107,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "k = 1..16, on the default tables")):
         _add_options(sub.add_parser(name, help=text), suppress=True)
     cliplan.add_parser(sub)
+    clillm.add_parser(sub)
     return parser
 
 
@@ -153,6 +155,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
     try:
         if args.command == "plan":
             return cliplan.run(args, out)
+        if args.command == "llm":
+            return clillm.run(args, out)
         if args.command == "methods":
             t = default_tables()
             print(demo_methods(t.P, t.Q, t.vocab, _ctx_index(args.ctx, t.vocab), args.seed),

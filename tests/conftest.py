@@ -17,10 +17,12 @@ TESTS = Path(__file__).parent
 def pytest_collection_modifyitems(items):
     """Groups for pytest-xdist's --dist loadgroup (the README's command): a test file stays
     on one worker, so its module fixtures are built once, and the browser tests share one
-    worker, so that two servers and two browsers never compete for two cores."""
+    worker, so that two servers and two browsers never compete for two cores; the real
+    model's tests (llm/) share one worker, so it loads the model once."""
     for item in items:
         rel = item.path.relative_to(TESTS)
-        item.add_marker(pytest.mark.xdist_group("browser" if rel.parts[0] == "e2e" else str(rel)))
+        group = {"e2e": "browser", "llm": "llm"}.get(rel.parts[0], str(rel))
+        item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.fixture(autouse=True, scope="session")

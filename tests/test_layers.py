@@ -1,6 +1,6 @@
 """The house's one-way data flow, checked on the source: an import may only point down.
 
-core -> text / analysis -> views -> figures -> web -> pages (and the CLI). Streamlit is
+core -> text / llm / analysis -> views -> figures -> web -> pages (and the CLI). Streamlit is
 imported in specviz/web/ only.
 """
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PKG = ROOT / "specviz"
-RANK = {"core": 0, "text": 1, "analysis": 1, "views": 2, "figures": 3, "web": 4}
+RANK = {"core": 0, "text": 1, "llm": 1, "analysis": 1, "views": 2, "figures": 3, "web": 4}
 TOP = 5  # specviz/cli*.py, __init__.py, __main__.py, app.py, pages/
 
 
@@ -91,3 +91,11 @@ def test_the_checker_sees_a_wrong_arrow(tmp_path):
             base = package[: len(package) - node.level + 1]
             found.append(_target_rank(".".join(base + [node.module])))
     assert found == [RANK["web"]] and RANK["web"] > _layer(src)
+
+
+def test_llm_imports_only_core():
+    """The real model's layer stands on the core alone (not on the n-gram text layer)."""
+    bad = [f"{path.relative_to(ROOT)}:{line} imports {module}"
+           for path in (PKG / "llm").rglob("*.py") for line, module in _imports(path)
+           if module.split(".")[0] == "specviz" and module.split(".")[1] not in ("core", "llm")]
+    assert not bad, "specviz.llm imports outside core:\n" + "\n".join(bad)

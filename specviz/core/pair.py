@@ -60,6 +60,11 @@ class ModelPair:
     def propose(self, prefix: Sequence[int], k: int) -> tuple[int, ...] | None:
         return None
 
+    def score(self, prefix: Sequence[int], drafts: Sequence[int]) -> None:
+        """Told before verification that p is about to be read at prefix + drafts[:i],
+        i = 0..len(drafts): a pair whose target scores a block in one call (a transformer)
+        computes those rows here, in one pass. A table needs nothing: the default."""
+
     def draw_p(self, prefix: Sequence[int], u: float) -> int:
         return draw_row(self.p(prefix), u)
 

@@ -121,6 +121,7 @@ def _draft(pair, prefix, k, rule, draws):
 def _play_single(pair, prefix, k, rule, draws, light, betas):
     proposed, drafts, q_rows, qs_rows, p_rows = _draft(pair, prefix, k, rule, draws)
     n = len(drafts)
+    pair.score(prefix, drafts)  # step 2: one target call for all n + 1 prefixes
 
     def p_at(i: int) -> np.ndarray:  # the target's row at position i's prefix
         if i not in p_rows:
@@ -255,6 +256,7 @@ def _play_block(pair, prefix, k, rule, draws, light):
     norm(max(0, w_tau p - q)) or, with tau = k, the bonus from p."""
     proposed, drafts, _, qs_rows, _ = _draft(pair, prefix, k, rule, draws)
     n = len(drafts)
+    pair.score(prefix, drafts)
     p_rows = [pair.p(prefix + drafts[:i]) for i in range(n + 1)]
     w, h = block_weights(p_rows, qs_rows, drafts)
     coins = [draws.coin(i - 1) for i in range(n, 0, -1)][::-1]  # eta_1..eta_n, drawn k..1

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from specviz.core.lookup import lookup_draft
 from specviz.core.pair import TablePair  # noqa: F401
 from specviz.core.round import play_round, play_rounds
 from specviz.core.sampling import draw_row
@@ -74,7 +75,7 @@ def test_temper_rows_is_the_formula():
     ([4], 3, 3, 1, ()),
 ])
 def test_prompt_lookup(tokens, k, hi, lo, want):
-    assert tp.lookup_draft(tokens, k, hi, lo) == want
+    assert lookup_draft(tokens, k, hi, lo) == want
 
 
 def test_row_source_caches_by_state_and_draws_like_sampling_draw(chars):

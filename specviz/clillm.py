@@ -1,0 +1,171 @@
+"""`python -m specviz llm`: speculative decoding of the real model (Gemma 3 270M), printed.
+
+    python -m specviz llm --prompt TEXT --draft early-exit:6 --k 4 --temperature 1 --seed 0
+                          --max-new 64 [--rule correct] [--json]
+
+Prints each round (drafted tokens, how far they were kept, the token that ended it), then
+what was measured on this machine: the target's pass at 1 and at k + 1 positions, the
+draft's time per token and so c, tokens per target call, acceptance by position, and
+tokens per second with and without speculation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from dataclasses import asdict
+from typing import TextIO
+
+from .analysis.acceptance import wilson
+from .clitable import format_table
+from .core.rules import RULES
+from .llm import store
+from .llm.decode import Run, Summary, plain, speculate, summarise
+from .llm.pair import DraftError, LLMPair, parse_draft, show, token_counts
+from .llm.runner import Runner
+
+PROMPT_CHARS_MAX = 8_000  # characters of prompt read
+PROMPT_TOKENS_MAX = 1_024  # tokens of prompt the model is run on
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("llm", help="speculative decoding of Gemma 3 270M, measured here",
+                       description="Decode a prompt with Gemma 3 270M (GGUF, run in NumPy) "
+                                   "and one of its own drafts, round by round, and print "
+                                   "the measured costs and acceptance.")
+    p.add_argument("--prompt", required=True, help="the text to continue")
+    p.add_argument("--draft", default="early-exit:6",
+                   help="early-exit:L, skip:i,j,..., trimmed:N[:L], ngram:n or lookup "
+                        "(default early-exit:6)")
+    p.add_argument("--k", type=int, default=4, help="drafted tokens per round (default 4)")
+    p.add_argument("--temperature", type=float, default=1.0, help="T of p and q (default 1)")
+    p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    p.add_argument("--max-new", type=int, default=64, help="tokens to generate (default 64)")
+    p.add_argument("--rule", default="correct", choices=list(RULES),
+                   help="acceptance rule (default correct)")
+    p.add_argument("--json", action="store_true", help="print everything as JSON instead")
+
+
+def encode_prompt(model: store.Model, text: str) -> list[int]:
+    if not text.strip():
+        raise ValueError("the prompt is empty")
+    if len(text) > PROMPT_CHARS_MAX:
+        raise ValueError(f"the prompt has {len(text):,} characters; the cap is "
+                         f"{PROMPT_CHARS_MAX:,}")
+    ids = model.tokenizer.encode(text)
+    if len(ids) > PROMPT_TOKENS_MAX:
+        raise ValueError(f"the prompt is {len(ids):,} tokens; the cap is {PROMPT_TOKENS_MAX:,}")
+    return ids
+
+
+def _counts(model: store.Model, spec) -> object:
+    if spec.head is None:
+        return None
+    from .text.corpus import default_corpus
+    return token_counts(model, default_corpus().text)
+
+
+def _ngram(model: store.Model, spec):
+    """An n-gram model of the spec's order over the shipped corpus in Gemma token ids."""
+    if spec.kind != "ngram":
+        return None
+    import numpy as np
+
+    from .text.corpus import default_corpus
+    from .text.ngram import NGramCounts, Tokenizer
+
+    ids = np.asarray(model.tokenizer.encode(default_corpus().text, bos=False))
+    counts = NGramCounts(Tokenizer("word", model.tokenizer.pieces), ids, spec.order)
+    return counts.model(spec.order)
+
+
+def _round_line(pair: LLMPair, i: int, tr) -> str:
+    drafted = " ".join(pair.name(p.token) for p in tr.positions) or "(nothing)"
+    kept = sum(1 for e in tr.emitted if e.origin == "accepted")
+    last = tr.emitted[-1]
+    return (f"round {i:3d}: drafted [{drafted}]  kept {kept}/{tr.k}  {last.origin} "
+            f"'{pair.name(last.token)}'")
+
+
+def _summary_text(s: Summary) -> str:
+    ms = lambda v: "-" if v is None else f"{1e3 * v:.1f} ms"  # noqa: E731
+    pairs = [
+        ("target pass, 1 position", ms(s.target_1_s)),
+        (f"target pass, k + 1 = {s.k + 1} positions", ms(s.target_k1_s)),
+        ("draft, per drafted token", ms(s.draft_s)),
+        ("c (draft / target at 1)", "-" if s.c is None else f"{s.c:.3f}"),
+        ("tokens per target call", f"{s.tokens_per_call:.2f} over {s.rounds} rounds"),
+        ("tokens/s speculative", f"{s.spec_tps:.2f}"),
+        ("tokens/s target alone", f"{s.plain_tps:.2f}   (speedup {s.speedup:.2f}x)"),
+    ]
+    width = max(len(a) for a, _ in pairs) + 2
+    lines = [a.ljust(width) + b for a, b in pairs]
+    if s.speedup < 1:
+        lines.append(_why_slower(s))
+    rows = []
+    for i, (a, n) in enumerate(zip(s.accepted_at, s.drafted_at, strict=True)):
+        lo, hi = wilson(a, n) if n else (None, None)
+        rows.append({"i": i + 1, "kept": a, "drafted": n, "rate": a / n if n else None,
+                     "lo": lo, "hi": hi})
+    table = format_table(rows, [("i", "position", "d"), ("kept", "kept", "d"),
+                                ("drafted", "drafted", "d"), ("rate", "rate", ".3f"),
+                                ("lo", "95% low", ".3f"), ("hi", "95% high", ".3f")])
+    return "\n".join(lines) + "\n\nacceptance by position:\n" + table
+
+
+def _why_slower(s: Summary) -> str:
+    """The plain reason speculation lost on this machine, from the measured figures."""
+    c = s.c or 0.0
+    verify = 1.0 if s.target_k1_s is None else s.target_k1_s / s.target_1_s
+    return (f"Speculation is slower here: a round yielded {s.tokens_per_call:.2f} tokens but "
+            f"cost k c + t(k+1)/t(1) = {s.k} x {c:.2f} + {verify:.2f} = {s.k * c + verify:.2f} "
+            "one-position target passes (on a CPU the k extra verified positions are not "
+            "free, and this draft's c is what it is).")
+
+
+def run(args: argparse.Namespace, out: TextIO) -> int:
+    try:
+        model = store.load()
+    except store.ModelUnavailable as exc:
+        print(f"python -m specviz llm: error: {exc}", file=sys.stderr)
+        return 2
+    try:
+        spec = parse_draft(args.draft, n_layers=model.cfg.n_layers, V=model.cfg.V)
+        ids = encode_prompt(model, args.prompt)
+        pair = LLMPair(model, spec, T=args.temperature, counts=_counts(model, spec),
+                       ngram=_ngram(model, spec))
+        spec_run = speculate(pair, ids, k=args.k, seed=args.seed, rule=args.rule,
+                             max_new=args.max_new)
+        alone = plain(Runner(model.weights), ids, T=pair.T, seed=args.seed,
+                      max_new=args.max_new)
+    except (ValueError, DraftError) as exc:
+        print(f"python -m specviz llm: error: {exc}", file=sys.stderr)
+        return 2
+    summary = summarise(spec_run, alone, k=args.k)
+    if args.json:
+        print(json.dumps(_as_json(model, pair, ids, spec_run, alone, summary), indent=1),
+              file=out)
+        return 0
+    print(f"Gemma 3 270M, draft {spec.label}, k = {args.k}, T = {pair.T:g}, rule "
+          f"{args.rule}; prompt {len(ids)} tokens; model loaded in {model.load_s:.1f} s\n",
+          file=out)
+    for i, tr in enumerate(spec_run.rounds, 1):
+        print(_round_line(pair, i, tr), file=out)
+    text = model.tokenizer.decode(spec_run.tokens)
+    print(f"\ngenerated: {show(text)}\n\n{_summary_text(summary)}", file=out)
+    return 0
+
+
+def _as_json(model, pair, ids, spec_run: Run, alone: Run, s: Summary) -> dict:
+    return {
+        "model": "gemma-3-270m (q4_k_m gguf, f32)", "draft": pair.spec.label,
+        "prompt_ids": ids, "tokens": list(spec_run.tokens),
+        "text": model.tokenizer.decode(spec_run.tokens),
+        "plain_tokens": list(alone.tokens),
+        "rounds": [{"drafted": [p.token for p in tr.positions],
+                    "accepted": [p.accepted for p in tr.positions],
+                    "emitted": [[e.token, e.origin] for e in tr.emitted]}
+                   for tr in spec_run.rounds],
+        "summary": asdict(s) | {"speedup": s.speedup}, "load_s": model.load_s,
+    }

@@ -1,0 +1,123 @@
+"""Decoding the real model, with and without speculation, timed as it runs.
+
+speculate() chains rounds of the one engine (core.round.play_round) on an LLMPair; plain()
+decodes the target alone, one position per call, drawing each token from p by the same
+inverse CDF. Both stop at max_new tokens or at the end-of-text token. Summary() turns the
+runs into what the method's cost model needs, measured here: the target's pass time at 1
+and at k + 1 positions, the draft's time per drafted token, so c, tokens per target call,
+acceptance by position, and tokens per second either way.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..core.round import play_round
+from ..core.sampling import draw_row
+from ..core.tables import check_k
+from ..core.trace import RoundTrace
+from .pair import LLMPair, softmax
+from .runner import CONTEXT_MAX, Runner
+
+NEW_MAX = 512  # tokens one decode may generate
+
+
+@dataclass(frozen=True)
+class Run:
+    tokens: tuple[int, ...]  # generated, prompt not included
+    seconds: float  # wall clock of the whole decode
+    target_passes: tuple[tuple[int, int, float], ...]  # (positions, heads, s) per call
+    draft_passes: tuple[tuple[int, int, float], ...]
+    rounds: tuple[RoundTrace, ...] = ()
+
+
+def check_new(max_new: object, prompt_len: int) -> int:
+    if isinstance(max_new, bool) or not isinstance(max_new, (int, np.integer)) \
+            or not 1 <= max_new <= NEW_MAX:
+        raise ValueError(f"max_new must be an integer 1..{NEW_MAX}; got {max_new!r}")
+    if prompt_len + max_new + 64 + 1 > CONTEXT_MAX:
+        raise ValueError(f"the prompt ({prompt_len} tokens) and max_new ({max_new}) leave no "
+                         f"room in the {CONTEXT_MAX}-token context")
+    return int(max_new)
+
+
+def speculate(pair: LLMPair, prompt: Sequence[int], *, k: int, seed: int = 0,
+              rule: str = "correct", max_new: int = 64) -> Run:
+    """Rounds from prompt until max_new tokens (the last round may pass it; cut) or EOS."""
+    k, max_new = check_k(k), check_new(max_new, len(prompt))
+    rng = np.random.default_rng(seed)
+    prefix, rounds, out = list(prompt), [], []
+    t_n, d_n = len(pair.target.passes), len(pair.draft_passes)
+    t0 = time.perf_counter()
+    while len(out) < max_new:
+        tr = play_round(pair, prefix, k, rng=rng, rule=rule)
+        rounds.append(tr)
+        out += tr.tokens
+        prefix += tr.tokens
+        if pair.model.cfg.eos in tr.tokens:
+            out = out[: out.index(pair.model.cfg.eos) + 1]
+            break
+    seconds = time.perf_counter() - t0
+    drafts = pair.draft_passes[d_n:]
+    return Run(tuple(out[:max_new]), seconds, tuple(pair.target.passes)[t_n:], drafts,
+               tuple(rounds))
+
+
+def plain(runner: Runner, prompt: Sequence[int], *, T: float, seed: int = 0,
+          max_new: int = 64) -> Run:
+    """The target alone: one call per token, x ~ softmax(z / T) by inverse CDF."""
+    max_new = check_new(max_new, len(prompt))
+    rng = np.random.default_rng(seed)
+    seq, out = list(prompt), []
+    n0 = len(runner.passes)
+    t0 = time.perf_counter()
+    while len(out) < max_new:
+        x = draw_row(softmax(runner.logits(seq, [len(seq)])[0], T), rng.random())
+        seq.append(x)
+        out.append(x)
+        if x == runner.w.cfg.eos:
+            break
+    return Run(tuple(out), time.perf_counter() - t0, tuple(runner.passes)[n0:], ())
+
+
+@dataclass(frozen=True)
+class Summary:
+    k: int
+    rounds: int
+    tokens: int
+    target_1_s: float  # median target pass at one position (the plain decode's)
+    target_k1_s: float | None  # median verification pass over k + 1 positions
+    draft_s: float | None  # draft seconds per drafted token (None: lookup, no passes)
+    c: float | None  # draft_s / target_1_s
+    tokens_per_call: float
+    accepted_at: tuple[int, ...]  # rounds whose draft i was accepted, i = 1..k
+    drafted_at: tuple[int, ...]  # rounds that drafted a position i
+    spec_tps: float  # tokens per second, speculative
+    plain_tps: float  # tokens per second, the target alone
+
+    @property
+    def speedup(self) -> float:
+        return self.spec_tps / self.plain_tps
+
+
+def summarise(spec: Run, alone: Run, *, k: int) -> Summary:
+    """What the two runs measured (spec: speculate(), alone: plain())."""
+    ones = [s for n, h, s in alone.target_passes if n == 1 and h == 1]
+    k1 = [s for n, h, s in spec.target_passes if h == k + 1]
+    drafted = sum(tr.k for tr in spec.rounds)
+    draft_s = sum(s for _, _, s in spec.draft_passes) / drafted if spec.draft_passes else None
+    t1 = float(np.median(ones)) if ones else float("nan")
+    acc = [sum(1 for tr in spec.rounds if len(tr.positions) > i and tr.positions[i].accepted)
+           for i in range(k)]
+    dra = [sum(1 for tr in spec.rounds if tr.k > i) for i in range(k)]
+    return Summary(
+        k=k, rounds=len(spec.rounds), tokens=len(spec.tokens), target_1_s=t1,
+        target_k1_s=float(np.median(k1)) if k1 else None, draft_s=draft_s,
+        c=None if draft_s is None else draft_s / t1,
+        tokens_per_call=sum(len(tr.tokens) for tr in spec.rounds) / max(1, len(spec.rounds)),
+        accepted_at=tuple(acc), drafted_at=tuple(dra),
+        spec_tps=len(spec.tokens) / spec.seconds, plain_tps=len(alone.tokens) / alone.seconds)

