@@ -267,6 +267,61 @@ def step_queue_js(keys: dict[str, str] = STEP_KEYS) -> str:
 """
 
 
+PLAY_MARKER = "sv-play"  # class of the element that tells the browser the frame shown
+PLAY_POLL_MS = 40  # how often the autoplay clock looks at the page
+PLAY_HOLD = 0.5  # a frame stays on screen at least this much of the period, however slow
+PLAY_WAIT_MS = 5000  # a tick whose frame never came is pressed again after this
+
+
+def autoplay_marker_html(stage: str, *, shown: str, on: bool, speed: float) -> str:
+    """The stage's autoplay marker (hidden): which frame is shown ('rnd:step'), whether
+    autoplay is on, the seconds per step; with the style that hides it and the tick button."""
+    return (f"<style>.st-key-{stage}_tick, .stElementContainer:has(.{PLAY_MARKER}) "
+            f"{{ display: none !important; }}</style>"
+            f'<div class="{PLAY_MARKER}" data-stage="{html.escape(stage)}" '
+            f'data-shown="{html.escape(shown)}" data-on="{int(on)}" data-speed="{speed:g}">'
+            "</div>")
+
+
+def autoplay_js() -> str:
+    """The autoplay clock, in the browser: while the marker says on, it presses the stage's
+    hidden tick button once per period, only when the app is idle (the last run finished,
+    nothing stale on screen) and only once per frame shown: the next press waits until a
+    new frame is on screen. The frame pressed for is the one the server drew with the
+    button, so a late or repeated press moves nothing (stage._ticked). The period counts
+    from the last press; a slow server stretches it, each frame staying on screen at least
+    PLAY_HOLD of it. Installed once per page load."""
+    return f"""
+(function () {{
+  const w = window;
+  if (w.__svPlay) return;
+  const P = w.__svPlay = {{seen: null, since: 0, pressed: null, at: 0}};
+  const idle = () => {{
+    const app = document.querySelector('[data-testid="stApp"]');
+    return !!app && app.getAttribute('data-test-script-state') === 'notRunning'
+      && !document.querySelector('[data-stale="true"]');
+  }};
+  setInterval(function () {{
+    const m = document.querySelector('.{PLAY_MARKER}');
+    if (!m || m.dataset.on !== '1') {{ P.seen = null; P.pressed = null; return; }}
+    if (!idle()) return;
+    const now = Date.now();
+    const shown = m.dataset.stage + ':' + m.dataset.shown;
+    if (shown !== P.seen) {{ P.seen = shown; P.since = now; }}
+    const period = 1000 * parseFloat(m.dataset.speed);
+    if (P.pressed === shown && now - P.at < {PLAY_WAIT_MS} + period) return;
+    const due = P.pressed === null ? P.since + period
+      : Math.max(P.at + period, P.since + {PLAY_HOLD} * period);
+    if (now < due) return;
+    const b = document.querySelector('.st-key-' + m.dataset.stage + '_tick button');
+    if (!b || b.disabled) return;
+    P.pressed = shown; P.at = now;
+    b.click();
+  }}, {PLAY_POLL_MS});
+}})();
+"""
+
+
 # ----------------------------------------------------------------------------- sharing
 COPY_LABEL = "Copy link to this state"  # text only: no emoji font is needed
 
