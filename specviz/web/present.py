@@ -334,6 +334,35 @@ def share_url_html(url: str) -> str:
             f'border-radius:0.5rem;background:rgba(49,51,63,0.06)">{html.escape(url)}</code>')
 
 
+SHARE_SYNC_MS = 100  # how often the share box checks the address
+
+
+def share_sync_js() -> str:
+    """Keeps every share box's text equal to the browser's address: a step, a key or
+    autoplay rewrites the address from inside a fragment, which never reruns the sidebar
+    that drew the box. It updates on each history change and, as a backstop, every
+    SHARE_SYNC_MS. Installed once per page load."""
+    return f"""
+(function () {{
+  const w = window;
+  if (w.__svShareSync) return;
+  w.__svShareSync = true;
+  const sync = () => {{
+    for (const el of document.querySelectorAll('.sv-share-url')) {{
+      if (el.textContent !== w.location.href) el.textContent = w.location.href;
+    }}
+  }};
+  for (const name of ['pushState', 'replaceState']) {{
+    const orig = w.history[name];
+    w.history[name] = function () {{ const r = orig.apply(this, arguments); sync(); return r; }};
+  }}
+  w.addEventListener('popstate', sync);
+  setInterval(sync, {SHARE_SYNC_MS});
+  sync();
+}})();
+"""
+
+
 def copy_link_html(label: str = COPY_LABEL) -> str:
     """A button that copies the page's address (every setting is in it) to the clipboard,
     read at the moment of the click, so it is always the current state. Where the

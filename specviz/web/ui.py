@@ -370,4 +370,5 @@ def _share_box(q: dict[str, str], notes: Sequence[str] = ()) -> None:
     for note in notes:
         sb.caption(note)
     copy_link(sb)
-    sb.html(present.share_url_html(share_url(q) or "(this page, all defaults)"))
+    sb.html(present.share_url_html(share_url(q) or "(this page, all defaults)")
+            + f"<script>{present.share_sync_js()}</script>", unsafe_allow_javascript=True)
