@@ -34,6 +34,12 @@ LINE_HEIGHT = 1.3  # a line of chart text, in multiples of its font size
 DEFAULT_TOP_PX = 100  # Plotly's top margin when a figure sets none
 LEGEND_DROP = 0.08  # a legend under the axis moves this much further down (of the plot)
 MARKER = "sv-present"  # class of the element that marks presenter mode in the page
+BAR_KEY = "sv_present_bar"  # the key of the bar of the story's controls
+PAGES_KEY = "sv_present_pages_menu"  # the key of the pages menu, pinned beside the way out
+MENU_RIGHT_PX = 125  # the menu's place from the right edge: left of the way out
+CORNER_PX = 300  # the room the menu and the way out take at the top right
+TABLE_CLASS = "sv-table"  # presenter mode's tables (HTML, so that their type can grow)
+MIN_PX = 18  # the smallest text on a presenter page, at any screen size
 
 KEY_HINTS = (("←", "one step back"), ("→", "one step on"), ("space", "play / pause"),
              ("N", "new round"))
@@ -55,7 +61,7 @@ html {{ font-size: clamp(16px, 1.1vw, {BASE_PX}px) !important; }}
 .stApp, .stMarkdown, .stMarkdown p, .stMarkdown li, [data-testid="stMarkdownContainer"] {{
   font-size: 1rem !important; line-height: 1.45 !important; color: {INK} !important; }}
 h1, .stMarkdown h1 {{ font-size: {TITLE_REM}rem !important; font-weight: 800 !important;
-  color: {INK} !important; padding: 0.1rem 300px 0.2rem 0 !important; }}
+  color: {INK} !important; padding: 0.1rem {CORNER_PX}px 0.2rem 0 !important; }}
 h2, .stMarkdown h2 {{ font-size: 2.1rem !important; color: {INK} !important; }}
 h3, .stMarkdown h3 {{ font-size: 1.7rem !important; color: {INK} !important; }}
 [data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p, .stCaption {{
@@ -85,6 +91,28 @@ h3, .stMarkdown h3 {{ font-size: 1.7rem !important; color: {INK} !important; }}
 :focus-visible {{ outline: 4px solid {FOCUS} !important; outline-offset: 2px !important; }}
 .sv-chip {{ font-size: 1.05rem !important; border-width: 3px !important; }}
 .sv-legend {{ display: none !important; }}
+.st-key-{BAR_KEY} {{ padding-right: {CORNER_PX}px; }}
+.st-key-{PAGES_KEY} {{ position: fixed; top: 8px; right: {MENU_RIGHT_PX}px; z-index: 1000;
+  width: auto !important; }}
+.st-key-{PAGES_KEY} button {{ border: 3px solid {INK} !important; background: {PAPER}; }}
+.st-key-{PAGES_KEY} button p, .st-key-{PAGES_KEY} button span {{
+  font-size: {EXIT_PX}px !important; font-weight: 700; color: {INK} !important; }}
+.st-key-{BAR_KEY} [data-testid="stSliderThumbValue"],
+.st-key-{BAR_KEY} [data-testid="stSliderTickBar"],
+.st-key-{BAR_KEY} [data-testid="stSliderTickBar"] div, .st-key-{BAR_KEY} input,
+.st-key-{BAR_KEY} [data-testid="stWidgetLabel"] p, .st-key-{BAR_KEY} button p,
+.st-key-{BAR_KEY} [data-testid="stMarkdownContainer"], .st-key-{BAR_KEY} p,
+.st-key-{BAR_KEY} span, [data-testid="stPopoverBody"] [data-testid="stMarkdownContainer"],
+[data-testid="stPopoverBody"] a p, [data-testid="stPopoverBody"] a span {{
+  font-size: max({MIN_PX}px, 1rem) !important; color: {INK} !important; }}
+.st-key-{BAR_KEY} [data-testid="stSlider"] {{ padding: 0 0.6rem; }}
+.{TABLE_CLASS} {{ border-collapse: collapse; width: 100%; }}
+.{TABLE_CLASS} th, .{TABLE_CLASS} td {{ font-size: max({MIN_PX}px, 1rem) !important;
+  color: {INK} !important; padding: 0.25rem 0.7rem; border-bottom: 1px solid #999;
+  text-align: right; }}
+.{TABLE_CLASS} th {{ border-bottom: 2px solid {INK}; font-weight: 700; text-align: right; }}
+.{TABLE_CLASS} td.sv-text, .{TABLE_CLASS} th.sv-text {{ text-align: left; }}
+.sv-table-wrap {{ overflow-x: auto; max-width: 100%; }}
 .{MARKER} {{ position: relative; height: 0; }}
 .{MARKER}-bar {{ position: fixed; top: 8px; right: 12px; z-index: 1000;
   font-size: {EXIT_PX}px; font-weight: 700; background: {PAPER}; border: 3px solid {INK};
@@ -150,16 +178,29 @@ def _title_room(fig) -> None:
             fig.update_layout(height=fig.layout.height + need - old)
 
 
-def presenter_html(exit_label: str = "✕ leave presenter mode") -> str:
+def presenter_html(exit_label: str = "✕ exit") -> str:
     """The style sheet, the marker element the tests look for, and a fixed corner link that
     reloads the page without present=1 (the sidebar is hidden, so it is the way out)."""
     return (
         f'<style id="{MARKER}-css">{presenter_css()}</style>'
         f'<div class="{MARKER}" data-present="1" data-sidebar="hidden">'
         f'<div class="{MARKER}-bar"><a href="?present=0" class="{MARKER}-exit" '
-        f'title="Reload this page at the same settings without presenter mode">'
+        f'aria-label="leave presenter mode" '
+        f'title="Leave presenter mode: this page again at the same settings">'
         f"{html.escape(exit_label)}</a></div></div>"
     )
+
+
+def table_html(headers: list[str], rows: list[list[str]], is_text: list[bool]) -> str:
+    """A table as HTML at presenter type (its cells already formatted): text columns left,
+    numbers right; escaped; it scrolls sideways on its own where it is too wide."""
+    def cls(i: int) -> str:
+        return ' class="sv-text"' if is_text[i] else ""
+    head = "".join(f"<th{cls(i)}>{html.escape(h)}</th>" for i, h in enumerate(headers))
+    body = "".join("<tr>" + "".join(f"<td{cls(i)}>{html.escape(v)}</td>"
+                                    for i, v in enumerate(row)) + "</tr>" for row in rows)
+    return (f'<div class="sv-table-wrap"><table class="{TABLE_CLASS}"><thead><tr>{head}'
+            f"</tr></thead><tbody>{body}</tbody></table></div>")
 
 
 EXIT_JS = f"""
