@@ -106,6 +106,13 @@ h3, .stMarkdown h3 {{ font-size: 1.7rem !important; color: {INK} !important; }}
 [data-testid="stPopoverBody"] a p, [data-testid="stPopoverBody"] a span {{
   font-size: max({MIN_PX}px, 1rem) !important; color: {INK} !important; }}
 .st-key-{BAR_KEY} [data-testid="stSlider"] {{ padding: 0 0.6rem; }}
+[data-testid="stNumberInputContainer"] input, [data-baseweb="input"] input,
+[data-baseweb="select"] [value], [data-baseweb="select"] div, [data-testid="stSliderThumbValue"] p,
+[data-testid="stSliderTickBar"] p {{ font-size: max({MIN_PX}px, 1rem) !important;
+  color: {INK} !important; }}
+[data-testid="stMain"]:focus, [data-testid="stMainBlockContainer"]:focus,
+[data-testid="stAppViewContainer"]:focus, [data-testid="stMain"] section:focus {{
+  outline: none !important; }}
 .{TABLE_CLASS} {{ border-collapse: collapse; width: 100%; }}
 .{TABLE_CLASS} th, .{TABLE_CLASS} td {{ font-size: max({MIN_PX}px, 1rem) !important;
   color: {INK} !important; padding: 0.25rem 0.7rem; border-bottom: 1px solid #999;
