@@ -107,7 +107,9 @@ h3, .stMarkdown h3 {{ font-size: 1.7rem !important; color: {INK} !important; }}
   font-size: max({MIN_PX}px, 1rem) !important; color: {INK} !important; }}
 .st-key-{BAR_KEY} [data-testid="stSlider"] {{ padding: 0 0.6rem; }}
 [data-testid="stNumberInputContainer"] input, [data-baseweb="input"] input,
-[data-baseweb="select"] [value], [data-baseweb="select"] div, [data-testid="stSliderThumbValue"] p,
+[data-baseweb="select"] [value], [data-baseweb="select"] div, [data-testid="stSelectbox"] div,
+[data-testid="stSelectbox"] input, [data-testid="stSelectbox"] span,
+[data-testid="stSliderThumbValue"] p,
 [data-testid="stSliderTickBar"] p {{ font-size: max({MIN_PX}px, 1rem) !important;
   color: {INK} !important; }}
 [data-testid="stMain"]:focus, [data-testid="stMainBlockContainer"]:focus,
