@@ -8,7 +8,7 @@ from specviz.figures import charts, rulecharts
 from specviz.views import columns, demos, pagedata
 from specviz.web import files, notation, ui
 
-app = ui.page("draft length")
+app = ui.page("draft length", story=("k", "c"))
 s = app.settings
 st.title("Draft length k: where more guessing stops paying")
 notation.md(

@@ -11,7 +11,7 @@ from specviz.web import settings as S
 
 PAGE_KEYS = ("preset", "dtype", "ctxlen", "batch", "accel")
 
-app = ui.page("roofline")
+app = ui.page("roofline", story=("k",))
 s = app.settings
 st.title("Roofline: why scoring k + 1 tokens is nearly free")
 notation.md(

@@ -12,42 +12,47 @@ from specviz.web import files, notation, rulesui, ui
 app = ui.page("rules")
 s = app.settings
 st.title("The rules gallery: every verification rule, audited")
-notation.md(
-    "Speculative decoding is only as exact as the rule that checks the drafts. Below, every "
-    "rule in specviz's registry runs on the same pair of tables: the **lossless** ones "
-    "(standard rejection sampling and its exact variants, block verification and the "
-    "correctly verified sampling warp among them), two that are **lossy by design** (they "
-    "trade exactness for acceptance on purpose) and the **broken** ones, each a bug that "
-    "shipped in a public implementation or is easy to ship. For each rule we compute the exact "
-    "law of the first two emitted tokens (no sampling) and its total variation (TV) from the "
-    "target's own law, then run n decodes and ask whether the Monte Carlo TV rises above "
-    "the pass threshold of an exact sampler (as on /exactness). Acceptance is accepted / "
-    "drafted over a long decode, computed exactly."
-)
-
-st.subheader("Parameters of the parametrised rules")
-params, page_values = rulesui.rule_params(gallery.param_specs())  # URL field -> value
-n = ui.bind("rules_n", st.select_slider, "n: Monte Carlo decodes per rule", gallery.GALLERY_NS,
-            format_func=lambda v: f"{v:,}")
+finding, controls = st.container(), st.container()  # the chart leads; drawn once it is run
+with controls:
+    n = ui.bind("rules_n", st.select_slider, "n: Monte Carlo decodes per rule",
+                gallery.GALLERY_NS, format_func=lambda v: f"{v:,}")
+    with st.expander("Parameters of the parametrised rules"):
+        params, page_values = rulesui.rule_params(gallery.param_specs())  # URL field -> value
 page_values["rules_n"] = int(n)
 n, cap_note = pagedata.capped_n(int(n), s.k, tuple(gallery.RULES), params, app.tree)
 if cap_note:
-    st.info(notation.text(cap_note))
-st.caption(notation.text(f"Context '{s.ctx}', k = {s.k}, seed {s.seed}, the sidebar's draft. Every "
-                         "rule runs on its own seeded stream, all rules side by side."))
-
+    controls.info(notation.text(cap_note))
+controls.caption(notation.text(f"Context '{s.ctx}', k = {s.k}, seed {s.seed}, the sidebar's "
+                               "draft. Every rule runs on its own seeded stream, all rules "
+                               "side by side."))
 with st.spinner(f"{n:,} decodes under each of {len(gallery.RULES)} rules..."):
     g = ui.cached(gallery.gallery)(app.P_raw, app.Q_raw, app.ctx, s.k, int(n), s.seed,
                                    {**params, **gallery.warp_params(app.warp)}, tree=app.tree)
 rows = gallery.gallery_rows(g)
-if g.stopped:
-    st.warning(notation.text(g.stopped))
-
-m = st.columns(3)
-m[0].metric(notation.text("sampling floor (expected TV of n exact draws)"), f"{g.floor:.5f}")
-m[1].metric(notation.text("pass threshold (floor + McDiarmid margin)"), f"{g.threshold:.5f}")
-m[2].metric(notation.text("decodes per rule"), f"{g.n:,}")
-
+with finding:
+    if g.stopped:
+        st.warning(notation.text(g.stopped))
+    ui.chart(rulecharts.gallery_figure(rows, g.threshold, g.n), key="gallery")
+    st.caption(notation.text(
+        "Right is more acceptance, up is further from the target's law. Exact rules sit on "
+        "the bottom line (their exact TV is 0 up to rounding); a rule between that line and "
+        "the dashed one is biased, but n decodes cannot see it. Hover a point for its Monte "
+        "Carlo TV."))
+    m = st.columns(3)
+    m[0].metric(notation.text("sampling floor (expected TV of n exact draws)"), f"{g.floor:.5f}")
+    m[1].metric(notation.text("pass threshold (floor + McDiarmid margin)"), f"{g.threshold:.5f}")
+    m[2].metric(notation.text("decodes per rule"), f"{g.n:,}")
+ui.intro(
+    "Speculative decoding is only as exact as the rule that checks the drafts. Every rule in "
+    "specviz's registry runs on the same pair of tables: the **lossless** ones (standard "
+    "rejection sampling and its exact variants, block verification and the correctly "
+    "verified sampling warp among them), two that are **lossy by design** (they trade "
+    "exactness for acceptance on purpose) and the **broken** ones, each a bug that shipped in "
+    "a public implementation or is easy to ship. For each rule we compute the exact law of "
+    "the first two emitted tokens (no sampling) and its total variation (TV) from the "
+    "target's own law, then run n decodes and ask whether the Monte Carlo TV rises above the "
+    "pass threshold of an exact sampler (as on /exactness). Acceptance is accepted / drafted "
+    "over a long decode, computed exactly.")
 st.subheader("Every rule, side by side")
 ui.table(rows, columns.GALLERY, height=35 * (len(rows) + 1) + 3)
 files.download_csv(rows, f"rules_gallery_k{s.k}_n{g.n}")
@@ -64,11 +69,6 @@ st.caption(notation.text(
     "'long run' weighs contexts as a long decode visits them (exact)."))
 ui.table(rows, columns.GALLERY_RUN, fold="This run's acceptance, the chi-square p-values and "
          "each rule's parameters")
-ui.chart(rulecharts.gallery_figure(rows, g.threshold, g.n), key="gallery")
-st.caption(notation.text(
-    "Right is more acceptance, up is further from the target's law. Exact rules sit on the "
-    "bottom line (their exact TV is 0 up to rounding); a rule between that line and the dashed "
-    "one is biased, but n decodes cannot see it. Hover a point for its Monte Carlo TV."))
 
 st.subheader("Sampling warps")
 notation.md(

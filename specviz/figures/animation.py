@@ -41,7 +41,11 @@ from .palette import BLACK, GREY, LAW_COLOUR, LEGEND_STATUSES, MARKS, P_COLOUR, 
 FIGURE_DECIMALS = 6  # bars carry 6 decimals to the browser (the hover shows 4)
 STAGE_HEIGHT = 320  # pixels: the three charts of a step side by side, on the first screen
 HEADROOM = 1.3  # the y axis reaches this far over the tallest bar (room for the label)
-NOTE_WRAP = 38  # characters per line of a placeholder's note
+LABEL_AT = 1.12  # the marked token's label sits this far over the tallest bar
+NOTE_WRAP = 22  # characters per line of a placeholder's note: the coin's column at 1280
+# px in presenter type holds about 24
+FLUSHED_BG = "repeating-linear-gradient(135deg, #ffffff 0 6px, #d9d9d9 6px 9px)"  # hatched
+FLUSHED_OPACITY = 0.75  # a flushed chip recedes: thrown away, though paid for
 
 PLACEHOLDER_PX = 14  # the grey note of an empty chart
 COIN_LAWS = {"block": "h = S/(S + 1 − w)"}  # the coin's threshold where it is not min(1, p/q)
@@ -72,10 +76,10 @@ def rule_note(trace: RoundTrace) -> str | None:
 # ----------------------------------------------------------------------------- chips
 def _chip(c: Chip) -> str:
     m = MARKS[c.status]
-    dashed = c.status == "pending"
-    deco = "line-through" if c.status == "flushed" else "none"
-    border = "dashed" if dashed else "solid"
-    bg = "#ffffff" if dashed else f"{m.colour}22"
+    dashed, flushed = c.status == "pending", c.status == "flushed"
+    deco = "line-through" if flushed else "none"
+    border = "dashed" if dashed else "dotted" if flushed else "solid"
+    bg = ("#ffffff" if dashed else FLUSHED_BG if flushed else f"{m.colour}22")
     small = "".join(f"<br><small>{html.escape(s)}</small>" for s in c.lines)
     data_pos = f' data-pos="{c.slot}"' if c.status != "context" else ""
     return (
@@ -83,6 +87,7 @@ def _chip(c: Chip) -> str:
         f'title="{html.escape(m.label)}" '
         f'style="display:inline-block;min-width:4.2em;padding:4px 8px;margin:2px;'
         f"border:2px {border} {m.colour};border-radius:8px;background:{bg};"
+        f"opacity:{FLUSHED_OPACITY if flushed else 1};"
         f'text-align:center;line-height:1.25;vertical-align:top;font-family:monospace">'
         f'<b style="font-size:1.15em;text-decoration:{deco}">{html.escape(c.name)}</b> '
         f'<span aria-hidden="true">{m.symbol}</span>'
@@ -175,9 +180,11 @@ def _axes(fig: go.Figure, title: str, top: float, slanted: bool) -> go.Figure:
     return fig
 
 
-def _mark_token(fig: go.Figure, label: str, y: float, text: str) -> None:
+def _mark_token(fig: go.Figure, label: str, y: float, text: str, tall: float) -> None:
+    """The token's name over every bar (at LABEL_AT of the tallest, inside the head room),
+    its arrow down to the top of the token's own bars: it never covers a neighbour's bar."""
     fig.add_annotation(x=label, y=y, text=svg_text(text), showarrow=True, arrowhead=2,
-                       ay=-30, font=dict(size=13))
+                       ayref="y", ay=LABEL_AT * tall, yanchor="bottom", font=dict(size=13))
 
 
 def _subset(trace: RoundTrace, toks: Sequence[int], row: np.ndarray) -> str:
@@ -207,7 +214,7 @@ def bars_figure(trace: RoundTrace, step: int, *, top: int | None = None) -> go.F
     tall = float(max(pos.p_row[toks].max(), pos.q_row[toks].max()))
     _mark_token(fig, labels[toks.index(x)],
                 float(max(pos.p_row[x], pos.q_row[x]) if checked else pos.q_row[x]),
-                f"{name} = {trace.name(x)}")
+                f"{name} = {trace.name(x)}", tall)
     what = "p and q" if checked else "q only<br>(the target is not called yet)"
     title = (f"Position {pos.i}, after '{svg_text(trace.name(pos.context))}': {what}"
              f"{_subset(trace, toks, pos.q_row)}")
@@ -294,8 +301,9 @@ def residual_figure(trace: RoundTrace, step: int | None = None, *,
         title = (f"All {trace.k} kept:<br>bonus token from p(·|'{ctx}')" if trace.k else
                  f"Nothing drafted: plain decoding,<br>one token from p(·|'{ctx}')")
         tall = float(row[toks].max())
-    _mark_token(fig, labels[toks.index(last.token)], float(row[last.token]),
-                f"drawn: {trace.name(last.token)}")
+    own = max(float(tr.y[toks.index(last.token)]) for tr in fig.data)  # its tallest bar
+    _mark_token(fig, labels[toks.index(last.token)], own, f"drawn: {trace.name(last.token)}",
+                tall)
     return _axes(fig, svg_text(title).replace("&lt;br&gt;", "<br>"), tall,
                  slanted=len(toks) != len(trace.vocab))
 

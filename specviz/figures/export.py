@@ -4,8 +4,10 @@ The HTML file is one Plotly figure with one frame per step of the round (specviz
 trace.steps): the round's tokens as markers (a shape, a colour and a word per status),
 p and q at the position in focus with the law of the last token, and the coin; under it,
 for a token tree, the tree as the /round page shows it at the same step. Play, pause and
-a step slider drive the frames in the browser; plotly.js is written into the file, so it
-opens offline, with no server. Pure: a RoundTrace in, text or bytes out.
+a step slider drive the frames in the browser, and so do the stage's keys (← → step, space
+plays and pauses), playing on from the step shown; its text is at the stage's presenter
+sizes. plotly.js is written into the file, so it opens offline, with no server. Pure: a
+RoundTrace in, text or bytes out.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ from .frame import svg_text
 from .palette import BLACK, LAW_COLOUR, LEGEND_STATUSES, MARKS, P_COLOUR, Q_COLOUR
 
 FRAME_MS = 900  # play speed: milliseconds per step
-HEIGHT = 780  # pixels; the figure stretches to the window's width
+HEIGHT = 900  # pixels; the figure stretches to the window's width
+TEXT_PX = 18  # the smallest text in the export: the stage's presenter size
+TITLE_PX = 22  # the step's counter in the title
 CAPTION_WRAP = 110  # characters per line of the per-step caption in the title
 
 # Marker shapes (plotly symbol names) per status, so no status rests on colour alone; each
@@ -140,7 +144,7 @@ def _title(trace: RoundTrace, step: int, rnd: int) -> str:
     cap = "<br>".join(textwrap.wrap(svg_text(trace.steps[step].caption), CAPTION_WRAP))
     return (f"<b>Round {rnd} · step {step} of {last_step(trace)} · "
             f"{trace.steps[step].kind}</b> · rule {svg_text(trace.rule)} · k = {trace.k}"
-            f"<br><span style='font-size:13px'>{cap}</span>")
+            f"<br><span style='font-size:{TEXT_PX}px'>{cap}</span>")
 
 
 def round_figure(trace: RoundTrace, rnd: int = 0, frame_ms: int = FRAME_MS, *,
@@ -160,7 +164,7 @@ def round_figure(trace: RoundTrace, rnd: int = 0, frame_ms: int = FRAME_MS, *,
         tr.update(name=f"{m.symbol} {m.label}", mode="markers+text", textposition="bottom center",
                   marker=dict(symbol=SHAPES[status], size=24, color=m.colour,
                               line=dict(color=m.colour, width=3)),
-                  textfont=dict(size=13), hovertemplate="%{hovertext}<extra></extra>",
+                  textfont=dict(size=TEXT_PX), hovertemplate="%{hovertext}<extra></extra>",
                   showlegend=False)
         fig.add_trace(tr, row=1, col=1)
     p_bar, q_bar, law_bar, keep, reject, coin = first[len(STATUSES):]
@@ -182,7 +186,7 @@ def round_figure(trace: RoundTrace, rnd: int = 0, frame_ms: int = FRAME_MS, *,
                   hovertemplate="reject if u ≥ %{base:.4f}<extra></extra>")
     coin.update(name="coin u", mode="markers+text", textposition="top center", showlegend=False,
                 marker=dict(symbol="triangle-down", size=18, color=BLACK),
-                textfont=dict(size=14), hovertemplate="u = %{x:.4f}<extra></extra>")
+                textfont=dict(size=TEXT_PX), hovertemplate="u = %{x:.4f}<extra></extra>")
     for tr in (keep, reject, coin):
         fig.add_trace(tr, row=2, col=2)
 
@@ -197,22 +201,22 @@ def round_figure(trace: RoundTrace, rnd: int = 0, frame_ms: int = FRAME_MS, *,
     fig.frames = frames
     _add_key(fig, trace.k)
     _, _, _, where = _bars(trace, start)
-    play = dict(frame=dict(duration=frame_ms, redraw=True), fromcurrent=True,
-                transition=dict(duration=0), mode="immediate")
     fig.update_layout(
-        title=dict(text=_title(trace, start, rnd), x=0.0, xanchor="left", font=dict(size=16)),
-        height=HEIGHT, barmode="group", margin=dict(l=50, r=30, t=110, b=170),
-        legend=dict(orientation="h", x=0.0, y=-0.28, yanchor="top"),
+        title=dict(text=_title(trace, start, rnd), x=0.0, xanchor="left",
+                   font=dict(size=TITLE_PX)),
+        font=dict(size=TEXT_PX, color=BLACK),
+        height=HEIGHT, barmode="group", margin=dict(l=70, r=30, t=130, b=200),
+        legend=dict(orientation="h", x=0.0, y=-0.3, yanchor="top", font=dict(size=TEXT_PX)),
         updatemenus=[dict(type="buttons", direction="left", x=0.0, y=-0.13, xanchor="left",
-                          yanchor="top", pad=dict(t=0, r=10), showactive=False, buttons=[
-                              dict(label="▶ play", method="animate", args=[None, play]),
-                              dict(label="❚❚ pause", method="animate",
-                                   args=[[None], dict(frame=dict(duration=0, redraw=False),
-                                                      mode="immediate",
-                                                      transition=dict(duration=0))]),
+                          yanchor="top", pad=dict(t=0, r=10), showactive=False,
+                          font=dict(size=TEXT_PX), buttons=[  # PLAYER_JS plays them
+                              dict(label="▶ play", method="skip", args=[None]),
+                              dict(label="❚❚ pause", method="skip", args=[None]),
                           ])],
-        sliders=[dict(active=start, x=0.16, len=0.84, y=-0.11, yanchor="top", pad=dict(t=0),
-                      currentvalue=dict(prefix="step ", visible=True, xanchor="left"),
+        sliders=[dict(active=start, x=0.2, len=0.8, y=-0.11, yanchor="top", pad=dict(t=0),
+                      font=dict(size=TEXT_PX),
+                      currentvalue=dict(prefix="step ", visible=True, xanchor="left",
+                                        font=dict(size=TEXT_PX)),
                       steps=[dict(label=names[s], method="animate",
                                   args=[[names[s]], dict(frame=dict(duration=0, redraw=True),
                                                          mode="immediate",
@@ -220,7 +224,8 @@ def round_figure(trace: RoundTrace, rnd: int = 0, frame_ms: int = FRAME_MS, *,
                              for s in range(n)])],
     )
     fig.update_xaxes(range=[-0.7, trace.k + 1.7], visible=False, row=1, col=1)
-    fig.update_yaxes(range=[-1.55, 1.45], visible=False, row=1, col=1)
+    fig.update_yaxes(range=[KEY_Y - KEY_ROW_H - 0.3, 1.45], visible=False, row=1, col=1)
+    fig.update_annotations(font_size=TEXT_PX + 2)  # the panels' titles
     top = max(float(trace.positions[0].p_row.max()), max(float(p.q_row.max())
                                                             for p in trace.positions))
     for row in (trace.rejection_row, trace.bonus_row):
@@ -234,30 +239,40 @@ def round_figure(trace: RoundTrace, rnd: int = 0, frame_ms: int = FRAME_MS, *,
 
 
 KEY_STATUSES = LEGEND_STATUSES
-KEY_Y = -1.3  # the key's row in the chip panel, under the redrawn / bonus row
+KEY_Y = -1.3  # the key's first row in the chip panel, under the redrawn / bonus row
+KEY_PER_ROW = 3  # statuses per row of the key: room for each label at TEXT_PX
+KEY_ROW_H = 0.4  # between the key's rows, in the chip panel's y units
 
 
 def _add_key(fig: go.Figure, k: int) -> None:
     """A fixed key under the chips: every status's shape, colour, symbol and word, whether or
     not the current frame shows it (a legend would list only the statuses on screen)."""
     lo, hi = -0.5, k + 1.5
-    xs = [lo + (hi - lo) * (j + 0.5) / len(KEY_STATUSES) for j in range(len(KEY_STATUSES))]
-    for x, status in zip(xs, KEY_STATUSES, strict=True):
+    for j, status in enumerate(KEY_STATUSES):
         m = MARKS[status]
+        x = lo + (hi - lo) * (j % KEY_PER_ROW) / KEY_PER_ROW
         fig.add_trace(go.Scatter(
-            x=[x], y=[KEY_Y], mode="markers+text", text=[f"{m.symbol} {m.label}"],
-            textposition="middle right", textfont=dict(size=12, color=BLACK),
+            x=[x], y=[KEY_Y - KEY_ROW_H * (j // KEY_PER_ROW)], mode="markers+text",
+            text=[f"{m.symbol} {m.label}"],
+            textposition="middle right", textfont=dict(size=TEXT_PX, color=BLACK),
             marker=dict(symbol=SHAPES[status], size=13, color=m.colour,
                         line=dict(color=m.colour, width=2)),
             name=f"key: {m.label}", showlegend=False, hoverinfo="skip"), row=1, col=1)
 
 
+PAGE_CSS = (f"body {{ font-family: sans-serif; font-size: {TITLE_PX}px; color: {BLACK}; }}"
+            " .sv-keys kbd { border: 2px solid #000; border-radius: 4px; padding: 0 0.3em; }")
+KEYS_HTML = ('<p class="sv-keys" style="margin:0.3em 2em">Keys: <kbd>←</kbd> one step back '
+             '· <kbd>→</kbd> one step on · <kbd>space</kbd> play / pause · <kbd>Home</kbd> '
+             "<kbd>End</kbd> first / last step</p>")
+
+
 def _captions_html(trace: RoundTrace, rnd: int) -> str:
     items = "".join(f"<li><b>{html.escape(s.kind)}</b>: {html.escape(s.caption)}</li>"
                     for s in trace.steps)
-    return (f'<section class="sv-steps" style="font-family:sans-serif;max-width:60em;'
-            f'margin:1em 2em"><h2 style="font-size:1.1em">Round {rnd}, step by step</h2>'
-            f'<ol start="0">{items}</ol><p style="color:#444;font-size:0.9em">Made with '
+    return (f'<section class="sv-steps" style="max-width:60em;margin:1em 2em">'
+            f'<h2 style="font-size:1.2em">Round {rnd}, step by step</h2>'
+            f'<ol start="0">{items}</ol><p style="color:#333">Made with '
             f"specviz. Speculative decoding: Leviathan, Kalman &amp; Matias 2022 "
             f"(arXiv 2211.17192); Chen et al. 2023 (arXiv 2302.01318).</p></section>")
 
@@ -272,6 +287,30 @@ TREE_STEP_JS = ("var gd = document.getElementById('{plot_id}');"
                 ".forEach(function (d) { d.hidden = d.dataset.step !== String(n); }); }"
                 " gd.on('plotly_animatingframe', function (e) { svTree(e.name); });"
                 " gd.on('plotly_sliderchange', function (e) { svTree(e.step.label); });")
+# The player: the stage's keys and the buttons step through the frames from the one shown
+# (Plotly's own play starts from its last animated frame, not the one on screen).
+PLAYER_JS = """var gd = document.getElementById('{plot_id}');
+var SV = {cur: __SV_START__, last: __SV_LAST__, ms: __SV_MS__, playing: false, timer: null};
+var ONE = {frame: {duration: 0, redraw: true}, mode: 'immediate', transition: {duration: 0}};
+function svShow(n) { SV.cur = Math.max(0, Math.min(SV.last, n));
+  return Plotly.animate(gd, [String(SV.cur)], ONE); }
+function svLater() { clearTimeout(SV.timer); SV.timer = SV.playing ? setTimeout(svTick, SV.ms)
+  : null; }
+function svTick() { if (!SV.playing) return;
+  if (SV.cur >= SV.last) { svPause(); return; }
+  svShow(SV.cur + 1).then(svLater, svLater); }
+function svPlay() { if (SV.playing) return; SV.playing = true;
+  if (SV.cur >= SV.last) { svShow(0).then(svLater, svLater); } else { svLater(); } }
+function svPause() { SV.playing = false; clearTimeout(SV.timer); SV.timer = null; }
+gd.on('plotly_buttonclicked', function (e) {
+  if (e.button.label.indexOf('play') >= 0) { svPlay(); } else { svPause(); } });
+gd.on('plotly_sliderchange', function (e) { SV.cur = +e.step.label; svLater(); });
+document.addEventListener('keydown', function (e) {
+  if (e.ctrlKey || e.metaKey || e.altKey) return;
+  var moves = {ArrowRight: SV.cur + 1, ArrowLeft: SV.cur - 1, Home: 0, End: SV.last};
+  if (e.key in moves) { e.preventDefault(); svShow(moves[e.key]); svLater(); }
+  else if (e.key === ' ' && !e.repeat) { e.preventDefault();
+    if (SV.playing) { svPause(); } else { svPlay(); } } });"""
 TREE_HTML_MAX = 3_000_000  # characters of the per-step tree views; past it, the last one only
 
 
@@ -296,16 +335,20 @@ def round_html(trace: RoundTrace, rnd: int = 0, frame_ms: int = FRAME_MS, *,
                start: int = 0) -> str:
     """A standalone HTML page (plotly.js inside, nothing fetched) that plays the round from
     step `start`, with every step's caption listed under the figure as text."""
+    start = min(max(int(start), 0), len(trace.steps) - 1)
     fig = round_figure(trace, rnd, frame_ms, start=start)
+    player = (PLAYER_JS.replace("__SV_START__", str(start))
+              .replace("__SV_LAST__", str(last_step(trace)))
+              .replace("__SV_MS__", str(int(frame_ms))))
     page = fig.to_html(include_plotlyjs=True, full_html=True, auto_play=False,
                        div_id="sv-round", config={"displaylogo": False, "responsive": True},
-                       post_script=[QUIET_PAUSE_JS] + ([TREE_STEP_JS] if trace.tree else []))
+                       post_script=[QUIET_PAUSE_JS, player]
+                       + ([TREE_STEP_JS] if trace.tree else []))
     title = f"specviz · round {rnd} (k = {trace.k}, rule {html.escape(trace.rule)})"
     page = page.replace("<html>", '<html lang="en">', 1)
-    page = page.replace("<head>", f"<head><title>{title}</title>", 1)
-    start = min(max(int(start), 0), len(trace.steps) - 1)
-    return page.replace("</body>", _tree_html(trace, start) + _captions_html(trace, rnd)
-                        + "</body>", 1)
+    page = page.replace("<head>", f"<head><title>{title}</title><style>{PAGE_CSS}</style>", 1)
+    return page.replace("</body>", KEYS_HTML + _tree_html(trace, start)
+                        + _captions_html(trace, rnd) + "</body>", 1)
 
 
 def round_html_bytes(trace: RoundTrace, rnd: int = 0, frame_ms: int = FRAME_MS, *,

@@ -4,7 +4,7 @@ go.Figure out."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 import plotly.graph_objects as go
@@ -14,6 +14,7 @@ from ..analysis.metrics import MetricsReport
 from ..core.dynamic import PolicyRun
 from ..views.demos import Row
 from ..views.pagedata import BatchCurve
+from . import labels
 from .chartkit import BIAS_MIN, LOG_DECADES, col, hline, layout, vline
 from .palette import (
     EXACT,
@@ -28,36 +29,26 @@ from .palette import (
 # ----------------------------------------------------------------------------- rules gallery
 
 FAMILY_SYMBOLS = {"lossless": "diamond", "lossy by design": "square", "broken": "circle"}
-_LABEL_SPOTS = ("top center", "bottom center", "middle right", "middle left", "top right",
-                "bottom right", "top left", "bottom left")
+GALLERY_HEIGHT = 640  # px: room for a label per rule, clear of one another
+X_RANGE = (-0.02, 1.08)  # acceptance axis
 
 
-def _label_spots(xs: Sequence[float], ys: Sequence[float], texts: Sequence[str],
-                 char_w: float = 0.011, line_h: float = 0.06) -> list[str]:
-    """A text position per point (in axis fractions xs, ys in [0, 1]) so that labels overlap
-    neither each other nor the markers, where one of the candidate spots allows it."""
-    boxes: list[tuple[float, float, float, float]] = []
-    pts = [(x - 0.012, y - 0.02, x + 0.012, y + 0.02) for x, y in zip(xs, ys, strict=True)]
-
-    def box(x, y, w, spot):
-        v, h = spot.split()
-        x0 = {"center": x - w / 2, "right": x + 0.015, "left": x - 0.015 - w}[h]
-        y0 = {"top": y + 0.025, "bottom": y - 0.025 - line_h, "middle": y - line_h / 2}[v]
-        return x0, y0, x0 + w, y0 + line_h
-
-    def hits(b, others):
-        return sum(b[0] < o[2] and o[0] < b[2] and b[1] < o[3] and o[1] < b[3] for o in others)
-
-    out = []
-    for x, y, t in zip(xs, ys, texts, strict=True):
-        w = char_w * len(t)
-        cands = [(spot, box(x, y, w, spot)) for spot in _LABEL_SPOTS]
-        spot, b = min(cands, key=lambda sb: (
-            hits(sb[1], boxes) * 10 + hits(sb[1], pts)
-            + 5 * (sb[1][0] < 0 or sb[1][2] > 1 or sb[1][1] < 0 or sb[1][3] > 1)))
-        boxes.append(b)
-        out.append(spot)
-    return out
+def _notes(fig: go.Figure, zero_y: float, threshold: float, n: int,
+           frac: Callable[[float, float], tuple[float, float]]) -> list[labels.Box]:
+    """The two lines' notes (exact TV = 0 at the right under its line, the threshold at the
+    left over its line); returns their boxes and the lines' for the labels to keep clear of."""
+    zero_text, thr_text = "exact TV = 0 (exact rule)", f"threshold at n = {n:,}"
+    fig.add_annotation(x=1.0, xref="paper", y=float(np.log10(zero_y)), yanchor="top",
+                       xanchor="right", showarrow=False, text=zero_text,
+                       font=dict(color=FAMILY_COLOURS["lossless"]))
+    fig.add_annotation(x=0.0, xref="paper", y=float(np.log10(threshold)), yanchor="bottom",
+                       xanchor="left", showarrow=False, text=thr_text, font=dict(color=FLOOR))
+    h = labels.LINE_H * labels.LABEL_PX
+    zy = (1 - frac(0.0, zero_y)[1]) * labels.PLOT_H
+    ty = (1 - frac(0.0, threshold)[1]) * labels.PLOT_H
+    zw, tw = (labels.CHAR_W * labels.LABEL_PX * len(t) for t in (zero_text, thr_text))
+    lines = [(0.0, y - 1, float(labels.PLOT_W), y + 1) for y in (zy, ty)]  # no name on a line
+    return [(labels.PLOT_W - zw, zy, labels.PLOT_W, zy + h), (0.0, ty - h, tw, ty), *lines]
 
 
 def gallery_figure(rows: Sequence[Row], threshold: float, n: int) -> go.Figure:
@@ -76,18 +67,16 @@ def gallery_figure(rows: Sequence[Row], threshold: float, n: int) -> go.Figure:
     ys = [float(r["exact_tv"]) if r["exact_tv"] > BIAS_MIN else zero_y for r in rows]
     xs = [float(r["acceptance_long_run"]) for r in rows]
     names = [str(r["rule"]) for r in rows]
-    spots = _label_spots([(x + 0.02) / 1.1 for x in xs],
-                         [(np.log10(y) - y_lo) / (y_hi - y_lo) for y in ys], names)
+
+    def frac(x: float, y: float) -> tuple[float, float]:  # data -> axis fractions
+        return ((x - X_RANGE[0]) / (X_RANGE[1] - X_RANGE[0]),
+                (np.log10(y) - y_lo) / (y_hi - y_lo))
     fig = go.Figure()
     fig.add_hline(y=zero_y, line_color=FAMILY_COLOURS["lossless"], line_width=2)
     fig.add_hline(y=threshold, line_dash="dash", line_color=FLOOR)
-    fig.add_annotation(x=1.0, xref="paper", y=float(np.log10(zero_y)), yanchor="top",
-                       xanchor="right", showarrow=False, text="exact TV = 0 (exact rule)",
-                       font=dict(color=FAMILY_COLOURS["lossless"]))
-    fig.add_annotation(x=1.0, xref="paper", y=float(np.log10(threshold)), yanchor="bottom",
-                       xanchor="right", showarrow=False,
-                       text=f"Monte Carlo threshold at n = {n:,}: lower biases go unseen",
-                       font=dict(color=FLOOR))
+    fixed = _notes(fig, zero_y, threshold, n, frac)
+    at = [frac(x, y) for x, y in zip(xs, ys, strict=True)]
+    places = labels.place([a[0] for a in at], [a[1] for a in at], names, fixed=fixed)
     for fam, colour in FAMILY_COLOURS.items():
         idx = [i for i, r in enumerate(rows) if r["family"] == fam]
         if not idx:
@@ -95,9 +84,8 @@ def gallery_figure(rows: Sequence[Row], threshold: float, n: int) -> go.Figure:
         sel = [rows[i] for i in idx]
         exact_here = [r["exact_tv"] <= BIAS_MIN for r in sel]
         fig.add_scatter(
-            x=[xs[i] for i in idx], y=[ys[i] for i in idx], mode="markers+text", name=fam,
-            text=[names[i] for i in idx], textposition=[spots[i] for i in idx],
-            textfont=dict(color=colour),
+            x=[xs[i] for i in idx], y=[ys[i] for i in idx], mode="markers", name=fam,
+            text=[names[i] for i in idx],
             marker=dict(size=13, color=colour, symbol=[
                 "diamond" if e else FAMILY_SYMBOLS.get(fam, "circle") for e in exact_here],
                 line=dict(color="#000", width=1)),
@@ -108,13 +96,31 @@ def gallery_figure(rows: Sequence[Row], threshold: float, n: int) -> go.Figure:
                           "%{customdata[2]:.5f} (%{customdata[3]})<br>tokens per call = "
                           "%{customdata[4]:.3f}<br>n to resolve: %{customdata[5]}"
                           "<extra></extra>")
+        for i in idx:
+            _label(fig, places[i], xs[i], ys[i], names[i], colour, (y_lo, y_hi))
     ticks = [10.0 ** e for e in range(int(np.log10(zero_y)) + 1, int(np.floor(y_hi)) + 1)]
     fig.update_yaxes(**LOG_DECADES, range=[y_lo, y_hi], title="exact TV from the target (log)",
                      tickvals=[zero_y, *ticks],
                      ticktext=["0", *[f"{t:g}" for t in ticks]])
-    fig.update_xaxes(range=[-0.02, 1.08], title="acceptance: accepted / drafted "
+    fig.update_xaxes(range=list(X_RANGE), title="acceptance: accepted / drafted "
                                                 "(exact, long run)")
-    return layout(fig, "What each rule buys: acceptance against exactness", 500)
+    return layout(fig, "What each rule buys: acceptance against exactness", GALLERY_HEIGHT)
+
+
+def _label(fig: go.Figure, at: labels.Place, x: float, y: float, name: str, colour: str,
+           y_range: tuple[float, float]) -> None:
+    """A rule's name at its place (labels.place), with a leader line to its point when it
+    is not next to it. Annotations on a log axis take log10 of y."""
+    lx = X_RANGE[0] + at.x * (X_RANGE[1] - X_RANGE[0])
+    ly = y_range[0] + at.y * (y_range[1] - y_range[0])
+    common = dict(text=name, font=dict(color=colour), xanchor="center", yanchor="middle",
+                  name=f"label {name}")
+    if at.leader:
+        fig.add_annotation(x=x, y=float(np.log10(y)), ax=lx, ay=ly, axref="x", ayref="y",
+                           showarrow=True, arrowhead=0, arrowwidth=1.5, arrowcolor=colour,
+                           standoff=8, **common)
+    else:
+        fig.add_annotation(x=lx, y=ly, showarrow=False, **common)
 
 
 def production_figure(rep: MetricsReport) -> go.Figure:

@@ -34,6 +34,12 @@ LINE_HEIGHT = 1.3  # a line of chart text, in multiples of its font size
 DEFAULT_TOP_PX = 100  # Plotly's top margin when a figure sets none
 LEGEND_DROP = 0.08  # a legend under the axis moves this much further down (of the plot)
 MARKER = "sv-present"  # class of the element that marks presenter mode in the page
+BAR_KEY = "sv_present_bar"  # the key of the bar of the story's controls
+PAGES_KEY = "sv_present_pages_menu"  # the key of the pages menu, pinned beside the way out
+MENU_RIGHT_PX = 125  # the menu's place from the right edge: left of the way out
+CORNER_PX = 300  # the room the menu and the way out take at the top right
+TABLE_CLASS = "sv-table"  # presenter mode's tables (HTML, so that their type can grow)
+MIN_PX = 18  # the smallest text on a presenter page, at any screen size
 
 KEY_HINTS = (("←", "one step back"), ("→", "one step on"), ("space", "play / pause"),
              ("N", "new round"))
@@ -55,7 +61,7 @@ html {{ font-size: clamp(16px, 1.1vw, {BASE_PX}px) !important; }}
 .stApp, .stMarkdown, .stMarkdown p, .stMarkdown li, [data-testid="stMarkdownContainer"] {{
   font-size: 1rem !important; line-height: 1.45 !important; color: {INK} !important; }}
 h1, .stMarkdown h1 {{ font-size: {TITLE_REM}rem !important; font-weight: 800 !important;
-  color: {INK} !important; padding: 0.1rem 300px 0.2rem 0 !important; }}
+  color: {INK} !important; padding: 0.1rem {CORNER_PX}px 0.2rem 0 !important; }}
 h2, .stMarkdown h2 {{ font-size: 2.1rem !important; color: {INK} !important; }}
 h3, .stMarkdown h3 {{ font-size: 1.7rem !important; color: {INK} !important; }}
 [data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p, .stCaption {{
@@ -85,6 +91,37 @@ h3, .stMarkdown h3 {{ font-size: 1.7rem !important; color: {INK} !important; }}
 :focus-visible {{ outline: 4px solid {FOCUS} !important; outline-offset: 2px !important; }}
 .sv-chip {{ font-size: 1.05rem !important; border-width: 3px !important; }}
 .sv-legend {{ display: none !important; }}
+.st-key-{BAR_KEY} {{ padding-right: {CORNER_PX}px; }}
+.st-key-{PAGES_KEY} {{ position: fixed; top: 8px; right: {MENU_RIGHT_PX}px; z-index: 1000;
+  width: auto !important; }}
+.st-key-{PAGES_KEY} button {{ border: 3px solid {INK} !important; background: {PAPER}; }}
+.st-key-{PAGES_KEY} button p, .st-key-{PAGES_KEY} button span {{
+  font-size: {EXIT_PX}px !important; font-weight: 700; color: {INK} !important; }}
+.st-key-{BAR_KEY} [data-testid="stSliderThumbValue"],
+.st-key-{BAR_KEY} [data-testid="stSliderTickBar"],
+.st-key-{BAR_KEY} [data-testid="stSliderTickBar"] div, .st-key-{BAR_KEY} input,
+.st-key-{BAR_KEY} [data-testid="stWidgetLabel"] p, .st-key-{BAR_KEY} button p,
+.st-key-{BAR_KEY} [data-testid="stMarkdownContainer"], .st-key-{BAR_KEY} p,
+.st-key-{BAR_KEY} span, [data-testid="stPopoverBody"] [data-testid="stMarkdownContainer"],
+[data-testid="stPopoverBody"] a p, [data-testid="stPopoverBody"] a span {{
+  font-size: max({MIN_PX}px, 1rem) !important; color: {INK} !important; }}
+.st-key-{BAR_KEY} [data-testid="stSlider"] {{ padding: 0 0.6rem; }}
+[data-testid="stNumberInputContainer"] input, [data-baseweb="input"] input,
+[data-baseweb="select"] [value], [data-baseweb="select"] div, [data-testid="stSelectbox"] div,
+[data-testid="stSelectbox"] input, [data-testid="stSelectbox"] span,
+[data-testid="stSliderThumbValue"] p,
+[data-testid="stSliderTickBar"] p {{ font-size: max({MIN_PX}px, 1rem) !important;
+  color: {INK} !important; }}
+[data-testid="stMain"]:focus, [data-testid="stMainBlockContainer"]:focus,
+[data-testid="stAppViewContainer"]:focus, [data-testid="stMain"] section:focus {{
+  outline: none !important; }}
+.{TABLE_CLASS} {{ border-collapse: collapse; width: 100%; }}
+.{TABLE_CLASS} th, .{TABLE_CLASS} td {{ font-size: max({MIN_PX}px, 1rem) !important;
+  color: {INK} !important; padding: 0.25rem 0.7rem; border-bottom: 1px solid #999;
+  text-align: right; }}
+.{TABLE_CLASS} th {{ border-bottom: 2px solid {INK}; font-weight: 700; text-align: right; }}
+.{TABLE_CLASS} td.sv-text, .{TABLE_CLASS} th.sv-text {{ text-align: left; }}
+.sv-table-wrap {{ overflow-x: auto; max-width: 100%; }}
 .{MARKER} {{ position: relative; height: 0; }}
 .{MARKER}-bar {{ position: fixed; top: 8px; right: 12px; z-index: 1000;
   font-size: {EXIT_PX}px; font-weight: 700; background: {PAPER}; border: 3px solid {INK};
@@ -150,16 +187,29 @@ def _title_room(fig) -> None:
             fig.update_layout(height=fig.layout.height + need - old)
 
 
-def presenter_html(exit_label: str = "✕ leave presenter mode") -> str:
+def presenter_html(exit_label: str = "✕ exit") -> str:
     """The style sheet, the marker element the tests look for, and a fixed corner link that
     reloads the page without present=1 (the sidebar is hidden, so it is the way out)."""
     return (
         f'<style id="{MARKER}-css">{presenter_css()}</style>'
         f'<div class="{MARKER}" data-present="1" data-sidebar="hidden">'
         f'<div class="{MARKER}-bar"><a href="?present=0" class="{MARKER}-exit" '
-        f'title="Reload this page at the same settings without presenter mode">'
+        f'aria-label="leave presenter mode" '
+        f'title="Leave presenter mode: this page again at the same settings">'
         f"{html.escape(exit_label)}</a></div></div>"
     )
+
+
+def table_html(headers: list[str], rows: list[list[str]], is_text: list[bool]) -> str:
+    """A table as HTML at presenter type (its cells already formatted): text columns left,
+    numbers right; escaped; it scrolls sideways on its own where it is too wide."""
+    def cls(i: int) -> str:
+        return ' class="sv-text"' if is_text[i] else ""
+    head = "".join(f"<th{cls(i)}>{html.escape(h)}</th>" for i, h in enumerate(headers))
+    body = "".join("<tr>" + "".join(f"<td{cls(i)}>{html.escape(v)}</td>"
+                                    for i, v in enumerate(row)) + "</tr>" for row in rows)
+    return (f'<div class="sv-table-wrap"><table class="{TABLE_CLASS}"><thead><tr>{head}'
+            f"</tr></thead><tbody>{body}</tbody></table></div>")
 
 
 EXIT_JS = f"""
@@ -267,6 +317,61 @@ def step_queue_js(keys: dict[str, str] = STEP_KEYS) -> str:
 """
 
 
+PLAY_MARKER = "sv-play"  # class of the element that tells the browser the frame shown
+PLAY_POLL_MS = 40  # how often the autoplay clock looks at the page
+PLAY_HOLD = 0.5  # a frame stays on screen at least this much of the period, however slow
+PLAY_WAIT_MS = 5000  # a tick whose frame never came is pressed again after this
+
+
+def autoplay_marker_html(stage: str, *, shown: str, on: bool, speed: float) -> str:
+    """The stage's autoplay marker (hidden): which frame is shown ('rnd:step'), whether
+    autoplay is on, the seconds per step; with the style that hides it and the tick button."""
+    return (f"<style>.st-key-{stage}_tick, .stElementContainer:has(.{PLAY_MARKER}) "
+            f"{{ display: none !important; }}</style>"
+            f'<div class="{PLAY_MARKER}" data-stage="{html.escape(stage)}" '
+            f'data-shown="{html.escape(shown)}" data-on="{int(on)}" data-speed="{speed:g}">'
+            "</div>")
+
+
+def autoplay_js() -> str:
+    """The autoplay clock, in the browser: while the marker says on, it presses the stage's
+    hidden tick button once per period, only when the app is idle (the last run finished,
+    nothing stale on screen) and only once per frame shown: the next press waits until a
+    new frame is on screen. The frame pressed for is the one the server drew with the
+    button, so a late or repeated press moves nothing (stage._ticked). The period counts
+    from the last press; a slow server stretches it, each frame staying on screen at least
+    PLAY_HOLD of it. Installed once per page load."""
+    return f"""
+(function () {{
+  const w = window;
+  if (w.__svPlay) return;
+  const P = w.__svPlay = {{seen: null, since: 0, pressed: null, at: 0}};
+  const idle = () => {{
+    const app = document.querySelector('[data-testid="stApp"]');
+    return !!app && app.getAttribute('data-test-script-state') === 'notRunning'
+      && !document.querySelector('[data-stale="true"]');
+  }};
+  setInterval(function () {{
+    const m = document.querySelector('.{PLAY_MARKER}');
+    if (!m || m.dataset.on !== '1') {{ P.seen = null; P.pressed = null; return; }}
+    if (!idle()) return;
+    const now = Date.now();
+    const shown = m.dataset.stage + ':' + m.dataset.shown;
+    if (shown !== P.seen) {{ P.seen = shown; P.since = now; }}
+    const period = 1000 * parseFloat(m.dataset.speed);
+    if (P.pressed === shown && now - P.at < {PLAY_WAIT_MS} + period) return;
+    const due = P.pressed === null ? P.since + period
+      : Math.max(P.at + period, P.since + {PLAY_HOLD} * period);
+    if (now < due) return;
+    const b = document.querySelector('.st-key-' + m.dataset.stage + '_tick button');
+    if (!b || b.disabled) return;
+    P.pressed = shown; P.at = now;
+    b.click();
+  }}, {PLAY_POLL_MS});
+}})();
+"""
+
+
 # ----------------------------------------------------------------------------- sharing
 COPY_LABEL = "Copy link to this state"  # text only: no emoji font is needed
 
@@ -277,6 +382,35 @@ def share_url_html(url: str) -> str:
     return (f'<code class="sv-share-url" style="display:block;user-select:all;'
             f'word-break:break-all;white-space:pre-wrap;font-size:0.8rem;padding:0.5rem;'
             f'border-radius:0.5rem;background:rgba(49,51,63,0.06)">{html.escape(url)}</code>')
+
+
+SHARE_SYNC_MS = 100  # how often the share box checks the address
+
+
+def share_sync_js() -> str:
+    """Keeps every share box's text equal to the browser's address: a step, a key or
+    autoplay rewrites the address from inside a fragment, which never reruns the sidebar
+    that drew the box. It updates on each history change and, as a backstop, every
+    SHARE_SYNC_MS. Installed once per page load."""
+    return f"""
+(function () {{
+  const w = window;
+  if (w.__svShareSync) return;
+  w.__svShareSync = true;
+  const sync = () => {{
+    for (const el of document.querySelectorAll('.sv-share-url')) {{
+      if (el.textContent !== w.location.href) el.textContent = w.location.href;
+    }}
+  }};
+  for (const name of ['pushState', 'replaceState']) {{
+    const orig = w.history[name];
+    w.history[name] = function () {{ const r = orig.apply(this, arguments); sync(); return r; }};
+  }}
+  w.addEventListener('popstate', sync);
+  setInterval(sync, {SHARE_SYNC_MS});
+  sync();
+}})();
+"""
 
 
 def copy_link_html(label: str = COPY_LABEL) -> str:

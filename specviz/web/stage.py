@@ -17,7 +17,7 @@ import streamlit as st
 from ..figures import animation, textfigs, treeview
 from ..views import stepping, textpage, transcript
 from ..views.transcript import RND_MAX, RoundTranscript
-from . import files, guard, notation, ui
+from . import files, guard, notation, present, ui
 from . import settings as S
 
 Transcript = Callable[[int], RoundTranscript]  # round index -> the transcript up to it
@@ -47,34 +47,41 @@ def _goto(stage: Stage, step: int, rnd: int) -> None:
     ss = st.session_state
     ss[stage.key("step")], ss[stage.key("rnd")] = step, rnd
     ss[stage.key("scrub")] = step
-    ss[stage.key("moved")] = True
 
 
-def _scrubbed(stage: Stage) -> None:
+def _scrubbed(stage: Stage, drawn: int) -> None:
+    """The slider moved. A value equal to the one it was drawn with is the browser sending
+    back what it was shown while the server had moved on: no move."""
     ss = st.session_state
-    ss[stage.key("step")] = ss[stage.key("scrub")]
-    ss[stage.key("moved")] = True
+    if ss[stage.key("scrub")] != drawn:
+        ss[stage.key("step")] = ss[stage.key("scrub")]
 
 
-def _replay(stage: Stage) -> None:
-    """Autoplay or its speed changed: the page reruns to time the stage anew."""
-    st.session_state[stage.key("restart")] = True
-
-
-def _tick(stage: Stage, full_run: bool) -> None:
-    """On a timed rerun while autoplay is on, one frame on; at the very end, stop."""
+def _ticked(stage: Stage, step: int, rnd: int) -> None:
+    """An autoplay tick from the browser, keyed by the frame it was showing: one frame on
+    from that frame. A tick about a frame that is no longer the current one (a key or a
+    button moved it meanwhile, or the tick came twice) is dropped, so a tick can never skip
+    a frame or go back one. At the very end, autoplay stops."""
     ss = st.session_state
-    moved = ss.pop(stage.key("moved"), False)
-    if full_run or moved or not ss.get(stage.key("autoplay")):
+    if not ss.get(stage.key("autoplay")) or _state(stage) != (step, rnd):
         return
-    step, rnd = _state(stage)
-    tr = stage.transcript(rnd)
-    nxt = stepping.advance(tr.current, min(step, stepping.last_step(tr.current)), rnd)
+    nxt = stepping.advance(stage.transcript(rnd).current, step, rnd)
     if nxt == (step, rnd):
         ss[stage.key("autoplay")] = False
-        st.rerun()
-    _goto(stage, *nxt)
-    ss.pop(stage.key("moved"))
+    else:
+        _goto(stage, *nxt)
+
+
+def _ticker(stage: Stage, step: int, rnd: int) -> None:
+    """The autoplay clock's two parts on the server: a hidden button the browser presses
+    for a tick (present.autoplay_js presses it only while the app is idle, so a tick never
+    interrupts the run drawing the frame before), and a marker that tells the browser the
+    frame shown, whether autoplay is on and its speed."""
+    ss = st.session_state
+    st.button("tick", key=stage.key("tick"), on_click=_ticked, args=(stage, step, rnd))
+    st.html(present.autoplay_marker_html(stage.name, shown=f"{rnd}:{step}",
+                                         on=bool(ss.get(stage.key("autoplay"))),
+                                         speed=float(ss[stage.key("speed")])))
 
 
 def _transport(stage: Stage, tr: RoundTranscript, step: int, rnd: int) -> int:
@@ -93,14 +100,13 @@ def _transport(stage: Stage, tr: RoundTranscript, step: int, rnd: int) -> int:
     bar[2].button("new round", key=stage.key("new"), shortcut="N", on_click=_goto,
                   args=(stage, 0, stepping.round_after(rnd)),
                   help="The next round: it starts where this one ended (N)", width="stretch")
-    bar[3].toggle("autoplay ␣", key=stage.key("autoplay"), on_change=_replay, args=(stage,),
-                  help="Play and pause (space)")
-    bar[4].select_slider("speed", S.SPEEDS, key=stage.key("speed"), on_change=_replay,
-                         args=(stage,), format_func=lambda x: f"{x:g} s per step",
+    bar[3].toggle("autoplay ␣", key=stage.key("autoplay"), help="Play and pause (space)")
+    bar[4].select_slider("speed", S.SPEEDS, key=stage.key("speed"),
+                         format_func=lambda x: f"{x:g} s per step",
                          label_visibility="collapsed")
     st.session_state[stage.key("scrub")] = step
     return bar[5].slider("step", 0, stepping.last_step(trace), key=stage.key("scrub"),
-                         on_change=_scrubbed, args=(stage,), format="step %d",
+                         on_change=_scrubbed, args=(stage, step), format="step %d",
                          label_visibility="collapsed")
 
 
@@ -119,10 +125,6 @@ def _charts(stage: Stage, trace, step: int) -> None:
 
 def _body(stage: Stage) -> None:
     ss = st.session_state
-    full_run = ss.pop(stage.key("full"), False)
-    if ss.pop(stage.key("restart"), False) and not full_run:
-        st.rerun()
-    _tick(stage, full_run)
     step, rnd = _state(stage)
     if stage.cap is not None:
         rnd, rnd_note = stage.cap(rnd)
@@ -137,6 +139,7 @@ def _body(stage: Stage) -> None:
     with st.container(key=stage.key("stage"), gap="small"):
         step = _transport(stage, tr, step, rnd)
         ss[stage.key("step")] = step
+        _ticker(stage, step, rnd)
         trace = tr.current
         st.html(notation.text_if(animation.step_html(trace, step, rnd), stage.top is None))
         st.html(animation.chips_html(trace, step) + animation.legend_html())
@@ -158,9 +161,8 @@ def play(stage: Stage, *, start_step: int, start_rnd: int, speed: float) -> tupl
     rule_note = animation.rule_note(stage.transcript(rnd).current)  # the round _body shows
     if rule_note:
         st.warning(notation.text(rule_note))
-    every = ss[stage.key("speed")] if ss.get(stage.key("autoplay")) else None
-    ss[stage.key("full")] = True
-    st.fragment(_body, run_every=every)(stage)
+    st.fragment(_body)(stage)
+    st.html(f"<script>{present.autoplay_js()}</script>", unsafe_allow_javascript=True)
     ui.play_pause_shortcut(stage.key("autoplay"), hints=None,
                            step_keys={"ArrowRight": stage.key("next"),
                                       "ArrowLeft": stage.key("prev")})

@@ -141,9 +141,12 @@ def assign(key: str, value) -> None:
 
 
 # ----------------------------------------------------------------------------- the page
-def page(title: str, keys: Sequence[str] = (), layout: str = "wide") -> AppState:
+def page(title: str, keys: Sequence[str] = (), layout: str = "wide", *,
+         story: Sequence[str] = ()) -> AppState:
     """Set a page up: config, the shared sidebar, the URL notes. Page-specific controls are
-    drawn by the page with bind(); call finish(state, keys) at the end to rewrite the URL."""
+    drawn by the page with bind(); call finish(state, keys) at the end to rewrite the URL.
+    story: the shared controls the page's story turns on (say "k", "c"); in presenter
+    mode, which hides the sidebar, they sit in a bar at the page's top, with the pages."""
     server.install()
     guard.install_stop_check()
     guard.session_uploads(guard.uploads_in_use())
@@ -156,9 +159,12 @@ def page(title: str, keys: Sequence[str] = (), layout: str = "wide") -> AppState
     state = tableedit.tables_state()
     _navigation()
     sb = st.sidebar
+    at = _presenter_bar(story) if url.present else {}
     sb.header("Settings")
-    k = bind("k", sb.slider, "k: drafted tokens per round", 1, S.K_APP_MAX)
-    c = bind("c", sb.slider, "c: draft cost per token (x one target call)", 0.0, 2.0, step=0.01)
+    (k_at, k_kw), (c_at, c_kw) = (at.get(key, (sb, {})) for key in ("k", "c"))
+    k = bind("k", k_at.slider, "k: drafted tokens per round", 1, S.K_APP_MAX, **k_kw)
+    c = bind("c", c_at.slider, "c: draft cost per token (x one target call)", 0.0, 2.0,
+             step=0.01, **c_kw)
     draft = bind("draft", sb.radio, "Draft model", S.DRAFTS, horizontal=True,
                  format_func=lambda d: tables({"table": "table Q", "mix": "mix of P and junk"}[d]))
     alpha = bind("alpha", sb.slider, "alpha: draft quality (1 copies the target)", 0.0, 1.0,
@@ -187,6 +193,27 @@ def page(title: str, keys: Sequence[str] = (), layout: str = "wide") -> AppState
         Q = temper(Q, s.T)
     Pw, Qw = warp_tables(P, Q, warp)
     return AppState(s, Pw, Qw, Q_table, state["vocab"], warp, P, Q, paths)
+
+
+STORY_KEYS = ("k", "c")  # the shared controls a presenter bar can hold
+STORY_FORMATS = {"k": "k = %d", "c": "c = %.2f"}  # on the thumb: the label folds away
+
+
+def _presenter_bar(story: Sequence[str]) -> dict[str, tuple]:
+    """Presenter mode's way around: the pages, in a menu pinned beside the way out (it
+    keeps presenter mode, which lives in the session), and a bar at the page's top with a
+    column for each of the story's controls, at presenter type, named on their thumbs.
+    Returns control key -> (the column to draw it in, the widget's extra arguments)."""
+    with st.container(key=present.PAGES_KEY).popover("☰ pages", key="sv_present_pages"):
+        for p in site.PAGES:
+            st.page_link(p.script, label=p.title, icon=p.icon)
+    shown = [key for key in story if key in STORY_KEYS]
+    if not shown:
+        return {}
+    cols = st.container(key=present.BAR_KEY).columns([3] * len(shown) + [1])
+    extra = {key: dict(format=STORY_FORMATS[key], label_visibility="collapsed")
+             for key in shown}
+    return {key: (col, extra[key]) for key, col in zip(shown, cols, strict=False)}
 
 
 def _tree_control(sb) -> tuple[str, Paths]:
@@ -251,8 +278,25 @@ def table(rows, columns: dict[str, tuple[str, str | None]], *, fold: str | None 
         return
     df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
     shown = [key for key in columns if key in df.columns]
+    if presenter_active():  # the grid draws on a canvas at its own small type: HTML grows
+        box.html(present.table_html(
+            [text(columns[key][0]) for key in shown],
+            [[_cell(v, columns[key][1]) for key, v in zip(shown, row, strict=True)]
+             for row in df[shown].itertuples(index=False)],
+            [columns[key][1] is None for key in shown]))
+        return
     config = {key: _column(*columns[key]) for key in shown}
     box.dataframe(df, hide_index=True, column_config=config, column_order=shown, **kwargs)
+
+
+def _cell(value, fmt: str | None) -> str:
+    """One table cell as the grid would show it: its printf format, a tick or a cross for a
+    checkbox, blank where there is no value."""
+    if value is None or (isinstance(value, float) and np.isnan(value)):
+        return ""
+    if fmt == table_columns.CHECK:
+        return "✓" if value else "✗"
+    return fmt % value if fmt else str(value)
 
 
 def folded_open(label: str):
@@ -371,4 +415,5 @@ def _share_box(q: dict[str, str], notes: Sequence[str] = ()) -> None:
     for note in notes:
         sb.caption(note)
     copy_link(sb)
-    sb.html(present.share_url_html(share_url(q) or "(this page, all defaults)"))
+    sb.html(present.share_url_html(share_url(q) or "(this page, all defaults)")
+            + f"<script>{present.share_sync_js()}</script>", unsafe_allow_javascript=True)

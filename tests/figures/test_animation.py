@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import re
+from html.parser import HTMLParser
 
 import numpy as np
 import plotly.graph_objects as go
@@ -292,3 +293,52 @@ def test_round_transcript_is_seeded():
     b = _transcript(TablePair(T.P, T.Q), 0, 4, rnd=3, seed=5)
     assert a.current.tokens == b.current.tokens and a.through == b.through
     assert a.current.ctx == a.earlier[-1].next_ctx  # rounds chain
+
+
+class _ChipStyles(HTMLParser):
+    """status -> the style of each chip, read with the standard HTML parser."""
+
+    def __init__(self):
+        super().__init__()
+        self.styles: dict[str, list[str]] = {}
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        if "sv-chip" in (a.get("class") or "").split():
+            self.styles.setdefault(a["data-status"], []).append(a["style"])
+
+
+def test_a_flushed_chip_does_not_look_like_a_drafted_one():
+    tr = _find(lambda t: t.rejected_at is not None and t.rejected_at < t.k, k=5)
+    last = stepping.last_step(tr)
+    drafted_at = next(s for s in range(last + 1)
+                      if 'data-status="drafted"' in A.chips_html(tr, s))
+    parser = _ChipStyles()
+    parser.feed(A.chips_html(tr, drafted_at) + A.chips_html(tr, last))
+    flushed, drafted = parser.styles["flushed"][0], parser.styles["drafted"][0]
+
+    def prop(style: str, name: str) -> str:
+        return dict(p.split(":", 1) for p in style.split(";") if ":" in p)[name]
+    assert prop(flushed, "border").split()[1] != prop(drafted, "border").split()[1]
+    assert prop(flushed, "background") != prop(drafted, "background")
+    assert float(prop(flushed, "opacity")) < 1 == float(prop(drafted, "opacity"))
+
+
+def test_the_drawn_tokens_label_sits_over_every_bar():
+    """'drawn: b' (and 'x1 = b') stand above the tallest bar, the arrow down to the token's
+    own: the label never covers a neighbour's bar."""
+    tr = _find(lambda t: t.rejected_at is not None, k=4)
+    last = stepping.last_step(tr)
+    for fig in (A.residual_figure(tr, last), A.bars_figure(tr, last)):
+        tallest = max(max(b.y) for b in fig.data if b.type == "bar")
+        marks = [a for a in fig.layout.annotations if a.showarrow]
+        assert marks
+        for a in marks:
+            assert a.ayref == "y" and a.yanchor == "bottom" and a.ay > tallest, (a.text, a.ay)
+
+
+def test_the_coins_placeholder_fits_its_column_in_presenter_type():
+    tr = _find(lambda t: True)
+    fig = A.coin_figure(tr, 0)
+    note = fig.layout.annotations[0].text
+    assert max(len(line) for line in note.split("<br>")) <= 24  # 1280 px, 20 px type

@@ -402,10 +402,43 @@ def test_gallery_figure_puts_exact_rules_on_the_zero_line(gal_rows):
     assert 10**lo < zero and 10**hi > max(r["exact_tv"] for r in rows)
 
 
-def test_label_spots_avoid_each_other():
-    xs, ys = [0.5, 0.51, 0.52, 0.5], [0.5, 0.5, 0.5, 0.56]
-    spots = rulecharts._label_spots(xs, ys, ["continue", "inclusive_coin", "ab", "cd"])
-    assert len(set(spots)) == len(spots)  # four crowded points, four different spots
+def _label_boxes(places, texts):
+    from specviz.figures import labels
+    return [labels.text_box(p.x * labels.PLOT_W, (1 - p.y) * labels.PLOT_H, t)
+            for p, t in zip(places, texts, strict=True)]
+
+
+def _overlaps(a, b) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
+
+
+def test_crowded_labels_get_boxes_clear_of_each_other_and_the_markers():
+    from specviz.figures import labels
+    xs, ys = [0.5, 0.51, 0.52, 0.5, 0.505], [0.5, 0.5, 0.5, 0.56, 0.53]
+    texts = ["continue", "inclusive_coin", "ab", "cd", "warp_raw_q"]
+    boxes = _label_boxes(labels.place(xs, ys, texts), texts)
+    m = labels.MARKER_PX
+    marks = [(x * labels.PLOT_W - m, (1 - y) * labels.PLOT_H - m, x * labels.PLOT_W + m,
+              (1 - y) * labels.PLOT_H + m) for x, y in zip(xs, ys, strict=True)]
+    for i, a in enumerate(boxes):
+        assert not any(_overlaps(a, b) for b in boxes[i + 1:] + marks), (texts[i], a)
+
+
+def test_gallery_labels_never_overlap(gal_rows):
+    from specviz.figures import labels
+    rows, g = gal_rows
+    fig = rulecharts.gallery_figure(rows, g.threshold, g.n)
+    names = [a for a in fig.layout.annotations if (a.name or "").startswith("label ")]
+    assert sorted(a.text for a in names) == sorted(r["rule"] for r in rows)
+    lo, hi = fig.layout.yaxis.range
+    x0, x1 = fig.layout.xaxis.range
+    places = [labels.Place((a.ax if a.showarrow else a.x) - x0, 0, False) for a in names]
+    ys = [((a.ay if a.showarrow else a.y) - lo) / (hi - lo) for a in names]
+    places = [labels.Place(p.x / (x1 - x0), y, False) for p, y in zip(places, ys, strict=True)]
+    boxes = _label_boxes(places, [a.text for a in names])
+    for i, a in enumerate(boxes):
+        assert 0 <= a[0] and a[2] <= labels.PLOT_W and 0 <= a[1] and a[3] <= labels.PLOT_H
+        assert not any(_overlaps(a, b) for b in boxes[i + 1:]), names[i].text
 
 
 def test_production_figure_overlays_theory(pair):

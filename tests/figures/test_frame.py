@@ -106,7 +106,7 @@ def test_point_labels_are_never_clipped_at_the_axes(figures):
             if tr.type == "scatter" and "text" in (tr.mode or ""):
                 assert tr.cliponaxis is False, (name, tr.name)
                 labelled += 1
-    assert labelled >= 2
+    assert labelled >= 1  # the gallery's names are annotations (figures.labels), not text
 
 
 @pytest.mark.parametrize(("text", "second"), [

@@ -161,7 +161,8 @@ def test_present_1_injects_the_theme_and_hides_the_sidebar(rel):
 
 def test_presenter_mode_survives_a_rerun_and_a_widget_change():
     at = run("pages/5_cost.py", {"present": "1"})
-    at.sidebar.slider(key="w_k").set_value(7).run()
+    assert "w_k" not in [w.key for w in at.sidebar.slider]  # in the presenter's bar
+    at.slider(key="w_k").set_value(7).run()
     assert not at.exception
     assert presenter_css_shown(at)
     assert at.query_params.get("present") == "1" and at.query_params.get("k") == "7"

@@ -1,0 +1,100 @@
+"""Autoplay in a real browser under load: over 30 s at every speed, the step shown only ever
+moves one frame on (never back, never two), and whenever the app is idle the slider, the
+counter and the URL all name the same step. A busy process loads the machine meanwhile,
+so the server's runs take about as long as a frame (the case where ticks used to race)."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+from harness import IDLE, SETTLED_JS
+from playwright.sync_api import Page, expect
+
+SPEEDS = (0.5, 1.0, 2.0, 3.0)  # web.settings.SPEEDS, written out (the oracle is this file)
+WATCH_S = 30
+URL = "/round?present=1&k=5&seed=3&speed={speed:g}"
+# Every 40 ms: the counter, the slider (its value and its last step), the URL's step and
+# round, and whether the app is idle (its run finished) at that moment.
+SAMPLER_JS = """() => {
+  window.__svSeen = [];
+  window.__svSampler = setInterval(() => {
+    const c = document.querySelector('.sv-counter');
+    const s = document.querySelector('.st-key-round_scrub input[type=range]');
+    const app = document.querySelector('[data-testid=stApp]');
+    if (!c || !s || !app) return;
+    const q = new URLSearchParams(window.location.search);
+    const idle = app.getAttribute('data-test-script-state') === 'notRunning'
+      && !document.querySelector('[data-stale=true]');
+    window.__svSeen.push([c.textContent, +s.value, +s.max, q.get('step'), q.get('rnd'), idle,
+      Date.now()]);
+  }, 40);
+}"""
+COUNTER_RE = re.compile(r"Round (\d+) · step (\d+) ·")
+
+
+@pytest.fixture
+def load():
+    """One busy process per core, for the test's length."""
+    procs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    yield
+    for p in procs:
+        p.kill()
+        p.wait()
+
+
+def frames(seen: list) -> list[tuple[int, int, int]]:
+    """The distinct (rnd, step, last step of the round) shown, in order."""
+    out = []
+    for text, _, last, *_ in seen:
+        m = COUNTER_RE.search(text)
+        assert m, text
+        shown = (int(m[1]), int(m[2]), last)
+        if not out or out[-1][:2] != shown[:2]:
+            out.append(shown)
+    return out
+
+
+def check_monotone(shown: list[tuple[int, int, int]]) -> None:
+    """Each frame is the one after the last: the next step, or step 0 of the next round
+    right after the last step of a round."""
+    for (r0, s0, last0), (r1, s1, _) in zip(shown, shown[1:], strict=False):
+        one_on = (r1, s1) == (r0, s0 + 1) or (s0 == last0 and (r1, s1) == (r0 + 1, 0))
+        assert one_on, f"{(r0, s0)} -> {(r1, s1)} in {[f[:2] for f in shown]}"
+
+
+def check_in_step(seen: list) -> None:
+    """When idle, the slider and the URL show the counter's step."""
+    for text, value, _, step, rnd, idle, _ in seen:
+        if not idle:
+            continue
+        m = COUNTER_RE.search(text)
+        assert value == int(m[2]), (text, value)
+        assert (int(rnd or 0), int(step or 0)) == (int(m[1]), int(m[2])), (text, step, rnd)
+
+
+@pytest.mark.parametrize("speed", SPEEDS)
+def test_autoplay_only_moves_forward_one_step_at_a_time(server, browser, load, speed):
+    ctx = browser.new_context(viewport={"width": 1920, "height": 1080})
+    ctx.set_default_timeout(60_000)
+    try:
+        page: Page = ctx.new_page()
+        page.goto(server.url + URL.format(speed=speed))
+        page.locator(".sv-counter").first.wait_for(timeout=90_000)
+        page.wait_for_selector(IDLE, state="attached", timeout=60_000)
+        page.wait_for_function(SETTLED_JS, timeout=60_000)
+        page.evaluate(SAMPLER_JS)
+        page.locator(".st-key-round_autoplay label").first.click()
+        time.sleep(WATCH_S)
+        seen = page.evaluate("() => { clearInterval(window.__svSampler); return window.__svSeen; }")
+        shown = frames(seen)
+        check_monotone(shown)
+        check_in_step(seen)
+        expected = WATCH_S / speed
+        assert len(shown) - 1 >= min(expected * 0.25, 8), (speed, [f[:2] for f in shown])
+        expect(page.locator(".sv-counter").first).to_be_visible()
+    finally:
+        ctx.close()
