@@ -92,7 +92,7 @@ def test_plan_hostile_config_gets_a_message(tmp_path, capsys):
 def test_plan_model_choice_and_an_earlier_scrape(tmp_path, capsys):
     two = "tests/fixtures/plan/vllm_two_models.prom"
     rc, text = run("plan", "--metrics", two)  # the first model, saying so
-    assert rc == 0 and "holds 2 models: shown is a" in text
+    assert rc == 0 and "holds 2 models (a, b): shown is a" in text
     rc_a, a = run("plan", "--metrics", two, "--model", "a", "--json")
     rc_b, b = run("plan", "--metrics", two, "--model", "b", "--json")
     assert rc_a == rc_b == 0 and json.loads(a)["alpha"] != json.loads(b)["alpha"]

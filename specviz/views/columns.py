@@ -48,7 +48,7 @@ COST: Columns = {"c": ("draft cost c", "%.2f"), "speedup": ("speedup", "%.4fx")}
 ACCELERATORS: Columns = {
     "accelerator": ("accelerator", None), "peak_tflops": ("dense BF16 (TFLOP/s)", "%.1f"),
     "fp8_tflops": ("dense FP8 (TFLOP/s)", "%.1f"), "bandwidth_tb_s": ("bandwidth (TB/s)", "%.3f"),
-    "memory_gib": ("memory (GiB, as the card reports it)", "%.1f"),
+    "memory_gib": ("memory (GiB)", "%.1f"),
     "ridge": ("ridge (MACs/byte)", "%.1f"),
     "free_tokens": ("free tokens (this model)", "%d"),
 }

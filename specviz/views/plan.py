@@ -135,7 +135,8 @@ def _measurements(text: str, before: str, k_len: int, rounds: int, model: str,
         return read(model or None)
     except servermetrics.ModelChoice as exc:
         first = exc.models[0]
-        notes.append(f"The scrape holds {len(exc.models):,} models"
+        names = servermetrics.listed(exc.models)
+        notes.append(f"The scrape holds {len(exc.models):,} models ({names})"
                      + (f" and none is {model}" if model else "")
                      + f": shown is {first} (choose another under 'model').")
         return read(first)
@@ -179,10 +180,9 @@ def plan_page(*, metrics_text: str, target_text: str = "", target_preset: str = 
     except servermetrics.MetricsError as exc:
         page.errors.append(f"Measurements: {exc}")
     target = _model(target_text, target_preset, target_name, page.errors)
-    if target is None:
-        return page
-    draft = _drafter(drafts, draft_text, draft_preset, draft_name, target, page.errors)
-    if page.report is None or draft is None:
+    draft = (_drafter(drafts, draft_text, draft_preset, draft_name, target, page.errors)
+             if target is not None or drafts.kind == "model" else None)  # a head needs it
+    if page.report is None or target is None or draft is None:
         return page
     if draft.kind == "model" and target.vocab != draft.shape.vocab:
         page.notes.append(f"The vocabularies differ ({target.vocab:,} vs "

@@ -134,7 +134,7 @@ def test_a_scrape_of_two_models_offers_a_choice():
     at = run_page(PAGE, timeout=60, plan_metrics=urlcodec.encode_blob(text))
     box = at.selectbox(key="w_plan_model")
     assert list(box.options) == ["a", "b"] and not at.error
-    assert any("holds 2 models: shown is a" in i.value for i in at.info)
+    assert any("holds 2 models (a, b): shown is a" in i.value for i in at.info)
     first = at.metric[0].value
     box.set_value("b").run()
     assert not at.exception and not at.error

@@ -59,7 +59,11 @@ def _call(app, path: str) -> int:
     async def receive():
         return {"type": "http.request"}
 
-    asyncio.run(app({"type": "http", "path": path}, receive, send))
+    # in a thread of its own: a browser test in this worker may hold the main thread's loop
+    done = threading.Thread(target=asyncio.run,
+                            args=(app({"type": "http", "path": path}, receive, send),))
+    done.start()
+    done.join(timeout=30)
     return sent[0]["status"]
 
 
