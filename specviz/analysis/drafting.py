@@ -20,14 +20,13 @@ from dataclasses import dataclass, replace
 
 from .shape import ModelShape
 
+HEAD_NAMES = {"eagle": "EAGLE head", "eagle3": "EAGLE-3 head", "mtp": "MTP head"}
+HEADS = tuple(HEAD_NAMES)
 DRAFT_KINDS: dict[str, str] = {
     "model": "a draft model",
-    "eagle": "an EAGLE head",
-    "eagle3": "an EAGLE-3 head",
-    "mtp": "an MTP head",
+    **{kind: f"an {name}" for kind, name in HEAD_NAMES.items()},
     "ngram": "n-gram / prompt lookup (no model)",
 }
-HEADS = ("eagle", "eagle3", "mtp")
 HEAD_INPUT = {"eagle": 2, "eagle3": 3, "mtp": 2}  # the fc's input, in multiples of d
 HEAD_LAYERS_DEFAULT = 1  # EAGLE's and DeepSeek-V3's MTP: one decoder layer
 HEAD_LAYERS_MAX = 8
@@ -74,6 +73,11 @@ class Drafter:
         return self.shape.params - shared
 
 
+def layer_count(n: int) -> str:
+    """'1 layer', '3 layers'."""
+    return f"{n} layer{'s' if n != 1 else ''}"
+
+
 def model_draft(shape: ModelShape) -> Drafter:
     return Drafter("model", shape, source=shape.source)
 
@@ -86,13 +90,13 @@ def head_from_target(target: ModelShape, *, kind: str, layers: int = HEAD_LAYERS
     if not 1 <= layers <= HEAD_LAYERS_MAX:
         raise DraftError(f"a head has 1..{HEAD_LAYERS_MAX} layers; got {layers}")
     own = 0 < vocab < target.vocab
-    shape = replace(target, name=f"{DRAFT_KINDS[kind][3:]} ({layers} layer"
-                    f"{'s' if layers > 1 else ''} at d {target.d_model:,})", layers=layers,
+    shape = replace(target, name=f"{HEAD_NAMES[kind]} ({layer_count(layers)} at d "
+                    f"{target.d_model:,})", layers=layers,
                     tied=True, dense_layers=min(target.dense_layers, layers),
                     vocab=vocab if own else target.vocab, input_fc=HEAD_INPUT[kind],
                     source="")
     return Drafter(kind, shape, shared_head=not own,
-                   source=f"the target's width and {layers} layer{'s' if layers > 1 else ''}")
+                   source=f"the target's width and {layer_count(layers)}")
 
 
 def head_from_config(shape: ModelShape, target: ModelShape, *, kind: str,

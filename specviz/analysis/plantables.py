@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from .acceptance import summary
-from .drafting import DRAFT_KINDS, tree_note
+from .drafting import DRAFT_KINDS, HEAD_NAMES, layer_count, tree_note
 from .planner import Plan
 from .shape import DTYPE_BYTES
 
@@ -128,8 +128,8 @@ def verdict_parts(p: Plan) -> list[str]:
     segs = segments(p)
     drafts = (f"{s.draft.name} ({s.draft_dtype}) as draft" if s.draft.kind == "model" else
               f"{s.draft.name} drafting" if s.draft.shape is None else
-              f"{DRAFT_KINDS[s.draft.kind][3:]} ({s.draft.shape.layers} layer"
-              f"{'s' if s.draft.shape.layers > 1 else ''}, {s.draft_dtype}) drafting")
+              f"{HEAD_NAMES[s.draft.kind]} ({layer_count(s.draft.shape.layers)}, "
+              f"{s.draft_dtype}) drafting")
     head = (f"{s.target.name} ({s.target_dtype}) with {drafts} on {s.accel.name}, context "
             f"{s.context_len:,}, KV cache {s.kv_dtype}: ")
     if not segs:

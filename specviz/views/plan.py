@@ -192,8 +192,8 @@ def plan_page(*, metrics_text: str, target_text: str = "", target_preset: str = 
         page.notes.append(f"The acceptance is taken as measured with {what}: "
                           "measure it with the drafter you price, since a head's or a lookup's "
                           "acceptance is not a draft model's.")
-    if drafting.tree_note(draft):
-        page.notes.append(drafting.tree_note(draft))
+    if note := drafting.tree_note(draft):
+        page.notes.append(note)
     setup = planner.Setup(target, draft, accel, context_len, target_dtype, draft_dtype, kv_dtype,
                           target_overhead_s=drafts.target_overhead_ms / 1e3,
                           draft_overhead_s=drafts.draft_overhead_ms / 1e3)
