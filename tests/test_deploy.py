@@ -281,8 +281,8 @@ def test_deployment_is_hardened_sized_and_probed():
         assert c[probe]["httpGet"]["path"] == "/_stcore/health", probe
     startup = c["startupProbe"]
     assert startup["periodSeconds"] * startup["failureThreshold"] >= 60
-    assert c["resources"]["requests"]["memory"] == "600Mi"
-    assert c["resources"]["limits"]["memory"] == "1536Mi"
+    assert c["resources"]["requests"]["memory"] == "2Gi"
+    assert c["resources"]["limits"]["memory"] == "3Gi"
     assert c["ports"][0]["containerPort"] == 8501
     env = {e["name"]: e for e in c["env"]}
     ref = env["STREAMLIT_SERVER_COOKIE_SECRET"]["valueFrom"]["secretKeyRef"]
