@@ -40,8 +40,7 @@ with st.spinner(f"{n:,} decodes under each rule..."):
                                     tree=app.tree)
 if ex.stopped:
     st.warning(notation.text(ex.stopped))
-rows = [{**row, "verdict": a.verdict.text}
-        for row, a in zip(pagedata.exactness_rows(ex), ex.audits, strict=True)]
+rows = pagedata.exactness_rows(ex)
 
 cols = st.columns(3)
 cols[0].metric(notation.text("sampling floor (expected TV of n exact draws)"),

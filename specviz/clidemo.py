@@ -101,14 +101,15 @@ def demo_exactness(P: np.ndarray, Q: np.ndarray, vocab: tuple[str, ...], ctx: in
     d = demos.exactness(P, Q, ctx, k, n, seed, rules)
     rows: list[dict] = [
         {"rule": "target sampled directly", "lossless": "-", "mc_tv": d.direct_tv,
-         "exact_tv": 0.0, "floor": d.audits[0].floor, "threshold": d.audits[0].threshold,
+         "exact_tv": 0.0, "floor": d.audits[0].audit.floor,
+         "threshold": d.audits[0].audit.threshold,
          "verdict": "the floor itself"},
     ]
     for a in d.audits:
         rows.append({"rule": a.rule, "lossless": "yes" if a.lossless else "no",
-                     "mc_tv": a.mc_tv, "exact_tv": a.exact_tv, "floor": a.floor,
-                     "threshold": a.threshold, "p_value": a.p_value,
-                     "verdict": a.verdict.text})
+                     "mc_tv": a.audit.mc_tv, "exact_tv": a.exact_tv, "floor": a.audit.floor,
+                     "threshold": a.audit.threshold, "p_value": a.audit.p_value,
+                     "verdict": a.audit.test.text})
     out = [_heading(2, "the lossless rules (the correct one and its exact variants) stay at "
                        "the sampling floor, which is all that n perfect samples would show; "
                        "every broken rule sits near its own exact bias, and more runs would "

@@ -20,7 +20,6 @@ from .palette import (
 HEIGHT = 420
 # log axes: a label at each decade only (Plotly's minor labels read "5, 2, 0.1, 5, 2, 0.01")
 LOG_DECADES = dict(type="log", dtick=1)
-BIAS_MIN = 1e-12  # exact TVs at or below this are rounding, drawn as no bias
 
 
 def rule_colour(rule: str) -> str:

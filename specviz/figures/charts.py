@@ -13,8 +13,9 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ..analysis.audit import BIAS_MIN
 from ..views.demos import Convergence, Exactness, Row
-from .chartkit import BIAS_MIN, LOG_DECADES, col, layout, rule_colour, signed
+from .chartkit import LOG_DECADES, col, layout, rule_colour, signed
 from .palette import (
     BEST,
     EXACT,
@@ -95,7 +96,7 @@ def convergence_figure(conv: Convergence, run: Exactness | None = None) -> go.Fi
     floor_x, floor_y = list(ns), list(conv.floor)
     if run is not None and run.audits and run.n not in ns:
         floor_x.append(run.n)
-        floor_y.append(run.audits[0].floor)
+        floor_y.append(run.audits[0].audit.floor)
         order = np.argsort(floor_x)
         floor_x = [floor_x[i] for i in order]
         floor_y = [floor_y[i] for i in order]
@@ -120,7 +121,7 @@ def convergence_figure(conv: Convergence, run: Exactness | None = None) -> go.Fi
         fig.add_scatter(x=[None], y=[None], mode="lines", name="dashed: a rule's exact TV",
                         line=dict(color=FLOOR, dash="dash"), hoverinfo="skip")
     if run is not None:
-        fig.add_scatter(x=[run.n] * len(run.audits), y=[a.mc_tv for a in run.audits],
+        fig.add_scatter(x=[run.n] * len(run.audits), y=[a.audit.mc_tv for a in run.audits],
                         mode="markers", name=f"this run (n = {run.n:,})",
                         text=[a.rule for a in run.audits],
                         marker=dict(symbol="star", size=14,

@@ -10,12 +10,13 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from ..analysis.audit import BIAS_MIN
 from ..analysis.metrics import MetricsReport
 from ..core.dynamic import PolicyRun
 from ..views.demos import Row
 from ..views.pagedata import BatchCurve
 from . import labels
-from .chartkit import BIAS_MIN, LOG_DECADES, col, hline, layout, vline
+from .chartkit import LOG_DECADES, col, hline, layout, vline
 from .palette import (
     EXACT,
     FAMILY_COLOURS,

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..analysis.stats import empirical, sampling_floor, tv, tv_threshold
+from ..analysis.audit import Audit, audit
 from ..analysis.theory import speedup
 from ..core import interrupt
 from ..core.draws import RngDraws
@@ -221,31 +221,23 @@ class TextExactness:
     rule: str
     drafter: str
     k: int
-    n: int
     n_tokens: int
     counts: np.ndarray  # (n_cells,) Monte Carlo counts
-    tv: float  # TV(empirical, exact)
-    floor: float  # E[TV] of n exact draws
-    threshold: float  # floor + sqrt(ln(1/delta) / 2n) (stats.tv_threshold)
+    audit: Audit  # the counts against the exact law: TV, floor, pass line, chi-square
 
-    @property
-    def at_floor(self) -> bool:
-        return self.tv <= self.threshold
+    n = property(lambda self: self.audit.n)  # decodes run: fewer when the budget stopped them
 
 
 def text_exactness(dec: TextDecoder, context: Sequence[int], k: int, n: int, seed: int = 0,
                    rule: str = "correct", drafter: str = "ngram", n_tokens: int = 2,
                    top: int | None = None) -> TextExactness:
-    """Monte Carlo check: n decodes, their first n_tokens tokens binned into cells, the
-    TV to the exact law against the pass line of stats.tv_threshold."""
+    """Monte Carlo check: n decodes, their first n_tokens tokens binned into cells, audited
+    against the exact law (analysis.audit: TV against its pass line and chi-square); a
+    lossy rule counts as biased, since no exact law of its own is computed here."""
     cells = first_tokens_cells(dec, context, n_tokens, top)
     counts = np.zeros(len(cells.law))
-    samples = sample_first_tokens(dec, context, k, n, seed, rule, drafter, n_tokens)
-    for toks in samples:
+    for toks in sample_first_tokens(dec, context, k, n, seed, rule, drafter, n_tokens):
         counts[cells.cell(toks)] += 1
-    n = len(samples)  # fewer than asked when the time budget stopped the decodes
-    return TextExactness(
-        rule=get_rule(rule).name, drafter=drafter, k=int(k), n=n, n_tokens=n_tokens,
-        counts=counts, tv=tv(empirical(counts), cells.law),
-        floor=sampling_floor(cells.law, n), threshold=tv_threshold(cells.law, n),
-    )
+    r = get_rule(rule)
+    return TextExactness(rule=r.name, drafter=drafter, k=int(k), n_tokens=n_tokens,
+                         counts=counts, audit=audit(counts, cells.law, biased=not r.lossless))

@@ -14,15 +14,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..analysis import roofline, theory
-from ..analysis.stats import (  # noqa: F401 (GOF_ALPHA for /exactness)
-    GOF_ALPHA,
-    Verdict,
-    gof_pvalue,
-    sampling_floor,
-    tv,
-    tv_threshold,
-    verdict,
-)
+from ..analysis.audit import Audit, audit, is_biased
+from ..analysis.stats import GOF_ALPHA, sampling_floor, tv  # noqa: F401 (/exactness)
 from ..core import interrupt
 from ..core.exact import exact_joint, round_law, target_joint
 from ..core.montecarlo import long_decode, simulate
@@ -74,26 +67,12 @@ def one_token(P: np.ndarray, Q: np.ndarray, ctx: int, vocab: Sequence[str]) -> O
 class RuleAudit:
     rule: str
     lossless: bool
-    mc_tv: float  # TV of the Monte Carlo joint from the target law
     exact_tv: float  # TV of the exact joint from the target law (the rule's bias)
-    floor: float  # expected TV of n exact samples: what a perfect sampler shows
-    threshold: float  # pass/fail line derived from n (stats.tv_threshold)
-    p_value: float  # chi-square goodness of fit of the Monte Carlo counts to the target
+    audit: Audit  # the Monte Carlo joint (n decodes) against the target law
     acceptance_rate: float
     tokens_per_call: float
     mc_law: np.ndarray  # (V,)*n_tokens
     exact_law: np.ndarray  # (V,)*n_tokens
-    n: int = 0  # decodes run: fewer than asked when the time budget stopped them
-
-    @property
-    def at_floor(self) -> bool:
-        """The TV test alone: the Monte Carlo TV is under the threshold derived from n."""
-        return self.mc_tv <= self.threshold
-
-    @property
-    def verdict(self) -> Verdict:
-        """The TV test and the goodness-of-fit test together (stats.verdict)."""
-        return verdict(self.mc_tv, self.threshold, self.p_value)
 
 
 @dataclass(frozen=True)
@@ -124,27 +103,25 @@ def exactness(
     (tree rules drafting the paths `tree`, when given)."""
     target = target_joint(P, ctx, n_tokens=n_tokens)
     direct = np.random.default_rng(seed).multinomial(n, target.ravel()).reshape(target.shape)
-    floor, line = sampling_floor(target, n), tv_threshold(target, n)
 
-    def audit(name: str) -> RuleAudit:
+    def audit_rule(name: str) -> RuleAudit:
         rule = with_tree(name, tree)
         sim = simulate(P, Q, ctx, k, n=n, rule=rule, n_tokens=n_tokens, seed=seed)
         ex = exact_joint(P, Q, ctx, k, n_tokens=n_tokens, rule=rule)
-        short = sim.n < n  # the time budget stopped it: its lines are those of sim.n
+        bias = tv(ex, target)
         return RuleAudit(
-            rule=name, lossless=get_rule(name).lossless, mc_tv=tv(sim.law, target),
-            exact_tv=tv(ex, target), floor=sampling_floor(target, sim.n) if short else floor,
-            threshold=tv_threshold(target, sim.n) if short else line,
-            p_value=gof_pvalue(sim.joint, target), acceptance_rate=sim.acceptance_rate,
-            tokens_per_call=sim.tokens_per_call, mc_law=sim.law, exact_law=ex, n=sim.n,
+            rule=name, lossless=get_rule(name).lossless, exact_tv=bias,
+            audit=audit(sim.joint, target, biased=is_biased(bias)),
+            acceptance_rate=sim.acceptance_rate, tokens_per_call=sim.tokens_per_call,
+            mc_law=sim.law, exact_law=ex,
         )
 
     # NumPy releases the GIL inside its array loops, so rules run side by side on the cores;
     # each rule has its own seeded stream, so the result does not depend on the scheduling.
     with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-        audits = list(pool.map(interrupt.carry(audit), rules))
+        audits = list(pool.map(interrupt.carry(audit_rule), rules))
     return Exactness(n, k, ctx, n_tokens, target, tv(direct / n, target), audits,
-                     stopped_note([(a.rule, a.n) for a in audits], n))
+                     stopped_note([(a.rule, a.audit.n) for a in audits], n))
 
 
 def stopped_note(runs: Sequence[tuple[str, int]], n: int) -> str | None:

@@ -10,7 +10,6 @@ Also the production-metrics view of one rule (specviz.metrics) with its CSV rows
 
 from __future__ import annotations
 
-import math
 import threading
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
@@ -19,17 +18,10 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
+from ..analysis.audit import N_RESOLVE_MAX, Audit, audit, is_biased, n_to_resolve
 from ..analysis.metrics import MetricsReport, metrics_report
 from ..analysis.metrics import convert as convert_metric  # noqa: F401 (for /rules)
-from ..analysis.stats import (  # noqa: F401 (GOF_ALPHA for /rules)
-    GOF_ALPHA,
-    Verdict,
-    gof_pvalue,
-    sampling_floor,
-    tv,
-    tv_threshold,
-    verdict,
-)
+from ..analysis.stats import GOF_ALPHA, sampling_floor, tv, tv_threshold  # noqa: F401 (/rules)
 from ..core import interrupt
 from ..core.exact import exact_joint, round_law, target_joint
 from ..core.montecarlo import long_decode, simulate
@@ -41,14 +33,7 @@ from .work import heavy
 GALLERY_N = 200_000  # Monte Carlo decodes per rule on the page (all rules in < ~1 s)
 GALLERY_NS = (20_000, 200_000, 1_000_000, 2_000_000)  # /rules: the choices of n per rule
 N_TOKENS = 2  # the audited law: the first two emitted tokens, as on /exactness
-BIAS_MIN = 1e-12  # an exact TV at or below this is rounding: the rule is exact here
-N_RESOLVE_MAX = 10**12  # the search limit of n_to_resolve (floor arithmetic stays accurate)
 METRICS_ROUNDS = 50_000  # long-decode rounds of the production-metrics section
-
-CONSISTENT = "consistent with the target"  # an exact rule that passes both tests
-CAUGHT = "caught"  # a biased rule that fails either test
-UNRESOLVED = "not resolvable at this n"  # a biased rule that passes both
-FALSE_ALARM = "differs from the target (false alarm)"  # an exact rule failing: chance ~ alpha
 
 Params = Mapping[str, Mapping[str, float]]  # rule name -> parameter name -> value
 
@@ -70,66 +55,22 @@ def configure(params: Params | None = None, names: Sequence[str] | None = None,
             for name in (names if names is not None else RULES)]
 
 
-def n_to_resolve(target: np.ndarray, bias: float, n_max: int = N_RESOLVE_MAX) -> int | None:
-    """The smallest n whose pass threshold lies below `bias` (None if above n_max).
-
-    E[TV of the Monte Carlo law] >= TV of its mean (Jensen), which is the rule's exact TV;
-    so from this n on, a rule with this bias is expected above the threshold, i.e. caught.
-    A sufficient n, not a necessary one: sampling noise adds to the bias, so a run often
-    crosses the line sooner.
-    The threshold (stats.tv_threshold) falls with n, so this is a bisection.
-    """
-    if not bias > BIAS_MIN:
-        return None
-    if tv_threshold(target, n_max) >= bias:
-        return None
-    lo, hi = 1, n_max  # threshold(lo) >= bias > threshold(hi), or lo already resolves
-    if tv_threshold(target, lo) < bias:
-        return lo
-    while hi - lo > 1:
-        mid = int(math.sqrt(lo * hi)) if hi > 4 * lo else (lo + hi) // 2
-        mid = min(max(mid, lo + 1), hi - 1)
-        if tv_threshold(target, mid) < bias:
-            hi = mid
-        else:
-            lo = mid
-    return hi
-
-
 @dataclass(frozen=True)
 class RuleResult:
     """One rule of the gallery, audited."""
 
     rule: Rule
     exact_tv: float  # TV of the exact two-token law from the target's: the rule's bias
-    mc_tv: float  # TV of the Monte Carlo law (n decodes) from the target's
-    p_value: float  # chi-square goodness of fit of the Monte Carlo counts to the target
+    audit: Audit  # the Monte Carlo run (n decodes) against the rule's own target law
     acceptance: float  # accepted / drafted over the run's rounds (they start at ctx)
     tokens_per_call: float  # over the run's rounds
     acceptance_long_run: float  # exact, a long decode from ctx (round_law, long_run)
     tokens_per_call_long_run: float  # exact, a long decode
-    threshold: float  # the run's pass threshold (the same for every rule)
     n_resolve: int | None  # smallest n that resolves the bias (None: no bias, or > cap)
-    floor: float  # the sampling floor of the rule's own target law (warped for a warp rule)
     long_run_exact: bool = True  # False: the long-run numbers are measured (block, large k)
-    n_run: int = 0  # decodes run: fewer than the gallery's n when the time budget stopped it
 
-    @property
-    def biased(self) -> bool:
-        return self.exact_tv > BIAS_MIN
-
-    @property
-    def test(self) -> Verdict:
-        """The Monte Carlo run against the target: TV and goodness of fit (stats.verdict)."""
-        return verdict(self.mc_tv, self.threshold, self.p_value)
-
-    @property
-    def verdict(self) -> str:
-        """caught / consistent with the target / not resolvable at this n (biased, but
-        both tests pass) / false alarm (exact, yet a test fails)."""
-        if not self.test.consistent:
-            return CAUGHT if self.biased else FALSE_ALARM
-        return UNRESOLVED if self.biased else CONSISTENT
+    biased = property(lambda self: self.audit.biased)
+    verdict = property(lambda self: self.audit.verdict)
 
 
 @dataclass(frozen=True)
@@ -150,13 +91,10 @@ class Gallery:
         raise ValueError(f"rule {name!r} is not in the gallery")
 
 
-def _audit(P, Q, ctx, k, n, seed, rule: Rule, target, floor, threshold) -> RuleResult:
+def _audit(P, Q, ctx, k, n, seed, rule: Rule, target) -> RuleResult:
     if rule.target_table is not RULES["correct"].target_table:  # a warped request
         target = target_joint(target_of(rule, P, Q), ctx, n_tokens=N_TOKENS)
-        floor, threshold = sampling_floor(target, n), tv_threshold(target, n)
     sim = simulate(P, Q, ctx, k, n=n, rule=rule, n_tokens=N_TOKENS, seed=seed)
-    if sim.n < n:  # the time budget stopped it: its lines are those of the decodes it ran
-        floor, threshold = sampling_floor(target, sim.n), tv_threshold(target, sim.n)
     bias = tv(exact_joint(P, Q, ctx, k, n_tokens=N_TOKENS, rule=rule), target)
     try:
         law, exact_long = round_law(P, Q, ctx, k, rule=rule, long_run=True), True
@@ -164,12 +102,11 @@ def _audit(P, Q, ctx, k, n, seed, rule: Rule, target, floor, threshold) -> RuleR
         law, exact_long = long_decode(P, Q, ctx, k, n_rounds=METRICS_ROUNDS, rule=rule,
                                       seed=seed), False
     return RuleResult(
-        rule=rule, exact_tv=bias, mc_tv=tv(sim.law, target),
-        p_value=gof_pvalue(sim.joint, target), acceptance=sim.acceptance_rate,
-        tokens_per_call=sim.tokens_per_call, acceptance_long_run=law.acceptance_rate,
-        tokens_per_call_long_run=law.tokens_per_call, threshold=threshold,
-        n_resolve=n_to_resolve(target, bias), floor=floor, long_run_exact=exact_long,
-        n_run=sim.n,
+        rule=rule, exact_tv=bias, audit=audit(sim.joint, target, biased=is_biased(bias)),
+        acceptance=sim.acceptance_rate, tokens_per_call=sim.tokens_per_call,
+        acceptance_long_run=law.acceptance_rate,
+        tokens_per_call_long_run=law.tokens_per_call,
+        n_resolve=n_to_resolve(target, bias), long_run_exact=exact_long,
     )
 
 
@@ -210,11 +147,11 @@ def gallery(
     # rule's parameter reruns that rule alone.
     with ThreadPoolExecutor(max_workers=WORKERS) as pool:
         fresh = list(pool.map(interrupt.carry(
-            lambda kr: _audit(P, Q, ctx, k, n, seed, kr[1], target, floor, line)), todo))
+            lambda kr: _audit(P, Q, ctx, k, n, seed, kr[1], target)), todo))
     with _MEMO_LOCK:
         for (key, _), res in zip(todo, fresh, strict=True):
             done[key] = res
-            if res.n_run == n:  # a run the time budget cut short is not kept for reuse
+            if res.audit.n == n:  # a run the time budget cut short is not kept for reuse
                 _MEMO[key] = res
         for key in keys:
             if key in _MEMO:
@@ -223,7 +160,7 @@ def gallery(
             _MEMO.popitem(last=False)
     results = [done[key] for key in keys]
     return Gallery(int(n), int(k), int(ctx), int(seed), floor, line, tuple(results),
-                   stopped_note([(r.rule.name, r.n_run) for r in results], int(n)))
+                   stopped_note([(r.rule.name, r.audit.n) for r in results], int(n)))
 
 
 def _n_text(r: RuleResult) -> str:
@@ -241,13 +178,13 @@ def gallery_rows(g: Gallery) -> list[Row]:
     return [{
         "family": r.rule.family, "rule": r.rule.name,
         "exact_tv": r.exact_tv if r.biased else 0.0,  # 0 up to rounding (<= BIAS_MIN)
-        "mc_tv": r.mc_tv, "verdict": r.verdict, "n_to_resolve": _n_text(r),
+        "mc_tv": r.audit.mc_tv, "verdict": r.verdict, "n_to_resolve": _n_text(r),
         "acceptance_long_run": r.acceptance_long_run,
         "tokens_per_call_long_run": r.tokens_per_call_long_run, "params": r.rule.param_text,
         "long_run": "exact" if r.long_run_exact else "measured",
         "label": r.rule.label, "acceptance": r.acceptance, "tokens_per_call": r.tokens_per_call,
-        "p_value": r.p_value, "exact_here": not r.biased,
-        "floor": r.floor, "threshold": r.threshold,
+        "p_value": r.audit.p_value, "exact_here": not r.biased,
+        "floor": r.audit.floor, "threshold": r.audit.threshold,
         "source": r.rule.source,
     } for r in results]
 

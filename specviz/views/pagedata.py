@@ -72,10 +72,11 @@ def page_rules(rule: str, base: Sequence[str] = EXACTNESS_RULES) -> tuple[str, .
 
 def exactness_rows(ex: Exactness) -> list[Row]:
     """One row per rule: Monte Carlo TV beside the exact TV, the floor and the threshold."""
-    return [{"rule": a.rule, "lossless": a.lossless, "mc_tv": a.mc_tv, "exact_tv": a.exact_tv,
-             "floor": a.floor, "threshold": a.threshold, "at_floor": a.at_floor,
-             "p_value": a.p_value, "acceptance_rate": a.acceptance_rate,
-             "tokens_per_call": a.tokens_per_call} for a in ex.audits]
+    return [{"rule": a.rule, "lossless": a.lossless, "mc_tv": a.audit.mc_tv,
+             "exact_tv": a.exact_tv, "floor": a.audit.floor, "threshold": a.audit.threshold,
+             "at_floor": a.audit.at_floor, "p_value": a.audit.p_value,
+             "acceptance_rate": a.acceptance_rate, "tokens_per_call": a.tokens_per_call,
+             "verdict": a.audit.verdict} for a in ex.audits]
 
 
 def audit_of(ex: Exactness, rule: str) -> RuleAudit:

@@ -240,10 +240,11 @@ def page_exactness(_dec: TextDecoder, key: str, prompt: Sequence[int], k: int, s
     rows = []
     for rule in rules:
         ex = text_exactness(_dec, prompt, k, n, seed, with_tree(rule, tree), drafter, 2, top)
-        rows.append({"rule": rule, "family": get_rule(rule).family, "n": ex.n,
-                     "TV to the target": round(ex.tv, 4), "floor": round(ex.floor, 4),
-                     "pass line": round(ex.threshold, 4),
-                     "verdict": "at the floor" if ex.at_floor else "biased"})
+        a = ex.audit
+        rows.append({"rule": rule, "family": get_rule(rule).family, "n": a.n,
+                     "TV to the target": round(a.mc_tv, 4), "floor": round(a.floor, 4),
+                     "pass line": round(a.threshold, 4), "chi-square p": float(a.p_value),
+                     "verdict": a.verdict})
     return rows
 
 

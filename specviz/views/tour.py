@@ -49,9 +49,10 @@ CHAPTERS: tuple[Chapter, ...] = (
         "/exactness?n=2000",
         "/exactness?n=300000",
         "At 2,000 decodes the sampling floor (0.043) is wide enough to hide a small bias in "
-        "TV: **continue** (exact TV 0.020) passes as consistent with the target next to the "
-        "correct rule, and **no_resample** (0.089) stays under the TV threshold too; only the "
-        "chi-square test gives it away (p around 1e-10). At 300,000 the floor has shrunk like "
+        "TV: **continue** (exact TV 0.020) passes both tests next to the correct rule, so its "
+        "verdict reads *not resolvable at this n*, and **no_resample** (0.089) stays under the "
+        "TV threshold too; only the chi-square test catches it (p around 1e-10). At 300,000 "
+        "the floor has shrunk like "
         "1/sqrt(n) to 0.0035: both are caught, "
         "levelling off at their exact TV, while the correct rule keeps falling with the floor "
         "(Leviathan et al. 2022, Thm 3.5; Chen et al. 2023, Thm 1).",

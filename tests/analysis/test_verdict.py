@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from specviz import default_tables, simulate, target_joint
+from specviz.analysis.audit import CAUGHT
 from specviz.analysis.stats import GOF_ALPHA, gof_pvalue, tv, tv_threshold, verdict
 from specviz.views import demos
 
@@ -59,8 +60,10 @@ def test_the_issues_case_no_resample_at_n_2000_differs(seed):
     follows the p-value."""
     ex = demos.exactness(D.P, D.Q, 0, 4, 2_000, seed)
     a = next(x for x in ex.audits if x.rule == "no_resample")
-    assert a.at_floor and a.p_value < GOF_ALPHA / 1_000
-    assert not a.verdict.consistent and a.verdict.text.startswith("differs from the target (p =")
+    assert a.audit.at_floor and a.audit.p_value < GOF_ALPHA / 1_000
+    assert not a.audit.test.consistent
+    assert a.audit.test.text.startswith("differs from the target (p =")
+    assert a.audit.verdict == CAUGHT
 
 
 @pytest.mark.parametrize("seed", range(3))

@@ -130,7 +130,7 @@ def test_convergence_figure_log_log_floor_and_bias(conv, ex):
     floor = _trace(fig, "sampling floor")
     # the sweep's floor, extended by this run's n (5,000 lies between 2,000 and ... the end)
     assert list(floor.x) == [200, 2_000, 5_000]
-    assert list(floor.y) == pytest.approx([*conv.floor, ex.audits[0].floor])
+    assert list(floor.y) == pytest.approx([*conv.floor, ex.audits[0].audit.floor])
     for rule in RULES4:
         (mc,) = [t for t in fig.data if t.name == rule]  # the legend entry: the rule's name
         assert list(mc.x) == [200, 2_000] and list(mc.y) == conv.mc_tv[rule]
@@ -145,7 +145,7 @@ def test_convergence_figure_log_log_floor_and_bias(conv, ex):
     shown = [t.name for t in fig.data if t.showlegend is not False]
     assert len(shown) == len(RULES4) + 3, shown  # floor, the rules, the key, this run
     run = _trace(fig, "this run")
-    assert set(run.x) == {5_000} and list(run.y) == [a.mc_tv for a in ex.audits]
+    assert set(run.x) == {5_000} and list(run.y) == [a.audit.mc_tv for a in ex.audits]
 
 
 def test_convergence_figure_without_run(conv):

@@ -10,6 +10,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from support import chips, frame, run_page, statuses, unfold
 
+from specviz.analysis.audit import CAUGHT, CONSISTENT
 from specviz.web import guard
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -145,8 +146,10 @@ def test_exactness_check_runs_on_demand():
     assert not at.exception
     table = next(d.value for d in at.dataframe if d.key is None and "rule" in d.value)
     verdict = dict(zip(table["rule"], table["verdict"], strict=True))
-    assert verdict["correct"] == "at the floor"
-    assert verdict["greedy"] == "biased" and verdict["no_resample"] == "biased"
+    assert verdict["correct"] == CONSISTENT
+    assert verdict["greedy"] == CAUGHT == verdict["no_resample"]
+    p_value = dict(zip(table["rule"], table["chi-square p"], strict=True))
+    assert p_value["correct"] > 1e-3 > p_value["greedy"]
 
 
 # ----------------------------------------------------------------------------- hostile input

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from specviz.analysis.audit import CAUGHT, CONSISTENT
 from specviz.core.lookup import lookup_draft
 from specviz.core.pair import TablePair  # noqa: F401
 from specviz.core.round import play_round, play_rounds
@@ -276,25 +277,26 @@ def test_char_models_are_exact_and_broken_rules_are_caught(chars, prompt, T_p, T
     ctx = dec.encode(prompt)
     for n_tokens in (1, 2):
         ok = measure.text_exactness(dec, ctx, 3, 4_000, 7, "correct", "ngram", n_tokens)
-        assert ok.at_floor, (ok.tv, ok.threshold)
+        assert ok.audit.at_floor and ok.audit.test.consistent, ok.audit
     bad = measure.text_exactness(dec, ctx, 3, 8_000, 7, "no_resample", "ngram", 2)
-    assert not bad.at_floor and bad.tv > 1.4 * bad.threshold
+    assert not bad.audit.at_floor and bad.audit.mc_tv > 1.4 * bad.audit.threshold
+    assert bad.audit.verdict == CAUGHT and bad.audit.p_value < 1e-6
 
 
 def test_prompt_lookup_is_exact(chars):
     dec = tp.TextDecoder(chars, 5, 2)
     ctx = dec.encode("Return the value. Return the ")
     ex = measure.text_exactness(dec, ctx, 3, 3_000, 3, "correct", "lookup", 2, top=16)
-    assert ex.at_floor, (ex.tv, ex.threshold)
+    assert ex.audit.at_floor and ex.audit.verdict == CONSISTENT, ex.audit
 
 
 def test_word_models_are_exact_and_greedy_is_caught(words):
     dec = tp.TextDecoder(words, 3, 1)
     ctx = dec.encode("Return the")
     ok = measure.text_exactness(dec, ctx, 3, 3_000, 1, "correct", "ngram", 2, top=12)
-    assert ok.at_floor, (ok.tv, ok.threshold)
+    assert ok.audit.at_floor and ok.audit.test.consistent, ok.audit
     bad = measure.text_exactness(dec, ctx, 3, 3_000, 1, "greedy", "ngram", 2, top=12)
-    assert not bad.at_floor
+    assert not bad.audit.at_floor and bad.audit.verdict == CAUGHT
 
 
 # ----------------------------------------------------------------------------- page data

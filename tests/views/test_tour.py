@@ -108,8 +108,8 @@ def test_exactness_answer(tables):
     hi_ex = demos.exactness(tables.P, tables.Q, 0, many.k, many.n, many.seed, rules)
     lo = {r["rule"]: r for r in pagedata.exactness_rows(lo_ex)}
     hi = {r["rule"]: r for r in pagedata.exactness_rows(hi_ex)}
-    lo_v = {a.rule: a.verdict for a in lo_ex.audits}
-    hi_v = {a.rule: a.verdict for a in hi_ex.audits}
+    lo_v = {a.rule: a.audit.test for a in lo_ex.audits}
+    hi_v = {a.rule: a.audit.test for a in hi_ex.audits}
     assert lo["correct"]["floor"] == pytest.approx(
         _num(ch.answer, r"floor \(([\d.]+)\)"), abs=5e-4)
     for rule in ("no_resample", "continue"):
