@@ -1,4 +1,4 @@
-"""llama.cpp's server log, read into servermetrics.Acceptance.
+"""llama.cpp's server log, read into record.Acceptance.
 
 A log line has no parser, so plain string splitting reads it (no pattern: nothing can
 backtrack), line by line, each line at most LOG_LINE_MAX characters. Two kinds of line:
@@ -23,7 +23,7 @@ import numpy as np
 from ..core import interrupt
 from ..core.tables import K_MAX
 from .pasted import show
-from .servermetrics import CHECK_EVERY, Acceptance, MetricsError, count, make_acceptance
+from .record import CHECK_EVERY, Acceptance, MetricsError, count, make_acceptance
 
 LOG_LINE_MAX = 4096  # characters of one log line read (llama.cpp's are a few hundred)
 LOG_NUMBER_MAX = 32  # characters of one number in a log line

@@ -187,7 +187,8 @@ def _tail(p: Plan) -> list[str]:
 def to_json(p: Plan) -> dict:
     """Everything behind the page and the CLI, as plain JSON-able values."""
     return {"verdict": verdict(p), "acceptance": p.acceptance.rows,
-            "alpha": p.acceptance.alpha, "alpha_ci": list(p.acceptance.alpha_ci),
+            "alpha": p.acceptance.alpha, "alpha_ci": (list(p.acceptance.alpha_ci)
+                                                        if p.acceptance.alpha_ci else None),
             "iid_p_value": p.acceptance.p_value, "shape": p.acceptance.shape,
             "by_k": k_rows(p), "by_batch": batch_rows(p),
             "capacity": {"with_draft": p.capacity.batch_with_draft,

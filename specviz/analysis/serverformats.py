@@ -1,4 +1,4 @@
-"""The JSON and hand-entered acceptance formats, read into servermetrics.Acceptance (the
+"""The JSON and hand-entered acceptance formats, read into record.Acceptance (the
 llama.cpp log: llamalog.py).
 
 vLLM per request (metrics.speculative_decoding): acceptance_histogram is dense, index j = verify
@@ -20,14 +20,14 @@ import pandas as pd
 
 from ..core import interrupt
 from ..core.tables import K_MAX
-from .servermetrics import (
+from .pasted import listed
+from .record import (
     CHECK_EVERY,
     Acceptance,
     MetricsError,
     count,
     draft_length,
     from_histogram,
-    listed,
     make_acceptance,
 )
 
@@ -35,7 +35,6 @@ SGLANG_ROUNDS = "spec_verify_ct"
 SGLANG_DRAFTED = ("spec_num_proposed_drafts", "spec_proposed_drafts", "spec_draft_token_num")
 SGLANG_ACCEPTED = ("spec_num_correct_drafts", "spec_accepted_drafts", "spec_accept_token_num")
 SGLANG_HIST = ("spec_correct_drafts_histogram", "spec_accept_histogram")
-SGLANG_SERVER_AVG = "avg_spec_accept_length"  # /get_server_info: an average, no counts
 LLAMA_N_MAX = "speculative.n_max"  # llama.cpp's generation_settings: the longest draft
 HAND_HIST = ("accepted", "rounds")  # CSV columns: j, rounds that kept exactly j drafts
 HAND_RATES = ("position", "rate")  # CSV columns: i (from 1), share of rounds keeping draft i
@@ -141,18 +140,13 @@ def _one(doc: dict, k: int | None) -> Acceptance:
     mi = doc.get("meta_info", doc)
     if isinstance(mi, dict) and (SGLANG_ROUNDS in mi or _first(mi, SGLANG_HIST) is not None):
         return _sglang(mi, k)
-    states = doc.get("internal_states")
-    if SGLANG_SERVER_AVG in doc or (isinstance(states, list) and any(
-            isinstance(x, dict) and SGLANG_SERVER_AVG in x for x in states[:8])):
-        raise MetricsError(f"SGLang's server info gives only {SGLANG_SERVER_AVG} (an average, "
-                           "no counts of rounds or drafts): paste a response's meta_info or "
-                           "the server's /metrics instead")
     t = doc.get("timings", doc)
     if isinstance(t, dict) and "draft_n" in t:
         return _llamacpp(t, k, doc.get("generation_settings"))
     raise MetricsError("no speculative-decoding fields in this JSON: expected vLLM's "
                        "metrics.speculative_decoding, SGLang's meta_info (spec_verify_ct, "
-                       "...) or llama.cpp's timings (draft_n, draft_n_accepted)")
+                       "...) or /get_server_info (internal_states' avg_spec_accept_length), "
+                       "or llama.cpp's timings (draft_n, draft_n_accepted)")
 
 
 def _pool(records: list[Acceptance]) -> Acceptance:

@@ -10,8 +10,8 @@ import pytest
 
 from specviz.analysis import drafting, modelcfg, planner
 from specviz.analysis.acceptance import analyse
+from specviz.analysis.record import from_histogram
 from specviz.analysis.roofline import ACCELERATORS
-from specviz.analysis.servermetrics import from_histogram
 from specviz.views.plan import DraftInputs, accelerator, example_text, plan_page
 
 H100 = ACCELERATORS["H100 SXM"]

@@ -1,6 +1,6 @@
 """vLLM's and SGLang's outputs as those servers write them: v0 counters, names escaped by
 an OpenMetrics client, several models in one scrape, SGLang's short histograms and older
-meta_info, and the sources that hold only averages (refused, saying what is missing)."""
+meta_info (SGLang's averages: test_sglang_averages.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from specviz.analysis.servermetrics import MetricsError, ModelChoice, parse_any
+from specviz.analysis.record import MetricsError, ModelChoice
+from specviz.analysis.servermetrics import parse_any
 
 
 def counter(name: str, value: float, labels: str = 'model_name="m"', help_: str = "") -> str:
@@ -93,14 +94,3 @@ def test_older_sglang_meta_info_needs_k():
         parse_any(json.dumps(mi))
     rec = parse_any(json.dumps(mi), k=3)
     assert (rec.rounds, rec.drafted, rec.accepted) == (50, 150, 80)
-
-
-@pytest.mark.parametrize("text", [
-    "# HELP sglang:spec_accept_length The average acceptance length of speculative decoding.\n"
-    "# TYPE sglang:spec_accept_length gauge\n"
-    'sglang:spec_accept_length{model_name="m",tp_rank="0"} 2.71\n',
-    json.dumps({"version": "0.5.2", "internal_states": [{"avg_spec_accept_length": 2.71}]}),
-])
-def test_sglang_averages_alone_are_refused_saying_what_is_missing(text):
-    with pytest.raises(MetricsError, match="no counts of rounds or drafts"):
-        parse_any(text)
