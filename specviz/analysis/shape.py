@@ -26,6 +26,10 @@ DTYPE_BYTES: dict[str, float] = {
 }
 
 
+SERVED_DTYPES = tuple(d for d in DTYPE_BYTES if d != "fp32")  # what a server keeps weights
+# and KV cache in: the planner's choices (the page's and the CLI's)
+
+
 def dtype_bytes(dtype: str) -> float:
     if dtype not in DTYPE_BYTES:
         raise ValueError(f"unknown dtype {dtype!r}; choose one of {list(DTYPE_BYTES)}")
