@@ -65,6 +65,7 @@ class ModelShape:
     qk_nope_head_dim: int = 0  # MLA: per-head part of q and k without RoPE
     v_head_dim: int = 0  # MLA: per-head width of v
     input_fc: int = 0  # a draft head's fc from input_fc x d features to d (EAGLE: 2)
+    mtp_layers: int = 0  # MTP layers the checkpoint ships (DeepSeek's num_nextn_predict_layers)
     source: str = ""
 
     @property
