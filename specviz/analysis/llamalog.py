@@ -143,7 +143,8 @@ def _from_stats(stats: dict[str, str], reqs: list[tuple]) -> Acceptance:
              _field(line, "#acc tokens", "#acc tokens"), _rates(line, "#acc rate/pos"))
             for line in stats.values()]
     notes = [f"rounds from the last cumulative statistics line of {', '.join(stats)} (every "
-             f"request since the server started; {len(reqs):,} request lines in the text)"]
+             f"request since the server started; {len(reqs):,} request "
+             f"line{'s' if len(reqs) != 1 else ''} in the text)"]
     rounds = count(sum(r[0] for r in rows), f"{SRC}: #gen drafts")
     if all(r[1] is not None and r[2] is not None for r in rows):
         drafted, accepted = (count(sum(r[i] for r in rows), f"{SRC}: {what}")
