@@ -21,8 +21,16 @@ from __future__ import annotations
 from prometheus_client.parser import text_string_to_metric_families
 
 from ..core import interrupt
+from ..core.tables import K_MAX
 from .pasted import show
-from .record import CHECK_EVERY, Averages, MetricsError, choose_model, make_averages
+from .record import (
+    CHECK_EVERY,
+    Averages,
+    MetricsError,
+    choose_model,
+    make_averages,
+    not_zero,
+)
 
 LENGTH = "sglang:spec_accept_length"  # gauge: mean acceptance length, last log interval
 RATE = "sglang:spec_accept_rate"  # gauge: length / num_draft_tokens
@@ -76,7 +84,7 @@ def parse_gauges(text: str, *, k: int | None = None, model: str | None = None) -
     got = _samples(text)
     models = tuple(sorted({dict(lab).get("model_name", "") for g in got.values()
                            for lab in g} - {""}))
-    choose_model(models, model)
+    choose_model(models, model, what="gauges")
     if model is not None:
         got = {n: {lab: v for lab, v in g.items() if dict(lab).get("model_name", model) == model}
                for n, g in got.items()}
@@ -84,12 +92,16 @@ def parse_gauges(text: str, *, k: int | None = None, model: str | None = None) -
         raise MetricsError(f"{src}: no {LENGTH} sample (found: {RATE if got[RATE] else 'none'})")
     notes = [GAUGE_NOTE]
     length = _mean(got[LENGTH], LENGTH, notes)
+    not_zero(length, source=src, what=LENGTH)
     if k is None:
-        rate = _mean(got[RATE], RATE, notes) if got[RATE] else 0.0
-        if rate <= 0 or length <= 0:
+        if not got[RATE]:
             raise MetricsError(f"{src}: {LENGTH} gives the mean acceptance length but not the "
                                f"draft length (no {RATE} to divide it by): {K_HOW}")
-        tokens = length / rate  # num_draft_tokens
+        rate = _mean(got[RATE], RATE, notes)
+        tokens = length / rate if rate > 0 and length >= 1 else 0.0  # num_draft_tokens
+        if not 2 <= tokens <= K_MAX + 1:
+            raise MetricsError(f"{src}: {LENGTH} = {length:.4g} over {RATE} = {rate:.4g} is "
+                               f"not a number of draft tokens in 2..{K_MAX + 1}: {K_HOW}")
         k = round(tokens) - 1
         notes.append(f"k = {LENGTH} / {RATE} - 1 = {tokens:.3g} - 1 (SGLang's num_draft_tokens "
                      "less one; with tree drafting, topk > 1, that counts the tree's tokens, "
@@ -110,7 +122,8 @@ def is_server_info(doc: object) -> bool:
 
 def _states(doc: dict) -> list[dict]:
     """The internal states: the document's own, or each decode server's (PD disaggregation)."""
-    parts = [doc] + [d for d in doc.get("decode") or [] if isinstance(d, dict)][:STATES_MAX]
+    decode = doc.get("decode") if isinstance(doc.get("decode"), list) else []
+    parts = [doc] + [d for d in decode[:STATES_MAX] if isinstance(d, dict)]
     states = []
     for part in parts:
         inner = part.get("internal_states")
@@ -124,7 +137,7 @@ def _tree_note(doc: dict, state: dict) -> str | None:
     topk = doc.get("speculative_eagle_topk", state.get("speculative_eagle_topk"))
     tokens = doc.get("speculative_num_draft_tokens", state.get("speculative_num_draft_tokens"))
     if isinstance(topk, int) and not isinstance(topk, bool) and topk > 1:
-        return (f"SGLang drafted a tree (speculative_eagle_topk = {topk}, "
+        return (f"SGLang drafted a tree (speculative_eagle_topk = {show(topk)}, "
                 f"speculative_num_draft_tokens = {show(tokens)}): enter that tree (topk, steps, "
                 "tokens verified) to price it as one, not as a chain of k")
     return None
@@ -149,9 +162,9 @@ def from_server_info(doc: dict, *, k: int | None = None) -> Averages:
         if k is None:
             raise MetricsError(f"{src}: {SERVER_AVG} without speculative_num_steps: {K_HOW}")
     notes = [f"{SERVER_AVG} is the average since the server started"]
-    if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in vals):
-        raise MetricsError(f"{src}: {SERVER_AVG} must be a number; got "
-                           f"{show(next(v for v in vals if not isinstance(v, (int, float))))}")
+    bad = [v for v in vals if isinstance(v, bool) or not isinstance(v, (int, float))]
+    if bad:
+        raise MetricsError(f"{src}: {SERVER_AVG} must be a number; got {show(bad[0])}")
     if len(set(vals)) > 1:
         notes.append(f"{len(vals):,} ranks' {SERVER_AVG} averaged unweighted: the server info "
                      "has no count of rounds to weigh them by")

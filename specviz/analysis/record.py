@@ -162,6 +162,13 @@ def from_histogram(hist: list, *, source: str, rounds: int | None = None,
                            else n * k, accepted=acc, k=k, per_position=a, notes=notes)
 
 
+def not_zero(length: float, *, source: str, what: str) -> None:
+    """A server's average of 0 means it has no average yet: say so."""
+    if length == 0:
+        raise MetricsError(f"{source}: {what} is 0: the server has not verified a draft yet "
+                           "(or runs without speculative decoding)")
+
+
 def make_averages(*, source: str, length: object, what: str, k: int,
                   notes: tuple[str, ...] = (), models: tuple[str, ...] = ()) -> Averages:
     """A checked average: L (named `what` in messages) finite and in [1, k + 1]."""
@@ -169,21 +176,20 @@ def make_averages(*, source: str, length: object, what: str, k: int,
     if isinstance(length, bool) or not isinstance(length, (int, float)) \
             or not np.isfinite(length):
         raise MetricsError(f"{source}: {what} must be a number; got {show(length)}")
-    if length == 0:
-        raise MetricsError(f"{source}: {what} is 0: the server has not verified a draft yet "
-                           "(or runs without speculative decoding)")
+    not_zero(length, source=source, what=what)
     if not 1.0 <= length <= k + 1:
         raise MetricsError(f"{source}: {what} = {length:.4g} is outside 1..k + 1 = {k + 1} "
                            f"(k = {k}); a round keeps 0..k drafts and adds one token")
     return Averages(source, float(length), k, tuple(notes), tuple(models))
 
 
-def choose_model(models: tuple[str, ...], model: str | None) -> None:
+def choose_model(models: tuple[str, ...], model: str | None, *,
+                 what: str = "counters") -> None:
     """Several model_name values need `model`, one of them (else ModelChoice)."""
     names = listed(models)
     if model is None and len(models) > 1:
-        raise ModelChoice(f"the text holds counters of {len(models):,} models ({names}); "
+        raise ModelChoice(f"the text holds {what} of {len(models):,} models ({names}); "
                           "choose one", models)
     if model is not None and models and model not in models:
-        raise ModelChoice(f"no counters of model {show(model)}; the text holds {names}",
+        raise ModelChoice(f"no {what} of model {show(model)}; the text holds {names}",
                           models)

@@ -84,10 +84,9 @@ def test_lengths_outside_one_to_k_plus_one_are_refused(ranks, message):
 
 def test_a_zero_gauge_means_no_speculation_yet():
     text = scrape({0: (150, 100, 4)}).replace("} 2.5", "} 0.0").replace("} 0.625", "} 0.0")
-    with pytest.raises(MetricsError, match="draft length"):
-        parse_any(text)
-    with pytest.raises(MetricsError, match="is 0: the server has not verified a draft"):
-        parse_any(text, k=3)
+    for k in (None, 3):
+        with pytest.raises(MetricsError, match="is 0: the server has not verified a draft"):
+            parse_any(text, k=k)
 
 
 def test_escaped_names_and_several_models():
@@ -147,3 +146,26 @@ def test_the_planner_prices_an_average_and_says_what_it_lacks():
     assert not page.errors and page.plan is not None
     assert page.report.alpha_ci is None and "No interval" in page.verdict
     assert any("last log interval" in n for n in page.notes)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("sglang:spec_accept_length NaN\n", "must be a finite number; got nan"),
+    ("sglang:spec_accept_length -3\nsglang:spec_accept_rate 0.5\n",
+     "= -3 over sglang:spec_accept_rate = 0.5 is not a number of draft tokens"),
+    ("sglang:spec_accept_length 2.5\nsglang:spec_accept_rate 0\n", "not a number of draft"),
+    ("sglang:spec_accept_length 2.5\nsglang:spec_accept_rate 1e-300\n", "in 2..65"),
+    (json.dumps({"internal_states": [{"avg_spec_accept_length": True}],
+                 "speculative_num_steps": 3}), "must be a number; got True"),
+    (json.dumps({"decode": 5, "avg_spec_accept_length": 2.0, "speculative_num_steps": 3}),
+     None),  # a malformed router part is skipped, the top-level average read
+    (json.dumps({"internal_states": [{"avg_spec_accept_length": 2.0}],
+                 "speculative_num_steps": 10**400}), "a number of 401 digits"),
+    ('sglang:spec_accept_length{model_name="a"} 2\nsglang:spec_accept_length{model_name="b"} 2\n',
+     "holds gauges of 2 models"),
+])
+def test_hostile_averages_get_a_message(text, message):
+    if message is None:
+        assert parse_any(text).mean_acceptance_length == 2.0
+        return
+    with pytest.raises(MetricsError, match=message):
+        parse_any(text)
