@@ -120,15 +120,19 @@ def is_server_info(doc: object) -> bool:
             isinstance(d, dict) and "internal_states" in d for d in doc["decode"][:8]))
 
 
-def _states(doc: dict) -> list[dict]:
-    """The internal states: the document's own, or each decode server's (PD disaggregation)."""
+def _states(doc: dict, notes: list[str]) -> list[dict]:
+    """The internal states: the document's own, or each decode server's (PD disaggregation);
+    the first STATES_MAX of them, with a note when there are more."""
     decode = doc.get("decode") if isinstance(doc.get("decode"), list) else []
     parts = [doc] + [d for d in decode[:STATES_MAX] if isinstance(d, dict)]
-    states = []
+    states, seen = [], 0
     for part in parts:
         inner = part.get("internal_states")
         if isinstance(inner, list):
+            seen += len(inner)
             states += [s for s in inner[:STATES_MAX] if isinstance(s, dict)]
+    if seen > STATES_MAX or len(decode) > STATES_MAX:
+        notes.append(f"the first {STATES_MAX:,} internal states read (of {seen:,}+)")
     return states[:STATES_MAX]
 
 
@@ -147,7 +151,8 @@ def from_server_info(doc: dict, *, k: int | None = None) -> Averages:
     """/get_server_info -> Averages: avg_spec_accept_length of each internal state (one per
     data-parallel rank; averaged unweighted), k entered or the server's speculative_num_steps."""
     src = "SGLang /get_server_info"
-    states = _states(doc)
+    notes = [f"{SERVER_AVG} is the average since the server started"]
+    states = _states(doc, notes)
     vals = [s[SERVER_AVG] for s in states if s.get(SERVER_AVG) is not None]
     if doc.get(SERVER_AVG) is not None:  # older builds: at the top level
         vals.append(doc[SERVER_AVG])
@@ -161,7 +166,6 @@ def from_server_info(doc: dict, *, k: int | None = None) -> Averages:
         k = doc.get("speculative_num_steps", first.get("speculative_num_steps"))
         if k is None:
             raise MetricsError(f"{src}: {SERVER_AVG} without speculative_num_steps: {K_HOW}")
-    notes = [f"{SERVER_AVG} is the average since the server started"]
     bad = [v for v in vals if isinstance(v, bool) or not isinstance(v, (int, float))]
     if bad:
         raise MetricsError(f"{src}: {SERVER_AVG} must be a number; got {show(bad[0])}")

@@ -125,6 +125,8 @@ def test_server_info_of_several_ranks_and_of_a_pd_router():
               "decode": [{"internal_states": [{"avg_spec_accept_length": 1.8}],
                           "speculative_num_steps": 2}]}
     assert parse_any(json.dumps(router), k=2).mean_acceptance_length == 1.8
+    many = parse_any(json.dumps(info(internal_states=[{"avg_spec_accept_length": 2.0}] * 5000)))
+    assert any("first 1,024 internal states read (of 5,000+)" in n for n in many.notes)
 
 
 @pytest.mark.parametrize(("over", "message"), [
