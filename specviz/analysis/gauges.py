@@ -1,15 +1,19 @@
 """SGLang's averages read as acceptance: its /metrics gauges and its /get_server_info.
 
 SGLang's scheduler adds up, each decode log interval (--decode-log-interval steps), the
-tokens its verify steps kept counting each step's own token (accepted drafts + rounds) and the
-verify steps (rounds), then sets two gauges and zeroes both sums:
-    sglang:spec_accept_length = (accepted + rounds) / rounds = 1 + accepted / rounds
-    sglang:spec_accept_rate   = (accepted + rounds) / (rounds x num_draft_tokens)
+tokens its verify steps kept counting each step's own token (accepted drafts a + rounds n)
+and the verify steps, then sets its gauges and zeroes the sums:
+    sglang:spec_accept_length = (a + n) / n = 1 + a / n           (every build)
+    sglang:spec_accept_rate   = (a + n) / (n x num_draft_tokens)   (builds to v0.5.9: HELP
+                                "accepted tokens / total draft tokens"), so k = L / rate - 1
+                              = a / (proposed drafts)              (v0.5.10 on: HELP
+                                "accepted drafts / proposed drafts"), so k = (L - 1) / rate
 with num_draft_tokens its --speculative-num-draft-tokens (a chain: --speculative-num-steps
-+ 1), so that length / rate = num_draft_tokens and k = length / rate - 1 for a chain.
-/get_server_info returns the server's arguments (speculative_num_steps, speculative_eagle_topk,
-speculative_num_draft_tokens, ...) and internal_states, one per data-parallel rank, each with
-avg_spec_accept_length: the same ratio since the server started.
++ 1). Newer builds also set sglang:spec_num_steps (k itself) and sglang:spec_num_draft_tokens
+(more than k + 1: a tree). /get_server_info returns the server's arguments
+(speculative_num_steps, speculative_eagle_topk, speculative_num_draft_tokens, ...) and
+internal_states, one per data-parallel rank, each with avg_spec_accept_length: the same ratio
+since the server started.
 
 An average has no count behind it: no interval can be put on it, several ranks can only be
 averaged unweighted, and it says nothing of how acceptance falls with the position (the
@@ -33,13 +37,18 @@ from .record import (
 )
 
 LENGTH = "sglang:spec_accept_length"  # gauge: mean acceptance length, last log interval
-RATE = "sglang:spec_accept_rate"  # gauge: length / num_draft_tokens
+RATE = "sglang:spec_accept_rate"  # gauge: L / num_draft_tokens, or (L - 1) / k (v0.5.10 on)
+STEPS = "sglang:spec_num_steps"  # gauge (v0.5.10 on): the active speculative_num_steps, k
+TOKENS = "sglang:spec_num_draft_tokens"  # gauge (v0.5.10 on): tokens verified per round
+NEW_RATE_HELP = "accepted drafts / proposed drafts"  # the newer rate's HELP text
+GAUGES = (LENGTH, RATE, STEPS, TOKENS)
 ESCAPED = "sglang_"  # the same names where a client escaped ':' (OpenMetrics)
 SERVER_AVG = "avg_spec_accept_length"  # /get_server_info, per internal state
 STATES_MAX = 1024  # internal states (data-parallel ranks) read from one server info
 K_HOW = "enter k (the server's --speculative-num-steps)"
 GAUGE_NOTE = (f"{LENGTH} is the average over the server's last log interval "
               "(--decode-log-interval verify steps), not since it started")
+NEAR_WHOLE = 0.05  # how near a whole number k from the rate must be, where HELP is missing
 
 
 def has_gauges(text: str) -> bool:
@@ -47,22 +56,27 @@ def has_gauges(text: str) -> bool:
     return LENGTH in text or LENGTH.replace(":", "_") in text
 
 
-def _samples(text: str) -> dict[str, dict[tuple, float]]:
-    """gauge name -> {labels: value} (the last value of each series: the latest scrape)."""
-    out: dict[str, dict[tuple, float]] = {LENGTH: {}, RATE: {}}
+def _samples(text: str) -> tuple[dict[str, dict[tuple, float]], dict[str, str]]:
+    """(gauge name -> {labels: value}, the last value of each series: the latest scrape;
+    gauge name -> its HELP text)."""
+    out: dict[str, dict[tuple, float]] = {g: {} for g in GAUGES}
+    docs: dict[str, str] = {}
     try:
-        for i, s in enumerate(x for fam in text_string_to_metric_families(text)
-                              for x in fam.samples):
-            if i % CHECK_EVERY == 0:
-                interrupt.check()
-            name = s.name.replace(ESCAPED, "sglang:", 1) if s.name.startswith(ESCAPED) \
-                else s.name
-            if name in out:
-                out[name][tuple(sorted(s.labels.items()))] = float(s.value)
+        i = 0
+        for fam in text_string_to_metric_families(text):
+            for s in fam.samples:
+                i += 1
+                if i % CHECK_EVERY == 0:
+                    interrupt.check()
+                name = "sglang:" + s.name[len(ESCAPED):] if s.name.startswith(ESCAPED) \
+                    else s.name
+                if name in out:
+                    out[name][tuple(sorted(s.labels.items()))] = float(s.value)
+                    docs[name] = fam.documentation or ""
     except (ValueError, TypeError, IndexError, KeyError) as exc:
         why = str(exc)[:80] + ("..." if len(str(exc)) > 80 else "")
         raise MetricsError(f"this is not Prometheus exposition text ({why})") from None
-    return out
+    return out, docs
 
 
 def _mean(values: dict[tuple, float], name: str, notes: list[str]) -> float:
@@ -77,35 +91,66 @@ def _mean(values: dict[tuple, float], name: str, notes: list[str]) -> float:
     return sum(vals) / len(vals)
 
 
-def parse_gauges(text: str, *, k: int | None = None, model: str | None = None) -> Averages:
-    """SGLang's /metrics -> Averages: the mean acceptance length from sglang:spec_accept_length;
-    k entered, else length / sglang:spec_accept_rate - 1 (a chain's num_draft_tokens - 1)."""
+def _k_from_rate(length: float, rate: float, help_text: str, notes: list[str]) -> int:
+    """k from the length and the rate gauge, by the rate's definition (its HELP text); where
+    HELP is missing, the one definition that gives a whole k."""
     src = "SGLang /metrics gauges"
-    got = _samples(text)
+    if not (rate > 0 and length >= 1):
+        raise MetricsError(f"{src}: {LENGTH} = {length:.4g} and {RATE} = {rate:.4g} give no "
+                           f"draft length: {K_HOW}")
+    old, new = length / rate - 1, (length - 1) / rate
+    if help_text:
+        ks = [new if NEW_RATE_HELP in help_text else old]
+    else:
+        ks = [x for x in (old, new) if abs(x - round(x)) <= NEAR_WHOLE] or [old, new]
+    if len(ks) != 1:
+        raise MetricsError(f"{src}: {LENGTH} = {length:.4g} with {RATE} = {rate:.4g} gives k "
+                           f"= {old:.3g} (builds to v0.5.9) or {new:.3g} (v0.5.10 on), with no "
+                           f"HELP line to tell which: {K_HOW}")
+    if not 1 <= round(ks[0]) <= K_MAX:
+        raise MetricsError(f"{src}: {LENGTH} = {length:.4g} with {RATE} = {rate:.4g} gives k "
+                           f"= {ks[0]:.3g}, outside 1..{K_MAX}: {K_HOW}")
+    how = "(L - 1) / rate" if ks[0] == new else "L / rate - 1"
+    notes.append(f"k = {how} = {ks[0]:.3g} from {LENGTH} and {RATE} (for a tree, topk > 1, "
+                 f"that counts the tree's tokens, not its depth: then {K_HOW})")
+    return round(ks[0])
+
+
+def _pick(got: dict, model: str | None) -> tuple[dict, tuple[str, ...]]:
+    """The samples of `model` (or of the only one), and the model names found."""
     models = tuple(sorted({dict(lab).get("model_name", "") for g in got.values()
                            for lab in g} - {""}))
     choose_model(models, model, what="gauges")
     if model is not None:
         got = {n: {lab: v for lab, v in g.items() if dict(lab).get("model_name", model) == model}
                for n, g in got.items()}
+    return got, models
+
+
+def parse_gauges(text: str, *, k: int | None = None, model: str | None = None) -> Averages:
+    """SGLang's /metrics -> Averages: the mean acceptance length from sglang:spec_accept_length;
+    k entered, else sglang:spec_num_steps, else from sglang:spec_accept_rate."""
+    src = "SGLang /metrics gauges"
+    raw, docs = _samples(text)
+    got, models = _pick(raw, model)
     if not got[LENGTH]:
-        raise MetricsError(f"{src}: no {LENGTH} sample (found: {RATE if got[RATE] else 'none'})")
+        raise MetricsError(f"{src}: no {LENGTH} sample (found: "
+                           f"{', '.join(g for g in GAUGES if got[g]) or 'none'})")
     notes = [GAUGE_NOTE]
     length = _mean(got[LENGTH], LENGTH, notes)
     not_zero(length, source=src, what=LENGTH)
-    if k is None:
+    steps = _mean(got[STEPS], STEPS, notes) if got[STEPS] else None
+    tokens = _mean(got[TOKENS], TOKENS, notes) if got[TOKENS] else None
+    if steps and tokens and tokens > steps + 1:
+        notes.append(f"SGLang drafted a tree ({TOKENS} = {tokens:.4g} > {STEPS} + 1): enter "
+                     "that tree (topk, steps, tokens verified) to price it as one")
+    if k is None and steps:
+        k = round(steps)
+    elif k is None:
         if not got[RATE]:
             raise MetricsError(f"{src}: {LENGTH} gives the mean acceptance length but not the "
-                               f"draft length (no {RATE} to divide it by): {K_HOW}")
-        rate = _mean(got[RATE], RATE, notes)
-        tokens = length / rate if rate > 0 and length >= 1 else 0.0  # num_draft_tokens
-        if not 2 <= tokens <= K_MAX + 1:
-            raise MetricsError(f"{src}: {LENGTH} = {length:.4g} over {RATE} = {rate:.4g} is "
-                               f"not a number of draft tokens in 2..{K_MAX + 1}: {K_HOW}")
-        k = round(tokens) - 1
-        notes.append(f"k = {LENGTH} / {RATE} - 1 = {tokens:.3g} - 1 (SGLang's num_draft_tokens "
-                     "less one; with tree drafting, topk > 1, that counts the tree's tokens, "
-                     f"not its depth: then {K_HOW})")
+                               f"draft length (no {STEPS} or {RATE}): {K_HOW}")
+        k = _k_from_rate(length, _mean(got[RATE], RATE, notes), docs.get(RATE, ""), notes)
     return make_averages(source=src, length=length, what=LENGTH, k=k, notes=tuple(notes),
                          models=models if len(models) > 1 else ())
 

@@ -37,6 +37,37 @@ def scrape(ranks: dict, *, rate: bool = True, model: str = "m") -> str:
     return generate_latest(reg).decode()
 
 
+def scrape_new(acc: int, rounds: int, steps: int, ndt: int, *, config: bool = True) -> str:
+    """SGLang v0.5.10 on: the rate is accepted drafts / proposed drafts, and (config) the
+    active speculative_num_steps and num_draft_tokens are gauges too."""
+    reg = CollectorRegistry()
+    lab = dict(model_name="m", engine_type="unified", tp_rank="0", pp_rank="0", dp_rank="0",
+               moe_ep_rank="0")
+    for name, doc, value in (
+            ("sglang:spec_accept_length", "Mean acceptance length of speculative decoding "
+             "(accepted drafts + bonus token per forward).", (acc + rounds) / rounds),
+            ("sglang:spec_accept_rate", "Speculative acceptance rate (`accepted drafts / "
+             "proposed drafts` in batch).", acc / (rounds * steps)),
+            ("sglang:spec_num_steps", "Currently active speculative_num_steps.", steps),
+            ("sglang:spec_num_draft_tokens", "Currently active speculative_num_draft_tokens "
+             "(decouples from steps under topk>1).", ndt)):
+        if config or "num_" not in name:
+            Gauge(name, doc, labelnames=LABELS, registry=reg).labels(**lab).set(value)
+    return generate_latest(reg).decode()
+
+
+def test_newer_gauges_give_k_themselves_or_by_the_newer_rate():
+    rec = parse_any(scrape_new(150, 100, 3, 4))
+    assert (rec.k, rec.mean_acceptance_length) == (3, 2.5)
+    bare = parse_any(scrape_new(150, 100, 3, 4, config=False))  # k = (L - 1) / rate
+    assert bare.k == 3 and any("(L - 1) / rate" in n for n in bare.notes)
+    old = parse_any(scrape({0: (150, 100, 4)}))  # older HELP: k = L / rate - 1
+    assert old.k == 3 and any("L / rate - 1" in n for n in old.notes)
+    tree = parse_any(scrape_new(150, 100, 3, 8))
+    assert any("SGLang drafted a tree (sglang:spec_num_draft_tokens = 8" in n
+               for n in tree.notes)
+
+
 def iid_length(alpha: float, k: int) -> float:
     """1 + alpha + ... + alpha^k: the i.i.d. mean acceptance length, written here."""
     return sum(alpha ** j for j in range(k + 1))
@@ -153,9 +184,12 @@ def test_the_planner_prices_an_average_and_says_what_it_lacks():
 @pytest.mark.parametrize(("text", "message"), [
     ("sglang:spec_accept_length NaN\n", "must be a finite number; got nan"),
     ("sglang:spec_accept_length -3\nsglang:spec_accept_rate 0.5\n",
-     "= -3 over sglang:spec_accept_rate = 0.5 is not a number of draft tokens"),
-    ("sglang:spec_accept_length 2.5\nsglang:spec_accept_rate 0\n", "not a number of draft"),
-    ("sglang:spec_accept_length 2.5\nsglang:spec_accept_rate 1e-300\n", "in 2..65"),
+     "= -3 and sglang:spec_accept_rate = 0.5 give no draft length"),
+    ("sglang:spec_accept_length 2.5\nsglang:spec_accept_rate 0\n", "give no draft length"),
+    ("sglang:spec_accept_length 2.5\n# HELP sglang:spec_accept_rate " + HELP_R
+     + "\nsglang:spec_accept_rate 1e-300\n", "gives k = 2.5e\\+300, outside 1..64"),
+    ("sglang:spec_accept_length 2.5\nsglang:spec_accept_rate 0.5\n",  # no HELP: 4 or 3
+     "gives k = 4 \\(builds to v0.5.9\\) or 3 \\(v0.5.10 on\\), with no HELP line"),
     (json.dumps({"internal_states": [{"avg_spec_accept_length": True}],
                  "speculative_num_steps": 3}), "must be a number; got True"),
     (json.dumps({"decode": 5, "avg_spec_accept_length": 2.0, "speculative_num_steps": 3}),
