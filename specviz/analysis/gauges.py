@@ -181,10 +181,17 @@ def _states(doc: dict, notes: list[str]) -> list[dict]:
     return states[:STATES_MAX]
 
 
-def _tree_note(doc: dict, state: dict) -> str | None:
+def _arg(doc: dict, name: str, states: list[dict]):
+    """A server argument: the document's, a decode server's (PD router), or a state's."""
+    decode = doc.get("decode") if isinstance(doc.get("decode"), list) else []
+    parts = [doc] + [d for d in decode[:8] if isinstance(d, dict)] + states[:1]
+    return next((p[name] for p in parts if p.get(name) is not None), None)
+
+
+def _tree_note(doc: dict, states: list[dict]) -> str | None:
     """SGLang's arguments name a tree (speculative_eagle_topk > 1): say how to price it."""
-    topk = doc.get("speculative_eagle_topk", state.get("speculative_eagle_topk"))
-    tokens = doc.get("speculative_num_draft_tokens", state.get("speculative_num_draft_tokens"))
+    topk = _arg(doc, "speculative_eagle_topk", states)
+    tokens = _arg(doc, "speculative_num_draft_tokens", states)
     if isinstance(topk, int) and not isinstance(topk, bool) and topk > 1:
         return (f"SGLang drafted a tree (speculative_eagle_topk = {show(topk)}, "
                 f"speculative_num_draft_tokens = {show(tokens)}): enter that tree (topk, steps, "
@@ -206,9 +213,8 @@ def from_server_info(doc: dict, *, k: int | None = None) -> Averages:
         raise MetricsError(f"{src}: no {SERVER_AVG} in internal_states "
                            f"(speculative_algorithm = {show(algo)}): the server runs without "
                            "speculative decoding, or has not verified a draft yet")
-    first = states[0] if states else {}
     if k is None:
-        k = doc.get("speculative_num_steps", first.get("speculative_num_steps"))
+        k = _arg(doc, "speculative_num_steps", states)
         if k is None:
             raise MetricsError(f"{src}: {SERVER_AVG} without speculative_num_steps: {K_HOW}")
     bad = [v for v in vals if isinstance(v, bool) or not isinstance(v, (int, float))]
@@ -217,7 +223,7 @@ def from_server_info(doc: dict, *, k: int | None = None) -> Averages:
     if len(set(vals)) > 1:
         notes.append(f"{len(vals):,} ranks' {SERVER_AVG} averaged unweighted: the server info "
                      "has no count of rounds to weigh them by")
-    if note := _tree_note(doc, first):
+    if note := _tree_note(doc, states):
         notes.append(note)
     return make_averages(source=src, length=sum(vals) / len(vals), what=SERVER_AVG, k=k,
                          notes=tuple(notes))

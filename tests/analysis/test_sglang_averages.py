@@ -155,7 +155,10 @@ def test_server_info_of_several_ranks_and_of_a_pd_router():
     router = {"internal_states": [{"last_gen_throughput": 0.0, "avg_spec_accept_length": None}],
               "decode": [{"internal_states": [{"avg_spec_accept_length": 1.8}],
                           "speculative_num_steps": 2}]}
-    assert parse_any(json.dumps(router), k=2).mean_acceptance_length == 1.8
+    assert parse_any(json.dumps(router)).k == 2  # the decode server's own arguments
+    null = info(speculative_num_steps=None)  # a null argument: the state's own is read
+    null["internal_states"][0]["speculative_num_steps"] = 2
+    assert parse_any(json.dumps(null)).k == 2
     many = parse_any(json.dumps(info(internal_states=[{"avg_spec_accept_length": 2.0}] * 5000)))
     assert any("first 1,024 internal states read (of 5,000+)" in n for n in many.notes)
 
