@@ -3,12 +3,15 @@ llama.cpp log: llamalog.py).
 
 vLLM per request (metrics.speculative_decoding): acceptance_histogram is dense, index j = verify
 steps that kept exactly j drafts; num_spec_steps, num_draft_tokens, num_accepted_draft_tokens,
-num_spec_tokens (= k). SGLang (meta_info): spec_verify_ct (rounds), spec_num_proposed_drafts or
-spec_draft_token_num (drafted), spec_num_correct_drafts or spec_accept_token_num (accepted),
-spec_correct_drafts_histogram or spec_accept_histogram (up to k + 1 buckets; k is drafted /
-rounds), older builds spec_verify_ct and completion_tokens. llama.cpp (timings):
-draft_n (drafted), draft_n_accepted (accepted), with generation_settings' speculative.n_max
-(k); no rounds, no positions. A list of responses is pooled by adding their counts.
+num_spec_tokens (= k); acceptance_histogram_by_draft_length (newer builds) splits it by the
+length each step proposed, and where drafts of several lengths were proposed the longest's
+steps give the per-position law. SGLang (meta_info): spec_verify_ct (rounds),
+spec_num_proposed_drafts or spec_draft_token_num (drafted), spec_num_correct_drafts or
+spec_accept_token_num (accepted), spec_correct_drafts_histogram or spec_accept_histogram (up to
+k + 1 buckets; k is drafted / rounds), older builds spec_verify_ct and completion_tokens.
+llama.cpp (timings): draft_n (drafted), draft_n_accepted (accepted), with generation_settings'
+speculative.n_max (k); no rounds, no positions. A list of responses is pooled by adding their
+counts.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import pandas as pd
 
 from ..core import interrupt
 from ..core.tables import K_MAX
-from .pasted import listed
+from .pasted import listed, show
 from .record import (
     CHECK_EVERY,
     Acceptance,
@@ -45,9 +48,35 @@ def _first(d: dict, names: tuple[str, ...]):
     return next((d[n] for n in names if d.get(n) is not None), None)
 
 
+def _by_length(by: dict, src: str) -> Acceptance:
+    """acceptance_histogram_by_draft_length of several lengths: the per-position law from the
+    steps that drafted the longest (each tried every position), with a note on the rest."""
+    rows = {}
+    for key, h in list(by.items())[:K_MAX + 2]:
+        kk = int(key) if isinstance(key, str) and key.isascii() and key.isdigit() \
+            and len(key) <= 3 else None
+        if kk is None or kk > K_MAX or not isinstance(h, list) or len(h) != kk + 1:
+            raise MetricsError(f"{src}: acceptance_histogram_by_draft_length maps a draft "
+                               f"length k (0..{K_MAX}) to k + 1 counts; got {show(key)}: "
+                               f"{show(h)}")
+        rows[kk] = h
+    top = max(rows)
+    if top == 0:
+        raise MetricsError(f"{src}: acceptance_histogram_by_draft_length holds only steps "
+                           "with no valid draft (k = 0)")
+    steps = ", ".join(f"{kk}: {sum(count(x, src) for x in rows[kk]):,}" for kk in sorted(rows))
+    note = (f"drafts of {len(rows)} lengths (steps by length: {steps}): the per-position law "
+            f"is read from the steps that drafted {top}, each of which tried every position; "
+            "the shorter drafts are left out")
+    return from_histogram(rows[top], source=src, notes=(note,))
+
+
 def _vllm(sd: dict) -> Acceptance:
     hist = sd.get("acceptance_histogram")
     src = "vLLM per-request metrics"
+    by = sd.get("acceptance_histogram_by_draft_length")
+    if isinstance(by, dict) and len(by) > 1:
+        return _by_length(by, src)
     if hist is None:
         raise MetricsError(f"{src}: no acceptance_histogram (start the server with "
                            "--per-request-spec-decode-metrics summary)")
