@@ -25,11 +25,11 @@ with m_col:
     example = ui.bind("plan_example", st.selectbox, "shipped example (used when nothing is "
                       "pasted)", pv.EXAMPLES, format_func=pv.EXAMPLE_LABELS.get)
     pasted, up_err = files.paste_or_upload(
-        "plan_metrics", "paste metrics: vLLM /metrics, vLLM or SGLang JSON, llama.cpp log, CSV",
+        "plan_metrics", "paste metrics: vLLM or SGLang /metrics or JSON, llama.cpp log, CSV",
         types=("txt", "prom", "json", "csv", "log"), max_bytes=MAX_BYTES)
     with st.expander("only for some formats"):
-        klen = ui.bind("plan_klen", st.number_input, "draft length k (llama.cpp timings)",
-                       min_value=0, max_value=64)
+        klen = ui.bind("plan_klen", st.number_input, "draft length k (where the metrics "
+                       "lack it)", min_value=0, max_value=64)
         rounds = ui.bind("plan_rounds", st.number_input, "rounds (hand-entered rates)",
                          min_value=0, step=100)
         before, b_err = files.paste_or_upload(
@@ -61,10 +61,9 @@ with hw_col:
     batch = ui.bind("plan_batch", st.number_input, "your batch size (0 = none)", min_value=0,
                     max_value=S.BATCH_MAX)
 st.caption("Accelerator source: " + pv.ACCELERATORS[gpu].source + ".")
-for where, err in (("metrics upload", up_err), ("earlier scrape upload", b_err),
-                   ("target upload", t_err), ("draft upload", d_err)):
-    if err:
-        st.error(guard.plain(f"The {where} was not used: {err}."))
+uploads = [f"The {where} was not used: {err}." for where, err in (
+    ("metrics upload", up_err), ("earlier scrape upload", b_err), ("target upload", t_err),
+    ("draft upload", d_err)) if err]
 page = ui.cached(pv.plan_page)(
     metrics_text=text, target_text=t_cfg, target_preset=target, draft_text=d_cfg,
     draft_preset=draft, accel=accel, context_len=int(context_len), target_dtype=tdtype,
@@ -72,10 +71,9 @@ page = ui.cached(pv.plan_page)(
     batch=int(batch), drafts=drafts, metrics_before=before, model=model)
 with m_col:  # a scrape of several models: a choice among those the parse found
     model = ui.bind("plan_model", st.selectbox, "model", page.models) if page.models else ""
-for e in page.errors:
-    st.error(guard.plain(e))
-for n in page.notes:
-    st.info(guard.plain(n))
+for show, messages in ((st.error, uploads + page.errors), (st.info, page.notes)):
+    for m in messages:
+        show(guard.plain(m))
 if page.verdict:
     st.success(guard.plain(page.verdict_parts[0]))
     reasons = page.verdict_parts[1:] + page.model_lines
@@ -84,11 +82,9 @@ if page.batch_note:
     (st.warning if "does not fit" in page.batch_note else st.info)(guard.plain(page.batch_note))
 if "measured" in page.tables:
     ui.table(page.tables["measured"], columns.PLAN_MEASURED)
-if page.report is not None:
-    rep = page.report
+if (rep := page.report) is not None:
     c = st.columns(4)
-    c[0].metric("alpha (95% CI)", f"{rep.alpha:.3f}",
-                f"{rep.alpha_ci[0]:.3f}-{rep.alpha_ci[1]:.3f}", delta_color="off",
+    c[0].metric("alpha (95% CI)", f"{rep.alpha:.3f}", page.alpha_ci, delta_color="off",
                 delta_arrow="off")
     c[1].metric("mean acceptance length", f"{rep.record.mean_acceptance_length:.3f}")
     c[2].metric("acceptance by position", rep.shape)
@@ -100,8 +96,8 @@ if page.plan is not None:
     ui.chart(figs.best_k_figure(page.plan), key="plan_best_k")
     files.download_table(page.tables["by_batch"], "plan_by_batch")
     ui.table(page.tables["by_batch"], columns.PLAN_BY_BATCH, fold="the table by batch size")
-if page.report is not None:
-    ui.chart(figs.acceptance_figure(page.report), key="plan_acceptance")
+if rep is not None:
+    ui.chart(figs.acceptance_figure(rep), key="plan_acceptance")
     files.download_table(page.tables["acceptance"], "plan_acceptance")
 if page.plan is not None:
     st.subheader("Tokens per call by k")

@@ -15,11 +15,10 @@ from typing import TextIO
 
 from .analysis.drafting import DRAFT_KINDS
 from .analysis.planner import Measured
-from .analysis.shape import DTYPE_BYTES
+from .analysis.shape import SERVED_DTYPES
 from .clitable import format_table
 from .views import plan as pv
 
-DTYPES = tuple(DTYPE_BYTES)
 BATCH_ROWS = (1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
 
 
@@ -29,9 +28,10 @@ def add_parser(sub) -> None:
                                    "(or preset names), price every k and batch size on an "
                                    "accelerator, and print the verdict and the tables.")
     p.add_argument("--metrics", default=None,
-                   help="metrics file: vLLM /metrics text (one or more scrapes), vLLM or "
-                        "SGLang JSON, llama.cpp log or timings, or a CSV (default: the "
-                        "shipped vLLM example)")
+                   help="metrics file: vLLM /metrics text (one or more scrapes), SGLang "
+                        "/metrics (its gauges) or /get_server_info, vLLM or SGLang JSON, "
+                        "llama.cpp log or timings, or a CSV (default: the shipped vLLM "
+                        "example)")
     p.add_argument("--metrics-before", default=None,
                    help="an earlier vLLM /metrics scrape: the counters are differenced, "
                         "--metrics minus this one")
@@ -42,11 +42,12 @@ def add_parser(sub) -> None:
     p.add_argument("--draft-config", default="Llama-3.2-1B", help="draft config.json or preset")
     p.add_argument("--gpu", default="H100", help="accelerator: " + ", ".join(pv.ACCELERATORS))
     p.add_argument("--context", type=int, default=4096, help="tokens of context per sequence")
-    p.add_argument("--dtype", choices=DTYPES, default="bf16", help="target weights")
-    p.add_argument("--draft-dtype", choices=DTYPES, default="bf16", help="draft weights")
-    p.add_argument("--kv-dtype", choices=DTYPES, default="bf16", help="KV cache")
+    p.add_argument("--dtype", choices=SERVED_DTYPES, default="bf16", help="target weights")
+    p.add_argument("--draft-dtype", choices=SERVED_DTYPES, default="bf16", help="draft weights")
+    p.add_argument("--kv-dtype", choices=SERVED_DTYPES, default="bf16", help="KV cache")
     p.add_argument("--k-max", type=int, default=8, help="longest draft priced (1..16)")
-    p.add_argument("--k", type=int, default=0, help="draft length, where the metrics lack it")
+    p.add_argument("--k", type=int, default=0, help="draft length, where the metrics lack it "
+                   "(llama.cpp timings, SGLang's averages)")
     p.add_argument("--rounds", type=int, default=0, help="rounds behind hand-entered rates")
     p.add_argument("--batch", type=int, default=0, help="your batch size, checked and priced")
     p.add_argument("--draft-kind", choices=tuple(DRAFT_KINDS), default="model",

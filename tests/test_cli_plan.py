@@ -102,3 +102,13 @@ def test_plan_model_choice_and_an_earlier_scrape(tmp_path, capsys):
     rc, text = run("plan", "--metrics", str(tmp_path / "t1.prom"), "--metrics-before",
                    str(tmp_path / "t0.prom"))
     assert rc == 0 and "2 scrapes differenced" in text
+
+
+def test_plan_reads_sglang_averages_and_says_what_they_lack(capsys):
+    for name, source in (("sglang_gauges.prom", "SGLang /metrics gauges"),
+                         ("sglang_server_info.json", "SGLang /get_server_info")):
+        rc, text = run("plan", "--metrics", "tests/fixtures/plan/" + name)
+        assert rc == 0 and f"An average from {source}: mean acceptance length 2.500 at k = 3" \
+            in text and "No interval" in text
+    rc, text = run("plan", "--metrics", "tests/fixtures/plan/sglang_gauges.prom", "--json")
+    assert rc == 0 and json.loads(text)["alpha_ci"] is None

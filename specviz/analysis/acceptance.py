@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import theory
-from .servermetrics import Acceptance
+from .record import Acceptance, Averages
 from .stats import chi2_sf
 
 Z95 = 1.959963984540054  # two-sided 95 % normal quantile
@@ -64,10 +64,10 @@ def iid_test(a: np.ndarray, rounds: int) -> tuple[float, int, float]:
 class AcceptanceReport:
     """Measured acceptance, read: rates, alpha, shape, prediction."""
 
-    record: Acceptance
+    record: Acceptance | Averages
     rows: list[dict]  # per position: kept, rate, CI, conditional rate, CI, i.i.d. rate
     alpha: float  # pooled kept / tried (or, from totals alone, the i.i.d. alpha)
-    alpha_ci: tuple[float, float]
+    alpha_ci: tuple[float, float] | None  # None: an average, no count to put one on
     lr: float  # likelihood-ratio statistic of position independence
     df: int
     p_value: float
@@ -116,8 +116,21 @@ def _from_totals(acc: Acceptance) -> AcceptanceReport:
     return AcceptanceReport(acc, rows, alpha, ci, 0.0, 0, 1.0, "assumed i.i.d.", r, alpha)
 
 
-def analyse(acc: Acceptance) -> AcceptanceReport:
+def _from_averages(av: Averages) -> AcceptanceReport:
+    """An average alone: the i.i.d. alpha with E[accepted] = (L - 1) = k rate, no interval."""
+    k = av.k
+    alpha = float(theory.alpha_from_draft_acceptance_rate(av.draft_acceptance_rate, k))
+    r = alpha ** np.arange(1, k + 1)
+    rows = [{"position": i + 1, "kept": None, "rate": r[i], "rate_lo": None, "rate_hi": None,
+             "conditional": alpha, "cond_lo": None, "cond_hi": None, "iid_rate": r[i]}
+            for i in range(k)]
+    return AcceptanceReport(av, rows, alpha, None, 0.0, 0, 1.0, "assumed i.i.d.", r, alpha)
+
+
+def analyse(acc: Acceptance | Averages) -> AcceptanceReport:
     """Per-position and conditional rates with Wilson intervals, alpha, the i.i.d. test."""
+    if isinstance(acc, Averages):
+        return _from_averages(acc)
     if acc.per_position is None:
         return _from_totals(acc)
     a = acc.per_position.astype(float)  # (k,)
@@ -145,6 +158,12 @@ def _p(p: float) -> str:
 def summary(rep: AcceptanceReport) -> str:
     """One sentence on what the counts say."""
     acc = rep.record
+    if isinstance(acc, Averages):
+        return (f"An average from {acc.source}: mean acceptance length "
+                f"{acc.mean_acceptance_length:.3f} at k = {acc.k}, so alpha = {rep.alpha:.3f} "
+                "if every position is kept alike. No interval: an average carries no count "
+                "of rounds; and no per-position law: it cannot show how acceptance falls "
+                "with the position.")
     lo, hi = rep.alpha_ci
     head = (f"{acc.rounds:,} rounds of k = {acc.k} from {acc.source}: alpha = {rep.alpha:.3f} "
             f"(95% CI {lo:.3f}-{hi:.3f}), mean acceptance length "

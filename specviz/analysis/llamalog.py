@@ -1,10 +1,12 @@
-"""llama.cpp's server log, read into servermetrics.Acceptance.
+"""llama.cpp's server log, read into record.Acceptance.
 
 A log line has no parser, so plain string splitting reads it (no pattern: nothing can
 backtrack), line by line, each line at most LOG_LINE_MAX characters. Two kinds of line:
 - per request (a slot's print_timing): "draft acceptance = r (a accepted / g generated)",
   newer builds adding ", mean acceptance length = m, acceptance rate per position = (r1, ...)",
-  older builds writing "draft acceptance rate = r (a accepted / g generated)";
+  the newest ", mean len = m" with the rates on a trace line of their own that follows
+  ("acc per pos = (r1, ...)", at -lv 4), older builds writing "draft acceptance rate = r (a
+  accepted / g generated)";
 - per speculative implementation, cumulative since the server started: "statistics NAME:
   #calls(b,g,a) = ..., #gen drafts = n, #acc drafts = ..., #gen tokens = g, #acc tokens = a"
   (newer: ", #mean acc len = m, #acc rate/pos = (r1, ...)").
@@ -23,11 +25,13 @@ import numpy as np
 from ..core import interrupt
 from ..core.tables import K_MAX
 from .pasted import show
-from .servermetrics import CHECK_EVERY, Acceptance, MetricsError, count, make_acceptance
+from .record import CHECK_EVERY, Acceptance, MetricsError, count, make_acceptance
 
 LOG_LINE_MAX = 4096  # characters of one log line read (llama.cpp's are a few hundred)
 LOG_NUMBER_MAX = 32  # characters of one number in a log line
 REQUEST_KEY = "draft acceptance"  # a request's line
+MEAN_KEYS = ("mean acceptance length", "mean len")  # a request's mean acceptance length
+RATE_KEYS = ("acceptance rate per position", "acc per pos")  # and its rates per position
 STATS_KEY = "#gen drafts"  # an implementation's cumulative statistics line
 SRC = "llama.cpp log"
 
@@ -92,6 +96,8 @@ def _lines(text: str) -> tuple[list[str], dict[str, str]]:
             stats[name or "draft"] = line
         elif is_request:
             requests.append(line)
+        elif RATE_KEYS[1] in line and requests and len(line) <= LOG_LINE_MAX:
+            requests[-1] += ", " + line[line.index(RATE_KEYS[1]):]  # its trace line
     return requests, stats
 
 
@@ -105,10 +111,11 @@ def _request(line: str) -> tuple[int, int, float | None, list[float] | None]:
                            f"generated)'; got {show(line.strip())}")
     accepted = count(_number(words[0], "the accepted count"), f"{SRC}: accepted")
     drafted = count(_number(words[3], "the generated count"), f"{SRC}: generated")
-    mean = _after(tail, "mean acceptance length")
+    mean = next((m for m in (_after(tail, key) for key in MEAN_KEYS) if m is not None), None)
     mean = None if mean is None else _number(mean.partition(",")[0],
                                              "the mean acceptance length")
-    return accepted, drafted, mean, _rates(tail, "acceptance rate per position")
+    rates = next((r for r in (_rates(tail, key) for key in RATE_KEYS) if r is not None), None)
+    return accepted, drafted, mean, rates
 
 
 def _record(*, rounds: int, drafted: int, accepted: int, pos: np.ndarray | None,
@@ -136,7 +143,8 @@ def _from_stats(stats: dict[str, str], reqs: list[tuple]) -> Acceptance:
              _field(line, "#acc tokens", "#acc tokens"), _rates(line, "#acc rate/pos"))
             for line in stats.values()]
     notes = [f"rounds from the last cumulative statistics line of {', '.join(stats)} (every "
-             f"request since the server started; {len(reqs):,} request lines in the text)"]
+             f"request since the server started; {len(reqs):,} request "
+             f"line{'s' if len(reqs) != 1 else ''} in the text)"]
     rounds = count(sum(r[0] for r in rows), f"{SRC}: #gen drafts")
     if all(r[1] is not None and r[2] is not None for r in rows):
         drafted, accepted = (count(sum(r[i] for r in rows), f"{SRC}: {what}")

@@ -5,7 +5,8 @@ absent = one per query head), head_dim (absent = hidden_size / heads), intermedi
 vocab_size, tie_word_embeddings (absent = untied), and for mixtures of experts
 num_local_experts / num_experts / n_routed_experts, num_experts_per_tok,
 moe_intermediate_size (absent = intermediate_size), shared_expert_intermediate_size or
-n_shared_experts, first_k_dense_replace (leading dense layers); multi-head latent attention's
+n_shared_experts, first_k_dense_replace (leading dense layers), num_nextn_predict_layers (the
+MTP layers a DeepSeek checkpoint ships beside the model); multi-head latent attention's
 kv_lora_rank, q_lora_rank, qk_rope_head_dim, qk_nope_head_dim, v_head_dim (DeepSeek-V2/V3);
 attention_bias, and by model_type Qwen2's q/k/v biases, Qwen3's and Gemma 3's q/k norms and
 Gemma's four norms a layer. A multimodal config's text_config is used when present. A dense SwiGLU
@@ -44,6 +45,7 @@ LIMITS = {  # field: (lowest, highest) accepted; outside is a typo or a unit sli
     "v_head_dim": (1, 4_096),
     "shared_expert_intermediate_size": (0, 1_048_576),
     "n_shared_experts": (0, 4_096),
+    "num_nextn_predict_layers": (0, 64),
 }
 EXPERT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts")  # limit: "experts"
 QKV_BIAS = ("qwen2", "qwen2_moe")  # model types with biases on q, k and v
@@ -142,6 +144,8 @@ def _attention(cfg: dict, who: str, layers: int, moe: dict) -> dict:
            "qk_norm": family in QK_NORM, "norms_per_layer": 4 if family in FOUR_NORMS else 2}
     if moe and cfg.get("first_k_dense_replace"):
         out["dense_layers"] = min(_field(cfg, "first_k_dense_replace", who), layers)
+    if cfg.get("num_nextn_predict_layers"):  # the MTP module(s), not in the target's count
+        out["mtp_layers"] = _field(cfg, "num_nextn_predict_layers", who)
     if cfg.get("kv_lora_rank"):
         out.update({f: _field(cfg, f, who, 0) for f in MLA_FIELDS})
         if not out["qk_rope_head_dim"] or not out["v_head_dim"]:

@@ -11,6 +11,7 @@ import numbers
 import reprlib
 
 SHOW_CHARS = 40  # most characters of a pasted value quoted in a message
+ECHO_NAMES, ECHO_CHARS = 3, 60  # what a message repeats of the names it was given
 
 
 def _repr() -> reprlib.Repr:
@@ -34,9 +35,17 @@ def show(x: object) -> str:
     return cut(_REPR.repr(x))
 
 
-def cut(text: str) -> str:
-    """text as a message quotes it, unquoted: at most SHOW_CHARS characters."""
-    return text if len(text) <= SHOW_CHARS else text[:SHOW_CHARS - 3] + "..."
+def cut(text: str, chars: int = SHOW_CHARS) -> str:
+    """text as a message quotes it, unquoted: at most `chars` characters."""
+    return text if len(text) <= chars else text[:max(chars - 3, 1)] + "..."
+
+
+def listed(names, *, most: int = ECHO_NAMES, chars: int = ECHO_CHARS) -> str:
+    """names as 'a, b, c and 17 more', each cut to chars: a message about input that does
+    not grow with it."""
+    names = [str(n) for n in names]
+    more = f" and {len(names) - most:,} more" if len(names) > most else ""
+    return ", ".join(cut(n, chars) for n in names[:most]) + more
 
 
 def whole(x: object, *, lo: int | None = None, hi: int | None = None) -> int | None:

@@ -25,7 +25,7 @@ from .acceptance import AcceptanceReport
 from .drafting import Drafter
 from .pasted import show
 from .roofline import Accelerator, pass_times
-from .shape import DTYPE_BYTES, ModelShape
+from .shape import ModelShape, dtype_bytes
 
 BATCH_SWEEP_MAX = 1_024  # largest batch the sweep prices
 K_PLAN_MAX = 16  # longest draft the planner prices
@@ -91,16 +91,12 @@ class Plan:
         return np.where(self.best_k > 0, u, np.nan)
 
 
-def _bytes(n: float, dtype: str) -> float:
-    return n * DTYPE_BYTES[dtype]
-
-
 def capacity(s: Setup) -> Capacity:
     """B_max = floor((memory x fraction - reserve - weights) / KV bytes per sequence at
     context_len), with both models' weights and caches, and for the target alone."""
     usable = s.accel.memory_bytes * s.mem_fraction - s.reserve_bytes
-    wt = _bytes(s.target.params, s.target_dtype)
-    wd = _bytes(s.draft.resident_params, s.draft_dtype)
+    wt = s.target.params * dtype_bytes(s.target_dtype)
+    wd = s.draft.resident_params * dtype_bytes(s.draft_dtype)
     kt = s.target.kv_bytes_per_token(s.kv_dtype) * s.context_len
     shape = s.draft.shape
     kd = shape.kv_bytes_per_token(s.kv_dtype) * s.context_len if shape is not None else 0.0
@@ -118,8 +114,8 @@ def _fit_message(s: Setup, cap: Capacity) -> str:
              f"{cap.usable_bytes / gib:.1f} GiB ({s.mem_fraction:.0%} of its "
              f"{s.accel.memory_bytes / gib:.1f} GiB, less {s.reserve_bytes / gib:.1f} GiB for "
              "activations and the runtime)."]
-    fits = [d for d in ("fp8", "int4") if DTYPE_BYTES[d] < DTYPE_BYTES[s.target_dtype]
-            and _bytes(s.target.params, d) + cap.kv_per_seq_target < cap.usable_bytes]
+    fits = [d for d in ("fp8", "int4") if dtype_bytes(d) < dtype_bytes(s.target_dtype)
+            and s.target.params * dtype_bytes(d) + cap.kv_per_seq_target < cap.usable_bytes]
     if fits:
         lines.append(f"It fits with {' or '.join(fits)} weights.")
     lines.append(f"Or choose an accelerator with more than {need / s.mem_fraction / gib:.0f} "

@@ -9,7 +9,7 @@ import numpy as np
 from .acceptance import summary
 from .drafting import DRAFT_KINDS, HEAD_NAMES, layer_count, tree_note
 from .planner import Plan
-from .shape import DTYPE_BYTES
+from .shape import dtype_bytes
 
 
 def _f(x: float) -> float | None:
@@ -39,7 +39,7 @@ def _shape_row(role: str, m, dtype: str, kv_dtype: str, resident: int, source: s
     attn = "MLA" if m.mla else "GQA" if m.kv_heads < m.heads else "MHA"
     return {"role": role, "model": m.name, "params": m.params, "active_params": m.active_params,
             "resident_params": resident, "dtype": dtype,
-            "weight_gib": resident * DTYPE_BYTES[dtype] / 2**30,
+            "weight_gib": resident * dtype_bytes(dtype) / 2**30,
             "kv_kib_per_token": m.kv_bytes_per_token(kv_dtype) / 2**10, "attention": attn,
             "source": source or "config.json as entered"}
 
@@ -187,7 +187,8 @@ def _tail(p: Plan) -> list[str]:
 def to_json(p: Plan) -> dict:
     """Everything behind the page and the CLI, as plain JSON-able values."""
     return {"verdict": verdict(p), "acceptance": p.acceptance.rows,
-            "alpha": p.acceptance.alpha, "alpha_ci": list(p.acceptance.alpha_ci),
+            "alpha": p.acceptance.alpha, "alpha_ci": (list(p.acceptance.alpha_ci)
+                                                        if p.acceptance.alpha_ci else None),
             "iid_p_value": p.acceptance.p_value, "shape": p.acceptance.shape,
             "by_k": k_rows(p), "by_batch": batch_rows(p),
             "capacity": {"with_draft": p.capacity.batch_with_draft,

@@ -1,14 +1,17 @@
-"""The JSON and hand-entered acceptance formats, read into servermetrics.Acceptance (the
+"""The JSON and hand-entered acceptance formats, read into record.Acceptance (the
 llama.cpp log: llamalog.py).
 
 vLLM per request (metrics.speculative_decoding): acceptance_histogram is dense, index j = verify
 steps that kept exactly j drafts; num_spec_steps, num_draft_tokens, num_accepted_draft_tokens,
-num_spec_tokens (= k). SGLang (meta_info): spec_verify_ct (rounds), spec_num_proposed_drafts or
-spec_draft_token_num (drafted), spec_num_correct_drafts or spec_accept_token_num (accepted),
-spec_correct_drafts_histogram or spec_accept_histogram (up to k + 1 buckets; k is drafted /
-rounds), older builds spec_verify_ct and completion_tokens. llama.cpp (timings):
-draft_n (drafted), draft_n_accepted (accepted), with generation_settings' speculative.n_max
-(k); no rounds, no positions. A list of responses is pooled by adding their counts.
+num_spec_tokens (= k); acceptance_histogram_by_draft_length (newer builds) splits it by the
+length each step proposed, and where drafts of several lengths were proposed the longest's
+steps give the per-position law. SGLang (meta_info): spec_verify_ct (rounds),
+spec_num_proposed_drafts or spec_draft_token_num (drafted), spec_num_correct_drafts or
+spec_accept_token_num (accepted), spec_correct_drafts_histogram or spec_accept_histogram (up to
+k + 1 buckets; k is drafted / rounds), older builds spec_verify_ct and completion_tokens.
+llama.cpp (timings): draft_n (drafted), draft_n_accepted (accepted), with generation_settings'
+speculative.n_max (k); no rounds, no positions. A list of responses is pooled by adding their
+counts.
 """
 
 from __future__ import annotations
@@ -20,14 +23,14 @@ import pandas as pd
 
 from ..core import interrupt
 from ..core.tables import K_MAX
-from .servermetrics import (
+from .pasted import listed, show
+from .record import (
     CHECK_EVERY,
     Acceptance,
     MetricsError,
     count,
     draft_length,
     from_histogram,
-    listed,
     make_acceptance,
 )
 
@@ -35,7 +38,6 @@ SGLANG_ROUNDS = "spec_verify_ct"
 SGLANG_DRAFTED = ("spec_num_proposed_drafts", "spec_proposed_drafts", "spec_draft_token_num")
 SGLANG_ACCEPTED = ("spec_num_correct_drafts", "spec_accepted_drafts", "spec_accept_token_num")
 SGLANG_HIST = ("spec_correct_drafts_histogram", "spec_accept_histogram")
-SGLANG_SERVER_AVG = "avg_spec_accept_length"  # /get_server_info: an average, no counts
 LLAMA_N_MAX = "speculative.n_max"  # llama.cpp's generation_settings: the longest draft
 HAND_HIST = ("accepted", "rounds")  # CSV columns: j, rounds that kept exactly j drafts
 HAND_RATES = ("position", "rate")  # CSV columns: i (from 1), share of rounds keeping draft i
@@ -46,9 +48,35 @@ def _first(d: dict, names: tuple[str, ...]):
     return next((d[n] for n in names if d.get(n) is not None), None)
 
 
+def _by_length(by: dict, src: str) -> Acceptance:
+    """acceptance_histogram_by_draft_length of several lengths: the per-position law from the
+    steps that drafted the longest (each tried every position), with a note on the rest."""
+    rows = {}
+    for key, h in list(by.items())[:K_MAX + 2]:
+        kk = int(key) if isinstance(key, str) and key.isascii() and key.isdigit() \
+            and len(key) <= 3 else None
+        if kk is None or kk > K_MAX or not isinstance(h, list) or len(h) != kk + 1:
+            raise MetricsError(f"{src}: acceptance_histogram_by_draft_length maps a draft "
+                               f"length k (0..{K_MAX}) to k + 1 counts; got {show(key)}: "
+                               f"{show(h)}")
+        rows[kk] = h
+    top = max(rows)
+    if top == 0:
+        raise MetricsError(f"{src}: acceptance_histogram_by_draft_length holds only steps "
+                           "with no valid draft (k = 0)")
+    steps = ", ".join(f"{kk}: {sum(count(x, src) for x in rows[kk]):,}" for kk in sorted(rows))
+    note = (f"drafts of {len(rows)} lengths (steps by length: {steps}): the per-position law "
+            f"is read from the steps that drafted {top}, each of which tried every position; "
+            "the shorter drafts are left out")
+    return from_histogram(rows[top], source=src, notes=(note,))
+
+
 def _vllm(sd: dict) -> Acceptance:
     hist = sd.get("acceptance_histogram")
     src = "vLLM per-request metrics"
+    by = sd.get("acceptance_histogram_by_draft_length")
+    if isinstance(by, dict) and len(by) > 1:
+        return _by_length(by, src)
     if hist is None:
         raise MetricsError(f"{src}: no acceptance_histogram (start the server with "
                            "--per-request-spec-decode-metrics summary)")
@@ -141,18 +169,13 @@ def _one(doc: dict, k: int | None) -> Acceptance:
     mi = doc.get("meta_info", doc)
     if isinstance(mi, dict) and (SGLANG_ROUNDS in mi or _first(mi, SGLANG_HIST) is not None):
         return _sglang(mi, k)
-    states = doc.get("internal_states")
-    if SGLANG_SERVER_AVG in doc or (isinstance(states, list) and any(
-            isinstance(x, dict) and SGLANG_SERVER_AVG in x for x in states[:8])):
-        raise MetricsError(f"SGLang's server info gives only {SGLANG_SERVER_AVG} (an average, "
-                           "no counts of rounds or drafts): paste a response's meta_info or "
-                           "the server's /metrics instead")
     t = doc.get("timings", doc)
     if isinstance(t, dict) and "draft_n" in t:
         return _llamacpp(t, k, doc.get("generation_settings"))
     raise MetricsError("no speculative-decoding fields in this JSON: expected vLLM's "
                        "metrics.speculative_decoding, SGLang's meta_info (spec_verify_ct, "
-                       "...) or llama.cpp's timings (draft_n, draft_n_accepted)")
+                       "...) or /get_server_info (internal_states' avg_spec_accept_length), "
+                       "or llama.cpp's timings (draft_n, draft_n_accepted)")
 
 
 def _pool(records: list[Acceptance]) -> Acceptance:

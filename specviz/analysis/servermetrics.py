@@ -9,171 +9,46 @@ Formats read (each with its own parser, never a pattern where a parser exists):
   num_draft_tokens, num_accepted_draft_tokens, num_spec_tokens.
 - SGLang's meta_info (JSON): spec_verify_ct, spec_num_proposed_drafts / spec_draft_token_num,
   spec_num_correct_drafts / spec_accept_token_num, spec_correct_drafts_histogram /
-  spec_accept_histogram; older builds' spec_verify_ct with completion_tokens (its server-wide
-  avg_spec_accept_length alone is refused: an average, no counts).
+  spec_accept_histogram; older builds' spec_verify_ct with completion_tokens.
+- SGLang's averages: the /metrics gauges sglang:spec_accept_length and sglang:spec_accept_rate,
+  and /get_server_info's avg_spec_accept_length (gauges.py): read as an Averages record, with
+  no interval and no per-position law.
 - llama.cpp's response timings (JSON: draft_n, draft_n_accepted; k from generation_settings'
   speculative.n_max) and its server log: each request's "draft acceptance = r (a accepted / g
   generated), ..." line and the cumulative "statistics ...: #gen drafts = n, ..." lines
   (llamalog.py; a log line has no parser, so plain string splitting reads it).
 - A hand-entered histogram or per-position rates (CSV through pandas): serverformats.py.
 
-Per position i (1-based) the record holds how many rounds kept draft i, which needs drafts 1..i
-kept too; the histogram h_j (rounds keeping exactly j) and these counts a_i determine each
-other: a_i = sum_{j >= i} h_j (a_0 = rounds).
+The records and their checks: record.py.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 
 import numpy as np
 from prometheus_client.parser import text_string_to_metric_families
 
 from ..core import interrupt
 from ..core.tables import K_MAX
+from . import gauges, llamalog, serverformats
 from .pasted import PasteError, cut, read_json, show, whole
+from .record import (
+    CHECK_EVERY,
+    COUNT_MAX,
+    Acceptance,
+    Averages,
+    MetricsError,
+    choose_model,
+    count,
+    make_acceptance,
+)
 
 VLLM = "vllm:spec_decode_"
 COUNTERS = ("num_drafts", "num_draft_tokens", "num_accepted_tokens", "num_accepted_tokens_per_pos",
             "num_emitted_tokens")  # the last: vLLM v0 (accepted + one token per round)
-SGLANG_GAUGE = "sglang:spec_accept_length"  # an average: refused, with a pointer
 ESCAPED = "vllm_spec_decode_"  # the same names where a client escaped ':' (OpenMetrics)
 MAX_TEXT_CHARS = 2_000_000  # a pasted or uploaded metrics text
-COUNT_MAX = 2**53  # largest count read: Prometheus counters are floats, whole only up to 2^53
-CHECK_EVERY = 1024  # samples or lines read between two stop checks
-ECHO_NAMES, ECHO_CHARS = 3, 60  # what a message repeats of the names it was given
-
-
-def listed(names, *, most: int = ECHO_NAMES, chars: int = ECHO_CHARS) -> str:
-    """names as 'a, b, c and 17 more', each cut to chars: a message about input that does
-    not grow with it."""
-    names = [str(n) for n in names]
-    shown = [n if len(n) <= chars else n[:chars] + "…" for n in names[:most]]
-    more = f" and {len(names) - most:,} more" if len(names) > most else ""
-    return ", ".join(shown) + more
-
-
-class MetricsError(ValueError):
-    """Input that cannot be read as acceptance; the message says why, for the page."""
-
-
-class ModelChoice(MetricsError):
-    """A scrape of several models, none of them chosen (or one it does not hold)."""
-
-    def __init__(self, message: str, models: tuple[str, ...]):
-        super().__init__(message)
-        self.models = models  # the model_name labels found, sorted
-
-
-@dataclass(frozen=True)
-class Acceptance:
-    """Acceptance counts of many rounds, whatever the server."""
-
-    source: str  # which format it was read from
-    rounds: int  # verify steps (vLLM's num_drafts)
-    drafted: int  # draft tokens proposed
-    accepted: int  # draft tokens kept
-    k: int  # draft tokens per round
-    per_position: np.ndarray | None = None  # (k,) rounds keeping draft i, i = 1..k; None: unknown
-    notes: tuple[str, ...] = field(default=())
-    models: tuple[str, ...] = ()  # a scrape's model_name labels, where it holds several
-
-    @property
-    def mean_acceptance_length(self) -> float:
-        """1 + accepted / rounds (vLLM's name; SGLang's accept length)."""
-        return 1.0 + self.accepted / self.rounds
-
-    @property
-    def draft_acceptance_rate(self) -> float:
-        """accepted / drafted: not alpha (later positions are tried less often)."""
-        return self.accepted / self.drafted
-
-    @property
-    def histogram(self) -> np.ndarray | None:
-        """(k+1,) rounds keeping exactly j drafts: h_j = a_j - a_(j+1), a_0 = rounds."""
-        if self.per_position is None:
-            return None
-        a = np.concatenate([[self.rounds], self.per_position, [0]])
-        return a[:-1] - a[1:]
-
-
-# --------------------------------------------------------------------------- checks
-def count(x: object, what: str) -> int:
-    """x as a count: a whole number in 0..COUNT_MAX, else MetricsError naming `what`."""
-    n = whole(x, lo=0, hi=COUNT_MAX)
-    if n is None:
-        raise MetricsError(f"{what} must be a whole number in 0..{COUNT_MAX:,} (2^53); "
-                           f"got {show(x)}")
-    return n
-
-
-def draft_length(x: object, what: str) -> int:
-    """x as a draft length k: a whole number in 1..K_MAX, else MetricsError naming `what`."""
-    k = whole(x, lo=1, hi=K_MAX)
-    if k is None:
-        raise MetricsError(f"{what} must be a draft length in 1..{K_MAX}; got {show(x)}")
-    return k
-
-
-def make_acceptance(*, source: str, rounds: int, drafted: int, accepted: int, k: int,
-                    per_position: np.ndarray | None = None,
-                    notes: tuple[str, ...] = ()) -> Acceptance:
-    """A checked record: rounds > 0, accepted <= drafted, per-position counts that fall
-    with the position and add up to accepted."""
-    rounds, drafted, accepted = (count(v, f"{source}: {n}") for v, n in
-                                 ((rounds, "rounds"), (drafted, "drafted"), (accepted, "accepted")))
-    if rounds == 0:
-        raise MetricsError(f"{source}: no speculative rounds counted (0 drafts), so there is "
-                           "no acceptance to measure")
-    if whole(k, lo=1, hi=K_MAX) is None:
-        raise MetricsError(f"{source}: draft length k = {show(k)} is outside 1..{K_MAX}")
-    if drafted < rounds:
-        raise MetricsError(f"{source}: {drafted:,} drafted tokens are fewer than the "
-                           f"{rounds:,} rounds; every round drafts at least one token")
-    if accepted > drafted:
-        raise MetricsError(f"{source}: {accepted:,} accepted tokens exceed the {drafted:,} "
-                           "drafted")
-    if per_position is not None:
-        a = np.asarray(per_position, dtype=np.int64)  # (k,)
-        if a.shape != (k,) or (a < 0).any():
-            raise MetricsError(f"{source}: per-position counts must be {k} numbers >= 0")
-        if a[0] > rounds or (np.diff(a) > 0).any():
-            raise MetricsError(
-                f"{source}: per-position accepted counts {a.tolist()} rise with the position "
-                f"or exceed the {rounds:,} rounds; draft i can only be kept when drafts "
-                "1..i-1 were")
-        if int(a.sum()) != accepted:
-            raise MetricsError(f"{source}: per-position accepted counts add up to "
-                               f"{int(a.sum()):,}, not the {accepted:,} accepted tokens")
-        per_position = a
-    return Acceptance(source, rounds, drafted, accepted, int(k), per_position, tuple(notes))
-
-
-def from_histogram(hist: list, *, source: str, rounds: int | None = None,
-                   accepted: int | None = None, drafted: int | None = None,
-                   notes: tuple[str, ...] = ()) -> Acceptance:
-    """A record from h_j = rounds keeping exactly j drafts (j = 0..k); the totals, where the
-    server gives them too, must agree with it."""
-    if not isinstance(hist, (list, tuple)) or len(hist) < 2:
-        raise MetricsError(f"{source}: the acceptance histogram needs counts for 0..k "
-                           "accepted drafts (at least two numbers)")
-    if len(hist) > K_MAX + 1:
-        raise MetricsError(f"{source}: the histogram has {len(hist):,} buckets; a draft "
-                           f"length k is at most {K_MAX} (k + 1 buckets)")
-    h = np.array([count(x, f"{source}: a histogram count") for x in hist],
-                 dtype=np.int64)  # (k+1,)
-    if int(h.sum()) > COUNT_MAX:
-        raise MetricsError(f"{source}: the histogram counts more than {COUNT_MAX:,} rounds")
-    k = len(h) - 1
-    n, acc = int(h.sum()), int(h @ np.arange(k + 1))
-    for given, got, what in ((rounds, n, "rounds (sum of the histogram)"),
-                             (accepted, acc, "accepted tokens (sum of j x h_j)")):
-        if given is not None and count(given, what) != got:
-            raise MetricsError(f"{source}: the histogram does not add up: it gives {got:,} "
-                               f"{what}, the totals say {int(given):,}")
-    a = h[::-1].cumsum()[::-1][1:]  # (k,) a_i = sum_{j >= i} h_j
-    return make_acceptance(source=source, rounds=n, drafted=drafted if drafted is not None
-                           else n * k, accepted=acc, k=k, per_position=a, notes=notes)
 
 
 # --------------------------------------------------------------------------- Prometheus
@@ -244,13 +119,7 @@ def _names(series: dict) -> tuple[str, ...]:
 def _models(series: dict, model: str | None) -> tuple[str, ...]:
     """The model_name values; several need `model`, one of them (else ModelChoice)."""
     models = _names(series)
-    names = listed(models)
-    if model is None and len(models) > 1:
-        raise ModelChoice(f"the text holds counters of {len(models):,} models ({names}); "
-                          "choose one", models)
-    if model is not None and models and model not in models:
-        raise ModelChoice(f"no counters of model {show(model)}; the text holds {names}",
-                          models)
+    choose_model(models, model)
     return models
 
 
@@ -294,10 +163,6 @@ def parse_prometheus(text: str, model: str | None = None) -> Acceptance:
     Acceptance; several scrapes are differenced (last - first), series that differ only in
     other labels (engine, ...) are added; with several model_name values, `model` picks one."""
     series = _series(text)
-    if not series and SGLANG_GAUGE in text:
-        raise MetricsError(f"SGLang's /metrics gives only gauges ({SGLANG_GAUGE}, "
-                           "sglang:spec_accept_rate: averages, no counts of rounds or drafts): "
-                           "paste a response's meta_info (spec_verify_ct, ...) instead")
     if not series:
         raise MetricsError("no speculative-decoding counters in the text: expected "
                            + ", ".join(VLLM + c for c in COUNTERS[:3])
@@ -343,28 +208,28 @@ def parse_scrapes(before: str, after: str, *, model: str | None = None) -> Accep
 
 def llamalog_keys(text: str) -> bool:
     """Whether text holds a llama.cpp log line (a request's or a statistics line)."""
-    from . import llamalog
-
     return llamalog.REQUEST_KEY in text or llamalog.STATS_KEY in text
 
 
 def parse_any(text: str, *, k: int | None = None, model: str | None = None,
-              rounds: int | None = None) -> Acceptance:
+              rounds: int | None = None) -> Acceptance | Averages:
     """Whatever a user pasted: JSON (vLLM per request, SGLang, llama.cpp), a llama.cpp log
-    line, a hand-entered CSV, or Prometheus text. k (llama.cpp timings) and rounds
-    (hand-entered rates) are needed only where the format does not say them."""
+    line, a hand-entered CSV, or Prometheus text (vLLM's counters; SGLang's gauges, an
+    average). k (llama.cpp timings, SGLang's averages) and rounds (hand-entered rates) are
+    needed only where the format does not say them."""
     if not isinstance(text, str) or not text.strip():
         raise MetricsError("the metrics text is empty")
     if len(text) > MAX_TEXT_CHARS:
         raise MetricsError(f"the metrics text is {len(text):,} characters; the cap is "
                            f"{MAX_TEXT_CHARS:,}")
-    from . import llamalog, serverformats  # they build on this module's record
-
     body = text.strip()
     is_log = llamalog_keys(body)
     if body[0] in "{[":
         try:
-            return serverformats.from_json(read_json(body), k=k)
+            doc = read_json(body)
+            if gauges.is_server_info(doc):
+                return gauges.from_server_info(doc, k=k)
+            return serverformats.from_json(doc, k=k)
         except PasteError as exc:
             if not is_log:  # a log's lines may start "[pid]"
                 raise MetricsError(str(exc)) from None
@@ -373,4 +238,6 @@ def parse_any(text: str, *, k: int | None = None, model: str | None = None,
         return serverformats.parse_hand(body, rounds=rounds)
     if is_log:
         return llamalog.parse_llamacpp_log(body, k=k)
+    if gauges.has_gauges(body) and VLLM not in body and ESCAPED not in body:
+        return gauges.parse_gauges(body, k=k, model=model)
     return parse_prometheus(body, model=model)

@@ -26,6 +26,10 @@ DTYPE_BYTES: dict[str, float] = {
 }
 
 
+SERVED_DTYPES = tuple(d for d in DTYPE_BYTES if d != "fp32")  # what a server keeps weights
+# and KV cache in: the planner's choices (the page's and the CLI's)
+
+
 def dtype_bytes(dtype: str) -> float:
     if dtype not in DTYPE_BYTES:
         raise ValueError(f"unknown dtype {dtype!r}; choose one of {list(DTYPE_BYTES)}")
@@ -61,6 +65,7 @@ class ModelShape:
     qk_nope_head_dim: int = 0  # MLA: per-head part of q and k without RoPE
     v_head_dim: int = 0  # MLA: per-head width of v
     input_fc: int = 0  # a draft head's fc from input_fc x d features to d (EAGLE: 2)
+    mtp_layers: int = 0  # MTP layers the checkpoint ships (DeepSeek's num_nextn_predict_layers)
     source: str = ""
 
     @property

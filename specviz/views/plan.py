@@ -9,7 +9,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ..analysis import acceptance, drafting, modelcfg, planner, plantables, servermetrics
+from ..analysis import (
+    acceptance,
+    drafting,
+    modelcfg,
+    pasted,
+    planner,
+    plantables,
+    record,
+    servermetrics,
+)
 from ..analysis.roofline import ACCELERATORS, Accelerator
 from .work import heavy
 
@@ -83,6 +92,7 @@ class PlanPage:
     tables: dict[str, list[dict]] = field(default_factory=dict)  # name -> rows
     batch_note: str | None = None  # the user's batch against memory and the sweep
     models: tuple[str, ...] = ()  # a scrape's model names, where it holds several (a choice)
+    alpha_ci: str = ""  # alpha's 95 % interval as shown, or why there is none
 
 
 def _model(text: str, preset: str, who: str, errors: list[str]):
@@ -123,19 +133,19 @@ def _drafter(di: DraftInputs, text: str, preset: str, who: str, target,
 
 
 def _measurements(text: str, before: str, k_len: int, rounds: int, model: str,
-                  notes: list[str]) -> servermetrics.Acceptance:
+                  notes: list[str]) -> record.Acceptance | record.Averages:
     """The measurements read; a scrape of several models, none or an absent one chosen, is
     read for its first model, with a note."""
-    def read(m: str | None) -> servermetrics.Acceptance:
+    def read(m: str | None) -> record.Acceptance | record.Averages:
         if before.strip():
             return servermetrics.parse_scrapes(before, text, model=m)
         return servermetrics.parse_any(text, k=k_len or None, model=m, rounds=rounds or None)
 
     try:
         return read(model or None)
-    except servermetrics.ModelChoice as exc:
+    except record.ModelChoice as exc:
         first = exc.models[0]
-        names = servermetrics.listed(exc.models)
+        names = pasted.listed(exc.models)
         notes.append(f"The scrape holds {len(exc.models):,} models ({names})"
                      + (f" and none is {model}" if model else "")
                      + f": shown is {first} (choose another under 'model').")
@@ -175,9 +185,11 @@ def plan_page(*, metrics_text: str, target_text: str = "", target_preset: str = 
         rec = _measurements(metrics_text, metrics_before, k_len, rounds, model, page.notes)
         page.models = rec.models
         page.report = acceptance.analyse(rec)
+        ci = page.report.alpha_ci
+        page.alpha_ci = f"{ci[0]:.3f}-{ci[1]:.3f}" if ci else "no interval: an average"
         page.notes += list(rec.notes)
         page.tables["acceptance"] = page.report.rows
-    except servermetrics.MetricsError as exc:
+    except record.MetricsError as exc:
         page.errors.append(f"Measurements: {exc}")
     target = _model(target_text, target_preset, target_name, page.errors)
     draft = (_drafter(drafts, draft_text, draft_preset, draft_name, target, page.errors)

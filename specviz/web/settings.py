@@ -18,7 +18,7 @@ from urllib.parse import urlencode
 from ..analysis.drafting import DRAFT_KINDS, HEAD_LAYERS_MAX, TREE_MAX
 from ..analysis.modelcfg import preset_names
 from ..analysis.roofline import ACCELERATORS
-from ..analysis.shape import DTYPE_BYTES, PRESETS
+from ..analysis.shape import DTYPE_BYTES, PRESETS, SERVED_DTYPES
 from ..core.rules import RULES, reads_warp
 from ..core.tables import (  # noqa: F401
     K_APP_MAX,
@@ -235,7 +235,7 @@ def _tree():
     return parse
 
 
-PLAN_DTYPES = ("bf16", "fp16", "fp8", "int8", "int4")
+PLAN_DTYPES = SERVED_DTYPES  # the planner's types, owned by shape
 
 
 def _blob():

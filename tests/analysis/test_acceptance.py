@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from specviz.analysis import theory
 from specviz.analysis.acceptance import IID_LEVEL, analyse, wilson
-from specviz.analysis.servermetrics import from_histogram, make_acceptance
+from specviz.analysis.record import from_histogram, make_acceptance
 from specviz.core.exact import round_law
 from specviz.core.montecarlo import simulate
 from specviz.core.tables import default_tables

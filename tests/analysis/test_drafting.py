@@ -10,8 +10,8 @@ import pytest
 
 from specviz.analysis import drafting, modelcfg, planner
 from specviz.analysis.acceptance import analyse
+from specviz.analysis.record import from_histogram
 from specviz.analysis.roofline import ACCELERATORS
-from specviz.analysis.servermetrics import from_histogram
 from specviz.views.plan import DraftInputs, accelerator, example_text, plan_page
 
 H100 = ACCELERATORS["H100 SXM"]
@@ -48,6 +48,25 @@ def test_eagle_head_from_the_target_by_hand():
     eagle3 = drafting.head_from_target(T, kind="eagle3", layers=1, vocab=32_000)
     assert not eagle3.shared_head  # its own 32k-row LM head, in memory
     assert eagle3.resident_params == LAYER + 3 * D * D + D + 32_000 * D
+
+
+def test_an_mtp_head_on_deepseek_v3_is_its_routed_mtp_layer():
+    """DeepSeek-V3 ships one MTP layer (num_nextn_predict_layers = 1) after its routed
+    layers: an MoE layer with MLA, priced by hand here from the config's numbers."""
+    from test_pricing import DEEPSEEK_V3
+
+    target = modelcfg.shape_from_config({**DEEPSEEK_V3, "num_nextn_predict_layers": 1})
+    head = drafting.head_from_target(target, kind="mtp", layers=4)  # the config's 1 wins
+    d, h = 7168, 128
+    attn = (d * 1536 + 1536 + 1536 * h * (128 + 64) + d * (512 + 64) + 512
+            + 512 * h * (128 + 128) + h * 128 * d)  # q_a, norm, q_b, kv_a, norm, kv_b, o
+    moe = 256 * 3 * d * 2048 + 3 * d * 2048 + 256 * d  # routed, one shared, the router
+    own = attn + moe + 2 * d + 2 * d * d + 3 * d  # norms; eh_proj 2d -> d and its norms
+    assert head.resident_params == pytest.approx(own, rel=1e-5)
+    assert head.shape.layers == 1 and "num_nextn_predict_layers = 1" in head.source
+    # DeepSeek-V3's report: 14 B of MTP weights beside the 671 B, its stored copies of the
+    # embedding and the LM head (129,280 x 7,168 each) among them
+    assert head.resident_params == pytest.approx(14e9 - 2 * 129_280 * d, rel=0.05)
 
 
 def test_head_from_its_own_config():

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from specviz.analysis import modelcfg, serverformats, servermetrics
+from specviz.analysis import modelcfg, pasted, serverformats, servermetrics
 
 ECHO_BOUND = 400  # characters: the longest of these messages, whatever the input
 
@@ -45,6 +45,6 @@ def test_a_long_config_name_is_cut():
 
 
 def test_listed_names_a_few_then_counts():
-    assert servermetrics.listed(["a", "b"]) == "a, b"
-    assert servermetrics.listed("abcdef", most=3) == "a, b, c and 3 more"
-    assert servermetrics.listed(["x" * 100], chars=5) == "xxxxx…"
+    assert pasted.listed(["a", "b"]) == "a, b"
+    assert pasted.listed("abcdef", most=3) == "a, b, c and 3 more"
+    assert pasted.listed(["x" * 100], chars=8) == "xxxxx..."  # cut as every quote is

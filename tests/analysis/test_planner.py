@@ -10,8 +10,8 @@ import pytest
 from specviz.analysis import modelcfg, planner, plantables
 from specviz.analysis.acceptance import analyse
 from specviz.analysis.drafting import model_draft
+from specviz.analysis.record import from_histogram
 from specviz.analysis.roofline import ACCELERATORS, pass_cost, pass_times
-from specviz.analysis.servermetrics import from_histogram
 from specviz.analysis.shape import PRESETS, ModelShape
 from specviz.views.plan import accelerator, example_text, plan_page
 

@@ -11,8 +11,8 @@ import pytest
 from specviz.analysis import modelcfg, planner, plantables
 from specviz.analysis.acceptance import analyse
 from specviz.analysis.drafting import model_draft
+from specviz.analysis.record import from_histogram
 from specviz.analysis.roofline import ACCELERATORS, pass_times
-from specviz.analysis.servermetrics import from_histogram
 
 DEEPSEEK_V3 = {  # deepseek-ai/DeepSeek-V3 config.json (without the MTP module)
     "model_type": "deepseek_v3", "vocab_size": 129280, "hidden_size": 7168,

@@ -78,6 +78,22 @@ def test_request_lines_alone_are_pooled():
     assert rec.drafted == 350 and "2 requests pooled" in rec.notes
 
 
+def test_the_newest_lines_mean_len_and_a_trace_line_of_rates():
+    """Newer llama-server prints ', mean len = %5.2f' on the request's line and, at -lv 4,
+    the rates on a trace line of their own right after it: both are read."""
+    log = (timing(0) + slot(0, 150, 200, ", mean len =  2.50")
+           + "[1234] 0.07.000.101 T slot print_timing: id  1 | task 0 |      acc per pos = "
+             "(0.900, 0.600)\n"
+           + timing(1) + slot(1, 60, 100, ", mean len =  2.20")
+           + "[1234] 0.07.001.101 T slot print_timing: id  1 | task 1 |      acc per pos = "
+             "(0.700, 0.500)\n")
+    rec = parse_any(log)
+    assert (rec.rounds, rec.drafted, rec.k) == (100 + 50, 300, 2)  # 150 / 1.5, 60 / 1.2
+    assert rec.per_position.tolist() == [90 + 35, 60 + 25]
+    bare = parse_any(slot(0, 150, 200, ", mean len =  2.50"))  # the trace line not logged
+    assert bare.rounds == 100 and bare.per_position is None
+
+
 def test_old_request_lines_need_k_and_say_so():
     log = slot(0, 171, 297, old=True) + slot(1, 80, 100, old=True)
     with pytest.raises(MetricsError, match="enter k \\(the server's --draft-max\\)"):

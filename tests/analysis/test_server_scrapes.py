@@ -1,6 +1,6 @@
 """vLLM's and SGLang's outputs as those servers write them: v0 counters, names escaped by
 an OpenMetrics client, several models in one scrape, SGLang's short histograms and older
-meta_info, and the sources that hold only averages (refused, saying what is missing)."""
+meta_info (SGLang's averages: test_sglang_averages.py)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from specviz.analysis.servermetrics import MetricsError, ModelChoice, parse_any
+from specviz.analysis.record import MetricsError, ModelChoice
+from specviz.analysis.servermetrics import parse_any
 
 
 def counter(name: str, value: float, labels: str = 'model_name="m"', help_: str = "") -> str:
@@ -95,12 +96,24 @@ def test_older_sglang_meta_info_needs_k():
     assert (rec.rounds, rec.drafted, rec.accepted) == (50, 150, 80)
 
 
-@pytest.mark.parametrize("text", [
-    "# HELP sglang:spec_accept_length The average acceptance length of speculative decoding.\n"
-    "# TYPE sglang:spec_accept_length gauge\n"
-    'sglang:spec_accept_length{model_name="m",tp_rank="0"} 2.71\n',
-    json.dumps({"version": "0.5.2", "internal_states": [{"avg_spec_accept_length": 2.71}]}),
-])
-def test_sglang_averages_alone_are_refused_saying_what_is_missing(text):
-    with pytest.raises(MetricsError, match="no counts of rounds or drafts"):
-        parse_any(text)
+VLLM_DOC = {  # vLLM's docs/features/speculative_decoding/acceptance_metrics.md, a summary
+    "mean_acceptance_length": 1.2325581395348837, "draft_acceptance_rate": 0.07751937984496124,
+    "acceptance_histogram": [39, 1, 0, 3], "acceptance_histogram_by_draft_length":
+    {"3": [39, 1, 0, 3]}, "num_spec_steps": 43, "num_accepted_draft_tokens": 10,
+    "num_draft_tokens": 129, "num_spec_tokens": 3}
+
+
+def test_vllm_histograms_by_draft_length():
+    """One length: the histogram as it is. Several (variable-length drafting, grammar-cut
+    drafts): the law comes from the steps that drafted the longest, saying so."""
+    one = parse_any(json.dumps({"metrics": {"speculative_decoding": VLLM_DOC}}))
+    assert (one.rounds, one.k, one.per_position.tolist()) == (43, 3, [4, 3, 3])
+    mixed = {**VLLM_DOC, "acceptance_histogram": [45, 3, 0, 3], "num_spec_steps": 51,
+             "num_accepted_draft_tokens": 12, "num_draft_tokens": 139,
+             "acceptance_histogram_by_draft_length": {"3": [39, 1, 0, 3], "1": [6, 2]}}
+    rec = parse_any(json.dumps({"metrics": {"speculative_decoding": mixed}}))
+    assert (rec.rounds, rec.k, rec.per_position.tolist()) == (43, 3, [4, 3, 3])
+    assert "steps by length: 1: 8, 3: 43" in rec.notes[0]
+    bad = {**mixed, "acceptance_histogram_by_draft_length": {"3": [1, 2], "1": [6, 2]}}
+    with pytest.raises(MetricsError, match="maps a draft length k .* to k \\+ 1 counts"):
+        parse_any(json.dumps({"metrics": {"speculative_decoding": bad}}))

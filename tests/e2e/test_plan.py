@@ -43,3 +43,14 @@ def test_plan_bad_paste_is_a_message(server, page):
     box.press("Control+Enter")
     page.get_by_text("not Prometheus exposition text").first.wait_for()
     assert page.get_by_text("Traceback").count() == 0
+
+
+def test_plan_sglang_server_info_is_read_as_an_average(server, page):
+    page.goto(f"{server.url}/plan")
+    page.get_by_text("use k = 3").first.wait_for()
+    box = page.get_by_label("paste metrics", exact=False)
+    box.fill((FX / "sglang_server_info.json").read_text())
+    box.press("Control+Enter")
+    page.get_by_text("An average from SGLang /get_server_info").first.wait_for()
+    page.get_by_text("no interval: an average").first.wait_for()
+    assert page.get_by_text("Traceback").count() == 0

@@ -33,6 +33,15 @@ def test_pasted_metrics_from_the_url_and_bad_paste():
     assert not bad.success
 
 
+def test_sglang_gauges_pasted_show_an_average_without_interval():
+    text = (FX / "sglang_gauges.prom").read_text()
+    at = run_page(PAGE, timeout=60, plan_metrics=urlcodec.encode_blob(text))
+    assert not at.error and "use k =" in at.success[0].value
+    assert any("An average from SGLang /metrics gauges" in m.value for m in at.markdown)
+    assert any("last log interval" in i.value for i in at.info)
+    assert [m.delta for m in at.metric][0] == "no interval: an average"
+
+
 def test_config_too_big_for_memory_and_bad_url():
     at = run_page(PAGE, timeout=60, plan_target="Llama-3.1-70B", plan_ctx="zzz")
     assert any("fits with fp8" in e.value for e in at.error)
