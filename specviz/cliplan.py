@@ -152,7 +152,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         print(format_table(page.tables["measured"], [
             ("quantity", "", str), ("roofline", "roofline", ".4g"),
             ("measured", "measured", ".4g"), ("how", "measured how", str)]), file=out)
-    print("\nAcceptance by position (95% Wilson intervals)", file=out)
+    print("\nAcceptance by position (95% Wilson intervals)" if page.report.alpha_ci else
+          "\nAcceptance by position (an average: no count of rounds, so no intervals)", file=out)
     print(format_table(page.tables["acceptance"], [
         ("position", "i", "d"), ("rate", "P(kept)", f3), ("rate_lo", "lo", f3),
         ("rate_hi", "hi", f3), ("conditional", "P(kept | before kept)", f3),

@@ -110,5 +110,7 @@ def test_plan_reads_sglang_averages_and_says_what_they_lack(capsys):
         rc, text = run("plan", "--metrics", "tests/fixtures/plan/" + name)
         assert rc == 0 and f"An average from {source}: mean acceptance length 2.500 at k = 3" \
             in text and "No interval" in text
+        assert "an average: no count of rounds, so no intervals" in text
+        assert "Wilson" not in text
     rc, text = run("plan", "--metrics", "tests/fixtures/plan/sglang_gauges.prom", "--json")
     assert rc == 0 and json.loads(text)["alpha_ci"] is None
