@@ -114,7 +114,7 @@ def main() -> int:
         secs, counts = train_timed(text, level, order)
         results[level] = counts
         ok &= report(f"{level}: train orders 1..{order}", f"{secs:.2f} s", "< 5 s", secs < 5.0)
-        report(f"{level}: tokens / vocabulary V", f"{counts.n_tokens:,} / {counts.V:,}")
+        report(f"{level}: tokens / vocabulary V", f"{counts.corpus_tokens:,} / {counts.V:,}")
         ok &= report(f"{level}: counts in memory", f"{counts.nbytes / 1e6:.1f} MB", "< 300 MB",
                      counts.nbytes < 300e6)
         peak = train_peak(text, level, order)

@@ -10,7 +10,7 @@ from dataclasses import replace
 import streamlit as st
 
 from specviz.figures import textfigs
-from specviz.views import stepping, textpage
+from specviz.views import pagedata, stepping, textpage
 from specviz.web import notation, stage, textmodels, ui
 
 app = ui.page("text")
@@ -49,12 +49,12 @@ st.subheader("Which draft order?")
 st.caption(notation.text(textpage.order_caption(m.target, s.k)))
 orders = ui.cached(textpage.page_order_sweep)(m.counts, m.counts.fingerprint, m.target, ids,
                                               s.k, s.seed, m.T_p, float(s.T))
-ui.chart(textfigs.order_figure(textpage.reprice(orders, s.k, s.c), m.target), key="text_orders")
+ui.chart(textfigs.order_figure(pagedata.reprice(orders, s.c, s.k), m.target), key="text_orders")
 
 st.subheader("Prompt lookup against the n-gram draft")
 st.caption(notation.text(textpage.LOOKUP_CAPTION))
-drafters = textpage.reprice(ui.cached(textpage.page_drafters)(m.dec, m.dec.key, ids, s.k,
-                                                              s.seed, s.rule), s.k, s.c)
+drafters = pagedata.reprice(ui.cached(textpage.page_drafters)(m.dec, m.dec.key, ids, s.k,
+                                                              s.seed, s.rule), s.c, s.k)
 ui.chart(textfigs.drafter_figure(drafters), key="text_drafters")
 ui.table(textpage.drafter_rows(drafters), textpage.DRAFTER_COLUMNS,
          fold="The drafters' numbers (table)")

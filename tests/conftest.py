@@ -14,15 +14,30 @@ STDLIB_MODULES = ("textwrap.py", "functools.py", "collections/__init__.py", "pat
 TESTS = Path(__file__).parent
 
 
-def pytest_collection_modifyitems(items):
-    """Groups for pytest-xdist's --dist loadgroup (the README's command): a test file stays
-    on one worker, so its module fixtures are built once, and the browser tests share one
-    worker, so that two servers and two browsers never compete for two cores; the real
-    model's tests (llm/) share one worker, so it loads the model once."""
-    for item in items:
-        rel = item.path.relative_to(TESTS)
-        group = {"e2e": "browser", "llm": "llm"}.get(rel.parts[0], str(rel))
-        item.add_marker(pytest.mark.xdist_group(group))
+def worker_group(nodeid: str) -> str:
+    """The pytest-xdist group of a test, from its node id: a test file stays on one worker,
+    so its module fixtures are built once; the browser tests (e2e/) share one worker, so
+    that two servers and two browsers never compete for two cores; the real model's tests
+    (llm/) share one, so it loads the model once."""
+    parts = Path(nodeid.split("::", 1)[0]).parts
+    rel = parts[1:] if parts[:1] == ("tests",) else parts
+    return {"e2e": "browser", "llm": "llm"}.get(rel[0], "/".join(rel))
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """--dist loadgroup (the README's command) groups by worker_group. pytest-xdist 3.8's
+    own loadgroup reads xdist_group marks by appending the group to item._nodeid, which
+    pytest 9 no longer reads (Node.nodeid is str(item._id)): the marks grouped nothing."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByGroup(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return worker_group(nodeid)
+
+    return ByGroup(config, log)
 
 
 @pytest.fixture(autouse=True, scope="session")

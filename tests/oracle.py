@@ -115,6 +115,62 @@ def v_inclusive(u_bits: int) -> Verify:
     return verify
 
 
+# ------------------------------------------------------------------ the warp
+def warp_mask(p: Row, temperature: float, top_k: int, top_p: float, min_p: float) -> Row:
+    """The tempered row masked, not renormalised: r = norm(p^(1/T)); in the order most
+    likely first (ties: lower index), top-k keeps the first top_k; top-p keeps a token while
+    the mass ahead of it, in the row top-k left renormalised, is below top_p; min-p keeps
+    r(x) >= min_p max r."""
+    r = _norm([a ** (1.0 / temperature) if a > 0 else 0.0 for a in p])
+    order = [i for i in sorted(range(len(r)), key=lambda i: (-r[i], i)) if r[i] > 0]
+    if top_k:
+        order = order[:top_k]
+    total, ahead, kept = sum(r[i] for i in order), 0.0, []
+    for i in order:
+        if ahead < top_p * total:
+            kept.append(i)
+        ahead += r[i]
+    kept = [i for i in kept if r[i] >= min_p * r[order[0]]]
+    return [r[i] if i in kept else 0.0 for i in range(len(r))]
+
+
+def _residual_as_sampled(p: Row, q: Row) -> Row:
+    """norm(max(0, p - q)), or norm(p) when that is empty (a sampler renormalises)."""
+    d = _residual(p, q)
+    return d if sum(d) > 0 else _norm(p)
+
+
+def warp_rules(temperature: float = 0.8, top_k: int = 0, top_p: float = 0.9,
+               min_p: float = 0.0, warp_draft: int = 0) -> dict[str, OracleRule]:
+    """The warp rules, from their descriptions: the output must follow warp(p); each reads
+    a different pair of rows for its coin and its correction; the bonus from warp(p). The
+    draft samples warp(q) with warp_draft = 1 (warp_raw_q always: that is its bug)."""
+    def mask(p: Row) -> Row:
+        return warp_mask(p, temperature, top_k, top_p, min_p)
+
+    def warp(p: Row) -> Row:
+        return _norm(mask(p))
+
+    def on(coin_p, coin_q, fix_p, fix_q) -> Verify:
+        def verify(p: Row, q: Row, x: int) -> list[tuple[float, int]]:
+            a, b = coin_p(p), coin_q(q)
+            return _coin_then(min(1.0, _ratio(a, b, x)), _residual_as_sampled(fix_p(p),
+                                                                            fix_q(q)))
+        return verify
+
+    def raw(v: Row) -> Row:
+        return v
+
+    qs = warp if warp_draft else raw  # the row the draft samples from, from q's
+    return {
+        "warped": OracleRule(on(warp, qs, warp, qs), draft=qs, bonus=warp),
+        "warp_raw_target": OracleRule(on(raw, qs, raw, qs), draft=qs, bonus=warp),
+        "warp_raw_residual": OracleRule(on(warp, qs, raw, qs), draft=qs, bonus=warp),
+        "warp_raw_q": OracleRule(on(warp, raw, warp, raw), draft=warp, bonus=warp),
+        "warp_unnormalised": OracleRule(on(mask, qs, mask, qs), draft=qs, bonus=warp),
+    }
+
+
 # ------------------------------------------------------------------ the rules
 @dataclass(frozen=True)
 class OracleRule:
@@ -123,6 +179,7 @@ class OracleRule:
     unverified_tail: bool = False  # 'continue': emit the drafts after a rejection
     candidates: int = 0  # multi_draft: m candidates per position (0: single draft)
     bonus_one_back: bool = False  # a deliberately wrong oracle: the bonus from p one prefix early
+    bonus: Callable[[Row], Row] = lambda p: p  # the bonus token's law, from p's row
 
 
 def oracle_rules(top_k: int = 2, u_bits: int = 4, eps: float = 0.09, delta: float = 0.3,
@@ -173,7 +230,7 @@ def _verify_from(rule, P, Q, prefixes, i, prob, emitted, k, out: Branches) -> No
             out.append((prob, emitted))
             return
         at = prefixes[i - 1] if rule.bonus_one_back else ctx
-        for y, w in enumerate(P[at]):  # all k kept: the bonus from p at the last prefix
+        for y, w in enumerate(rule.bonus(P[at])):  # all k kept: the bonus at the last prefix
             if w > 0:
                 out.append((prob * w, emitted + [y]))
         return

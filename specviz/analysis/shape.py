@@ -178,22 +178,22 @@ class ModelShape:
         """KV cache of one token of context: layers * kv_cached * dtype bytes."""
         return self.layers * self.kv_cached * dtype_bytes(kv_dtype)
 
-    def experts_touched(self, n_tokens: ArrayLike) -> FloatOrArray:
+    def experts_touched(self, pass_tokens: ArrayLike) -> FloatOrArray:
         """Expected distinct experts per layer that n tokens touch, each choosing top-k of E
         (uniform routing, k distinct per token): E (1 - (1 - k/E)^n). E for a dense model's
         single MLP is reported as 0."""
         if not self.moe:
-            return 0.0 * np.asarray(n_tokens, dtype=float)
-        n = np.asarray(n_tokens, dtype=float)
+            return 0.0 * np.asarray(pass_tokens, dtype=float)
+        n = np.asarray(pass_tokens, dtype=float)
         e = self.experts * (1.0 - (1.0 - self.experts_per_tok / self.experts) ** n)
         return float(e) if e.ndim == 0 else e
 
-    def weight_bytes(self, n_tokens: ArrayLike = 1, dtype: str = "fp16") -> FloatOrArray:
+    def weight_bytes(self, pass_tokens: ArrayLike = 1, dtype: str = "fp16") -> FloatOrArray:
         """Bytes of weights a pass over n tokens reads: every weight once, except routed
         experts, of which only the expected number touched (experts_touched) per layer, and
         an untied input embedding, of which only the n rows gathered (at most vocab)."""
         nbytes = dtype_bytes(dtype)
-        n = np.asarray(n_tokens, dtype=float)
+        n = np.asarray(pass_tokens, dtype=float)
         fixed = (self.params - self.experts * self.expert_params) * nbytes
         rows = 0.0 if self.tied else (self.vocab - np.minimum(n, self.vocab)) * self.d_model
         return (fixed - rows * nbytes

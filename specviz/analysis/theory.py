@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-K_MAX = 64  # largest draft length the module accepts
+from ..core.tables import K_MAX
 
 FloatOrArray = float | NDArray[np.float64]
 

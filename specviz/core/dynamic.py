@@ -58,15 +58,15 @@ def _stream(seed: int, size: int, m: int) -> StreamDraws:
     return StreamDraws(np.random.default_rng(seed).random((size, 2 * m + 1)), m)
 
 
-def _check(P, Q, ctx, policy, k, k_max, n_tokens, threshold) -> TablePair:
+def _check(P, Q, ctx, policy, k, k_max, length, threshold) -> TablePair:
     pair = TablePair(P, Q)
     check_ctx(ctx, pair.V)
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}; valid policies: {', '.join(POLICIES)}")
     if not 1 <= k <= K_MAX or not 1 <= k_max <= K_MAX:
         raise ValueError(f"k and k_max must be in 1..{K_MAX}; got k = {k}, k_max = {k_max}")
-    if not 1 <= n_tokens <= TOKENS_MAX:
-        raise ValueError(f"n_tokens must be 1..{TOKENS_MAX:,}; got {n_tokens}")
+    if not 1 <= length <= TOKENS_MAX:
+        raise ValueError(f"length must be 1..{TOKENS_MAX:,}; got {length}")
     if not 0.0 <= threshold <= 1.0:
         raise ValueError(f"threshold must be in [0, 1]; got {threshold}")
     return pair
@@ -91,13 +91,13 @@ def run_policy(
     *,
     policy: str = "constant",
     k: int = 4,
-    n_tokens: int = 2_000,
+    length: int = 2_000,
     seed: int = 0,
     k_max: int = 16,
     threshold: float = 0.3,
     rule: str | Rule = "correct",
 ) -> PolicyRun:
-    """Decode n_tokens from ctx under `rule`, k chosen per round by `policy`.
+    """Decode `length` tokens from ctx under `rule`, k chosen per round by `policy`.
 
     constant: k every round. heuristic: start at k, then k + 2 after a round that kept
     every draft and max(1, k - 1) otherwise, capped at k_max. confidence: draft while the
@@ -106,7 +106,7 @@ def run_policy(
     k = k_max will emit as drafts; its text is that of k = k_max, only the draft calls
     differ, which makes it a bound on what any policy can save.
     """
-    pair = _check(P, Q, ctx, policy, k, k_max, n_tokens, threshold)
+    pair = _check(P, Q, ctx, policy, k, k_max, length, threshold)
     r = get_rule(rule)
     if r.kind == "block":
         raise ValueError("block verification reads the coins of drafts it then throws away; "
@@ -114,10 +114,10 @@ def run_policy(
     m = int(r.prm["m"]) if r.kind == "multi" else 1
     if r.kind == "tree":  # a column per sibling: the widest node's
         m = rule_shape(r, max(k, k_max)).width
-    draws = _stream(seed, n_tokens + k_max + 2, m)
+    draws = _stream(seed, length + k_max + 2, m)
     run = PolicyRun()
     c, k_now = int(ctx), k
-    while draws.start < n_tokens:
+    while draws.start < length:
         if policy == "confidence":
             k_now = _confident_k(pair, r, c, draws, k_max, threshold)
         d = play(pair, [c], k_max if policy == "oracle" else k_now, r, draws, light=True)
@@ -142,7 +142,7 @@ def run_policies(
     ctx: int,
     k: int = 4,
     *,
-    n_tokens: int = 2_000,
+    length: int = 2_000,
     seed: int = 0,
     k_max: int = 16,
     threshold: float = 0.3,
@@ -150,6 +150,6 @@ def run_policies(
     rule: str | Rule = "correct",
 ) -> dict[str, PolicyRun]:
     """Every policy on the same stream."""
-    return {p: run_policy(P, Q, ctx, policy=p, k=k, n_tokens=n_tokens, seed=seed, k_max=k_max,
+    return {p: run_policy(P, Q, ctx, policy=p, k=k, length=length, seed=seed, k_max=k_max,
                           threshold=threshold, rule=rule)
             for p in policies}

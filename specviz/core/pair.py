@@ -85,7 +85,7 @@ class ModelPair:
         if isinstance(prefix, (int, np.integer)) and not isinstance(prefix, bool):
             return [check_ctx(prefix, self.V)]
         if isinstance(prefix, (str, bytes)) or not isinstance(prefix, Sequence):
-            raise ValueError(f"ctx must be a token id or a sequence of them; got {prefix!r}")
+            raise ValueError(f"a prefix must be a token id or a sequence of them; got {prefix!r}")
         ids = [check_ctx(t, self.V) for t in prefix]
         if not ids:
             raise ValueError("the prompt must hold at least one token")

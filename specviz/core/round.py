@@ -44,22 +44,21 @@ from .verify import (
 ROUNDS_MAX = 10_000  # rounds one transcript may chain
 
 
-def play_round(pair: ModelPair, ctx: int | Sequence[int], k: int, *,
+def play_round(pair: ModelPair, prefix: int | Sequence[int], k: int, *,
                rng: np.random.Generator, rule: str | Rule = "correct") -> RoundTrace:
-    """Play one round from ctx (a token, or a prefix of tokens, newest last)."""
-    prefix = pair.check_prefix(ctx)
-    return play(pair, prefix, check_k(k), get_rule(rule), RngDraws(rng))
+    """Play one round from prefix (tokens, newest last; a single token id is one token)."""
+    return play(pair, pair.check_prefix(prefix), check_k(k), get_rule(rule), RngDraws(rng))
 
 
-def play_rounds(pair: ModelPair, ctx: int | Sequence[int], k: int, *, n_rounds: int,
+def play_rounds(pair: ModelPair, prefix: int | Sequence[int], k: int, *, n_rounds: int,
                 seed: int = 0, rule: str | Rule = "correct",
                 traced: int | None = None) -> tuple[RoundTrace | RoundDigest, ...]:
-    """A transcript: n_rounds rounds chained from ctx on one seeded stream.
+    """A transcript: n_rounds rounds chained from prefix on one seeded stream.
 
     With traced = m only the last m rounds carry their rows and frames (RoundTrace); the
     earlier ones are RoundDigest, played with the same draws at a fraction of the cost.
     """
-    prefix = pair.check_prefix(ctx)
+    prefix = pair.check_prefix(prefix)
     k, r = check_k(k), get_rule(rule)
     if isinstance(n_rounds, bool) or not isinstance(n_rounds, (int, np.integer)) \
             or not 1 <= n_rounds <= ROUNDS_MAX:
@@ -173,15 +172,9 @@ def _play_single(pair, prefix, k, rule, draws, light, betas):
         )
         for i, x in enumerate(drafts)
     )
-    trace = RoundTrace(
-        rule=rule.name, ctx=prefix[-1], k=n, vocab=pair.names, positions=positions,
-        rejected_at=rejected_at,
-        rejection_row=None if rejection is None else frozen(rejection),
-        rejection_context=None if rejected_at is None else last[rejected_at - 1],
-        bonus_row=None if bonus is None else frozen(target_row(rule, pair.p(bonus))),
-        bonus_context=None if bonus is None else last[n],
-        final_u=final_u, emitted=tuple(emitted), flushed=flushed, steps=(),
-    )
+    row = target_row(rule, pair.p(bonus)) if rejection is None else rejection
+    trace = _trace(pair, rule, prefix, n, positions, emitted, final_u, rejected_at, row,
+                   last[n if rejected_at is None else rejected_at - 1], flushed)
     return _with_steps(trace, steps_single(pair, rule, prefix, trace, proposed))
 
 
@@ -190,6 +183,20 @@ def _draw_bonus(pair, rule, prefix, u: float) -> int:
     p = pair.p(prefix)
     row = target_row(rule, p)
     return pair.draw_p(prefix, u) if row is p else draw_row(row, u)
+
+
+def _trace(pair, rule, prefix, k, positions, emitted, final_u, rejected_at, row, context,
+           flushed=(), tree=()) -> RoundTrace:
+    """A played round, frozen: its last token came from `row` at `context`, the rejection
+    law when rejected_at is set, else the bonus row."""
+    ended = rejected_at is not None
+    return RoundTrace(
+        rule=rule.name, ctx=prefix[-1], k=k, vocab=pair.names, positions=tuple(positions),
+        rejected_at=rejected_at, rejection_row=frozen(row) if ended else None,
+        rejection_context=context if ended else None,
+        bonus_row=None if ended else frozen(row), bonus_context=None if ended else context,
+        final_u=final_u, emitted=tuple(emitted), flushed=tuple(flushed), steps=(), tree=tree,
+    )
 
 
 def _with_steps(trace: RoundTrace, steps: tuple[Step, ...]) -> RoundTrace:
@@ -238,15 +245,8 @@ def _play_multi(pair, prefix, k, rule, draws, light):
         emitted.append(Emitted(draw_row(rejection, final_u), "resampled", rejected_at))
     if light:
         return RoundDigest(prefix[-1], k, tuple(emitted), len(emitted) - 1)
-    trace = RoundTrace(
-        rule=rule.name, ctx=prefix[-1], k=k, vocab=pair.names, positions=tuple(positions),
-        rejected_at=rejected_at,
-        rejection_row=None if rejected_at is None else frozen(rejection),
-        rejection_context=None if rejected_at is None else cur[-1],
-        bonus_row=None if rejected_at is not None else frozen(pair.p(cur)),
-        bonus_context=None if rejected_at is not None else cur[-1],
-        final_u=final_u, emitted=tuple(emitted), flushed=(), steps=(),
-    )
+    trace = _trace(pair, rule, prefix, k, positions, emitted, final_u, rejected_at,
+                   pair.p(cur) if rejected_at is None else rejection, cur[-1])
     return _with_steps(trace, steps_multi(pair, rule, prefix, trace, m))
 
 
@@ -277,16 +277,9 @@ def _play_block(pair, prefix, k, rule, draws, light):
         p=float(p_rows[i][x]), q=float(qs_rows[i][x]),
         ratio=float(ratio(p_rows[i][x], qs_rows[i][x])), threshold=float(h[i + 1]),
         u=coins[i], accepted=i < tau) for i, x in enumerate(drafts))
-    trace = RoundTrace(
-        rule=rule.name, ctx=prefix[-1], k=n, vocab=pair.names, positions=positions,
-        rejected_at=None if tau == n else tau + 1,
-        rejection_row=None if row is None else frozen(row),
-        rejection_context=None if row is None else last[tau],
-        bonus_row=frozen(p_rows[n]) if row is None else None,
-        bonus_context=last[n] if row is None else None,
-        final_u=final_u, emitted=tuple(emitted), flushed=tuple(range(tau + 2, n + 1)),
-        steps=(),
-    )
+    trace = _trace(pair, rule, prefix, n, positions, emitted, final_u,
+                   None if tau == n else tau + 1, p_rows[n] if row is None else row, last[tau],
+                   range(tau + 2, n + 1))
     return _with_steps(trace, steps_block(pair, rule, prefix, trace, w, proposed))
 
 
@@ -349,14 +342,8 @@ def _play_tree(pair, prefix, k, rule, draws, light):
     if light:
         return RoundDigest(prefix[-1], len(positions), tuple(emitted), len(emitted) - 1)
     pruned = len(tokens) - sum(len(p.tries) for p in positions)
-    trace = RoundTrace(
-        rule=rule.name, ctx=prefix[-1], k=len(positions), vocab=pair.names,
-        positions=tuple(positions), rejected_at=None if end is None else len(positions),
-        rejection_row=None if end is None else frozen(end),
-        rejection_context=None if end is None else cur[-1],
-        bonus_row=frozen(pair.p(cur)) if end is None else None,
-        bonus_context=cur[-1] if end is None else None,
-        final_u=final_u, emitted=tuple(emitted), flushed=(), steps=(),
-        tree=tuple(sorted(tokens.items(), key=lambda pt: (len(pt[0]), pt[0]))),
-    )
+    trace = _trace(pair, rule, prefix, len(positions), positions, emitted, final_u,
+                   None if end is None else len(positions),
+                   pair.p(cur) if end is None else end, cur[-1],
+                   tree=tuple(sorted(tokens.items(), key=lambda pt: (len(pt[0]), pt[0]))))
     return _with_steps(trace, steps_tree(pair, rule, prefix, trace, shape, tokens, pruned))

@@ -104,6 +104,17 @@ def _warp_params(draft: int = 0) -> tuple[Param, ...]:
                   integer=True))
 
 
+def _warp_rule(name: str, label: str, family: str, source: str, description: str, *,
+               coin: Callable, fix: Callable, q: Callable = _warped_q, draft: int = 0,
+               reject_law: str = Rule.reject_law) -> Rule:
+    """A rule of a warped request: the draft samples from _warped_q, the output must follow
+    warp(p); the coin is ratio(coin(P), q(Q)) and the correction residual(fix(P), q(Q))."""
+    return Rule(name, label, family, source, description, draft_table=_warped_q,
+                accept_table=partial(_on, ratio, coin, q),
+                reject_table=partial(_on, residual, fix, q), target_table=_warp_target,
+                reject_law=reject_law, params=_warp_params(draft))
+
+
 def _shape_param(default: int) -> tuple[Param, ...]:
     names = ", ".join(f"{i} = {p.name}" for i, p in enumerate(PRESETS))
     return (Param("shape", default, 0, len(PRESETS) - 1, names, integer=True),)
@@ -178,15 +189,13 @@ RULES: dict[str, Rule] = {
             kind="tree", tree="wor", reject_law="the residual after every sibling failed",
             params=_shape_param(1),
         ),
-        Rule(
+        _warp_rule(
             "warped", "warped target (temperature, top-k, top-p, min-p)", "lossless",
             "Leviathan et al. 2022, Algorithm 1 applied to the rows a request samples from",
             "the output must follow warp(p); keep x with min(1, warp(p)/q_s) and correct "
             "from norm(max(0, warp(p) - q_s)), where q_s is the row the draft sampled from "
             "(warp(q) with warp_draft = 1, else q)",
-            draft_table=_warped_q, accept_table=partial(_on, ratio, _warped_p, _warped_q),
-            reject_table=partial(_on, residual, _warped_p, _warped_q), target_table=_warp_target,
-            reject_law="norm(max(0, warp(p) - q))", params=_warp_params(),
+            coin=_warped_p, fix=_warped_p, reject_law="norm(max(0, warp(p) - q))",
         ),
         Rule(
             "typical", "typical acceptance (Medusa)", "lossy by design",
@@ -252,47 +261,38 @@ RULES: dict[str, Rule] = {
             inclusive=True,
             params=(Param("u_bits", 4, 1, 24, "bits of the coin", integer=True),),
         ),
-        Rule(
+        _warp_rule(
             "warp_raw_target", "verify against the unwarped target", "broken",
             "vllm-project/vllm pull request #10198 (fixes issue #9834): target "
             "probabilities scored with default sampling parameters while the drafts were "
             "sampled with top-p",
             "the request samples from warp(p), but the ratio and the residual read the raw "
             "p; the bonus comes from warp(p)",
-            draft_table=_warped_q, accept_table=partial(_on, ratio, _raw_p, _warped_q),
-            reject_table=partial(_on, residual, _raw_p, _warped_q), target_table=_warp_target,
-            params=_warp_params(),
+            coin=_raw_p, fix=_raw_p,
         ),
-        Rule(
+        _warp_rule(
             "warp_raw_residual", "residual from the unwarped target", "broken",
             "an easy slip with no public report found: the coin uses warp(p), the "
             "correction recomputes p from the raw logits",
             "keep x with min(1, warp(p)/q), but correct from norm(max(0, p - q)) with the "
             "raw p",
-            draft_table=_warped_q, accept_table=partial(_on, ratio, _warped_p, _warped_q),
-            reject_table=partial(_on, residual, _raw_p, _warped_q), target_table=_warp_target,
-            reject_law="norm(max(0, p - q)), p unwarped", params=_warp_params(),
+            coin=_warped_p, fix=_raw_p, reject_law="norm(max(0, p - q)), p unwarped",
         ),
-        Rule(
+        _warp_rule(
             "warp_raw_q", "warped draft, raw q in the ratio", "broken",
             "the warped form of rule 'topk_q' (a q the draft did not sample from); no "
             "public report of this form found",
             "the draft samples from warp(q), but the ratio and the residual divide by its "
             "raw q",
-            draft_table=_warped_q, accept_table=partial(_on, ratio, _warped_p, given_q),
-            reject_table=partial(_on, residual, _warped_p, given_q), target_table=_warp_target,
-            params=_warp_params(draft=1),
+            coin=_warped_p, fix=_warped_p, q=given_q, draft=1,
         ),
-        Rule(
+        _warp_rule(
             "warp_unnormalised", "top-p mask without renormalising", "broken",
             "an easy slip with no public report found: the truncated row is used before "
             "it is renormalised",
             "the verifier masks the tempered p to its top-p set but does not renormalise "
             "it, so the ratio is too small and the residual takes too much of the mass",
-            draft_table=_warped_q, accept_table=partial(_on, ratio, _unnormalised, _warped_q),
-            reject_table=partial(_on, residual, _unnormalised, _warped_q),
-            target_table=_warp_target,
-            params=_warp_params(),
+            coin=_unnormalised, fix=_unnormalised,
         ),
         Rule(
             "tree_first_residual", "tree: the first residual for every sibling", "broken",

@@ -6,6 +6,7 @@ the draft really sampled from (warp(q) if the draft is warped too, else q). In o
   temperature T:  r(x) = p(x)^(1/T) / sum_y p(y)^(1/T)
   top-k:          keep the k most likely tokens (ties: the lower index first)
   top-p:          keep the most likely tokens, in that order, until their mass reaches top_p
+                  of the row top-k left (renormalised), as transformers and vLLM do
   min-p:          keep x with r(x) >= min_p max_y r(y)
 then renormalise what is kept. WarpedPair applies a warp to a model pair's rows for the
 scalar round; warp_tables to a pair of tables for the exact and vectorised engines.
@@ -68,12 +69,13 @@ def keep_mask(M: np.ndarray, warp: Warp) -> np.ndarray:
     V = M.shape[-1]
     order = np.argsort(-M, axis=-1, kind="stable")  # most likely first, lower index on ties
     ranked = np.take_along_axis(M, order, axis=-1)  # (..., V)
-    before = np.cumsum(ranked, axis=-1) - ranked  # mass strictly ahead of each token
     keep_ranked = ranked > 0
     if warp.top_k:
         keep_ranked &= np.arange(V) < warp.top_k
-    if warp.top_p < 1.0:
-        keep_ranked &= before < warp.top_p * ranked.sum(axis=-1, keepdims=True)
+    if warp.top_p < 1.0:  # on the row top-k left: its mass, not the whole row's, is 1
+        kept = np.where(keep_ranked, ranked, 0.0)
+        before = np.cumsum(kept, axis=-1) - kept  # mass strictly ahead of each token
+        keep_ranked &= before < warp.top_p * kept.sum(axis=-1, keepdims=True)
     if warp.min_p > 0.0:
         keep_ranked &= ranked >= warp.min_p * ranked[..., :1]
     keep = np.zeros_like(keep_ranked)

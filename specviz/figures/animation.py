@@ -331,11 +331,6 @@ def listed_rounds(tr: RoundTranscript, step: int) -> tuple[RoundTrace, ...]:
     return tr.earlier + ((tr.current,) if view(tr.current, step).done else ())
 
 
-def totals_at(tr: RoundTranscript, step: int) -> Totals:
-    """Running totals at this step: the current round counts once it is done."""
-    return tr.through if view(tr.current, step).done else tr.before
-
-
 def totals_metrics(t: Totals) -> list[tuple[str, str]]:
     """(label, value) pairs for the running totals."""
     def num(x: float) -> str:

@@ -24,7 +24,7 @@ from .pair import DRAFTERS, TextDecoder
 
 COMPARE_ORDERS = (1, 2, 3, 4, 5)  # draft orders the comparison measures
 N_MC_MAX = 1_000_000  # Monte Carlo samples per exactness check
-N_TOKENS_MAX = 1_000_000  # tokens one long decode may emit
+LENGTH_MAX = 1_000_000  # tokens one long decode may emit
 
 
 @dataclass(frozen=True)
@@ -59,44 +59,44 @@ class TextDecodeStats:
                              else c))
 
 
-def long_text_decode(dec: TextDecoder, prompt: Sequence[int], k: int, n_tokens: int = 1_000,
+def long_text_decode(dec: TextDecoder, prompt: Sequence[int], k: int, length: int = 1_000,
                      seed: int = 0, rule: str = "correct",
                      drafter: str = "ngram") -> TextDecodeStats:
-    """Decode at least n_tokens tokens from the prompt, round after round, and count; past
+    """Decode at least `length` tokens from the prompt, round after round, and count; past
     the time budget (core.interrupt.budget) it ends with the rounds done (the stats count
     the tokens they emitted)."""
     k, r, pair = check_k(k), get_rule(rule), dec.pair(drafter)
-    ctx = pair.check_prefix(list(prompt))
-    check_n(n_tokens, N_TOKENS_MAX, "n_tokens")
+    prefix = pair.check_prefix(list(prompt))
+    check_n(length, LENGTH_MAX, "length")
     draws = RngDraws(np.random.default_rng(seed))
-    n0 = len(ctx)
+    n0 = len(prefix)
     rounds = drafted = accepted = 0
     betas: list[float] = []
     kept = np.zeros(k)
     t0 = time.perf_counter()
-    while len(ctx) - n0 < n_tokens:
+    while len(prefix) - n0 < length:
         if rounds and interrupt.overdue():
             break
         interrupt.check(deadline=False)
-        d = play(pair, ctx, k, r, draws, light=True, betas=True)
+        d = play(pair, prefix, k, r, draws, light=True, betas=True)
         rounds += 1
         drafted += d.k
         accepted += d.accepted
         kept[: d.accepted] += 1
         betas += d.beta
-        ctx += d.tokens
+        prefix += d.tokens
     seconds = time.perf_counter() - t0
     return TextDecodeStats(
-        drafter=drafter, rule=r.name, k=k, rounds=rounds, tokens=len(ctx) - n0,
+        drafter=drafter, rule=r.name, k=k, rounds=rounds, tokens=len(prefix) - n0,
         drafted=drafted, accepted=accepted,
         beta_mean=float(np.mean(betas)) if betas else float("nan"),
         per_position=tuple(float(v) for v in kept / rounds), seconds=seconds,
-        ids=tuple(ctx[n0:]),
+        ids=tuple(prefix[n0:]),
     )
 
 
 def order_sweep(counts: NGramCounts, target_order: int, prompt: Sequence[int], k: int,
-                n_tokens: int = 500, seed: int = 0, T_p: float = 1.0, T_q: float = 1.0,
+                length: int = 500, seed: int = 0, T_p: float = 1.0, T_q: float = 1.0,
                 c: float = 0.1, orders: Sequence[int] = COMPARE_ORDERS) -> list[dict]:
     """Draft orders against one target, each measured on a long decode from the prompt."""
     rows = []
@@ -104,7 +104,7 @@ def order_sweep(counts: NGramCounts, target_order: int, prompt: Sequence[int], k
         if n > counts.max_order:
             continue
         st = long_text_decode(TextDecoder(counts, target_order, n, T_p, T_q), prompt, k,
-                              n_tokens, seed)
+                              length, seed)
         rows.append({"draft order": n, "acceptance": st.acceptance_rate,
                      "beta": st.beta_mean, "tokens per call": st.tokens_per_call,
                      "speedup": st.speedup(c), "smaller than target": n < target_order,
@@ -112,12 +112,12 @@ def order_sweep(counts: NGramCounts, target_order: int, prompt: Sequence[int], k
     return rows
 
 
-def drafter_comparison(dec: TextDecoder, prompt: Sequence[int], k: int, n_tokens: int = 500,
+def drafter_comparison(dec: TextDecoder, prompt: Sequence[int], k: int, length: int = 500,
                        seed: int = 0, c: float = 0.1, rule: str = "correct") -> list[dict]:
     """The n-gram draft against prompt lookup on the same prompt, seed and target."""
     rows = []
     for drafter in DRAFTERS:
-        st = long_text_decode(dec, prompt, k, n_tokens, seed, rule, drafter)
+        st = long_text_decode(dec, prompt, k, length, seed, rule, drafter)
         rows.append({"drafter": drafter, "acceptance": st.acceptance_rate,
                      "drafted per round": st.drafted / st.rounds,
                      "tokens per call": st.tokens_per_call,
@@ -157,15 +157,15 @@ class Cells:
 def first_tokens_cells(dec: TextDecoder, context: Sequence[int], n_tokens: int = 2,
                        top: int | None = None) -> Cells:
     """The target's exact law of its next 1 or 2 tokens, computed row by row."""
-    ctx = dec.pair().check_prefix(list(context))
+    prefix = dec.pair().check_prefix(list(context))
     if n_tokens not in (1, 2):
         raise ValueError(f"n_tokens must be 1 or 2; got {n_tokens!r}")
-    p1 = dec.target(ctx)
+    p1 = dec.target(prefix)
     names = dec.names
     if top is None:
         if n_tokens == 1:
             return Cells(1, p1.copy(), {}, {}, dec.V, True, names)
-        joint = np.stack([p1[x] * dec.target(ctx + [x]) for x in range(dec.V)])  # (V, V)
+        joint = np.stack([p1[x] * dec.target(prefix + [x]) for x in range(dec.V)])  # (V, V)
         labels = tuple(f"{a}{b}" for a in names for b in names)
         return Cells(2, joint.ravel(), {}, {}, dec.V, True, labels)
     S1 = [int(x) for x in np.argsort(-p1, kind="stable")[:top]]
@@ -176,7 +176,7 @@ def first_tokens_cells(dec: TextDecoder, context: Sequence[int], n_tokens: int =
             law.append(p1[x])
             labels.append(names[x])
             continue
-        p2 = dec.target(ctx + [x])
+        p2 = dec.target(prefix + [x])
         S2 = [int(y) for y in np.argsort(-p2, kind="stable")[:top]]
         for y in S2:
             index[(x, y)] = len(law)
@@ -199,7 +199,7 @@ def sample_first_tokens(dec: TextDecoder, context: Sequence[int], k: int, n: int
     first n_tokens emitted tokens (a second round runs when the first emits too few). Past
     the time budget (core.interrupt.budget) it returns the decodes done."""
     k, r, pair = check_k(k), get_rule(rule), dec.pair(drafter)
-    ctx = pair.check_prefix(list(context))
+    prefix = pair.check_prefix(list(context))
     check_n(n, N_MC_MAX)
     draws = RngDraws(np.random.default_rng(seed))
     out = []
@@ -209,7 +209,7 @@ def sample_first_tokens(dec: TextDecoder, context: Sequence[int], k: int, n: int
         interrupt.check(deadline=False)
         got: list[int] = []
         while len(got) < n_tokens:
-            got += play(pair, ctx + got, k, r, draws, light=True).tokens
+            got += play(pair, prefix + got, k, r, draws, light=True).tokens
         out.append(tuple(got[:n_tokens]))
     return out
 

@@ -181,7 +181,7 @@ class NGramCounts:
         self.fingerprint = ""  # set by train(): what the counts were trained on
         self.V = tokenizer.V
         self.max_order = int(max_order)
-        self.n_tokens = len(ids)
+        self.corpus_tokens = len(ids)
         self.B, self.direct = key_base(self.V, self.max_order)
         self.levels: tuple[Level, ...] = _count_levels(ids, self.V, self.max_order,
                                                        max_bytes)

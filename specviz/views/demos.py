@@ -165,22 +165,38 @@ def convergence(
 
 
 # 3 ------------------------------------------------------------------------ acceptance
-def _measure(P, Q, ctx, k, c, n_rounds, seed) -> Row:
-    """Measured (long decode) and exact (long run) acceptance metrics for one draft."""
-    meas = long_decode(P, Q, ctx, k, n_rounds=n_rounds, seed=seed)
+def exact_row(P: np.ndarray, Q: np.ndarray, ctx: int, k: int, c: float) -> Row:
+    """Exact long-run metrics and the i.i.d. theory at alpha_eff (Leviathan et al. 2022,
+    eq. 1 and Thm 3.8) for one draft; no sampling."""
     ex = round_law(P, Q, ctx, k, long_run=True)
     return {
         "alpha_eff": ex.alpha,  # E[sum_x min(p, q)] over the target's own text
-        "acceptance": meas.acceptance_rate,
         "acceptance_exact": ex.acceptance_rate,
-        "tokens_per_call": meas.tokens_per_call,
-        "tokens_per_call_se": meas.tokens_per_call_se,
+        "acceptance_theory": float(theory.draft_acceptance_rate(ex.alpha, k)),
         "tokens_per_call_exact": ex.tokens_per_call,
         "tokens_theory": float(theory.expected_tokens(ex.alpha, k)),
-        "speedup": float(theory.speedup(meas.tokens_per_call, k, c)),
         "speedup_exact": float(theory.speedup(ex.tokens_per_call, k, c)),
         "speedup_theory": float(theory.walltime_speedup(ex.alpha, k, c)),
     }
+
+
+def _measure(P, Q, ctx, k, c, n_rounds, seed) -> Row:
+    """Measured (long decode) and exact (long run) acceptance metrics for one draft."""
+    meas = long_decode(P, Q, ctx, k, n_rounds=n_rounds, seed=seed)
+    return {**exact_row(P, Q, ctx, k, c), "acceptance": meas.acceptance_rate,
+            "tokens_per_call": meas.tokens_per_call,
+            "tokens_per_call_se": meas.tokens_per_call_se,
+            "speedup": float(theory.speedup(meas.tokens_per_call, k, c))}
+
+
+def sweep_drafts(P: np.ndarray, knob: str, values: Sequence[float],
+                 junk: np.ndarray | None = None) -> list[tuple[float, np.ndarray]]:
+    """The drafts a sweep compares, by value: knob "alpha", the mix alpha P + (1 - alpha)
+    junk; knob "T", the target itself at temperature T."""
+    if knob == "T":
+        return [(T, temper(P, T)) for T in values]
+    J = junk_table(P) if junk is None else junk
+    return [(a, mix_draft(P, a, J)) for a in values]
 
 
 @heavy
@@ -195,9 +211,8 @@ def alpha_sweep(
     seed: int = 0,
 ) -> list[Row]:
     """Demonstration 3a: a draft mixed from the target and a junk table, by quality alpha."""
-    J = junk_table(P) if junk is None else junk
-    return [{"alpha": a, **_measure(P, mix_draft(P, a, J), ctx, k, c, n_rounds, seed)}
-            for a in alphas]
+    return [{"alpha": a, **_measure(P, Q, ctx, k, c, n_rounds, seed)}
+            for a, Q in sweep_drafts(P, "alpha", alphas, junk)]
 
 
 @heavy
@@ -211,8 +226,8 @@ def temperature_sweep(
     seed: int = 0,
 ) -> list[Row]:
     """Demonstration 3b: the draft is the target itself at another temperature T."""
-    return [{"T": T, **_measure(P, temper(P, T), ctx, k, c, n_rounds, seed)}
-            for T in temperatures]
+    return [{"T": T, **_measure(P, Q, ctx, k, c, n_rounds, seed)}
+            for T, Q in sweep_drafts(P, "T", temperatures)]
 
 
 # 4 ------------------------------------------------------------------------ draft length

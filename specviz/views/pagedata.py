@@ -23,13 +23,19 @@ from ..core.exact import round_law
 from ..core.rules import TUTORIAL_RULES, get_rule, rules_cost
 from ..core.tables import (
     K_APP_MAX,
-    junk_table,
-    mix_draft,
     n_cap,
-    temper,
     token_name,
 )
-from .demos import CostModel, Exactness, Row, RuleAudit, Surface, roofline_rows
+from .demos import (
+    CostModel,
+    Exactness,
+    Row,
+    RuleAudit,
+    Surface,
+    exact_row,
+    roofline_rows,
+    sweep_drafts,
+)
 from .work import heavy
 
 CONVERGENCE_NS = (100, 300, 1_000, 3_000, 10_000, 30_000, 100_000)  # the page's n sweep
@@ -103,34 +109,18 @@ def joint_diff(ex: Exactness, rule: str) -> np.ndarray:
     return a.mc_law.sum(axis=rest) - ex.target.sum(axis=rest)
 
 
-def exact_row(P: np.ndarray, Q: np.ndarray, ctx: int, k: int, c: float) -> Row:
-    """Exact long-run metrics and the i.i.d. theory at alpha_eff (Leviathan et al. 2022,
-    eq. 1 and Thm 3.8) for one draft; no sampling."""
-    ex = round_law(P, Q, ctx, k, long_run=True)
-    return {
-        "alpha_eff": ex.alpha,
-        "acceptance_exact": ex.acceptance_rate,
-        "acceptance_theory": float(theory.draft_acceptance_rate(ex.alpha, k)),
-        "tokens_per_call_exact": ex.tokens_per_call,
-        "tokens_theory": float(theory.expected_tokens(ex.alpha, k)),
-        "speedup_exact": float(theory.speedup(ex.tokens_per_call, k, c)),
-        "speedup_theory": float(theory.walltime_speedup(ex.alpha, k, c)),
-    }
-
-
 def alpha_curve(P: np.ndarray, ctx: int, k: int, c: float,
                 alphas: Sequence[float] = ALPHA_GRID, junk: np.ndarray | None = None) -> list[Row]:
     """Exact and theory curves over the mix weight alpha (the draft of alpha_sweep)."""
-    J = junk_table(P) if junk is None else junk
-    return [{"alpha": float(a), **exact_row(P, mix_draft(P, float(a), J), ctx, k, c)}
-            for a in alphas]
+    return [{"alpha": a, **exact_row(P, Q, ctx, k, c)}
+            for a, Q in sweep_drafts(P, "alpha", [float(a) for a in alphas], junk)]
 
 
 def temperature_curve(P: np.ndarray, ctx: int, k: int, c: float,
                       temperatures: Sequence[float] = T_GRID) -> list[Row]:
     """Exact and theory curves over the draft temperature T (draft = temper(P, T))."""
-    return [{"T": float(T), **exact_row(P, temper(P, float(T)), ctx, k, c)}
-            for T in temperatures]
+    return [{"T": T, **exact_row(P, Q, ctx, k, c)}
+            for T, Q in sweep_drafts(P, "T", [float(T) for T in temperatures])]
 
 
 def k_curve(P: np.ndarray, Q: np.ndarray, ctx: int, c: float,
@@ -143,12 +133,17 @@ def reprice(rows: list[Row], c: float, k: int | None = None) -> list[Row]:
     """Rows of a sweep with their speedups (and cost 1 + k c) recomputed at draft cost c.
 
     Sweeps are measured once and priced per c: speedup = tokens / (1 + k c), theory
-    Thm 3.8 at alpha_eff. k comes from each row's "k", else from the argument.
+    Thm 3.8 at alpha_eff. k comes from each row's "k", else from the argument. A text
+    measurement's row ("tokens per call") gets its column c; prompt lookup drafts for free,
+    so its c is 0.
     """
     out = []
     for r in rows:
         kk = int(r["k"]) if "k" in r else int(k)
         new = dict(r)
+        if "tokens per call" in r:
+            new["c"] = cost = 0.0 if r.get("drafter") == "lookup" else float(c)
+            new["speedup"] = float(theory.speedup(r["tokens per call"], kk, cost))
         if "cost" in r:
             new["cost"] = 1.0 + kk * c
         if "tokens_per_call" in r:
@@ -261,13 +256,13 @@ def dynamic_runs(
     Q: np.ndarray,
     ctx: int,
     k: int,
-    n_tokens: int = DYN_TOKENS,
+    length: int = DYN_TOKENS,
     seed: int = 0,
     threshold: float = DYN_THRESHOLD,
 ) -> dict[str, PolicyRun]:
     """Every dynamic-k policy on one shared random stream (specviz.dynamic.run_policies),
     starting from the sidebar's k, with k_max = dynamic_k_max(k). Samples."""
-    return run_policies(P, Q, ctx, int(k), n_tokens=int(n_tokens), seed=int(seed),
+    return run_policies(P, Q, ctx, int(k), length=int(length), seed=int(seed),
                         k_max=dynamic_k_max(k),
                         threshold=float(threshold))
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from ..core.rules import get_rule
 from ..core.trace import RoundTrace
-from .transcript import RND_MAX
+from .transcript import RND_MAX, RoundTranscript, Totals
 
 STAGE_KEYS = ("step", "rnd", "speed")  # the URL parameters of an animated page's stage
 
@@ -212,3 +212,8 @@ def chips(trace: RoundTrace, step: int) -> list[Chip]:
         status, line = ("bonus", "from p, free") if trace.k else ("plain", "from p: no drafts")
         out.append(Chip(trace.k + 1, True, status, trace.name(bonus.token), (line,)))
     return out
+
+
+def totals_at(tr: RoundTranscript, step: int) -> Totals:
+    """Running totals at this step: the current round counts once its last frame is shown."""
+    return tr.through if view(tr.current, step).done else tr.before

@@ -21,8 +21,7 @@ from ..text.measure import COMPARE_ORDERS, drafter_comparison, order_sweep, text
 from ..text.ngram import NGramCounts, train
 from ..text.pair import TextDecoder  # noqa: F401 (for /text)
 from .columns import Columns
-from .demos import stopped_note
-from .stepping import view
+from .demos import Row, stopped_note
 from .transcript import RoundTranscript, Totals
 from .work import heavy
 
@@ -48,7 +47,6 @@ TEXT_WORK_MAX = 3e9
 ROW_ENTRIES_MIN = 10_000
 EXACT_TOP = 16  # cells: the top tokens (and pairs) of p, the rest lumped
 
-Row = dict[str, object]
 
 LOOKUP_CAPTION = (
     "Prompt lookup (Saxena 2023) drafts by copying: it finds the last earlier place where "
@@ -133,7 +131,7 @@ def draft_order_max(target_order: int) -> int:
 def model_caption(corpus: Corpus, counts: NGramCounts, target: int, draft: int, T_p: float,
                   T_q: float) -> str:
     """One line on what the models were counted from and what they hold."""
-    return (f"Corpus: {corpus.name}, {corpus.n_chars:,} characters, {counts.n_tokens:,} "
+    return (f"Corpus: {corpus.name}, {corpus.n_chars:,} characters, {counts.corpus_tokens:,} "
             f"tokens, vocabulary V = {counts.V:,}. Target: {target}-gram at T = {T_p:g}; "
             f"draft: {draft}-gram at T = {T_q:g} (sidebar). Counts in memory: "
             f"{counts.nbytes / 1e6:.1f} MB.")
@@ -149,11 +147,6 @@ def encode_prompt(dec: TextDecoder, prompt: str) -> tuple[tuple[int, ...], int]:
     ids = tuple(dec.encode(prompt))
     unk = dec.counts.tokenizer.unk
     return ids, sum(1 for t in ids if t == unk)
-
-
-def totals_at(tr: RoundTranscript, step: int) -> Totals:
-    """Totals at this step: the current round counts once its last frame is shown."""
-    return tr.through if view(tr.current, step).done else tr.before
 
 
 def running_metrics(t: Totals, k: int, c: float, drafter: str) -> list[tuple[str, str]]:
@@ -197,27 +190,16 @@ def checked_rules(rule: str) -> tuple[str, ...]:
 @heavy
 def page_order_sweep(_counts: NGramCounts, key: str, target_order: int,
                      prompt: Sequence[int], k: int, seed: int = 0, T_p: float = 1.0,
-                     T_q: float = 1.0, n_tokens: int = PAGE_TOKENS) -> list[Row]:
+                     T_q: float = 1.0, length: int = PAGE_TOKENS) -> list[Row]:
     """measure.order_sweep over draft orders 1..5 (speedup priced later by reprice)."""
-    return order_sweep(_counts, target_order, prompt, k, n_tokens, seed, T_p, T_q, 0.0)
+    return order_sweep(_counts, target_order, prompt, k, length, seed, T_p, T_q, 0.0)
 
 
 @heavy
 def page_drafters(_dec: TextDecoder, key: str, prompt: Sequence[int], k: int, seed: int = 0,
-                  rule: str = "correct", n_tokens: int = PAGE_TOKENS) -> list[Row]:
+                  rule: str = "correct", length: int = PAGE_TOKENS) -> list[Row]:
     """measure.drafter_comparison: the n-gram draft and prompt lookup, same prompt."""
-    return drafter_comparison(_dec, prompt, k, n_tokens, seed, 0.0, rule)
-
-
-def reprice(rows: list[Row], k: int, c: float) -> list[Row]:
-    """Each row's speedup at draft cost c: tokens per call / (1 + k c) (Leviathan et al.
-    2022, Sec. 3.4); rows with a 'c' column of 0 (prompt lookup) keep c = 0."""
-    out = []
-    for r in rows:
-        cost = 0.0 if r.get("drafter") == "lookup" else float(c)
-        out.append({**r, "c": cost,
-                    "speedup": float(theory.speedup(r["tokens per call"], k, cost))})
-    return out
+    return drafter_comparison(_dec, prompt, k, length, seed, 0.0, rule)
 
 
 def drafter_rows(rows: list[Row]) -> list[Row]:

@@ -14,6 +14,7 @@ from ..core.round import play_rounds
 from ..core.rules import drafted, with_tree
 from ..core.trace import ORIGINS, RoundDigest, RoundTrace
 from ..core.tree import Paths
+from .demos import Row
 from .work import heavy
 
 RND_MAX = 999  # last round of a seeded transcript the app replays
@@ -23,7 +24,6 @@ RND_MAX = 999  # last round of a seeded transcript the app replays
 # fit; a 256-node tree does not.
 ROUND_ROWS_MAX = 150_000
 
-Row = dict[str, object]
 
 TRANSCRIPT_SHOWN = 12  # earlier rounds listed under the animation (totals cover them all)
 

@@ -33,7 +33,7 @@ from ..text.ngram import LEVELS as TEXT_LEVELS
 from ..text.pair import DRAFTERS as TEXT_DRAFTERS
 from ..views.gallery import GALLERY_NS
 from ..views.plan import EXAMPLES, MODEL_NAME_MAX_CHARS
-from ..views.textpage import PROMPT_MAX_CHARS
+from ..views.textpage import DEFAULT_PROMPT, PROMPT_MAX_CHARS
 from ..views.tour import CHAPTER_MAX
 from ..views.transcript import RND_MAX
 from .urlcodec import TABLE_URL_MAX_CHARS, decode_blob
@@ -107,7 +107,7 @@ class Settings:
     dorder: int = 2  # draft order, below the target's
     Tp: float = 1.0  # target temperature (the draft's is T)
     drafter: str = "ngram"  # the draft: the low-order n-gram, or prompt lookup
-    prompt: str = "Return the number of "  # where the text starts
+    prompt: str = DEFAULT_PROMPT  # where the text starts
     # /plan: pasted texts travel zlib-compressed and base64url-encoded (blob: "" = none)
     plan_example: str = "vllm_metrics.prom"  # shipped metrics example used when none pasted
     plan_metrics: str = ""  # blob of pasted metrics text

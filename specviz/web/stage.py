@@ -180,7 +180,7 @@ def _round_below(tr: RoundTranscript, step: int) -> None:
     st.caption(notation.text("Rounds chain: each starts from the last token of the one before. "
                              "Totals count every round from round 0; the list shows the latest "
                              "few."))
-    totals = animation.totals_at(tr, step)
+    totals = stepping.totals_at(tr, step)
     for col, (label, value) in zip(st.columns(4), animation.totals_metrics(totals),
                                    strict=True):
         col.metric(notation.text(label), value)
@@ -224,7 +224,7 @@ def text_stage(dec, ids: tuple[int, ...], *, k: int, c: float, seed: int, rule: 
         st.caption(guard.plain(textpage.context_caption(dec, tr)))
         st.markdown("**The text so far** (grey: the prompt; colours: how each token was "
                     "made)")
-        totals = textpage.totals_at(tr, step)
+        totals = stepping.totals_at(tr, step)
         for col, (label, value) in zip(st.columns(5),
                                        textpage.running_metrics(totals, k, c, drafter),
                                        strict=True):

@@ -16,7 +16,7 @@ Q_DISJOINT = np.array([[0.0, 0.5, 0.5]] * 3)  # never a token p allows: every dr
 
 
 def test_constant_always_accepting():
-    run = run_policy(SAME, SAME, 0, policy="constant", k=4, n_tokens=50)
+    run = run_policy(SAME, SAME, 0, policy="constant", k=4, length=50)
     assert run.ks == [4] * 10 and run.tokens == 50
     assert run.target_calls == 10 and run.draft_calls == 40
     assert run.speedup(0.0) == pytest.approx(5.0)
@@ -24,33 +24,33 @@ def test_constant_always_accepting():
 
 
 def test_heuristic_grows_by_two_and_caps():
-    run = run_policy(SAME, SAME, 0, policy="heuristic", k=2, n_tokens=60, k_max=9)
+    run = run_policy(SAME, SAME, 0, policy="heuristic", k=2, length=60, k_max=9)
     assert run.ks[:5] == [2, 4, 6, 8, 9]
     assert set(run.ks[4:]) == {9}
 
 
 def test_heuristic_shrinks_by_one_to_one():
-    run = run_policy(P_DISJOINT, Q_DISJOINT, 0, policy="heuristic", k=4, n_tokens=8)
+    run = run_policy(P_DISJOINT, Q_DISJOINT, 0, policy="heuristic", k=4, length=8)
     assert run.ks == [4, 3, 2, 1, 1, 1, 1, 1]
     assert run.accepted == 0 and run.tokens == 8
     assert run.text == [0] * 8  # the residual is p itself
 
 
 def test_oracle_drafts_nothing_when_everything_would_be_rejected():
-    run = run_policy(P_DISJOINT, Q_DISJOINT, 0, policy="oracle", k=4, n_tokens=5)
+    run = run_policy(P_DISJOINT, Q_DISJOINT, 0, policy="oracle", k=4, length=5)
     assert run.ks == [0] * 5 and run.draft_calls == 0
     assert run.speedup(0.5) == pytest.approx(1.0)  # no worse than plain decoding
     assert run.text == [0] * 5
 
 
 def test_oracle_drafts_up_to_k_max_when_all_would_pass():
-    run = run_policy(SAME, SAME, 0, policy="oracle", n_tokens=34, k_max=16)
+    run = run_policy(SAME, SAME, 0, policy="oracle", length=34, k_max=16)
     assert run.ks == [16, 16] and run.tokens == 34
 
 
 def test_oracle_text_is_that_of_k_max_with_fewer_drafts():
-    oracle = run_policy(T.P, T.Q, 0, policy="oracle", n_tokens=500, seed=4, k_max=8)
-    full = run_policy(T.P, T.Q, 0, policy="constant", k=8, n_tokens=500, seed=4)
+    oracle = run_policy(T.P, T.Q, 0, policy="oracle", length=500, seed=4, k_max=8)
+    full = run_policy(T.P, T.Q, 0, policy="constant", k=8, length=500, seed=4)
     assert oracle.text == full.text and oracle.target_calls == full.target_calls
     assert oracle.draft_calls < full.draft_calls
 
@@ -59,17 +59,17 @@ def test_confidence_threshold_hand_worked():
     """a -> b -> c surely; c's top probability is 0.4. With threshold 0.5 a round from 'a'
     drafts 'b' (top 1.0: go on), then 'c' (top 0.4: stop): k = 2, all kept, then a bonus."""
     Q = np.array([[0.0, 1.0, 0.0], [0.0, 0.0, 1.0], [0.4, 0.3, 0.3]])
-    run = run_policy(Q, Q, 0, policy="confidence", n_tokens=3, threshold=0.5, k_max=6)
+    run = run_policy(Q, Q, 0, policy="confidence", length=3, threshold=0.5, k_max=6)
     assert run.ks[0] == 2 and run.text[:2] == [1, 2] and run.accepted == 2
-    every = run_policy(Q, Q, 0, policy="confidence", n_tokens=30, threshold=0.0, k_max=6)
+    every = run_policy(Q, Q, 0, policy="confidence", length=30, threshold=0.0, k_max=6)
     assert set(every.ks) == {6}
     # at a top probability equal to the threshold the draft goes on ("while top >= threshold")
-    edge = run_policy(Q, Q, 0, policy="confidence", n_tokens=3, threshold=0.4, k_max=3)
+    edge = run_policy(Q, Q, 0, policy="confidence", length=3, threshold=0.4, k_max=3)
     assert edge.ks[0] == 3
 
 
 def test_policies_share_the_stream():
-    runs = run_policies(T.P, T.Q, 0, k=4, n_tokens=400, seed=3)
+    runs = run_policies(T.P, T.Q, 0, k=4, length=400, seed=3)
     # the first round's first draft is the same token for every policy that drafts
     firsts = {p: r.text[0] for p, r in runs.items() if r.ks[0] > 0}
     assert len(set(firsts.values())) <= 2  # kept draft, or a rejection token at t = 0
@@ -82,7 +82,7 @@ def test_every_policy_is_exact(policy):
     n = 6_000
     counts = np.zeros((6, 6))
     for s in range(n):
-        text = run_policy(T.P, T.Q, 0, policy=policy, k=3, n_tokens=2, seed=s).text
+        text = run_policy(T.P, T.Q, 0, policy=policy, k=3, length=2, seed=s).text
         counts[text[0], text[1]] += 1
     target = target_joint(T.P, 0, n_tokens=2)
     assert tv(counts / n, target) <= tv_threshold(target, n)
@@ -107,7 +107,7 @@ def test_every_lossless_rule_is_exact_under_every_policy(policy, rule):
     n = 3_000
     counts = np.zeros((6, 6))
     for s in range(n):
-        text = run_policy(T.P, T.Q, 0, policy=policy, k=3, n_tokens=2, seed=s, rule=rule).text
+        text = run_policy(T.P, T.Q, 0, policy=policy, k=3, length=2, seed=s, rule=rule).text
         counts[text[0], text[1]] += 1
     target = target_joint(target_of(rule, T.P, T.Q), 0, n_tokens=2)
     assert tv(counts / n, target) <= tv_threshold(target, n)
@@ -124,7 +124,7 @@ def test_a_broken_rule_under_a_policy_is_caught(policy):
     n = 3_000
     counts = np.zeros((6, 6))
     for s in range(n):
-        text = run_policy(T.P, T.Q, 0, policy=policy, k=3, n_tokens=2, seed=s,
+        text = run_policy(T.P, T.Q, 0, policy=policy, k=3, length=2, seed=s,
                           rule="greedy").text
         counts[text[0], text[1]] += 1
     target = target_joint(T.P, 0, n_tokens=2)

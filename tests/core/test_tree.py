@@ -130,10 +130,10 @@ def test_scalar_tree_rounds_follow_the_exact_law_and_step_in_order():
 def test_dynamic_policies_run_trees_and_refuse_block():
     from specviz.core.dynamic import run_policy
 
-    run = run_policy(T.P, T.Q, 0, policy="constant", k=3, n_tokens=300, seed=1, rule="tree_wor")
+    run = run_policy(T.P, T.Q, 0, policy="constant", k=3, length=300, seed=1, rule="tree_wor")
     assert run.tokens >= 300 and run.accepted <= 3 * run.target_calls
     with pytest.raises(ValueError, match="block"):
-        run_policy(T.P, T.Q, 0, policy="constant", k=3, n_tokens=300, seed=1, rule="block")
+        run_policy(T.P, T.Q, 0, policy="constant", k=3, length=300, seed=1, rule="block")
 
 
 # ------------------------------------------------------------------ trees given as paths

@@ -30,6 +30,27 @@ def test_top_k_top_p_min_p_by_hand():
                                [0, 0.4, 0, 0.3, 0.2])
 
 
+def test_top_p_stops_at_the_exact_boundary():
+    """A token whose mass ahead is exactly top_p is cut (the servers sort ascending and drop
+    cumulative mass <= 1 - top_p): of (0.5, 0.25, 0.25) top-p 0.5 keeps the first alone."""
+    row = np.array([0.5, 0.25, 0.25])
+    assert keep_mask(row, Warp(top_p=0.5)).tolist() == [True, False, False]
+    assert keep_mask(row, Warp(top_p=0.75)).tolist() == [True, True, False]
+    np.testing.assert_array_equal(warp_rows(row, Warp(top_p=0.5)), [1.0, 0.0, 0.0])
+
+
+def test_top_p_reads_the_row_top_k_left():
+    """transformers and vLLM apply top-p to the row renormalised after top-k: (0.4, 0.35,
+    0.25) under top-k 2 is (0.533, 0.467), whose first token already reaches top-p 0.5.
+    (Top-p over the whole row, then cut to top-k, gave (0.533, 0.467, 0).)"""
+    row = np.array([0.4, 0.35, 0.25])
+    np.testing.assert_array_equal(warp_rows(row, Warp(top_k=2, top_p=0.5)), [1.0, 0.0, 0.0])
+    np.testing.assert_allclose(warp_rows(row, Warp(top_k=2, top_p=0.6)), [0.4 / 0.75,
+                                                                         0.35 / 0.75, 0.0])
+    np.testing.assert_array_equal(warp_rows(row, Warp(top_k=3, top_p=0.5)),
+                                  warp_rows(row, Warp(top_p=0.5)))
+
+
 def test_temperature_by_hand_and_ties():
     T2 = ROW ** 2 / (ROW ** 2).sum()  # T = 0.5 squares the row
     np.testing.assert_allclose(warp_rows(ROW, Warp(temperature=0.5)), T2, rtol=1e-12)

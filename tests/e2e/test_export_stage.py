@@ -12,10 +12,10 @@ from specviz.core.pair import TablePair
 from specviz.core.tables import default_tables
 from specviz.figures import export
 from specviz.views import transcript
+from specviz.web.present import MIN_PX
 
 FRAME_MS = 400
 START = 3
-MIN_PX = 18
 GD = "document.getElementById('sv-round')"
 STEP_RE = re.compile(r"step (\d+) of (\d+)")
 SAMPLER_JS = """() => { window.__svSeen = []; window.__svT = setInterval(() => {

@@ -11,8 +11,9 @@ import pytest
 from harness import IDLE, SETTLED_JS
 from playwright.sync_api import Page, expect
 
+from specviz.web.present import MIN_PX
+
 SIZES = {"1920x1080": (1920, 1080), "1280x720": (1280, 720)}
-MIN_PX = 18
 BAR = ".st-key-sv_present_bar"
 MENU = ".st-key-sv_present_pages_menu"
 # (text, font size) of every visible text node under a selector

@@ -14,6 +14,7 @@ from specviz import default_tables, play_round, play_rounds, residual
 from specviz.core.pair import TablePair
 from specviz.figures import animation as A
 from specviz.views import stepping, transcript
+from specviz.views.stepping import totals_at
 
 
 def _transcript(pair, *args, **kw):
@@ -275,7 +276,7 @@ def test_transcript_totals_and_what_is_counted_at_a_step():
     assert sum(tr.through.by_origin.values()) == tokens
     assert tr.before.rounds == 20
     last = stepping.last_step(tr.current)
-    assert A.totals_at(tr, 0) == tr.before and A.totals_at(tr, last) == tr.through
+    assert totals_at(tr, 0) == tr.before and totals_at(tr, last) == tr.through
     assert [id(t) for t in A.listed_rounds(tr, 0)] == [id(t) for t in tr.earlier]
     assert [id(t) for t in A.listed_rounds(tr, last)] == [id(t) for t in tr.earlier] + [
         id(tr.current)]

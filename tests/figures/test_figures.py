@@ -454,7 +454,7 @@ def test_production_figure_overlays_theory(pair):
 
 
 def test_policy_rows_and_k_figure(pair):
-    runs = run_policies(pair.P, pair.Q, 0, 4, n_tokens=500, seed=1)
+    runs = run_policies(pair.P, pair.Q, 0, 4, length=500, seed=1)
     assert pagedata.dynamic_runs(pair.P, pair.Q, 0, 4, 500, 1)["heuristic"].ks == runs[
         "heuristic"].ks
     rows = pagedata.policy_rows(runs, 0.25)

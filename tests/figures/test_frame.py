@@ -36,7 +36,7 @@ def figures() -> dict:
     surface = demos.speedup_surface(0.7)
     page = pagedata.roofline_page()
     g = gallery.gallery(d.P, d.Q, 0, 4, 1_000, 0)
-    runs = run_policies(d.P, d.Q, 0, 4, n_tokens=300, seed=1)
+    runs = run_policies(d.P, d.Q, 0, 4, length=300, seed=1)
     p = plan_page(metrics_text=example_text("vllm_metrics.prom"), accel=accelerator("H100"))
     drafters = [{"drafter": name, "tokens per call": 2.0, "speedup": 1.5, "c": 0.1}
                 for name in ("ngram", "lookup")]

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
-from support import app_test, unfold
+from support import run_page, unfold
 
+from specviz.core.rules import TUTORIAL_RULES
 from specviz.views import columns, pagedata, site
 from specviz.web import settings as S
 
@@ -23,12 +24,7 @@ SMALL = {"exactness": {"n": "2000"}}  # keep the Monte Carlo short in tests
 
 
 def run(page: str, **params: str) -> AppTest:
-    at = app_test(ROOT / PAGES[page], 60)
-    for key, value in {**SMALL.get(page, {}), **params}.items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return run_page(ROOT / PAGES[page], 60, **{**SMALL.get(page, {}), **params})
 
 
 def metrics(at: AppTest) -> dict[str, str]:
@@ -91,9 +87,7 @@ def test_exactness_sidebar_rule_drives_the_marginal_and_the_heatmap():
 
 
 def test_exactness_runs_a_non_spec_rule_too():
-    other = [r for r in S.RULES if r not in ("correct", "greedy", "no_resample", "continue")]
-    if not other:
-        pytest.skip("only the tutorial's four rules are registered")
+    other = [r for r in S.RULES if r not in TUTORIAL_RULES]
     at = run("exactness", rule=other[0])
     assert other[0] in list(at.dataframe[0].value["rule"])
 

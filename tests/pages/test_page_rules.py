@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
-from support import app_test, unfold
+from support import run_page, unfold
 
 from specviz.core.rules import RULES
 from specviz.views import columns, gallery
@@ -18,12 +18,7 @@ RULES_PAGE = next(ROOT.glob("pages/*_rules.py"))
 
 
 def run(path: Path = RULES_PAGE, **params: str) -> AppTest:
-    at = app_test(path, 60)
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return run_page(path, 60, **params)
 
 
 def table(at: AppTest):

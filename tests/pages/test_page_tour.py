@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
-from support import app_test
+from support import run_page
 
 from specviz.views import tour
 from specviz.web import settings
@@ -20,19 +20,12 @@ def page_file(path: str) -> Path:
     """pages/<n>_<name>.py for URL path /<name> (Streamlit's own naming rule)."""
     name = path.strip("/")
     hits = sorted((ROOT / "pages").glob(f"*_{name}.py"))
-    assert len(hits) <= 1, hits
-    if not hits:
-        pytest.skip(f"no page for {path} in pages/ yet")
+    assert len(hits) == 1, (path, hits)
     return hits[0]
 
 
 def run(file: Path, params: dict[str, str], timeout: float = 120) -> AppTest:
-    at = app_test(file, timeout)
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return run_page(file, timeout, **params)
 
 
 def links(at: AppTest) -> list[tuple[str, str]]:

@@ -16,7 +16,7 @@ from specviz.core.trace import RoundDigest, RoundTrace
 from specviz.figures import animation, textfigs
 from specviz.text import measure, ngram
 from specviz.text import pair as tp
-from specviz.views import stepping, textpage, transcript
+from specviz.views import pagedata, stepping, textpage, transcript
 
 
 def play_text_round(dec, context, k, rng, rule="correct", drafter="ngram"):
@@ -337,5 +337,5 @@ def test_text_html_escapes_the_text():
 def test_reprice_keeps_lookup_free():
     rows = [{"drafter": "ngram", "tokens per call": 2.0},
             {"drafter": "lookup", "tokens per call": 1.5}]
-    out = textpage.reprice(rows, 4, 0.25)
+    out = pagedata.reprice(rows, 0.25, 4)
     assert out[0]["speedup"] == pytest.approx(1.0) and out[1]["speedup"] == pytest.approx(1.5)

@@ -117,8 +117,27 @@ def test_worker_pool_runs_at_most_its_size_and_says_when_waiting(monkeypatch):
 
 
 def test_a_nested_heavy_call_does_not_wait_for_itself():
-    with guard.worker(), guard.worker(), guard.worker():
-        pass
+    """Nested heavy work runs in the slot its outer call holds: with every other slot taken
+    a nested call that wanted one of its own would wait forever. It runs in a thread, so a
+    regression fails at the timeout instead of hanging the suite."""
+    held = []
+
+    def nested():
+        with guard.worker():
+            others = [guard._SLOTS.acquire(blocking=False) for _ in range(guard.HEAVY_WORKERS)]
+            try:
+                with guard.worker(), guard.worker():
+                    held.append(sum(others))
+            finally:
+                for got in others:
+                    if got:
+                        guard._SLOTS.release()
+
+    t = threading.Thread(target=nested, daemon=True)
+    t.start()
+    t.join(timeout=10)
+    assert not t.is_alive(), "a nested heavy call waited for a slot of its own"
+    assert held == [guard.HEAVY_WORKERS - 1]  # the outer call held exactly one slot
 
 
 def test_interrupt_stops_loops_and_follows_into_worker_threads():

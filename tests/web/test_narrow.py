@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from support import app_test
+from support import run_page
 
 from specviz.web import narrow
 
@@ -37,10 +37,7 @@ def test_the_style_shows_text_titles_only_below_the_breakpoint():
 
 @pytest.fixture(scope="module")
 def cost():
-    at = app_test("pages/5_cost.py", 60)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return run_page("pages/5_cost.py", 60)
 
 
 def test_every_chart_has_its_text_title_and_the_mode_bar_config(cost):

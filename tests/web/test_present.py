@@ -10,7 +10,7 @@ from pathlib import Path
 import plotly.graph_objects as go
 import pytest
 from streamlit.testing.v1 import AppTest
-from support import app_test
+from support import run_page
 
 from specviz.web import present, ui
 from specviz.web import settings as S
@@ -20,12 +20,7 @@ PAGES = ("app.py", "pages/1_round.py", "pages/5_cost.py", "pages/9_tour.py")
 
 
 def run(rel: str, params: dict[str, str]) -> AppTest:
-    at = app_test(ROOT / rel, 60)
-    for key, value in params.items():
-        at.query_params[key] = value
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return run_page(ROOT / rel, 60, **params)
 
 
 def bodies(at: AppTest) -> list[str]:

@@ -1,0 +1,47 @@
+"""The README's `--dist loadgroup` groups as tests/conftest.py says: a small suite with a copy
+of that conftest, run on two pytest-xdist workers, keeps each file on one worker and the
+browser tests (e2e/) together."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+from conftest import worker_group
+
+ROOT = Path(__file__).resolve().parents[1]
+FILES = {"tests/a/test_one.py": 8, "tests/b/test_two.py": 8, "tests/e2e/test_x.py": 4,
+         "tests/e2e/test_y.py": 4}
+
+
+def test_worker_groups_by_path():
+    assert worker_group("tests/e2e/test_browser.py::test_a[x/y]") == "browser"
+    assert worker_group("tests/llm/test_llm_pair.py::test_b") == "llm"
+    assert worker_group("tests/core/test_rule.py::test_c[1-2]") == "core/test_rule.py"
+    assert worker_group("tests/test_cli.py::test_d") == "test_cli.py"
+
+
+def test_loadgroup_keeps_a_file_and_the_browser_tests_on_one_worker(tmp_path):
+    (tmp_path / "pytest.ini").write_text("[pytest]\n")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "conftest.py").write_text((ROOT / "tests/conftest.py").read_text())
+    for name, n in FILES.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("".join(f"def test_{i}():\n    pass\n\n\n" for i in range(n)))
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    run = subprocess.run([sys.executable, "-m", "pytest", "-v", "-n", "2", "--dist", "loadgroup",
+                          "-p", "no:cacheprovider", "tests"], cwd=tmp_path, env=env,
+                         capture_output=True, text=True, timeout=240)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
+    workers = defaultdict(set)
+    for gw, node in re.findall(r"\[(gw\d+)\].*?PASSED (\S+)::", run.stdout):
+        workers[node].add(gw)
+    assert {f: len(workers[f]) for f in FILES} == dict.fromkeys(FILES, 1), run.stdout
+    assert workers["tests/e2e/test_x.py"] == workers["tests/e2e/test_y.py"]
+    assert sum(1 for line in run.stdout.splitlines() if " PASSED " in line) == sum(
+        FILES.values())
