@@ -10,7 +10,6 @@ import plotly.graph_objects as go
 
 from ..core.rules import RULES
 from ..views.demos import Row
-from ..views.gallery import BIAS_MIN  # noqa: F401 (the charts read it here)
 from .frame import legend_below, unclipped_text
 from .palette import (
     GREY,
