@@ -180,8 +180,9 @@ def context_caption(model: store.Model, tr: RoundTranscript) -> str:
     """Where the current round starts (plain text; the page escapes it)."""
     tail = model.tokenizer.decode(list(tr.context[-TAIL_TOKENS:]))
     cut = "…" if len(tr.context) > TAIL_TOKENS else ""
-    return (f"Round {tr.rnd} starts after {len(tr.context):,} tokens (the prompt's "
-            f"{tr.prompt_len} and the rounds' before it): '{cut}{show(tail)}'")
+    made = len(tr.context) - tr.prompt_len
+    return (f"Round {tr.rnd} starts after the prompt's {tr.prompt_len} tokens and the "
+            f"{made} the rounds before it emitted: '{cut}{show(tail)}'")
 
 
 class Pieces:
