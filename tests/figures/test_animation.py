@@ -361,3 +361,17 @@ def test_top_bars_hold_the_rest_of_the_vocabulary_as_one_bar():
     assert np.asarray(res.data[-1].y).sum() == pytest.approx(1.0, abs=1e-5)  # the residual
     full = A.bars_figure(tr, _idx(tr, "verify", 1))  # every token shown: no such bar
     assert not any(str(x).startswith("the other") for x in full.data[0].x)
+
+
+def test_the_top_tokens_are_a_stable_sorts_first_m():
+    """top_tokens picks the m largest without a full sort: the same tokens in the same order
+    as np.argsort(-x, kind='stable')[:m], ties included (rows with many equal entries)."""
+    rng = np.random.default_rng(7)
+    for trial in range(300):
+        V = int(rng.integers(1, 60))
+        x = rng.integers(0, 4, V) / 4.0 if trial % 2 else rng.random(V)  # ties, or none
+        for m in (1, 3, 10, V, V + 2):
+            want = [int(i) for i in np.argsort(-x, kind="stable")[:m]]
+            assert A.top_tokens([x], m) == want, (x, m)
+    big = rng.random(262_144)
+    assert A.top_tokens([big], 10) == [int(i) for i in np.argsort(-big, kind="stable")[:10]]

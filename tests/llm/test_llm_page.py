@@ -150,3 +150,25 @@ def test_a_model_that_cannot_load_is_said(fault, said, monkeypatch, tmp_path):
     at = _run()
     assert any(said in e.value for e in at.error), _notes(at)
     assert not at.get("plotly_chart") and not at.exception
+
+
+@pytest.mark.parametrize("kind, arg", [("early-exit", "6"), ("trimmed", "4096:12"),
+                                       ("ngram", "2")])
+def test_each_kind_of_draft_plays_a_round(kind, arg):
+    at = _run(llm_kind=kind, llm_arg=arg, k="2", step="999")
+    assert not at.error and "Round 0" in frame(at), _notes(at)
+    assert statuses(at)[0] == "context" and len(statuses(at)) >= 2
+    assert at.query_params["llm_kind"] == kind and at.query_params["llm_arg"] == arg
+
+
+def test_hostile_values_of_the_pages_own_fields():
+    at = _run(llm_kind="<script>alert(1)</script>", llm_T="nan", llm_preset="😀",
+              llm_arg="\x00", **{"k": "1e308"})
+    said = _notes(at)
+    for key in ("llm_kind", "llm_T", "llm_preset", "llm_arg"):
+        assert f"URL parameter {key}=" in said, (key, said)
+    assert "alert(1)" not in said and not at.exception
+    assert "Round 0" in frame(at)  # the defaults took their place
+    from specviz.web import settings as S
+
+    assert S.parse_query(dict(at.query_params))[1] == []  # the rewritten URL is valid
