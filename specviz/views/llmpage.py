@@ -181,8 +181,9 @@ def context_caption(model: store.Model, tr: RoundTranscript) -> str:
     tail = model.tokenizer.decode(list(tr.context[-TAIL_TOKENS:]))
     cut = "…" if len(tr.context) > TAIL_TOKENS else ""
     made = len(tr.context) - tr.prompt_len
-    return (f"Round {tr.rnd} starts after the prompt's {tr.prompt_len} tokens and the "
-            f"{made} the rounds before it emitted: '{cut}{show(tail)}'")
+    after = f" and the {made} the rounds before it emitted" if made else ""
+    return (f"Round {tr.rnd} starts after the prompt's {tr.prompt_len} tokens{after}: "
+            f"'{cut}{show(tail)}'")
 
 
 class Pieces:
