@@ -22,7 +22,9 @@ st.subheader("Start here")
 notation.md(":material/explore: [**The guided tour**](tour): eight questions in the order "
             "the ideas build, each with a preset link and its answer.  \n"
             ":material/play_circle: [**One round, token by token**](round): the drafts, the "
-            "one target call, each coin, the redraw or the bonus.")
+            "one target call, each coin, the redraw or the bonus.  \n"
+            ":material/smart_toy: [**A real model**](llm): the same round on Gemma 3 270M "
+            "and a cheaper copy of itself, on your prompt.")
 
 summary = ui.cached(demos.summary)(app.P, app.Q, app.ctx, s.k, s.c, s.seed, s.rule, app.vocab,
                                    app.tree)

@@ -22,8 +22,9 @@ from .clitable import format_table
 from .core.rules import RULES
 from .llm import store
 from .llm.decode import Run, Summary, plain, speculate, summarise
-from .llm.pair import DraftError, LLMPair, parse_draft, show, token_counts
+from .llm.pair import DraftError, LLMPair, parse_draft, show
 from .llm.runner import Runner
+from .views.llmpage import corpus_ids, draft_counts, draft_ngram, encode_prompt, needs_corpus
 
 PROMPT_CHARS_MAX = 8_000  # characters of prompt read
 PROMPT_TOKENS_MAX = 1_024  # tokens of prompt the model is run on
@@ -47,37 +48,12 @@ def add_parser(sub) -> None:
     p.add_argument("--json", action="store_true", help="print everything as JSON instead")
 
 
-def encode_prompt(model: store.Model, text: str) -> list[int]:
-    if not text.strip():
-        raise ValueError("the prompt is empty")
-    if len(text) > PROMPT_CHARS_MAX:
-        raise ValueError(f"the prompt has {len(text):,} characters; the cap is "
-                         f"{PROMPT_CHARS_MAX:,}")
-    ids = model.tokenizer.encode(text)
-    if len(ids) > PROMPT_TOKENS_MAX:
-        raise ValueError(f"the prompt is {len(ids):,} tokens; the cap is {PROMPT_TOKENS_MAX:,}")
-    return ids
-
-
-def _counts(model: store.Model, spec) -> object:
-    if spec.head is None:
+def _corpus_ids(model: store.Model, spec):
+    """The shipped corpus in Gemma token ids, for the drafts that are built from it."""
+    if not needs_corpus(spec):
         return None
     from .text.corpus import default_corpus
-    return token_counts(model, default_corpus().text)
-
-
-def _ngram(model: store.Model, spec):
-    """An n-gram model of the spec's order over the shipped corpus in Gemma token ids."""
-    if spec.kind != "ngram":
-        return None
-    import numpy as np
-
-    from .text.corpus import default_corpus
-    from .text.ngram import NGramCounts, Tokenizer
-
-    ids = np.asarray(model.tokenizer.encode(default_corpus().text, bos=False))
-    counts = NGramCounts(Tokenizer("word", model.tokenizer.pieces), ids, spec.order)
-    return counts.model(spec.order)
+    return corpus_ids(model, default_corpus().text)
 
 
 def _round_line(pair: LLMPair, i: int, tr) -> str:
@@ -132,9 +108,11 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         return 2
     try:
         spec = parse_draft(args.draft, n_layers=model.cfg.n_layers, V=model.cfg.V)
-        ids = encode_prompt(model, args.prompt)
-        pair = LLMPair(model, spec, T=args.temperature, counts=_counts(model, spec),
-                       ngram=_ngram(model, spec))
+        ids = encode_prompt(model, args.prompt, max_chars=PROMPT_CHARS_MAX,
+                            max_tokens=PROMPT_TOKENS_MAX)
+        corpus = _corpus_ids(model, spec)
+        pair = LLMPair(model, spec, T=args.temperature, counts=draft_counts(model, spec, corpus),
+                       ngram=draft_ngram(model, spec, corpus))
         spec_run = speculate(pair, ids, k=args.k, seed=args.seed, rule=args.rule,
                              max_new=args.max_new)
         alone = plain(Runner(model.weights), ids, T=pair.T, seed=args.seed,

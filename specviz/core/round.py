@@ -52,18 +52,21 @@ def play_round(pair: ModelPair, prefix: int | Sequence[int], k: int, *,
 
 def play_rounds(pair: ModelPair, prefix: int | Sequence[int], k: int, *, n_rounds: int,
                 seed: int = 0, rule: str | Rule = "correct",
-                traced: int | None = None) -> tuple[RoundTrace | RoundDigest, ...]:
+                traced: int | None = None,
+                draws: Draws | None = None) -> tuple[RoundTrace | RoundDigest, ...]:
     """A transcript: n_rounds rounds chained from prefix on one seeded stream.
 
     With traced = m only the last m rounds carry their rows and frames (RoundTrace); the
     earlier ones are RoundDigest, played with the same draws at a fraction of the cost.
+    draws: a stream to go on drawing from (a transcript extended a few rounds at a time,
+    prefix the one it reached); None starts one from seed.
     """
     prefix = pair.check_prefix(prefix)
     k, r = check_k(k), get_rule(rule)
     if isinstance(n_rounds, bool) or not isinstance(n_rounds, (int, np.integer)) \
             or not 1 <= n_rounds <= ROUNDS_MAX:
         raise ValueError(f"n_rounds must be an integer 1..{ROUNDS_MAX:,}; got {n_rounds!r}")
-    draws = RngDraws(np.random.default_rng(seed))
+    draws = RngDraws(np.random.default_rng(seed)) if draws is None else draws
     first_traced = 0 if traced is None else max(0, int(n_rounds) - int(traced))
     out = []
     for i in range(int(n_rounds)):

@@ -7,8 +7,9 @@ it. Nothing here draws a random number; the trace holds every draw.
 
 The bars and the residual take `top`: None draws every token (the tables' V = 6), a
 number draws the most likely tokens only (a text vocabulary holds thousands), always with
-the token in focus. Colours come from figures.palette, and each status also has a symbol
-and a word, so no meaning rests on colour alone. Token names are HTML-escaped wherever
+the token in focus, and the rest of the vocabulary as one bar. Colours come from
+figures.palette, and each status also has a symbol and a word, so no meaning rests on
+colour alone. Token names are HTML-escaped wherever
 they enter markup.
 """
 
@@ -130,11 +131,25 @@ def _empty(title: str, note: str, x_range=None, height: int | None = None) -> go
     return fig
 
 
+def _top(x: np.ndarray, m: int) -> np.ndarray:
+    """np.argsort(-x, kind="stable")[:m] (ties: the lower index first) without sorting all
+    of x: a partition finds the m-th largest value, then only what is above it and the first
+    ties at it are sorted (a real model's row holds 262,144 entries)."""
+    if m >= len(x):
+        return np.argsort(-x, kind="stable")
+    if m <= 0:
+        return np.zeros(0, dtype=np.int64)
+    edge = x[np.argpartition(-x, m - 1)[m - 1]]  # the m-th largest value
+    above = np.flatnonzero(x > edge)
+    picked = np.concatenate([above, np.flatnonzero(x == edge)[: m - len(above)]])
+    return picked[np.lexsort((picked, -x[picked]))]
+
+
 def top_tokens(rows: Sequence[np.ndarray], m: int, must: Sequence[int] = ()) -> list[int]:
     """The m most likely tokens over the rows (by the largest entry among them), plus the
     tokens in must, most likely first."""
     stacked = np.max(np.stack([np.asarray(r) for r in rows]), axis=0)  # (V,)
-    order = [int(x) for x in np.argsort(-stacked, kind="stable")[:m]]
+    order = [int(x) for x in _top(stacked, m)]
     for x in must:
         if int(x) not in order:
             order.append(int(x))
@@ -149,6 +164,20 @@ def _columns(trace: RoundTrace, rows: Sequence[np.ndarray], must: int,
     return top_tokens(rows, top, must=(must,))
 
 
+def _rest(trace: RoundTrace, toks: Sequence[int]) -> str | None:
+    """The label of the one bar that holds the rest of the vocabulary (None: all shown)."""
+    n = len(trace.vocab) - len(toks)
+    return f"the other {n:,}" if n > 0 else None
+
+
+def _y(trace: RoundTrace, toks: Sequence[int], row: np.ndarray) -> np.ndarray:
+    """row at the tokens shown, then the mass of the rest of the vocabulary as one bar."""
+    y = np.asarray(row)[list(toks)]
+    if _rest(trace, toks) is None:
+        return y
+    return np.append(y, max(0.0, float(np.sum(row)) - float(y.sum())))
+
+
 def _labels(trace: RoundTrace, toks: Sequence[int]) -> list[str]:
     """Bar labels: a token's name, escaped and made unique (two tokens may share a name)."""
     seen: dict[str, int] = {}
@@ -157,11 +186,13 @@ def _labels(trace: RoundTrace, toks: Sequence[int]) -> list[str]:
         name = trace.name(x)
         seen[name] = seen.get(name, 0) + 1
         out.append(svg_text(name) + ("\u200b" * (seen[name] - 1)))
-    return out
+    rest = _rest(trace, toks)
+    return out if rest is None else out + [rest]
 
 
 def _bar(name: str, labels: list[str], y: np.ndarray, colour: str, what: str,
          marked: list[bool], opacity: float = 1.0) -> go.Bar:
+    marked = list(marked) + [False] * (len(labels) - len(marked))  # the rest: never marked
     return go.Bar(
         name=name, x=labels, y=[round(float(t), FIGURE_DECIMALS) for t in y], marker_color=colour,
         marker_line_color=BLACK, marker_line_width=[3 if b else 0 for b in marked],
@@ -208,10 +239,11 @@ def bars_figure(trace: RoundTrace, step: int, *, top: int | None = None) -> go.F
     toks = _columns(trace, [pos.q_row] + ([pos.p_row] if checked else []), x, top)
     labels, mark = _labels(trace, toks), [t == x for t in toks]
     fig = go.Figure()
+    p_y, q_y = _y(trace, toks, pos.p_row), _y(trace, toks, pos.q_row)
     if checked:
-        fig.add_trace(_bar("p target", labels, pos.p_row[toks], P_COLOUR, "p", mark))
-    fig.add_trace(_bar("q draft", labels, pos.q_row[toks], Q_COLOUR, "q", mark))
-    tall = float(max(pos.p_row[toks].max(), pos.q_row[toks].max()))
+        fig.add_trace(_bar("p target", labels, p_y, P_COLOUR, "p", mark))
+    fig.add_trace(_bar("q draft", labels, q_y, Q_COLOUR, "q", mark))
+    tall = float(max(p_y.max(), q_y.max()) if checked else q_y.max())
     _mark_token(fig, labels[toks.index(x)],
                 float(max(pos.p_row[x], pos.q_row[x]) if checked else pos.q_row[x]),
                 f"{name} = {trace.name(x)}", tall)
@@ -285,22 +317,23 @@ def residual_figure(trace: RoundTrace, step: int | None = None, *,
         law, row = get_rule(trace.rule).reject_law, trace.rejection_row
         toks = _columns(trace, [row, pos.p_row], last.token, top)
         labels, mark = _labels(trace, toks), [x == last.token for x in toks]
-        fig.add_trace(_bar("p", labels, pos.p_row[toks], P_COLOUR, "p", mark, 0.45))
-        fig.add_trace(_bar("q", labels, pos.q_row[toks], Q_COLOUR, "q", mark, 0.45))
-        fig.add_trace(_bar(law, labels, row[toks], LAW_COLOUR, law, mark))
+        ys = [_y(trace, toks, r) for r in (pos.p_row, pos.q_row, row)]
+        fig.add_trace(_bar("p", labels, ys[0], P_COLOUR, "p", mark, 0.45))
+        fig.add_trace(_bar("q", labels, ys[1], Q_COLOUR, "q", mark, 0.45))
+        fig.add_trace(_bar(law, labels, ys[2], LAW_COLOUR, law, mark))
         title = (f"Rejected at position {pos.i}:<br>redraw from {law} after "
                  f"'{trace.name(pos.context)}'")
-        tall = float(max(pos.p_row[toks].max(), pos.q_row[toks].max(), row[toks].max()))
+        tall = float(max(y.max() for y in ys))
     else:
         last, row = trace.emitted[-1], trace.bonus_row
         toks = _columns(trace, [row], last.token, top)
         labels = _labels(trace, toks)
-        fig.add_trace(_bar("p", labels, row[toks], P_COLOUR, "p",
-                           [x == last.token for x in toks]))
+        y = _y(trace, toks, row)
+        fig.add_trace(_bar("p", labels, y, P_COLOUR, "p", [x == last.token for x in toks]))
         ctx = trace.name(trace.bonus_context)
         title = (f"All {trace.k} kept:<br>bonus token from p(·|'{ctx}')" if trace.k else
                  f"Nothing drafted: plain decoding,<br>one token from p(·|'{ctx}')")
-        tall = float(row[toks].max())
+        tall = float(y.max())
     own = max(float(tr.y[toks.index(last.token)]) for tr in fig.data)  # its tallest bar
     _mark_token(fig, labels[toks.index(last.token)], own, f"drawn: {trace.name(last.token)}",
                 tall)
@@ -314,14 +347,14 @@ def _sibling_figure(trace: RoundTrace, sib: SiblingResidual, top: int | None) ->
     toks = _columns(trace, [sib.row, sib.p_row], sib.token, top)
     labels, mark = _labels(trace, toks), [x == sib.token for x in toks]
     fig = go.Figure()
-    fig.add_trace(_bar("p", labels, sib.p_row[toks], P_COLOUR, "p", mark, 0.45))
-    fig.add_trace(_bar(f"q_{sib.sibling + 1}", labels, sib.q_row[toks], Q_COLOUR, "q_j",
-                       mark, 0.45))
-    fig.add_trace(_bar(sib.label, labels, sib.row[toks], LAW_COLOUR, "residual", mark))
+    ys = [_y(trace, toks, r) for r in (sib.p_row, sib.q_row, sib.row)]
+    fig.add_trace(_bar("p", labels, ys[0], P_COLOUR, "p", mark, 0.45))
+    fig.add_trace(_bar(f"q_{sib.sibling + 1}", labels, ys[1], Q_COLOUR, "q_j", mark, 0.45))
+    fig.add_trace(_bar(sib.label, labels, ys[2], LAW_COLOUR, "residual", mark))
     verdict = "kept" if sib.kept else "failed"
     title = (f"Depth {sib.depth}, sibling {sib.sibling + 1} "
              f"('{svg_text(trace.name(sib.token))}') {verdict}:<br>{svg_text(sib.label)}")
-    tall = float(max(sib.p_row[toks].max(), sib.q_row[toks].max(), sib.row[toks].max()))
+    tall = float(max(y.max() for y in ys))
     return _axes(fig, title, tall, slanted=len(toks) != len(trace.vocab))
 
 

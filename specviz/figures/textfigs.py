@@ -31,7 +31,12 @@ def _token_span(piece: str, status: str, origin: str) -> str:
 def text_html(dec: TextDecoder, tr: RoundTranscript, step: int, prompt_chars: int = 400) -> str:
     """The prompt (grey, its tail), then the output of every round so far, each token
     coloured by origin (kept, redrawn, bonus, unchecked); the current round once done."""
-    tok = dec.counts.tokenizer
+    return tokens_html(dec.counts.tokenizer, tr, step, prompt_chars)
+
+
+def tokens_html(tok, tr: RoundTranscript, step: int, prompt_chars: int = 400) -> str:
+    """text_html for any tokenizer with decode(ids) and pieces(ids, after=) (each token's
+    surface text, spaces included)."""
     prompt = tr.context[: tr.prompt_len]
     ptext = tok.decode(prompt)
     cut = len(ptext) > prompt_chars

@@ -27,6 +27,7 @@ from ..core.pair import CACHE_BYTES, ModelPair, RowCache
 from ..core.tables import check_temperature, temper_rows
 from .runner import TIMED_PASSES, Runner
 from .store import Model
+from .tokenizer import show
 
 KINDS = ("early-exit", "skip", "trimmed", "lookup", "ngram")
 LOOKUP_NGRAM = (1, 3)  # (shortest, longest) n-gram prompt lookup matches
@@ -119,7 +120,7 @@ class LLMPair(ModelPair):
                  counts: np.ndarray | None = None, ngram=None,
                  cache_bytes: int = CACHE_BYTES) -> None:
         self.model, self.spec, self.T = model, draft, check_temperature(T)
-        self.V, self.names = model.cfg.V, model.tokenizer.pieces
+        self.V, self.names = model.cfg.V, model.tokenizer.shown  # spaces and breaks visible
         self.target = Runner(model.weights)
         self.draft, self.ngram = None, None
         self._ngram_passes: deque[tuple[int, int, float]] = deque(maxlen=TIMED_PASSES)
@@ -173,6 +174,17 @@ class LLMPair(ModelPair):
             return tuple(self.draft.passes)
         return tuple(self._ngram_passes)
 
+    def settle(self) -> None:
+        """Drop the rows and logits kept for the round just played, keeping the KV caches,
+        so a pair that plays many rounds holds only its caches. A later round rarely reads
+        them (it starts after a token the last one drew, not scored); when it does, they
+        are computed again."""
+        for runner in (self.target, self.draft):
+            if runner is not None:
+                runner.forget()
+        self._rows = RowCache(self.V, self._rows.max_rows * 8 * self.V)
+        self._rejections = None
+
     def score(self, prefix: Sequence[int], drafts: Sequence[int]) -> None:
         full = list(prefix) + list(drafts)
         self.target.logits(full, range(len(prefix), len(full) + 1))
@@ -185,7 +197,7 @@ class LLMPair(ModelPair):
 
     def name(self, x: int) -> str:
         """Token x as text with its spaces and line breaks visible."""
-        return show(self.names[int(x)])
+        return self.names[int(x)]
 
     def tail(self, prefix: Sequence[int]) -> str:
         text = self.model.tokenizer.decode(prefix[-TAIL_CHARS:])
@@ -204,8 +216,3 @@ class LLMPair(ModelPair):
     def describe_draft(self, i: int, token: int, context: int, q: float, proposed: bool) -> str:
         src = "the text after the match" if proposed else f"q of the {self.spec.label} draft"
         return f"Draft {i}: '{self.name(token)}' from {src}, q = {q:.4f}."
-
-
-def show(piece: str) -> str:
-    """A piece with ▁ as a visible space, line breaks as ⏎ and tabs as ⇥."""
-    return piece.replace("\u2581", "␣").replace("\n", "⏎").replace("\t", "⇥")

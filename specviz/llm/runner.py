@@ -56,6 +56,11 @@ class Runner:
         for j in [j for j in self._logits if j > n]:
             del self._logits[j]
 
+    def forget(self) -> None:
+        """Drop the logits kept for earlier prefixes (the KV cache stays)."""
+        with self._lock:
+            self._logits.clear()
+
     def logits(self, tokens: Sequence[int], lengths: Sequence[int]) -> list[np.ndarray]:
         """Logits at the prefixes tokens[:j] for j in lengths (each 1..len(tokens)), from at
         most one block pass. Each (V_head,) f32, read-only."""

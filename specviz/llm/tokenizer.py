@@ -12,6 +12,7 @@ puts BOS first, as the model was trained.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from functools import cached_property
 
 SPACE = "\u2581"  # ▁, SentencePiece's whitespace marker
 UNKNOWN = 2  # ModelProto.SentencePiece.Type.UNKNOWN (the GGUF types follow the same enum)
@@ -74,6 +75,16 @@ class Tokenizer:
         """The text of ids (control tokens such as BOS write nothing)."""
         return self._sp.decode([int(t) for t in ids])
 
+    @cached_property
+    def shown(self) -> tuple[str, ...]:
+        """Every piece as show() writes it (made once per tokenizer)."""
+        return tuple(show(p) for p in self.pieces)
+
     def piece(self, x: int) -> str:
         """Token x as the text it writes, spaces shown as ▁ (the raw piece otherwise)."""
         return self.pieces[int(x)]
+
+
+def show(piece: str) -> str:
+    """A piece with ▁ as a visible space, line breaks as ⏎ and tabs as ⇥."""
+    return piece.replace(SPACE, "␣").replace("\n", "⏎").replace("\t", "⇥")

@@ -24,6 +24,7 @@ PAGES = (
     Page("pages/9_tour.py", "tour", "Guided tour", ":material/explore:"),
     Page("pages/1_round.py", "round", "One round", ":material/play_circle:"),
     Page("pages/7_text.py", "text", "Real text", ":material/article:"),
+    Page("pages/11_llm.py", "llm", "Real model", ":material/smart_toy:"),
     Page("pages/2_exactness.py", "exactness", "Exactness", ":material/verified:"),
     Page("pages/3_acceptance.py", "acceptance", "Acceptance", ":material/done_all:"),
     Page("pages/4_draft-length.py", "draft-length", "Draft length",

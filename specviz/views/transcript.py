@@ -96,14 +96,22 @@ def round_transcript(
     rounds = play_rounds(_pair, prompt, k, n_rounds=int(rnd) + 1, seed=seed,
                          rule=with_tree(rule, tree),
                          traced=int(shown) + 1 if traced is None else int(traced))
-    context = _pair.check_prefix(prompt)
+    return transcript_of(rounds, _pair.check_prefix(prompt), k, shown=shown)
+
+
+def transcript_of(rounds: Sequence[RoundTrace | RoundDigest], prompt: Sequence[int], k: int,
+                  *, shown: int = TRANSCRIPT_SHOWN) -> RoundTranscript:
+    """The transcript at the last of rounds (rounds 0..rnd, chained from the prompt's ids;
+    the last one a RoundTrace)."""
+    rnd = len(rounds) - 1
+    context = list(prompt)
     for r in rounds[:-1]:
         context += r.tokens
-    first = max(0, int(rnd) - int(shown))
+    first = max(0, rnd - int(shown))
     return RoundTranscript(
-        rnd=int(rnd), k=int(k), current=rounds[-1], earlier=rounds[first:-1], first=first,
+        rnd=rnd, k=int(k), current=rounds[-1], earlier=tuple(rounds[first:-1]), first=first,
         before=transcript_totals(rounds[:-1]), through=transcript_totals(rounds),
-        context=tuple(context), prompt_len=len(_pair.check_prefix(prompt)),
+        context=tuple(context), prompt_len=len(prompt),
     )
 
 

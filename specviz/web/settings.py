@@ -23,15 +23,21 @@ from ..core.rules import RULES, reads_warp
 from ..core.tables import (  # noqa: F401
     K_APP_MAX,
     N_APP_MAX,
+    T_MAX,
+    T_MIN,
     VOCAB,
     WORK_APP_MAX,
     WORK_REQUEST_MAX,
     n_cap,
 )
 from ..core.tree import PATHS_NODES_MAX, PATHS_TEXT_MAX, parse_paths
+from ..llm.pair import KINDS as LLM_KINDS
 from ..text.ngram import LEVELS as TEXT_LEVELS
 from ..text.pair import DRAFTERS as TEXT_DRAFTERS
 from ..views.gallery import GALLERY_NS
+from ..views.llmpage import ARG_MAX_CHARS as LLM_ARG_MAX_CHARS
+from ..views.llmpage import PRESETS as LLM_PRESETS
+from ..views.llmpage import PROMPT_CHARS_MAX as LLM_PROMPT_CHARS_MAX
 from ..views.plan import EXAMPLES, MODEL_NAME_MAX_CHARS
 from ..views.textpage import DEFAULT_PROMPT, PROMPT_MAX_CHARS
 from ..views.tour import CHAPTER_MAX
@@ -108,6 +114,12 @@ class Settings:
     Tp: float = 1.0  # target temperature (the draft's is T)
     drafter: str = "ngram"  # the draft: the low-order n-gram, or prompt lookup
     prompt: str = DEFAULT_PROMPT  # where the text starts
+    # /llm: the real model's prompt, draft and temperature (k, seed and rule are shared)
+    llm_preset: str = "story"  # a preset prompt, or "own": llm_prompt
+    llm_prompt: str = ""  # the reader's own prompt
+    llm_kind: str = "skip"  # the draft: a kind of specviz.llm.pair.KINDS ...
+    llm_arg: str = "4,8"  # ... and its parameter (layers, head rows, order)
+    llm_T: float = 1.0  # temperature of p and q alike
     # /plan: pasted texts travel zlib-compressed and base64url-encoded (blob: "" = none)
     plan_example: str = "vllm_metrics.prom"  # shipped metrics example used when none pasted
     plan_metrics: str = ""  # blob of pasted metrics text
@@ -288,6 +300,11 @@ PARSERS = {
     "Tp": _float(0.05, 10.0),
     "drafter": _choice(TEXT_DRAFTERS),
     "prompt": _text(PROMPT_MAX_CHARS),
+    "llm_preset": _choice(LLM_PRESETS),
+    "llm_prompt": _text(LLM_PROMPT_CHARS_MAX),
+    "llm_kind": _choice(LLM_KINDS),
+    "llm_arg": _text(LLM_ARG_MAX_CHARS),
+    "llm_T": _float(T_MIN, T_MAX),
     "plan_example": _choice(EXAMPLES),
     "plan_metrics": _blob(),
     "plan_before": _blob(),
@@ -380,7 +397,7 @@ def _fmt(v: object) -> str:
 # server refuses request lines far longer (a bare 400 before the app sees them).
 URL_QUERY_MAX_CHARS = 32_000
 _DROP_FIRST = ("P", "Q", "plan_metrics", "plan_before", "plan_target_cfg", "plan_draft_cfg",
-               "prompt")
+               "prompt", "llm_prompt")
 
 
 def fit_query(q: dict[str, str]) -> tuple[dict[str, str], list[str]]:

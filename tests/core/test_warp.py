@@ -202,3 +202,20 @@ def test_alpha_of_a_renormalised_row_is_at_most_one():
         alpha = round_law(Pw, Pw, ctx, 4, long_run=True).alpha
         assert alpha == pytest.approx(1.0, abs=1e-15) and alpha <= 1.0
         assert theory.draft_acceptance_rate(alpha, 4) == pytest.approx(1.0)
+
+
+def test_a_warped_pair_still_scores_the_round_in_one_call():
+    """A pair whose target scores a block (score) keeps doing so under a warp: the round
+    calls score once, with every draft, before any p is read."""
+    from specviz.core.round import play_round
+
+    calls = []
+
+    class Blocked(TablePair):
+        def score(self, prefix, drafts):
+            calls.append((tuple(prefix), tuple(drafts)))
+
+    T = default_tables()
+    pair = WarpedPair(Blocked(T.P, T.Q), Warp(temperature=0.7, top_k=3))
+    play_round(pair, 0, 4, rng=np.random.default_rng(0))
+    assert len(calls) == 1 and calls[0][0] == (0,) and len(calls[0][1]) == 4

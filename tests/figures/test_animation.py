@@ -343,3 +343,36 @@ def test_the_coins_placeholder_fits_its_column_in_presenter_type():
     fig = A.coin_figure(tr, 0)
     note = fig.layout.annotations[0].text
     assert max(len(line) for line in note.split("<br>")) <= 24  # 1280 px, 20 px type
+
+
+def test_top_bars_hold_the_rest_of_the_vocabulary_as_one_bar():
+    """With top = 3 of V = 6, each chart has the 3 bars (and the marked token's) and one
+    bar for the other tokens, whose height is the rest of the row's mass."""
+    tr = REJECTED_EARLY
+    pos = tr.positions[0]
+    fig = A.bars_figure(tr, _idx(tr, "verify", 1), top=3)
+    for bars, row in zip(fig.data, (pos.p_row, pos.q_row), strict=True):
+        labels, y = list(bars.x), np.asarray(bars.y)
+        assert labels[-1] == f"the other {6 - (len(labels) - 1)}"
+        shown = [tr.vocab.index(x) for x in labels[:-1]]
+        assert y[-1] == pytest.approx(1.0 - row[shown].sum(), abs=1e-5)
+        assert y.sum() == pytest.approx(1.0, abs=1e-5)
+    res = A.residual_figure(tr, top=3)
+    assert all(list(b.x)[-1].startswith("the other") for b in res.data)
+    assert np.asarray(res.data[-1].y).sum() == pytest.approx(1.0, abs=1e-5)  # the residual
+    full = A.bars_figure(tr, _idx(tr, "verify", 1))  # every token shown: no such bar
+    assert not any(str(x).startswith("the other") for x in full.data[0].x)
+
+
+def test_the_top_tokens_are_a_stable_sorts_first_m():
+    """top_tokens picks the m largest without a full sort: the same tokens in the same order
+    as np.argsort(-x, kind='stable')[:m], ties included (rows with many equal entries)."""
+    rng = np.random.default_rng(7)
+    for trial in range(300):
+        V = int(rng.integers(1, 60))
+        x = rng.integers(0, 4, V) / 4.0 if trial % 2 else rng.random(V)  # ties, or none
+        for m in (1, 3, 10, V, V + 2):
+            want = [int(i) for i in np.argsort(-x, kind="stable")[:m]]
+            assert A.top_tokens([x], m) == want, (x, m)
+    big = rng.random(262_144)
+    assert A.top_tokens([big], 10) == [int(i) for i in np.argsort(-big, kind="stable")[:10]]

@@ -25,7 +25,8 @@ OWN = {"round": ("step", "rnd", "speed"), "exactness": ("n",), "acceptance": ("t
        "roofline": ("preset", "dtype", "ctxlen", "batch", "accel"),
        "text": ("step", "rnd", "speed"), "tour": ("chapter",)}
 PAGES = {p.path or "home": (p.script, OWN.get(p.path, ())) for p in site.PAGES
-         if p.path != "plan"}  # /plan has tests of its own (test_page_plan)
+         if p.path not in ("plan", "llm")}  # /plan and /llm have tests of their own
+# (test_page_plan; tests/llm/test_llm_page, on the worker that holds the real model)
 SHARED = ("k", "c", "draft", "alpha", "T", "seed", "rule", "ctx", "notation", "present")
 SMALL_N = "2000"  # keeps /exactness fast whenever n itself is not under test
 # what the payloads would leave behind if reflected (the app's own markup has none of it)

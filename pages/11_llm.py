@@ -1,0 +1,47 @@
+"""/llm: speculative decoding on a real language model, Gemma 3 270M, stepped token by token.
+
+The model is loaded once per server and shared; the rounds are played once into a stream
+kept by the server, from the seed, so the URL's prompt, draft, temperature, k, seed, rule,
+rnd and step reopen the same round and the same frame.
+"""
+
+from dataclasses import replace
+
+import streamlit as st
+
+from specviz.views import llmpage, stepping
+from specviz.web import llmstage, stage, ui
+
+app = ui.page("real model", story=("k",))
+s = app.settings
+st.title("A real model: Gemma 3 270M, drafted and verified token by token")
+ui.intro(
+    "Here both models are one real transformer: Gemma 3 270M, run in NumPy on this server, "
+    "is the target, and a cheaper copy of itself drafts: its first layers only, every layer "
+    "but a few, a head over the most frequent tokens only, an n-gram model over its tokens "
+    "or prompt lookup (self-speculative decoding: Zhang et al. 2023; Elhoushi et al. 2024; "
+    "Zhao et al. 2025). Both read the same tokens, so the round is the one of the other "
+    "pages: the draft guesses k tokens, the target scores all of them in one pass, each "
+    "guess stays while its coin u < min(1, p/q), and the first miss is redrawn from "
+    "norm(max(0, p − q)) (Leviathan, Kalman & Matias 2022, Algorithm 1). The bars show the "
+    "most likely of its 262,144 tokens, and the rest of the vocabulary as one bar; ␣ is a "
+    "space, ⏎ a line break."
+)
+keys = stepping.STAGE_KEYS + llmstage.LLM_KEYS
+model = llmstage.model()
+ids = spec = None
+if model is not None:
+    with ui.folded("The prompt, the draft and the temperature"):
+        st.caption(llmpage.model_caption(model))
+        ids = llmstage.prompt(model)
+        spec, T = llmstage.draft(model)
+if ids is None or spec is None:
+    ui.finish(app, replace(s, **llmstage.page_values(s)), keys)
+    st.stop()
+
+k, rule = llmstage.k_and_rule(s)
+step, rnd = stage.play(llmstage.llm_stage(model, spec, ids, k=k, T=T, seed=s.seed, rule=rule,
+                                          warp=app.warp),
+                       start_step=s.step, start_rnd=s.rnd, speed=s.speed)
+ui.finish(app, replace(s, step=step, rnd=rnd, speed=stage.speed("llm"),
+                       **llmstage.page_values(s)), keys)

@@ -1,0 +1,238 @@
+"""Page data for /llm (the real model's stage) and the CLI: the prompt presets and checks,
+the drafts' controls, the rules the real pair plays, the pair itself and its captions.
+
+Nothing here imports streamlit; the model is loaded once per process by the layers above.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import replace
+
+import numpy as np
+
+from ..core.rules import RULES, get_rule
+from ..core.trace import RoundTrace, frozen
+from ..core.warp import Warp
+from ..llm import store
+from ..llm.pair import KINDS, DraftError, DraftSpec, LLMPair, parse_draft
+from ..llm.tokenizer import show
+from .llmstream import Stream
+from .textpage import warped
+from .transcript import RoundTranscript
+
+PRESETS = {  # name -> (label, the prompt)
+    "story": ("a story", "Once upon a time, in a small village by the sea, there lived an "
+                         "old fisherman who"),
+    "code": ("code", 'def fibonacci(n):\n    """Return the n-th Fibonacci number."""\n'
+                     "    if n < 2:\n        return n\n    return"),
+    "fact": ("a fact", "The capital of France is Paris. The capital of Germany is Berlin. "
+                       "The capital of Italy is"),
+    "own": ("your own", ""),
+}
+PROMPT_CHARS_MAX = 1_000  # characters of a prompt typed on /llm
+PROMPT_TOKENS_MAX = 256  # ... and its tokens (a prefill of 256 positions: a few seconds)
+K_MAX = 8  # drafted tokens per round on /llm (a round costs k draft passes and one block)
+TOP_BARS = 10  # tokens with a bar of their own in the p, q and residual charts
+KIND_LABELS = {"early-exit": "early exit: the first L layers", "skip": "skip layers i, j, ...",
+               "trimmed": "trimmed head: the N most frequent tokens [:L layers]",
+               "lookup": "prompt lookup", "ngram": "n-gram over Gemma tokens: order n"}
+KIND_ARGS = {"early-exit": "6", "skip": "4,8", "trimmed": "16384", "lookup": "",
+             "ngram": "3"}  # each kind's parameter when it is picked
+ARG_MAX_CHARS = 80
+# Tree and multi-draft rules draft several candidates a position, each a pass of the real
+# model that the pair does not block together: left to the toy tables.
+RULE_KINDS = ("single", "block")
+RULES_HERE = tuple(name for name, r in RULES.items() if r.kind in RULE_KINDS)
+ALLOWED_CONTROLS = "\n\r\t"
+TAIL_TOKENS = 24  # tokens of context quoted in the round's caption
+MODEL_RAM_GB = 1.6  # resident memory of a process with the model loaded (README, bench_llm)
+
+
+class PromptError(ValueError):
+    """A prompt the page or the CLI does not run; the message says why."""
+
+
+def check_prompt(text: str, *, max_chars: int) -> str:
+    """The prompt itself, or PromptError: empty, too long, or holding control characters."""
+    if not text.strip():
+        raise PromptError("the prompt is empty: type something for the model to continue")
+    if len(text) > max_chars:
+        raise PromptError(f"the prompt has {len(text):,} characters; the cap is {max_chars:,}")
+    for i, ch in enumerate(text):
+        if ch not in ALLOWED_CONTROLS and unicodedata.category(ch) in ("Cc", "Cs", "Cn"):
+            what = "an unpaired surrogate" if unicodedata.category(ch) == "Cs" else (
+                "a control character" if unicodedata.category(ch) == "Cc" else
+                "an unassigned code point")
+            raise PromptError(f"character {i + 1} of the prompt is {what} (U+{ord(ch):04X}); "
+                              "only printable text, line breaks and tabs are read")
+    return text
+
+
+def encode_prompt(model: store.Model, text: str, *, max_chars: int,
+                  max_tokens: int) -> list[int]:
+    """The prompt's token ids (BOS first), checked: PromptError when it is empty, too long
+    in characters or tokens, or holds text the tokenizer does not give back as it was."""
+    check_prompt(text, max_chars=max_chars)
+    ids = model.tokenizer.encode(text)
+    if len(ids) > max_tokens:
+        raise PromptError(f"the prompt is {len(ids):,} tokens; the cap is {max_tokens:,}")
+    if model.tokenizer.decode(ids) != text:
+        raise PromptError("the tokenizer does not map this prompt back to the same text")
+    return ids
+
+
+def prompt_text(preset: str, own: str) -> str:
+    """The prompt in use: a preset's text, or the reader's own."""
+    return own if preset == "own" else PRESETS[preset][1]
+
+
+def draft_spec(kind: str, arg: str) -> str:
+    """The draft spec of a kind and its parameter: 'early-exit:6', 'lookup'."""
+    arg = str(arg).strip()
+    return kind if kind == "lookup" or not arg else f"{kind}:{arg}"
+
+
+def parse(model: store.Model, kind: str, arg: str) -> DraftSpec:
+    """The checked draft (DraftError says what is out of range)."""
+    if kind not in KINDS:
+        raise DraftError(f"unknown draft kind {kind!r}; use one of {', '.join(KINDS)}")
+    return parse_draft(draft_spec(kind, arg), n_layers=model.cfg.n_layers, V=model.cfg.V)
+
+
+def rule_note(rule: str) -> str | None:
+    """Why a rule is not played on the real model here (None: it is)."""
+    if rule in RULES_HERE:
+        return None
+    return (f"Rule {rule} ({get_rule(rule).kind}) drafts several candidates a position, each "
+            "a pass of the real model: it is played on the toy tables (/round, /rules), not "
+            "here. This page plays the rule correct instead.")
+
+
+# ----------------------------------------------------------------------------- drafts
+def corpus_ids(model: store.Model, text: str) -> np.ndarray:
+    """The shipped corpus in Gemma token ids (no BOS), (n,) int64."""
+    return np.asarray(model.tokenizer.encode(text, bos=False), dtype=np.int64)
+
+
+def draft_counts(model: store.Model, spec: DraftSpec, ids: np.ndarray) -> np.ndarray | None:
+    """How often each token id occurs in the corpus, (V,), for a trimmed head (None for the
+    other drafts). ids: corpus_ids."""
+    if spec.head is None:
+        return None
+    return np.bincount(np.asarray(ids, dtype=np.int64), minlength=model.cfg.V)
+
+
+def draft_ngram(model: store.Model, spec: DraftSpec, ids: np.ndarray):
+    """An n-gram model of the spec's order over corpus ids (None for the other drafts)."""
+    if spec.kind != "ngram":
+        return None
+    from ..text.ngram import NGramCounts, Tokenizer
+
+    counts = NGramCounts(Tokenizer("word", model.tokenizer.pieces), np.asarray(ids),
+                         spec.order)
+    return counts.model(spec.order)
+
+
+def needs_corpus(spec: DraftSpec) -> bool:
+    return spec.head is not None or spec.kind == "ngram"
+
+
+def stream(model: store.Model, spec: DraftSpec, prompt: Sequence[int], *, k: int, T: float,
+           seed: int, rule: str, warp: Warp, counts=None, ngram=None) -> Stream:
+    """A fresh stream of rounds of Gemma 3 270M and the draft, under the request's warp."""
+    base = LLMPair(model, spec, T=T, counts=counts, ngram=ngram)
+    return Stream(warped(base, warp), prompt, k=k, seed=seed, rule=rule, settle=base.settle)
+
+
+def stream_key(spec: DraftSpec, prompt: Sequence[int], *, k: int, T: float, seed: int,
+               rule: str, warp: Warp) -> tuple:
+    """What a stream's rounds depend on (its name in the server's store)."""
+    return ("llm", spec.label, tuple(int(t) for t in prompt), int(k), float(T), int(seed),
+            rule, warp)
+
+
+# ----------------------------------------------------------------------------- captions
+def model_caption(model: store.Model) -> str:
+    c = model.cfg
+    return (f"Gemma 3 270M (Q4_K_M GGUF, run in f32 NumPy): {c.n_layers} layers, width {c.d}, "
+            f"vocabulary V = {c.V:,}; loaded once by this server in {model.load_s:.0f} s and "
+            "shared by every visitor.")
+
+
+def draft_caption(spec: DraftSpec, n_layers: int) -> str:
+    """What the draft runs, in words."""
+    if spec.kind == "lookup":
+        return ("Prompt lookup drafts by copying what followed the last earlier match of the "
+                "newest tokens (q = 1 on it); with no match it drafts nothing.")
+    if spec.kind == "ngram":
+        return (f"A {spec.order}-gram model counted over the shipped corpus in Gemma's own "
+                "token ids drafts; the target is the full model.")
+    head = "the full head" if spec.head is None else f"a head over the {spec.head:,} most " \
+        "frequent tokens (q = 0 elsewhere)"
+    skipped = f", skipping layers {', '.join(map(str, spec.skipped))}" if spec.skipped else ""
+    return (f"The draft is the same model cut down: {len(spec.layers)} of its {n_layers} "
+            f"layers{skipped}, then {head}.")
+
+
+def context_caption(model: store.Model, tr: RoundTranscript) -> str:
+    """Where the current round starts (plain text; the page escapes it)."""
+    tail = model.tokenizer.decode(list(tr.context[-TAIL_TOKENS:]))
+    cut = "…" if len(tr.context) > TAIL_TOKENS else ""
+    made = len(tr.context) - tr.prompt_len
+    after = f" and the {made} the rounds before it emitted" if made else ""
+    return (f"Round {tr.rnd} starts after the prompt's {tr.prompt_len} tokens{after}: "
+            f"'{cut}{show(tail)}'")
+
+
+class Pieces:
+    """The model's tokenizer as figures.textfigs reads one: decode, and each token's text."""
+
+    def __init__(self, tokenizer) -> None:
+        self.tokenizer = tokenizer
+
+    def decode(self, ids: Sequence[int]) -> str:
+        return self.tokenizer.decode(list(ids))
+
+    def pieces(self, ids: Sequence[int], after: int | None = None) -> list[str]:
+        return [self.tokenizer.decode([int(i)]) for i in ids]
+
+
+def memory_note(exc: BaseException) -> str:
+    return (f"Too little memory to load the model: it needs about {MODEL_RAM_GB:g} GB "
+            f"resident ({type(exc).__name__}). Close other programs or use a larger machine.")
+
+
+# ----------------------------------------------------------------------------- export
+def export_trace(trace: RoundTrace, top: int) -> RoundTrace:
+    """The round over a small vocabulary, for the offline export (which draws every token):
+    the top tokens of each of its rows and every token it names, then the rest of the
+    vocabulary as one token holding the rest of each row's mass."""
+    rows = [r for p in trace.positions for r in (p.p_row, p.q_row)]
+    rows += [r for r in (trace.rejection_row, trace.bonus_row) if r is not None]
+    named = {trace.ctx, *(e.token for e in trace.emitted)}
+    named |= {t for p in trace.positions for t in (p.context, p.token)}
+    named |= {t for t in (trace.rejection_context, trace.bonus_context) if t is not None}
+    keep = set(named)
+    for r in rows:
+        keep.update(int(x) for x in np.argpartition(-r, top)[:top])
+    toks = sorted(keep)
+    new = {t: i for i, t in enumerate(toks)}
+
+    def row(r):
+        y = np.asarray(r)[toks]
+        return frozen(np.append(y, max(0.0, float(np.sum(r)) - float(y.sum()))))
+
+    positions = tuple(replace(p, context=new[p.context], token=new[p.token],
+                              p_row=row(p.p_row), q_row=row(p.q_row))
+                      for p in trace.positions)
+    vocab = tuple(trace.name(t) for t in toks) + (f"the other {len(trace.vocab) - len(toks):,}",)
+    return replace(
+        trace, ctx=new[trace.ctx], vocab=vocab, positions=positions,
+        emitted=tuple(replace(e, token=new[e.token]) for e in trace.emitted),
+        rejection_row=None if trace.rejection_row is None else row(trace.rejection_row),
+        bonus_row=None if trace.bonus_row is None else row(trace.bonus_row),
+        rejection_context=None if trace.rejection_context is None
+        else new[trace.rejection_context],
+        bonus_context=None if trace.bonus_context is None else new[trace.bonus_context])

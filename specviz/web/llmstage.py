@@ -1,0 +1,200 @@
+"""/llm's model, controls and stage: Gemma 3 270M loaded once per server process, the
+prompt, the draft and the temperature, and the round's stage (web.stage) over the model's
+top tokens.
+
+The model (web.server.once, so no clear-cache message reaches it) is loaded by the first
+session that asks, with a progress bar; every later session gets the same one at once.
+The rounds are played a round at a time into streams (views.llmstream) kept in one store
+per process, bounded by the bytes of their rows and shared by every session: stepping
+through a played round only moves an index.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import streamlit as st
+
+from ..core import interrupt
+from ..core.bounded import ByteLRU
+from ..core.tables import T_MAX, T_MIN, WORK_STOP_S
+from ..core.warp import Warp
+from ..figures import animation, textfigs
+from ..llm import store
+from ..llm.gemma import ModelFileError
+from ..llm.pair import KINDS, DraftError, DraftSpec
+from ..views import llmpage, llmstream, textpage
+from ..views.transcript import RoundTranscript
+from . import files, guard, server, textmodels, ui
+from . import settings as S
+from .stage import Stage
+
+MODEL = "gemma 3 270m"  # names in the process's store (web.server.once)
+STREAMS = "llm streams"
+STREAM_BYTES = 320 * 2**20  # the rows of the rounds the shared streams keep
+STREAM_FIXED_BYTES = 8 * 2**20  # a stream's KV caches and the rest, beside its rows
+LLM_KEYS = ("llm_preset", "llm_prompt", "llm_kind", "llm_arg", "llm_T")  # the page's URL
+
+
+# ----------------------------------------------------------------------------- the model
+def model() -> store.Model | None:
+    """The process's model (the first caller loads it, with a progress bar; the others
+    wait for it), or None with the reason on the page."""
+    if server.made(MODEL):
+        return server.once(MODEL, store.load)
+    bar = st.progress(0.0, text="Loading Gemma 3 270M: once per server, shared by everyone")
+
+    def progress(frac: float, what: str) -> None:
+        bar.progress(min(1.0, max(0.0, float(frac))), text=f"Loading Gemma 3 270M: {what}")
+    try:
+        return server.once(MODEL, lambda: store.load(progress=progress))
+    except store.ModelUnavailable as exc:
+        st.error(guard.plain(f"The real model is not available: {exc}."))
+    except (ModelFileError, OSError) as exc:
+        st.error(guard.plain(f"The model file cannot be read: {exc}. Delete it from "
+                             f"{store.model_dir()} and it is assembled again "
+                             f"({store.INSTALL})."))
+    except MemoryError as exc:
+        st.error(llmpage.memory_note(exc))
+    finally:
+        bar.empty()
+    return None
+
+
+def _corpus_ids(m: store.Model) -> np.ndarray:
+    """The shipped corpus in Gemma token ids, once per process (trimmed and n-gram drafts)."""
+    def make() -> np.ndarray:
+        corpus = server.once(textmodels.DEFAULT_CORPUS, textpage.default_corpus)
+        return llmpage.corpus_ids(m, corpus.text)
+    if server.made("gemma corpus ids"):
+        return server.once("gemma corpus ids", make)
+    with st.spinner("Reading the shipped corpus in Gemma's tokens (once per server)…"):
+        return server.once("gemma corpus ids", make)
+
+
+# ----------------------------------------------------------------------------- controls
+def prompt(m: store.Model) -> list[int] | None:
+    """The preset or the reader's prompt; its token ids, or None with the reason shown."""
+    left, right = st.columns([1, 3])
+    preset = ui.bind("llm_preset", left.radio, "Prompt", tuple(llmpage.PRESETS),
+                     format_func=lambda p: llmpage.PRESETS[p][0])
+    own = st.session_state.get("v_llm_prompt", ui.url_settings()[0].llm_prompt)
+    if preset == "own":
+        own = ui.bind("llm_prompt", right.text_area, "Your prompt (the model continues it)",
+                      max_chars=llmpage.PROMPT_CHARS_MAX, height=110,
+                      placeholder="Type a sentence, some code, a question…")
+    else:
+        right.code(llmpage.PRESETS[preset][1], language=None, wrap_lines=True)
+    try:
+        return llmpage.encode_prompt(m, llmpage.prompt_text(preset, own),
+                                     max_chars=llmpage.PROMPT_CHARS_MAX,
+                                     max_tokens=llmpage.PROMPT_TOKENS_MAX)
+    except llmpage.PromptError as exc:
+        st.error(guard.plain(f"Prompt not used: {exc}."))
+        return None
+
+
+def draft(m: store.Model) -> tuple[DraftSpec | None, float]:
+    """The draft (kind and parameter) and the temperature; (None, T) with the reason shown
+    when the draft names none of the model's."""
+    ss = st.session_state
+    cols = st.columns([2, 1, 1], vertical_alignment="bottom")
+    kind = ui.bind("llm_kind", cols[0].selectbox, "Draft", KINDS,
+                   format_func=llmpage.KIND_LABELS.get)
+    if ss.get("_llm_kind", kind) != kind:  # a new kind: start from its own parameter
+        ui.assign("llm_arg", llmpage.KIND_ARGS[kind])
+    ss["_llm_kind"] = kind
+    arg = ui.bind("llm_arg", cols[1].text_input, "its parameter",
+                  max_chars=llmpage.ARG_MAX_CHARS, disabled=kind == "lookup",
+                  help="early exit: L layers; skip: the layers left out, as 4,8; trimmed: "
+                       "N head rows, or N:L; n-gram: the order n")
+    T = ui.bind("llm_T", cols[2].number_input, "temperature T (p and q)", min_value=T_MIN,
+                max_value=T_MAX, step=0.05)
+    try:
+        spec = llmpage.parse(m, kind, arg)
+    except DraftError as exc:
+        st.error(guard.plain(f"Draft not used: {exc}."))
+        return None, float(T)
+    st.caption(llmpage.draft_caption(spec, m.cfg.n_layers))
+    return spec, float(T)
+
+
+def k_and_rule(s: S.Settings) -> tuple[int, str]:
+    """The sidebar's k and rule as this page plays them, with a note where it cannot."""
+    k, rule = min(int(s.k), llmpage.K_MAX), s.rule
+    if k < s.k:
+        st.info(f"k = {s.k} is more than the {llmpage.K_MAX} drafted tokens a round of the real "
+                f"model plays here: k = {k}.")
+    if note := llmpage.rule_note(rule):
+        st.info(note)
+        rule = "correct"
+    return k, rule
+
+
+def page_values(s: S.Settings) -> dict:
+    """This page's controls as drawn in this run, for the URL."""
+    return {key: st.session_state.get(f"v_{key}", getattr(s, key)) for key in LLM_KEYS}
+
+
+# ----------------------------------------------------------------------------- the stage
+def _drafts(m: store.Model, spec: DraftSpec) -> dict:
+    """The trimmed head's counts or the n-gram model, once per process."""
+    if not llmpage.needs_corpus(spec):
+        return {}
+    ids = _corpus_ids(m)
+    if spec.kind == "ngram":
+        return {"ngram": server.once(f"gemma {spec.label}",
+                                     lambda: llmpage.draft_ngram(m, spec, ids))}
+    return {"counts": server.once("gemma token counts",
+                                  lambda: llmpage.draft_counts(m, spec, ids))}
+
+
+def _played(key: tuple, make, rnd: int) -> tuple[llmstream.Stream, int]:
+    """The stream under key with round rnd played, or as far as this request's time
+    allowed; a round it no longer keeps is played again from the seed."""
+    streams = server.once(STREAMS, lambda: ByteLRU(STREAM_BYTES))
+    s = streams.get(key)
+    if s is None or (rnd < s.played and not s.kept(rnd)):
+        s = make()
+    reached = min(rnd, llmstream.ROUNDS_MAX)
+    if not s.kept(reached):
+        with guard.worker(), interrupt.budget(WORK_STOP_S), \
+                st.spinner("Playing rounds on Gemma 3 270M (about a second each)…"):
+            reached = s.extend(rnd)
+    streams.put(key, s, s.nbytes + STREAM_FIXED_BYTES)
+    return s, reached
+
+
+def llm_stage(m: store.Model, spec: DraftSpec, ids: list[int], *, k: int, T: float,
+              seed: int, rule: str, warp: Warp) -> Stage:
+    """/llm's stage: rounds of the real pair from the prompt, top tokens only."""
+    key = llmpage.stream_key(spec, ids, k=k, T=T, seed=seed, rule=rule, warp=warp)
+
+    def make() -> llmstream.Stream:
+        return llmpage.stream(m, spec, ids, k=k, T=T, seed=seed, rule=rule, warp=warp,
+                              **_drafts(m, spec))
+
+    def cap(rnd: int) -> tuple[int, str | None]:
+        _, reached = _played(key, make, rnd)
+        return reached, llmstream.rounds_note(rnd, reached)
+
+    def played(rnd: int) -> RoundTranscript:
+        return _played(key, make, rnd)[0].transcript(rnd)
+
+    def below(tr: RoundTranscript, step: int) -> None:
+        _below(m, tr, step)
+    return Stage("llm", played, llmpage.TOP_BARS, below, cap)
+
+
+def _below(m: store.Model, tr: RoundTranscript, step: int) -> None:
+    st.caption(guard.plain(llmpage.context_caption(m, tr)))
+    st.markdown("**The text so far** (grey: the prompt; colours: how each token was made)")
+    totals = textpage.totals_at(tr, step)
+    for col, (label, value) in zip(st.columns(4), animation.totals_metrics(totals),
+                                   strict=True):
+        col.metric(label, value)
+    st.html(textfigs.tokens_html(llmpage.Pieces(m.tokenizer), tr, step))
+    a, b = st.columns(2)
+    with a:
+        files.download_round_html(llmpage.export_trace(tr.current, llmpage.TOP_BARS), tr.rnd,
+                                  step, key="llm_export")
+    ui.copy_link(b)

