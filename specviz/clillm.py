@@ -17,13 +17,13 @@ import sys
 from dataclasses import asdict
 from typing import TextIO
 
-from .analysis.acceptance import wilson
 from .clitable import format_table
 from .core.rules import RULES
 from .llm import store
 from .llm.decode import Run, Summary, plain, speculate, summarise
-from .llm.pair import DraftError, LLMPair, parse_draft, show, token_counts
+from .llm.pair import DraftError, LLMPair, parse_draft, show
 from .llm.runner import Runner
+from .views.measured import acceptance_rows, draft_pair, encode, why
 
 PROMPT_CHARS_MAX = 8_000  # characters of prompt read
 PROMPT_TOKENS_MAX = 1_024  # tokens of prompt the model is run on
@@ -48,36 +48,7 @@ def add_parser(sub) -> None:
 
 
 def encode_prompt(model: store.Model, text: str) -> list[int]:
-    if not text.strip():
-        raise ValueError("the prompt is empty")
-    if len(text) > PROMPT_CHARS_MAX:
-        raise ValueError(f"the prompt has {len(text):,} characters; the cap is "
-                         f"{PROMPT_CHARS_MAX:,}")
-    ids = model.tokenizer.encode(text)
-    if len(ids) > PROMPT_TOKENS_MAX:
-        raise ValueError(f"the prompt is {len(ids):,} tokens; the cap is {PROMPT_TOKENS_MAX:,}")
-    return ids
-
-
-def _counts(model: store.Model, spec) -> object:
-    if spec.head is None:
-        return None
-    from .text.corpus import default_corpus
-    return token_counts(model, default_corpus().text)
-
-
-def _ngram(model: store.Model, spec):
-    """An n-gram model of the spec's order over the shipped corpus in Gemma token ids."""
-    if spec.kind != "ngram":
-        return None
-    import numpy as np
-
-    from .text.corpus import default_corpus
-    from .text.ngram import NGramCounts, Tokenizer
-
-    ids = np.asarray(model.tokenizer.encode(default_corpus().text, bos=False))
-    counts = NGramCounts(Tokenizer("word", model.tokenizer.pieces), ids, spec.order)
-    return counts.model(spec.order)
+    return encode(model, text, chars=PROMPT_CHARS_MAX, tokens=PROMPT_TOKENS_MAX)
 
 
 def _round_line(pair: LLMPair, i: int, tr) -> str:
@@ -88,7 +59,7 @@ def _round_line(pair: LLMPair, i: int, tr) -> str:
             f"'{pair.name(last.token)}'")
 
 
-def _summary_text(s: Summary) -> str:
+def _summary_text(s: Summary, s_label: str) -> str:
     ms = lambda v: "-" if v is None else f"{1e3 * v:.1f} ms"  # noqa: E731
     pairs = [
         ("target pass, 1 position", ms(s.target_1_s)),
@@ -102,26 +73,11 @@ def _summary_text(s: Summary) -> str:
     width = max(len(a) for a, _ in pairs) + 2
     lines = [a.ljust(width) + b for a, b in pairs]
     if s.speedup < 1:
-        lines.append(_why_slower(s))
-    rows = []
-    for i, (a, n) in enumerate(zip(s.accepted_at, s.drafted_at, strict=True)):
-        lo, hi = wilson(a, n) if n else (None, None)
-        rows.append({"i": i + 1, "kept": a, "drafted": n, "rate": a / n if n else None,
-                     "lo": lo, "hi": hi})
-    table = format_table(rows, [("i", "position", "d"), ("kept", "kept", "d"),
+        lines.append(why(f"draft {s_label}", "as run", s))
+    table = format_table(acceptance_rows(s), [("i", "position", "d"), ("kept", "kept", "d"),
                                 ("drafted", "drafted", "d"), ("rate", "rate", ".3f"),
                                 ("lo", "95% low", ".3f"), ("hi", "95% high", ".3f")])
     return "\n".join(lines) + "\n\nacceptance by position:\n" + table
-
-
-def _why_slower(s: Summary) -> str:
-    """The plain reason speculation lost on this machine, from the measured figures."""
-    c = s.c or 0.0
-    verify = 1.0 if s.target_k1_s is None else s.target_k1_s / s.target_1_s
-    return (f"Speculation is slower here: a round yielded {s.tokens_per_call:.2f} tokens but "
-            f"cost k c + t(k+1)/t(1) = {s.k} x {c:.2f} + {verify:.2f} = {s.k * c + verify:.2f} "
-            "one-position target passes (on a CPU the k extra verified positions are not "
-            "free, and this draft's c is what it is).")
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -133,8 +89,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     try:
         spec = parse_draft(args.draft, n_layers=model.cfg.n_layers, V=model.cfg.V)
         ids = encode_prompt(model, args.prompt)
-        pair = LLMPair(model, spec, T=args.temperature, counts=_counts(model, spec),
-                       ngram=_ngram(model, spec))
+        pair = draft_pair(model, spec, T=args.temperature)
         spec_run = speculate(pair, ids, k=args.k, seed=args.seed, rule=args.rule,
                              max_new=args.max_new)
         alone = plain(Runner(model.weights), ids, T=pair.T, seed=args.seed,
@@ -153,7 +108,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     for i, tr in enumerate(spec_run.rounds, 1):
         print(_round_line(pair, i, tr), file=out)
     text = model.tokenizer.decode(spec_run.tokens)
-    print(f"\ngenerated: {show(text)}\n\n{_summary_text(summary)}", file=out)
+    print(f"\ngenerated: {show(text)}\n\n{_summary_text(summary, spec.label)}", file=out)
     return 0
 
 

@@ -25,6 +25,7 @@ from .acceptance import AcceptanceReport
 from .drafting import Drafter
 from .pasted import show
 from .roofline import Accelerator, pass_times
+from .servermetrics import Acceptance
 from .shape import DTYPE_BYTES, ModelShape
 
 BATCH_SWEEP_MAX = 1_024  # largest batch the sweep prices
@@ -206,6 +207,17 @@ class Measured:
     verify_s: float = 0.0
     draft_s: float = 0.0
     c: float = 0.0
+    k: int = 0  # the draft length verify_s was measured at (0: the plan's best k)
+
+
+@dataclass(frozen=True)
+class MeasuredHere:
+    """Acceptance and pass times measured together on one machine (the real model's
+    decodes): a source of both the plan's acceptance and its measured costs."""
+
+    source: str  # what was measured, in words
+    acceptance: Acceptance
+    measured: Measured
 
 
 def measured_rows(p: Plan, m: Measured, k: int) -> list[dict]:

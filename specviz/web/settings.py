@@ -32,6 +32,11 @@ from ..core.tree import PATHS_NODES_MAX, PATHS_TEXT_MAX, parse_paths
 from ..text.ngram import LEVELS as TEXT_LEVELS
 from ..text.pair import DRAFTERS as TEXT_DRAFTERS
 from ..views.gallery import GALLERY_NS
+from ..views.measured import DRAFTS as _M_DRAFTS
+from ..views.measured import K_MAX as M_K_MAX
+from ..views.measured import NEW_MAX as M_NEW_MAX
+from ..views.measured import PRESETS as _M_PRESETS
+from ..views.measured import PROMPT_CHARS as M_PROMPT_CHARS
 from ..views.plan import EXAMPLES, MODEL_NAME_MAX_CHARS
 from ..views.textpage import PROMPT_MAX_CHARS
 from ..views.tour import CHAPTER_MAX
@@ -142,6 +147,15 @@ class Settings:
     plan_m_verify_ms: float = 0.0
     plan_m_draft_ms: float = 0.0
     plan_m_c: float = 0.0
+    plan_here: str = ""  # a measurement of this server's /measured ("" = the metrics above)
+    # /measured: the real model measured here
+    m_preset: str = "story"  # a preset prompt, or "own" (m_prompt)
+    m_prompt: str = "The best way to learn a language is"
+    m_draft: str = "early-exit:12"  # one of views.measured.DRAFTS, or "all"
+    m_k: int = 4
+    m_T: float = 1.0
+    m_seed: int = 0
+    m_new: int = 16  # tokens each decode generates
 
 
 DEFAULTS = Settings()
@@ -236,6 +250,9 @@ def _tree():
 
 
 PLAN_DTYPES = ("bf16", "fp16", "fp8", "int8", "int4")
+M_PRESETS = (*_M_PRESETS, "own")  # /measured: the preset prompts, or the reader's own
+M_DRAFTS = (*_M_DRAFTS, "all")  # /measured: one draft, or every one in a table
+HERE_LABEL_CHARS = 300  # /plan: a measured-here source's label
 
 
 def _blob():
@@ -321,6 +338,14 @@ PARSERS = {
     "plan_m_verify_ms": _float(0.0, 100_000.0),
     "plan_m_draft_ms": _float(0.0, 100_000.0),
     "plan_m_c": _float(0.0, 100.0),
+    "plan_here": _text(HERE_LABEL_CHARS),
+    "m_preset": _choice(M_PRESETS),
+    "m_prompt": _text(M_PROMPT_CHARS),
+    "m_draft": _choice(M_DRAFTS),
+    "m_k": _int(1, M_K_MAX),
+    "m_T": _float(0.05, 10.0),
+    "m_seed": _int(0, SEED_MAX),
+    "m_new": _int(1, M_NEW_MAX),
 }
 KEYS = tuple(f.name for f in fields(Settings))
 
