@@ -176,7 +176,8 @@ def summary_rows(m: Measurement) -> list[dict]:
         for mode in MODES:
             s = d.summary(mode)
             rows.append({"draft": d.label, "mode": mode, "t1_ms": _ms(s.target_1_s),
-                         "tk1_ms": _ms(s.target_k1_s), "verify_ratio": verify_ratio(s),
+                         "tk1_ms": _ms(s.target_k1_s),
+                         "verify_ratio": None if s.target_k1_s is None else verify_ratio(s),
                          "draft_ms": _ms(s.draft_s), "c": s.c,
                          "tokens_per_call": s.tokens_per_call, "spec_tps": s.spec_tps,
                          "plain_tps": s.plain_tps, "speedup": s.speedup})
@@ -195,7 +196,8 @@ def acceptance_rows(s: Summary) -> list[dict]:
 
 
 def verify_ratio(s: Summary) -> float:
-    """t(k + 1) / t(1): what verifying k + 1 positions costs in one-position passes."""
+    """t(k + 1) / t(1): what verifying k + 1 positions costs in one-position passes (1
+    where no round drafted k: a round that drafts nothing is one position)."""
     return 1.0 if s.target_k1_s is None else s.target_k1_s / s.target_1_s
 
 

@@ -105,6 +105,17 @@ def check_rows(r: RealRows) -> list[dict]:
              "verdict": a.verdict.text, "n": a.n} for a in r.check.audits]
 
 
+def expected(row: dict) -> str:
+    """What the check's verdict on one rule means, as the end of its sentence."""
+    ok = row["verdict"] == "consistent with the target"
+    if row["lossless"]:
+        return (", as a lossless rule must." if ok else
+                ": a lossless rule flagged, which happens by chance about once in 100 runs.")
+    return (": this broken rule's output is not the target's, and the check sees it." if not ok
+            else ": this broken rule was not caught at this n (its exact TV "
+            f"{row['exact_tv']:.5f} is below what n draws can see); raise n.")
+
+
 def law_rows(r: RealRows) -> list[dict]:
     """The first emitted token's law on the check's cells: the target's row, each rule's
     exact law and its Monte Carlo share."""

@@ -118,9 +118,9 @@ def draw_real_rows(r) -> None:
     rows = rr.check_rows(r)
     ui.table(rows, rr.CHECK_COLUMNS)
     for row in rows:
-        good = row["lossless"] == (row["verdict"] == "consistent with the target")
-        (st.success if good else st.error)(guard.plain(
+        ok = row["verdict"] == "consistent with the target"
+        (st.success if ok else st.error)(guard.plain(
             f"{row['rule']}: Monte Carlo TV {row['mc_tv']:.5f} against the threshold "
             f"{row['threshold']:.5f} (floor {row['floor']:.5f}, n = {row['n']:,}): "
-            f"{row['verdict']}."))
+            f"{row['verdict']}" + rr.expected(row)))
     ui.table(rr.law_rows(r), rr.LAW_COLUMNS, fold="the first token's law, cell by cell")
