@@ -4,6 +4,7 @@ from dataclasses import replace
 
 import streamlit as st
 
+from specviz.figures import measured as figs
 from specviz.views import measured as mv
 from specviz.views import realrows as rr
 from specviz.web import files, guard, measuredhere, notation, ui
@@ -43,7 +44,8 @@ with right:
 drafts = mv.DRAFTS if draft == "all" else (draft,)
 key = ("measure", text, drafts, int(k), float(T), int(seed), int(new))
 result = measuredhere.kept(key)
-go = st.button(f"Measure ({len(drafts)} draft{'s' * (len(drafts) > 1)}, 2 + "
+go = st.button("Measured: kept on this server" if result is not None else
+               f"Measure ({len(drafts)} draft{'s' * (len(drafts) > 1)}, 2 + "
                f"{2 * len(drafts)} decodes of {int(new)} tokens)", type="primary",
                key="m_go", disabled=result is not None)
 st.caption(f"Runs are heavy (seconds per token on a loaded CPU): they start on the button, "
@@ -60,15 +62,15 @@ if result is not None:
     if result.stopped:
         st.warning(guard.plain(result.stopped))
     rows = mv.summary_rows(result)
-    ui.table(rows, mv.SUMMARY_COLUMNS)
+    ui.table(rows, mv.SUMMARY_COLUMNS, height=36 * (len(rows) + 1) + 2)
     files.download_csv(rows, "measured_here")
-    for d in result.drafts:
-        for mode in mv.MODES:
-            s = d.summary(mode)
-            (st.success if s.speedup >= 1 else st.warning)(guard.plain(mv.why(d.label, mode, s)))
-    shown = st.selectbox("acceptance and greedy check of", [d.label for d in result.drafts],
+    ui.chart(figs.round_cost_figure(rows), key="m_cost")
+    shown = st.selectbox("details of", [d.label for d in result.drafts],
                          key="m_shown") if len(result.drafts) > 1 else result.drafts[0].label
     d = next(x for x in result.drafts if x.label == shown)
+    for mode in mv.MODES:
+        s = d.summary(mode)
+        (st.success if s.speedup >= 1 else st.warning)(guard.plain(mv.why(d.label, mode, s)))
     st.subheader(f"Acceptance by position: {d.label}")
     cols = st.columns(2)
     for col, mode in zip(cols, mv.MODES, strict=True):
@@ -85,7 +87,7 @@ notation.md("At one real context, the chance the draft is kept is sum_x min(p, q
             "rejection draws from norm(max(0, p − q)). Below, one real round's positions, "
             "then the first emitted token sampled many times under the correct rule and "
             "under a broken one (a rejection redraws from p), against the target's row.")
-rdraft = draft if draft not in ("all", "lookup") else mv.DRAFTS[1]
+rdraft = draft if draft not in ("all", "lookup") else mv.DRAFTS[0]
 rkey = ("rows", text, rdraft, int(k), float(T), int(seed))
 real = measuredhere.kept(rkey)
 if real is None and st.button(f"Check {rdraft} on real rows", key="m_rows") \

@@ -29,7 +29,7 @@ from ..llm.runner import Runner
 from ..llm.store import Model
 from .work import heavy
 
-DRAFTS = ("early-exit:6", "early-exit:12", "skip:2,5,8,11,14", "trimmed:16384:12", "lookup",
+DRAFTS = ("trimmed:16384", "skip:4,8", "early-exit:6", "early-exit:12", "lookup",
           "ngram:3")  # offered on the page, and measured together under "all drafts"
 PRESETS = {  # name -> prompt
     "story": "Once upon a time, in a small village by the sea, there lived an old "
@@ -175,12 +175,13 @@ def summary_rows(m: Measurement) -> list[dict]:
     for d in m.drafts:
         for mode in MODES:
             s = d.summary(mode)
-            rows.append({"draft": d.label, "mode": mode, "t1_ms": _ms(s.target_1_s),
+            rows.append({"draft": d.label, "mode": mode, "k": s.k, "t1_ms": _ms(s.target_1_s),
                          "tk1_ms": _ms(s.target_k1_s),
                          "verify_ratio": None if s.target_k1_s is None else verify_ratio(s),
                          "draft_ms": _ms(s.draft_s), "c": s.c,
                          "tokens_per_call": s.tokens_per_call, "spec_tps": s.spec_tps,
-                         "plain_tps": s.plain_tps, "speedup": s.speedup})
+                         "plain_tps": s.plain_tps, "speedup": s.speedup,
+                         "why": blame(s)})
     return rows
 
 
@@ -206,6 +207,15 @@ def round_cost(s: Summary) -> float:
     return s.k * (s.c or 0.0) + verify_ratio(s)
 
 
+def blame(s: Summary) -> str:
+    """In a few words: it pays, or what makes it lose (the larger part of the round's cost
+    beyond the one pass plain decoding pays)."""
+    if s.speedup >= 1:
+        return "pays here"
+    return "draft too dear" if s.k * (s.c or 0.0) > verify_ratio(s) - 1 else \
+        "verifying k + 1 not free"
+
+
 def why(label: str, mode: str, s: Summary) -> str:
     """Whether the draft wins on wall clock here, and why, from the measured figures."""
     cost, r, c = round_cost(s), verify_ratio(s), s.c or 0.0
@@ -214,20 +224,21 @@ def why(label: str, mode: str, s: Summary) -> str:
             f"{r:.2f} = {cost:.2f} one-position passes.")
     if s.speedup >= 1:
         return head + " It pays on this machine."
-    blame = ("the draft is too dear for how often it is right (k c exceeds what verifying "
-             "costs)" if s.k * c > r - 1 else "verification is not free on this CPU: "
-             f"k + 1 positions cost {r:.2f} one-position passes, not 1")
+    because = ("the draft is too dear for how often it is right (k c exceeds what "
+               "verifying costs)" if blame(s) == "draft too dear" else "verification is not "
+               f"free on this CPU: k + 1 positions cost {r:.2f} one-position passes, not 1")
     ceiling = (s.k + 1) / cost
     tail = (f" Even if every draft were kept ({s.k + 1} tokens a round) it would reach "
             f"only {ceiling:.2f}x." if ceiling < 1 else
             f" It needs {cost:.2f} tokens a round to break even.")
-    return head + f" It loses: {blame}." + tail
+    return head + f" It loses: {because}." + tail
 
 
 def source_label(m: Measurement, d: DraftMeasure, mode: str, text: str) -> str:
     """How /plan names one measured draft and mode."""
-    return (f"{d.label}, {mode}, k = {m.k}, T = {m.T:g}, {m.max_new} new tokens, prompt "
-            f"'{show(text[:24])}'")
+    preset = next((name for name, t in PRESETS.items() if t == text), None)
+    what = f"the {preset} prompt" if preset else f"your prompt '{show(text[:24])}'"
+    return f"{d.label}, {mode}, k = {m.k}, T = {m.T:g}, {m.max_new} new tokens, {what}"
 
 
 def plan_source(d: DraftMeasure, mode: str, *, prompt: str = "") -> MeasuredHere:
@@ -310,12 +321,12 @@ def agreement_rows(model: Model, d: DraftMeasure) -> list[dict]:
 
 
 SUMMARY_COLUMNS = {
-    "draft": ("draft", None), "mode": ("decoding", None),
-    "t1_ms": ("target, 1 position (ms)", "%.1f"), "tk1_ms": ("target, k + 1 (ms)", "%.1f"),
-    "verify_ratio": ("k + 1 over 1", "%.2f"), "draft_ms": ("draft per token (ms)", "%.2f"),
-    "c": ("c", "%.3f"), "tokens_per_call": ("tokens / call", "%.2f"),
-    "spec_tps": ("tokens/s speculative", "%.2f"), "plain_tps": ("tokens/s alone", "%.2f"),
-    "speedup": ("speedup", "%.2fx"),
+    "draft": ("draft", None, 130), "mode": ("decoding", None),
+    "t1_ms": ("target 1 (ms)", "%.1f"), "tk1_ms": ("target k+1 (ms)", "%.1f"),
+    "verify_ratio": ("k+1 / 1", "%.2f"), "draft_ms": ("draft (ms/token)", "%.1f"),
+    "c": ("c", "%.3f"), "tokens_per_call": ("tokens/call", "%.2f"),
+    "spec_tps": ("tok/s, spec.", "%.2f"), "plain_tps": ("tok/s, alone", "%.2f"),
+    "speedup": ("speedup", "%.2fx"), "why": ("why", None, 170),
 }
 ACCEPT_COLUMNS = {"i": ("position", "%d"), "kept": ("kept", "%d"), "drafted": ("drafted", "%d"),
                   "rate": ("rate", "%.3f"), "lo": ("95% low", "%.3f"), "hi": ("95% high", "%.3f")}

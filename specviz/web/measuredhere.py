@@ -80,17 +80,24 @@ def compute(key: Hashable, fn: Callable, *args, **kwargs):
         return None
     _results().put(key, value, 64 * 2**10)
     if key[0] == "measure":
+        keys = _keys() if key[1] in mv.PRESETS.values() else _own_keys()
         with _keys_lock:
-            if key in _keys():
-                _keys().remove(key)
-            _keys().appendleft(key)
+            if key in keys:
+                keys.remove(key)
+            keys.appendleft(key)
     return value
 
 
+def _own_keys() -> deque:
+    """This session's measurements of its own prompts (listed to it alone)."""
+    return st.session_state.setdefault("_measured_own", deque(maxlen=LISTED))
+
+
 def sources() -> dict[str, MeasuredHere]:
-    """Every draft and mode measured in this process, by a label, newest first."""
+    """Every draft and mode measured on a preset prompt in this process, and on this
+    session's own prompts, by a label, newest first."""
     out = {}
-    for key in list(_keys()):
+    for key in [*_own_keys(), *_keys()]:
         m = _results().get(key)
         if m is None:
             continue

@@ -151,7 +151,7 @@ class Settings:
     # /measured: the real model measured here
     m_preset: str = "story"  # a preset prompt, or "own" (m_prompt)
     m_prompt: str = "The best way to learn a language is"
-    m_draft: str = "early-exit:12"  # one of views.measured.DRAFTS, or "all"
+    m_draft: str = "trimmed:16384"  # one of views.measured.DRAFTS, or "all"
     m_k: int = 4
     m_T: float = 1.0
     m_seed: int = 0

@@ -65,6 +65,7 @@ PAGES = {
     "text": SHARED + ("step", "rnd"),
     "rules": SHARED,
     "tour": SHARED + tuple(k for k in ("chapter",) if k in S.KEYS),
+    "measured": SHARED + ("m_preset", "m_prompt", "m_draft", "m_k", "m_T", "m_seed", "m_new"),
 }
 
 # ----------------------------------------------------------------------------- strategies
