@@ -63,6 +63,7 @@ if result is not None:
         st.warning(guard.plain(result.stopped))
     rows = mv.summary_rows(result)
     ui.table(rows, mv.SUMMARY_COLUMNS, height=36 * (len(rows) + 1) + 2)
+    st.caption(guard.plain(mv.alone_text(result)))
     files.download_csv(rows, "measured_here")
     ui.chart(figs.round_cost_figure(rows), key="m_cost")
     shown = st.selectbox("details of", [d.label for d in result.drafts],

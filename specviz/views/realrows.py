@@ -132,7 +132,7 @@ def law_rows(r: RealRows) -> list[dict]:
 POSITION_COLUMNS = {
     "i": ("position", "%d"), "context": ("context", None), "token": ("draft", None),
     "p": ("p(x)", "%.4f"), "q": ("q(x)", "%.4f"), "keep": ("min(1, p/q)", "%.4f"),
-    "beta": ("sum min(p, q)", "%.4f"), "reject": ("rejection chance", "%.4f"),
+    "beta": ("sum min(p, q)", "%.4f"),
     "residual": ("residual's top tokens", None),
 }
 CHECK_COLUMNS = {
