@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core import interrupt
 from .decode import Run, check_new
 from .pair import LLMPair
 from .runner import Runner
@@ -96,6 +97,7 @@ def greedy_plain(runner: Runner, prompt: Sequence[int], *, max_new: int = 64,
     n0 = len(runner.passes)
     t0 = time.perf_counter()
     while len(out) < max_new:
+        interrupt.check(deadline=False)  # the session has gone: stop
         t = top2(runner.logits(seq, [len(seq)])[0], runner.passes[-1][0])
         if seen is not None:
             seen[tuple(seq)] = t
