@@ -35,6 +35,7 @@ with m_col:
         before, b_err = files.paste_or_upload(
             "plan_before", "an earlier vLLM /metrics scrape (counters differenced)",
             types=("txt", "prom"), max_bytes=MAX_BYTES, height=100)
+    here, here_fields = planinputs.here_input()
     text = pasted if pasted.strip() else pv.example_text(example)
     model = st.session_state.get("w_plan_model", app.settings.plan_model)  # its box: below
 with mod_col:
@@ -68,7 +69,7 @@ page = ui.cached(pv.plan_page)(
     metrics_text=text, target_text=t_cfg, target_preset=target, draft_text=d_cfg,
     draft_preset=draft, accel=accel, context_len=int(context_len), target_dtype=tdtype,
     draft_dtype=ddtype, kv_dtype=kvd, k_max=int(kmax), k_len=int(klen), rounds=int(rounds),
-    batch=int(batch), drafts=drafts, metrics_before=before, model=model)
+    batch=int(batch), drafts=drafts, metrics_before=before, model=model, here=here)
 with m_col:  # a scrape of several models: a choice among those the parse found
     model = ui.bind("plan_model", st.selectbox, "model", page.models) if page.models else ""
 for show, messages in ((st.error, uploads + page.errors), (st.info, page.notes)):
@@ -115,5 +116,6 @@ ui.finish(app, replace(app.settings, plan_example=example, plan_model=model,
                        plan_target=target, plan_draft=draft, **hw_fields,
                        plan_ctx=int(context_len), plan_tdtype=tdtype, plan_ddtype=ddtype,
                        plan_kvdtype=kvd, plan_kmax=int(kmax), plan_klen=int(klen),
-                       plan_rounds=int(rounds), plan_batch=int(batch), **draft_fields, **blobs),
+                       plan_rounds=int(rounds), plan_batch=int(batch), **draft_fields, **blobs,
+                       **here_fields),
           KEYS)

@@ -17,14 +17,14 @@ import sys
 from dataclasses import asdict
 from typing import TextIO
 
-from .analysis.acceptance import wilson
 from .clitable import format_table
 from .core.rules import RULES
 from .llm import store
 from .llm.decode import Run, Summary, plain, speculate, summarise
 from .llm.pair import DraftError, LLMPair, parse_draft, show
 from .llm.runner import Runner
-from .views.llmpage import corpus_ids, draft_counts, draft_ngram, encode_prompt, needs_corpus
+from .views.llmpage import draft_pair, encode_prompt
+from .views.measured import acceptance_rows, why
 
 PROMPT_CHARS_MAX = 8_000  # characters of prompt read
 PROMPT_TOKENS_MAX = 1_024  # tokens of prompt the model is run on
@@ -48,14 +48,6 @@ def add_parser(sub) -> None:
     p.add_argument("--json", action="store_true", help="print everything as JSON instead")
 
 
-def _corpus_ids(model: store.Model, spec):
-    """The shipped corpus in Gemma token ids, for the drafts that are built from it."""
-    if not needs_corpus(spec):
-        return None
-    from .text.corpus import default_corpus
-    return corpus_ids(model, default_corpus().text)
-
-
 def _round_line(pair: LLMPair, i: int, tr) -> str:
     drafted = " ".join(pair.name(p.token) for p in tr.positions) or "(nothing)"
     kept = sum(1 for e in tr.emitted if e.origin == "accepted")
@@ -64,7 +56,7 @@ def _round_line(pair: LLMPair, i: int, tr) -> str:
             f"'{pair.name(last.token)}'")
 
 
-def _summary_text(s: Summary) -> str:
+def _summary_text(s: Summary, s_label: str) -> str:
     ms = lambda v: "-" if v is None else f"{1e3 * v:.1f} ms"  # noqa: E731
     pairs = [
         ("target pass, 1 position", ms(s.target_1_s)),
@@ -78,26 +70,11 @@ def _summary_text(s: Summary) -> str:
     width = max(len(a) for a, _ in pairs) + 2
     lines = [a.ljust(width) + b for a, b in pairs]
     if s.speedup < 1:
-        lines.append(_why_slower(s))
-    rows = []
-    for i, (a, n) in enumerate(zip(s.accepted_at, s.drafted_at, strict=True)):
-        lo, hi = wilson(a, n) if n else (None, None)
-        rows.append({"i": i + 1, "kept": a, "drafted": n, "rate": a / n if n else None,
-                     "lo": lo, "hi": hi})
-    table = format_table(rows, [("i", "position", "d"), ("kept", "kept", "d"),
+        lines.append(why(f"draft {s_label}", "as run", s))
+    table = format_table(acceptance_rows(s), [("i", "position", "d"), ("kept", "kept", "d"),
                                 ("drafted", "drafted", "d"), ("rate", "rate", ".3f"),
                                 ("lo", "95% low", ".3f"), ("hi", "95% high", ".3f")])
     return "\n".join(lines) + "\n\nacceptance by position:\n" + table
-
-
-def _why_slower(s: Summary) -> str:
-    """The plain reason speculation lost on this machine, from the measured figures."""
-    c = s.c or 0.0
-    verify = 1.0 if s.target_k1_s is None else s.target_k1_s / s.target_1_s
-    return (f"Speculation is slower here: a round yielded {s.tokens_per_call:.2f} tokens but "
-            f"cost k c + t(k+1)/t(1) = {s.k} x {c:.2f} + {verify:.2f} = {s.k * c + verify:.2f} "
-            "one-position target passes (on a CPU the k extra verified positions are not "
-            "free, and this draft's c is what it is).")
 
 
 def run(args: argparse.Namespace, out: TextIO) -> int:
@@ -110,9 +87,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         spec = parse_draft(args.draft, n_layers=model.cfg.n_layers, V=model.cfg.V)
         ids = encode_prompt(model, args.prompt, max_chars=PROMPT_CHARS_MAX,
                             max_tokens=PROMPT_TOKENS_MAX)
-        corpus = _corpus_ids(model, spec)
-        pair = LLMPair(model, spec, T=args.temperature, counts=draft_counts(model, spec, corpus),
-                       ngram=draft_ngram(model, spec, corpus))
+        pair = draft_pair(model, spec, T=args.temperature)
         spec_run = speculate(pair, ids, k=args.k, seed=args.seed, rule=args.rule,
                              max_new=args.max_new)
         alone = plain(Runner(model.weights), ids, T=pair.T, seed=args.seed,
@@ -131,7 +106,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     for i, tr in enumerate(spec_run.rounds, 1):
         print(_round_line(pair, i, tr), file=out)
     text = model.tokenizer.decode(spec_run.tokens)
-    print(f"\ngenerated: {show(text)}\n\n{_summary_text(summary)}", file=out)
+    print(f"\ngenerated: {show(text)}\n\n{_summary_text(summary, spec.label)}", file=out)
     return 0
 
 

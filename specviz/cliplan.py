@@ -65,6 +65,9 @@ def add_parser(sub) -> None:
                    help="measured pass times at batch 1 in ms: decode step, verify pass, "
                         "draft step; shown beside the roofline's")
     p.add_argument("--measured-c", type=float, default=0.0, help="or a measured c")
+    p.add_argument("--measured-here", default=None, metavar="FILE",
+                   help="the output of python -m specviz llm --json: acceptance and pass times "
+                        "measured on this machine, used instead of --metrics and --measured")
     p.add_argument("--json", action="store_true", help="print everything as JSON instead")
 
 
@@ -115,7 +118,20 @@ def build(args: argparse.Namespace) -> pv.PlanPage:
                         rounds=args.rounds, batch=args.batch,
                         target_name=_label(args.target_config, names),
                         draft_name=_label(args.draft_config, names), drafts=_drafts(args),
-                        metrics_before=before, model=args.model)
+                        metrics_before=before, model=args.model, here=_here(args))
+
+
+def _here(args: argparse.Namespace):
+    """The measured-here source from a saved `llm --json` run, or None."""
+    if args.measured_here is None:
+        return None
+    from .views.measured import here_from_json
+    try:
+        doc = json.loads(_text(args.measured_here, "--measured-here"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"--measured-here {args.measured_here!r} is not JSON ({exc})") \
+            from None
+    return here_from_json(doc if isinstance(doc, dict) else {})
 
 
 def _label(path_or_preset: str, presets: tuple[str, ...]) -> str:

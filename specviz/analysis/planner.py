@@ -24,6 +24,7 @@ from . import theory
 from .acceptance import AcceptanceReport
 from .drafting import Drafter
 from .pasted import show
+from .record import Acceptance
 from .roofline import Accelerator, pass_times
 from .shape import ModelShape, dtype_bytes
 
@@ -202,6 +203,17 @@ class Measured:
     verify_s: float = 0.0
     draft_s: float = 0.0
     c: float = 0.0
+    k: int = 0  # the draft length verify_s was measured at (0: the plan's best k)
+
+
+@dataclass(frozen=True)
+class MeasuredHere:
+    """Acceptance and pass times measured together on one machine (the real model's
+    decodes): a source of both the plan's acceptance and its measured costs."""
+
+    source: str  # what was measured, in words
+    acceptance: Acceptance
+    measured: Measured
 
 
 def measured_rows(p: Plan, m: Measured, k: int) -> list[dict]:

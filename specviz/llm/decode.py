@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core import interrupt
 from ..core.round import play_round
 from ..core.sampling import draw_row
 from ..core.tables import check_k
@@ -54,6 +55,7 @@ def speculate(pair: LLMPair, prompt: Sequence[int], *, k: int, seed: int = 0,
     t_n, d_n = len(pair.target.passes), len(pair.draft_passes)
     t0 = time.perf_counter()
     while len(out) < max_new:
+        interrupt.check(deadline=False)  # the session has gone: stop
         tr = play_round(pair, prefix, k, rng=rng, rule=rule)
         rounds.append(tr)
         out += tr.tokens
@@ -76,6 +78,7 @@ def plain(runner: Runner, prompt: Sequence[int], *, T: float, seed: int = 0,
     n0 = len(runner.passes)
     t0 = time.perf_counter()
     while len(out) < max_new:
+        interrupt.check(deadline=False)
         x = draw_row(softmax(runner.logits(seq, [len(seq)])[0], T), rng.random())
         seq.append(x)
         out.append(x)

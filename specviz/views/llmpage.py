@@ -7,8 +7,8 @@ Nothing here imports streamlit; the model is loaded once per process by the laye
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -16,6 +16,7 @@ from ..core.rules import RULES, get_rule
 from ..core.trace import RoundTrace, frozen
 from ..core.warp import Warp
 from ..llm import store
+from ..llm.lossless import GreedyPair
 from ..llm.pair import KINDS, DraftError, DraftSpec, LLMPair, parse_draft
 from ..llm.tokenizer import show
 from .llmstream import Stream
@@ -111,38 +112,56 @@ def rule_note(rule: str) -> str | None:
 
 
 # ----------------------------------------------------------------------------- drafts
-def corpus_ids(model: store.Model, text: str) -> np.ndarray:
-    """The shipped corpus in Gemma token ids (no BOS), (n,) int64."""
+def corpus_ids(model: store.Model, text: str | None = None) -> np.ndarray:
+    """A corpus (by default the shipped one) in Gemma token ids (no BOS), (n,) int64."""
+    if text is None:
+        from ..text.corpus import default_corpus
+        text = default_corpus().text
     return np.asarray(model.tokenizer.encode(text, bos=False), dtype=np.int64)
 
 
-def draft_counts(model: store.Model, spec: DraftSpec, ids: np.ndarray) -> np.ndarray | None:
-    """How often each token id occurs in the corpus, (V,), for a trimmed head (None for the
-    other drafts). ids: corpus_ids."""
-    if spec.head is None:
-        return None
-    return np.bincount(np.asarray(ids, dtype=np.int64), minlength=model.cfg.V)
+def corpus_counts(model: store.Model) -> np.ndarray:
+    """How often each token id occurs in the shipped corpus, (V,): a trimmed head's rows."""
+    return np.bincount(corpus_ids(model), minlength=model.cfg.V)
 
 
-def draft_ngram(model: store.Model, spec: DraftSpec, ids: np.ndarray):
-    """An n-gram model of the spec's order over corpus ids (None for the other drafts)."""
-    if spec.kind != "ngram":
-        return None
+def ngram_model(model: store.Model, ids: np.ndarray, order: int):
+    """An n-gram model of this order over token ids (corpus_ids): an ngram:n draft."""
     from ..text.ngram import NGramCounts, Tokenizer
 
-    counts = NGramCounts(Tokenizer("word", model.tokenizer.pieces), np.asarray(ids),
-                         spec.order)
-    return counts.model(spec.order)
+    counts = NGramCounts(Tokenizer("word", model.tokenizer.pieces), np.asarray(ids), order)
+    return counts.model(order)
 
 
-def needs_corpus(spec: DraftSpec) -> bool:
-    return spec.head is not None or spec.kind == "ngram"
+def corpus_ngram(model: store.Model, order: int):
+    """An n-gram model of this order over the shipped corpus in Gemma token ids."""
+    return ngram_model(model, corpus_ids(model), order)
+
+
+@dataclass(frozen=True)
+class Kit:
+    """Where the drafts' extras come from: token counts of the shipped corpus (a trimmed
+    head) and an n-gram model over it (ngram:n); the app passes its process-wide ones."""
+
+    counts: Callable[[store.Model], np.ndarray]
+    ngram: Callable[[store.Model, int], object]
+
+
+PLAIN_KIT = Kit(corpus_counts, corpus_ngram)
+
+
+def draft_pair(model: store.Model, spec: DraftSpec, *, T: float = 1.0, greedy: bool = False,
+               kit: Kit = PLAIN_KIT) -> LLMPair:
+    """The real pair for a parsed draft (a GreedyPair: p and q at their argmax)."""
+    counts = kit.counts(model) if spec.head is not None else None
+    ngram = kit.ngram(model, spec.order) if spec.kind == "ngram" else None
+    return (GreedyPair if greedy else LLMPair)(model, spec, T=T, counts=counts, ngram=ngram)
 
 
 def stream(model: store.Model, spec: DraftSpec, prompt: Sequence[int], *, k: int, T: float,
-           seed: int, rule: str, warp: Warp, counts=None, ngram=None) -> Stream:
+           seed: int, rule: str, warp: Warp, kit: Kit = PLAIN_KIT) -> Stream:
     """A fresh stream of rounds of Gemma 3 270M and the draft, under the request's warp."""
-    base = LLMPair(model, spec, T=T, counts=counts, ngram=ngram)
+    base = draft_pair(model, spec, T=T, kit=kit)
     return Stream(warped(base, warp), prompt, k=k, seed=seed, rule=rule, settle=base.settle)
 
 

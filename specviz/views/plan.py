@@ -176,13 +176,19 @@ def plan_page(*, metrics_text: str, target_text: str = "", target_preset: str = 
               draft_dtype: str = "bf16", kv_dtype: str = "bf16", k_max: int = 8,
               k_len: int = 0, rounds: int = 0, batch: int = 0, target_name: str = "target",
               draft_name: str = "draft", drafts: DraftInputs = DraftInputs(),
-              metrics_before: str = "", model: str = "") -> PlanPage:
+              metrics_before: str = "", model: str = "",
+              here: planner.MeasuredHere | None = None) -> PlanPage:
     """Everything /plan shows; errors instead of exceptions for any bad input.
     metrics_before: an earlier /metrics scrape (the counters are differenced); model: one
-    model_name of a scrape that holds several."""
+    model_name of a scrape that holds several; here: acceptance and pass times measured on
+    this machine, used instead of the metrics and the measured costs."""
     page = PlanPage()
+    if here is not None:
+        drafts = replace(drafts, measured=here.measured)
+        page.notes.append(f"Acceptance and pass times {here.source}.")
     try:
-        rec = _measurements(metrics_text, metrics_before, k_len, rounds, model, page.notes)
+        rec = here.acceptance if here is not None else _measurements(
+            metrics_text, metrics_before, k_len, rounds, model, page.notes)
         page.models = rec.models
         page.report = acceptance.analyse(rec)
         ci = page.report.alpha_ci
@@ -221,7 +227,7 @@ def plan_page(*, metrics_text: str, target_text: str = "", target_preset: str = 
                        by_k=plantables.k_rows(p), models=plantables.model_rows(p))
     page.model_lines = [plantables.model_line(r) for r in page.tables["models"]]
     if drafts.measured.target_s > 0:
-        k = int(p.best_k[0]) or int(p.ks[0])
+        k = drafts.measured.k or int(p.best_k[0]) or int(p.ks[0])
         page.tables["measured"] = planner.measured_rows(p, drafts.measured, k)
     if batch:
         page.batch_note = _batch_note(p, batch)

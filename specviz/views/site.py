@@ -32,6 +32,7 @@ PAGES = (
     Page("pages/5_cost.py", "cost", "Cost", ":material/payments:"),
     Page("pages/6_roofline.py", "roofline", "Roofline", ":material/speed:"),
     Page("pages/8_rules.py", "rules", "Rules gallery", ":material/rule:"),
+    Page("pages/12_measured.py", "measured", "Measured here", ":material/timer:"),
     Page("pages/10_plan.py", "plan", "Plan your server", ":material/calculate:"),
 )
 BY_PATH = {p.path: p for p in PAGES}

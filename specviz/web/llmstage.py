@@ -71,6 +71,21 @@ def _corpus_ids(m: store.Model) -> np.ndarray:
         return server.once("gemma corpus ids", make)
 
 
+def _counts(m: store.Model) -> np.ndarray:
+    """The corpus's token counts (a trimmed head's rows), once per process."""
+    return server.once("gemma token counts",
+                       lambda: np.bincount(_corpus_ids(m), minlength=m.cfg.V))
+
+
+def _ngram(m: store.Model, order: int):
+    """The n-gram draft of this order over the corpus, once per process."""
+    return server.once(f"gemma {order}-gram",
+                       lambda: llmpage.ngram_model(m, _corpus_ids(m), order))
+
+
+KIT = llmpage.Kit(_counts, _ngram)  # the drafts' extras, shared by /llm and /measured
+
+
 # ----------------------------------------------------------------------------- controls
 def prompt(m: store.Model) -> list[int] | None:
     """The preset or the reader's prompt; its token ids, or None with the reason shown."""
@@ -136,18 +151,6 @@ def page_values(s: S.Settings) -> dict:
 
 
 # ----------------------------------------------------------------------------- the stage
-def _drafts(m: store.Model, spec: DraftSpec) -> dict:
-    """The trimmed head's counts or the n-gram model, once per process."""
-    if not llmpage.needs_corpus(spec):
-        return {}
-    ids = _corpus_ids(m)
-    if spec.kind == "ngram":
-        return {"ngram": server.once(f"gemma {spec.label}",
-                                     lambda: llmpage.draft_ngram(m, spec, ids))}
-    return {"counts": server.once("gemma token counts",
-                                  lambda: llmpage.draft_counts(m, spec, ids))}
-
-
 def _played(key: tuple, make, rnd: int) -> tuple[llmstream.Stream, int]:
     """The stream under key with round rnd played, or as far as this request's time
     allowed; a round it no longer keeps is played again from the seed."""
@@ -171,7 +174,7 @@ def llm_stage(m: store.Model, spec: DraftSpec, ids: list[int], *, k: int, T: flo
 
     def make() -> llmstream.Stream:
         return llmpage.stream(m, spec, ids, k=k, T=T, seed=seed, rule=rule, warp=warp,
-                              **_drafts(m, spec))
+                              kit=KIT)
 
     def cap(rnd: int) -> tuple[int, str | None]:
         _, reached = _played(key, make, rnd)

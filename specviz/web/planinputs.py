@@ -8,7 +8,7 @@ import streamlit as st
 from ..analysis import drafting, planner
 from ..views import plan as pv
 from ..views.plan import DraftInputs
-from . import ui
+from . import guard, ui
 
 
 def _ms(key: str, label: str) -> float:
@@ -60,3 +60,20 @@ def accelerator_inputs() -> tuple:
     accel = pv.accelerator(gpu, mem_gb=mem, bw_tbs=bw, tflops=tf, fp8_tflops=tf8)
     return accel, gpu, dict(plan_gpu=gpu, plan_mem_gb=float(mem), plan_bw_tbs=float(bw),
                             plan_tflops=float(tf), plan_fp8_tflops=float(tf8))
+
+
+def here_input() -> tuple:
+    """The "measured here on this machine" source: a measurement of this server's /measured
+    page, whose acceptance and pass times replace the metrics and the measured costs;
+    (the MeasuredHere or None, the fields to write back)."""
+    from . import measuredhere
+
+    found = measuredhere.sources()
+    wanted = ui.url_settings()[0].plan_here
+    if wanted and wanted not in found:
+        st.caption(guard.plain(f"'{wanted}' is not measured on this server (yet): measure "
+                               "it on /measured; the metrics above are used."))
+    label = ui.bind("plan_here", st.selectbox, "or measured here on this machine (the real "
+                    "model on /measured)", ("", *found),
+                    format_func=lambda o: o or "not used: the metrics above")
+    return found.get(label), dict(plan_here=label)

@@ -38,6 +38,9 @@ from ..views.gallery import GALLERY_NS
 from ..views.llmpage import ARG_MAX_CHARS as LLM_ARG_MAX_CHARS
 from ..views.llmpage import PRESETS as LLM_PRESETS
 from ..views.llmpage import PROMPT_CHARS_MAX as LLM_PROMPT_CHARS_MAX
+from ..views.measured import DRAFTS as _M_DRAFTS
+from ..views.measured import K_MAX as M_K_MAX
+from ..views.measured import NEW_MAX as M_NEW_MAX
 from ..views.plan import EXAMPLES, MODEL_NAME_MAX_CHARS
 from ..views.textpage import DEFAULT_PROMPT, PROMPT_MAX_CHARS
 from ..views.tour import CHAPTER_MAX
@@ -154,6 +157,15 @@ class Settings:
     plan_m_verify_ms: float = 0.0
     plan_m_draft_ms: float = 0.0
     plan_m_c: float = 0.0
+    plan_here: str = ""  # a measurement of this server's /measured ("" = the metrics above)
+    # /measured: the real model measured here
+    m_preset: str = "story"  # a preset prompt, or "own" (m_prompt)
+    m_prompt: str = "The best way to learn a language is"
+    m_draft: str = "trimmed:16384"  # one of views.measured.DRAFTS, or "all"
+    m_k: int = 4
+    m_T: float = 1.0
+    m_seed: int = 0
+    m_new: int = 16  # tokens each decode generates
 
 
 DEFAULTS = Settings()
@@ -248,6 +260,8 @@ def _tree():
 
 
 PLAN_DTYPES = SERVED_DTYPES  # the planner's types, owned by shape
+M_DRAFTS = (*_M_DRAFTS, "all")  # /measured: one draft, or every one in a table
+HERE_LABEL_CHARS = 300  # /plan: a measured-here source's label
 
 
 def _blob():
@@ -338,6 +352,14 @@ PARSERS = {
     "plan_m_verify_ms": _float(0.0, 100_000.0),
     "plan_m_draft_ms": _float(0.0, 100_000.0),
     "plan_m_c": _float(0.0, 100.0),
+    "plan_here": _text(HERE_LABEL_CHARS),
+    "m_preset": _choice(LLM_PRESETS),
+    "m_prompt": _text(LLM_PROMPT_CHARS_MAX),
+    "m_draft": _choice(M_DRAFTS),
+    "m_k": _int(1, M_K_MAX),
+    "m_T": _float(0.05, 10.0),
+    "m_seed": _int(0, SEED_MAX),
+    "m_new": _int(1, M_NEW_MAX),
 }
 KEYS = tuple(f.name for f in fields(Settings))
 

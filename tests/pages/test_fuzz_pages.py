@@ -23,7 +23,8 @@ ROOT = Path(__file__).resolve().parents[2]
 OWN = {"round": ("step", "rnd", "speed"), "exactness": ("n",), "acceptance": ("tab",),
        "cost": ("surface",),
        "roofline": ("preset", "dtype", "ctxlen", "batch", "accel"),
-       "text": ("step", "rnd", "speed"), "tour": ("chapter",)}
+       "text": ("step", "rnd", "speed"), "tour": ("chapter",),
+       "measured": ("m_preset", "m_prompt", "m_draft", "m_k", "m_T", "m_new")}
 PAGES = {p.path or "home": (p.script, OWN.get(p.path, ())) for p in site.PAGES
          if p.path not in ("plan", "llm")}  # /plan and /llm have tests of their own
 # (test_page_plan; tests/llm/test_llm_page, on the worker that holds the real model)

@@ -61,6 +61,7 @@ PAGES = {
     "text": SHARED + ("step", "rnd"),
     "rules": SHARED,
     "tour": SHARED + ("chapter",),
+    "measured": SHARED + ("m_preset", "m_prompt", "m_draft", "m_k", "m_T", "m_seed", "m_new"),
 }
 
 # ----------------------------------------------------------------------------- strategies
