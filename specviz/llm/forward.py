@@ -66,7 +66,7 @@ class KVCache:
 
 def rms_norm(x: np.ndarray, w: np.ndarray, eps: float) -> np.ndarray:
     """x / sqrt(mean(x^2) + eps) * w over the last axis."""
-    ms = np.mean(np.square(x), axis=-1, keepdims=True)
+    ms = np.add.reduce(np.square(x), axis=-1, keepdims=True) / x.shape[-1]  # np.mean's sum
     return x / np.sqrt(ms + np.float32(eps)) * w
 
 

@@ -24,7 +24,7 @@ def bound(x: np.ndarray, w: np.ndarray) -> np.ndarray:
 
 @pytest.mark.parametrize("n", range(1, 10))
 def test_rows_by_is_x_times_w_transposed(n, monkeypatch):
-    monkeypatch.setattr(blas, "CHUNK", 16)  # several chunks and a ragged last one
+    monkeypatch.setattr(blas, "CHUNK_BYTES", 16 * 40 * 4)  # 16-row chunks, a ragged last one
     rng = np.random.default_rng(n)
     x = rng.standard_normal((n, 40), dtype=np.float32)
     w = rng.standard_normal((37, 40), dtype=np.float32)
