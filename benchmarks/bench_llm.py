@@ -31,12 +31,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from specviz.llm import store  # noqa: E402
-from specviz.llm.blas import BLAS_THREADS, blas_limit, rows_by  # noqa: E402
+from specviz.llm.blas import BLAS_THREADS, blas_limit  # noqa: E402
+from specviz.llm.machine import CLOCKS, Machine, timed  # noqa: E402
 from specviz.llm.runner import Runner  # noqa: E402
 
 POSITIONS = tuple(range(1, 10))  # positions per pass measured (k + 1 for k = 0..8)
-RATE_REPEAT = 10  # products per sample of an n-row rate (each ~0.1-1 ms)
-CLOCKS = ("wall", "cpu")  # perf_counter, and this thread's CPU time (thread_time)
 
 
 def rss_mb() -> float:
@@ -45,47 +44,6 @@ def rss_mb() -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
-
-
-def timed(f) -> tuple[float, float]:
-    """(wall, CPU) seconds of one run of f()."""
-    t0, c0 = time.perf_counter(), time.thread_time()
-    f()
-    return time.perf_counter() - t0, time.thread_time() - c0
-
-
-class Machine:
-    """This machine's read bandwidth and f32 matrix rates, one sample per call of sample(),
-    so they are measured interleaved with the passes; the best sample of each is kept, by
-    each clock (CLOCKS): on a shared, loaded machine the best is the figure that measures
-    the machine rather than its neighbours, and CPU time leaves out the time the thread
-    waited for a core."""
-
-    def __init__(self, d: int) -> None:
-        rng = np.random.default_rng(0)
-        self.big = np.ones((200_000, d), np.float32)  # 512 MB: read from memory
-        self.v = np.ones(d, np.float32)
-        self.a = rng.standard_normal((512, 2048), dtype=np.float32)
-        self.b = rng.standard_normal((2048, 2048), dtype=np.float32)
-        self.w = rng.standard_normal((2048, d), dtype=np.float32)  # 5 MB: stays in cache
-        self.x = {n: rng.standard_normal((n, d), dtype=np.float32) for n in POSITIONS}
-        self.bw = [0.0, 0.0]  # bytes/s, by clock
-        self.peak = [0.0, 0.0]  # FLOP/s, by clock
-        self.rate = {n: [0.0, 0.0] for n in POSITIONS}  # FLOP/s of n-row products, by clock
-
-    def sample(self) -> None:
-        with blas_limit():
-            keep(self.bw, self.big.nbytes, timed(lambda: self.big @ self.v))
-            keep(self.peak, 2 * 512 * 2048 * 2048, timed(lambda: self.a @ self.b))
-            for n, x in self.x.items():  # the pass's own products (rows_by) at n rows
-                keep(self.rate[n], RATE_REPEAT * 2 * n * self.w.size,
-                     timed(lambda x=x: [rows_by(x, self.w) for _ in range(RATE_REPEAT)]))
-
-
-def keep(best: list[float], work: float, seconds: tuple[float, float]) -> None:
-    """best[c] = max(best[c], work / seconds[c]) for each clock c."""
-    for c, t in enumerate(seconds):
-        best[c] = max(best[c], work / t)
 
 
 def pass_cost(cfg, n: int, ctx: int) -> tuple[float, float]:
@@ -119,7 +77,7 @@ def main() -> None:
     ids = [cfg.bos] + np.random.default_rng(0).integers(1000, 50_000, ctx - 1).tolist()
     runner = Runner(w)
     runner.logits(ids, [ctx])
-    machine = Machine(cfg.d)
+    machine = Machine(d=cfg.d, rows=POSITIONS)
     wall = {n: [] for n in POSITIONS}
     cpu = {n: [] for n in POSITIONS}
     head_s = []
