@@ -6,6 +6,12 @@ step against the time to read the f32 head once.
 roofline(n) = max(bytes / bandwidth, flops / peak): bytes = the f32 weights read once (the
 blocks and the tied head) plus the KV cache read at context 256; flops = 2 x the
 multiply-adds of n positions (blocks, attention over the context, the head at each).
+Two peaks: the rate of a large product (512 x 2048 x 2048), the machine's ceiling; and the
+rate of the pass's own products at n rows (blas.rows_by on a 2048 x 640 matrix in cache),
+the ceiling this BLAS reaches on the skinny shapes a pass is made of (far lower at small n:
+see specviz/llm/blas.py). The first roofline is the ideal, the second what a pass can reach
+with these kernels. Bandwidth, both rates and the passes are measured interleaved, rep by
+rep, and the best of the reps kept; wall and CPU (this thread's) time are both shown.
 
     .venv/bin/python benchmarks/bench_llm.py [--reps 5] [--context 256]
 """
@@ -14,19 +20,22 @@ from __future__ import annotations
 
 import argparse
 import gc
+import os
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from specviz.llm import store  # noqa: E402
-from specviz.llm.forward import BLAS_THREADS  # noqa: E402
+from specviz.llm.blas import BLAS_THREADS, blas_limit  # noqa: E402
+from specviz.llm.machine import CLOCKS, Machine, timed  # noqa: E402
 from specviz.llm.runner import Runner  # noqa: E402
+
+POSITIONS = tuple(range(1, 10))  # positions per pass measured (k + 1 for k = 0..8)
 
 
 def rss_mb() -> float:
@@ -35,35 +44,6 @@ def rss_mb() -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
-
-
-def best(f, reps: int) -> float:
-    """The fastest of reps runs of f(), seconds: on a shared, loaded machine the minimum is
-    the figure that measures the machine rather than its neighbours."""
-    out = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        f()
-        out.append(time.perf_counter() - t0)
-    return min(out)
-
-
-def bandwidth(reps: int) -> float:
-    """Bytes per second read by a matrix-vector product over a 512 MB f32 matrix (the
-    access pattern of the head), BLAS threads as in a pass."""
-    a = np.ones((200_000, 640), np.float32)
-    v = np.ones(640, np.float32)
-    with threadpool_limits(limits=BLAS_THREADS, user_api="blas"):
-        return a.nbytes / best(lambda: a @ v, reps)
-
-
-def peak_flops(reps: int) -> float:
-    """f32 FLOP/s of a 512 x 2048 x 2048 matrix product (block-sized, compute-bound)."""
-    rng = np.random.default_rng(0)
-    a = rng.standard_normal((512, 2048), dtype=np.float32)
-    b = rng.standard_normal((2048, 2048), dtype=np.float32)
-    with threadpool_limits(limits=BLAS_THREADS, user_api="blas"):
-        return 2 * 512 * 2048 * 2048 / best(lambda: a @ b, reps)
 
 
 def pass_cost(cfg, n: int, ctx: int) -> tuple[float, float]:
@@ -82,6 +62,7 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=5)
     ap.add_argument("--context", type=int, default=256)
     args = ap.parse_args()
+    load0 = os.getloadavg()[0]
     before = rss_mb()
     t0 = time.perf_counter()
     model = store.load()
@@ -90,36 +71,62 @@ def main() -> None:
     after = rss_mb()
     cfg, w = model.cfg, model.weights
     print(f"load {load_s:.1f} s; resident memory {before:.0f} MB before, {after:.0f} MB after "
-          f"(f32 weights {w.nbytes / 1e6:.0f} MB); BLAS threads {BLAS_THREADS}")
-    bw, peak = bandwidth(args.reps), peak_flops(args.reps)
-    print(f"read bandwidth {bw / 1e9:.2f} GB/s; f32 matrix rate {peak / 1e9:.1f} GFLOP/s; "
-          f"ridge point {peak / bw:.1f} FLOP/byte")
+          f"(f32 weights {w.nbytes / 1e6:.0f} MB); BLAS threads {BLAS_THREADS}; "
+          f"{os.cpu_count()} CPUs, load average {load0:.1f}")
     ctx = args.context
     ids = [cfg.bos] + np.random.default_rng(0).integers(1000, 50_000, ctx - 1).tolist()
     runner = Runner(w)
     runner.logits(ids, [ctx])
-    print(f"\n  n  pass ms  roofline ms  measured/roofline  bound   (context {ctx})")
-    times = {}
-    for n in range(1, 10):
-        seq = ids + list(range(1000, 1000 + n))
-
-        def one(seq=seq, n=n):
-            runner.rollback(ctx)
-            runner.logits(seq, range(ctx + 1, ctx + n + 1))  # logits at every new position
-
-        times[n] = best(one, args.reps)
-        b, f = pass_cost(cfg, n, ctx)
-        roof = max(b / bw, f / peak)
-        print(f"  {n}  {1e3 * times[n]:7.1f}  {1e3 * roof:11.1f}  {times[n] / roof:17.2f}  "
-              f"{'memory' if b / bw >= f / peak else 'compute'}")
-    head = w.embed
+    machine = Machine(d=cfg.d, rows=POSITIONS)
+    wall = {n: [] for n in POSITIONS}
+    cpu = {n: [] for n in POSITIONS}
+    head_s = []
     h = np.ones(cfg.d, np.float32)
-    with threadpool_limits(limits=BLAS_THREADS, user_api="blas"):
-        head_s = best(lambda: head @ h, args.reps)
-    print(f"\none decode step at context {ctx}: {1e3 * times[1]:.1f} ms; reading the f32 head "
-          f"once ({head.nbytes / 1e6:.0f} MB, one matrix-vector product): {1e3 * head_s:.1f} "
-          f"ms; ratio {times[1] / head_s:.2f} (head bytes / bandwidth: "
-          f"{1e3 * head.nbytes / bw:.1f} ms)")
+    for _ in range(args.reps):  # the machine's figures and the passes, interleaved
+        machine.sample()
+        for n in POSITIONS:
+            seq = ids + list(range(1000, 1000 + n))
+            runner.rollback(ctx)
+            t, c = timed(lambda seq=seq, n=n: runner.logits(seq, range(ctx + 1, ctx + n + 1)))
+            wall[n].append(t)
+            cpu[n].append(c)
+        with blas_limit():
+            head_s.append(timed(lambda: w.embed @ h))
+    report(cfg, ctx, machine, {n: min(v) for n, v in wall.items()},
+           {n: min(v) for n, v in cpu.items()},
+           tuple(min(t[c] for t in head_s) for c in range(2)), w.embed.nbytes)
+    print(f"(best of {args.reps} interleaved reps; load average {load0:.1f} at the start, "
+          f"{os.getloadavg()[0]:.1f} at the end)")
+
+
+def report(cfg, ctx: int, m: Machine, times: dict, cpu: dict, head_s: tuple[float, float],
+           head_bytes: int) -> None:
+    for c, clock in enumerate(CLOCKS):
+        print(f"{clock}: read bandwidth {m.bw[c] / 1e9:.2f} GB/s; f32 matrix rate "
+              f"{m.peak[c] / 1e9:.1f} GFLOP/s on a large product (ridge point "
+              f"{m.peak[c] / m.bw[c]:.1f} FLOP/byte); the pass's n-row products (rows_by, "
+              "2048 x 640 in cache), GFLOP/s: "
+              + ", ".join(f"{n}: {r[c] / 1e9:.0f}" for n, r in m.rate.items()))
+    print(f"\nroofline = max(bytes / bandwidth, FLOPs / rate of n-row products); ideal: the "
+          f"same at the large product's rate (context {ctx})")
+    print("  n  wall ms  roofline  ratio  bound    ideal  ratio |  cpu ms  roofline  ratio  "
+          "ideal  ratio")
+    for n in POSITIONS:
+        b, f = pass_cost(cfg, n, ctx)
+        line = f"  {n}"
+        for c, t in enumerate((times[n], cpu[n])):
+            roof = max(b / m.bw[c], f / m.rate[n][c])
+            ideal = max(b / m.bw[c], f / m.peak[c])
+            bound = "memory " if b / m.bw[c] >= f / m.rate[n][c] else "compute"
+            line += (f"  {1e3 * t:7.1f}  {1e3 * roof:8.1f}  {t / roof:5.2f}  "
+                     + (f"{bound}  " if c == 0 else "") + f"{1e3 * ideal:5.1f}  {t / ideal:5.2f}"
+                     + (" |" if c == 0 else ""))
+        print(line)
+    print(f"\none decode step at context {ctx}: {1e3 * times[1]:.1f} ms wall, {1e3 * cpu[1]:.1f} "
+          f"ms cpu; reading the f32 head once ({head_bytes / 1e6:.0f} MB, one matrix-vector "
+          f"product): {1e3 * head_s[0]:.1f} ms wall, {1e3 * head_s[1]:.1f} ms cpu; ratio "
+          f"{times[1] / head_s[0]:.2f} wall, {cpu[1] / head_s[1]:.2f} cpu (head bytes / "
+          f"bandwidth: {1e3 * head_bytes / m.bw[0]:.1f} ms)")
     print(f"verification: {times[5] / times[1]:.2f}x a one-position pass at 5 positions, "
           f"{times[9] / times[1]:.2f}x at 9")
 

@@ -58,7 +58,9 @@ if page.free_tokens >= pagedata.MAX_FREE_TOKENS:
     st.info(notation.text(f"The pass stays memory-bound over the whole search range "
                           f"(1..{pagedata.MAX_FREE_TOKENS:,} tokens)."))
 
-ui.chart(costcharts.roofline_figure(page), key="roofline")
+measured = ui.cached(pagedata.measured_machine)() if st.toggle(
+    "show this machine's ridge, measured here (f32; about 2 s, once)", key="machine") else None
+ui.chart(costcharts.roofline_figure(page, measured), key="roofline")
 st.caption(notation.text(f"Two counts, both shown: the **{pagedata.TUTORIAL_LABEL}**, and the "
                          f"**{pagedata.FULL_LABEL}** (all three SwiGLU matrices, grouped-query K "
                          "and V, the LM head), with and without reading the KV cache. Bytes are "

@@ -167,9 +167,10 @@ def surface_heatmap(surface: Surface, point: Row | None = None,
 
 
 # ----------------------------------------------------------------------------- roofline
-def roofline_figure(page: RooflinePage) -> go.Figure:
+def roofline_figure(page: RooflinePage, measured: Row | None = None) -> go.Figure:
     """MACs per byte against tokens in the pass (log-log): the tutorial's count and the full
-    count, each accelerator's ridge (peak MACs/s / bandwidth), k + 1 and the free limit."""
+    count, each accelerator's ridge (peak MACs/s / bandwidth), k + 1 and the free limit;
+    measured (views.pagedata.measured_machine), this machine's ridge beside them."""
     rows = page.rows
     t = col(rows, "tokens")
     fig = go.Figure()
@@ -204,6 +205,13 @@ def roofline_figure(page: RooflinePage) -> go.Figure:
                         customdata=[a["source"]] * 2,
                         hovertemplate=f"{a['accelerator']} ridge = {a['ridge']:.1f} MACs/byte"
                                       "<br>%{customdata}<extra></extra>")
+    if measured is not None:
+        fig.add_scatter(x=[t[0], t[-1]], y=[measured["ridge"]] * 2, mode="lines",
+                        name=f"ridge {measured['accelerator']}: {measured['ridge']:.1f} "
+                             "MACs/byte", line=dict(color="#000", width=2, dash="dot"),
+                        hovertemplate=f"{measured['accelerator']} ridge = "
+                                      f"{measured['ridge']:.1f} MACs/byte<br>"
+                                      f"{measured['source']}<extra></extra>")
     vline(fig, page.k + 1, f" k + 1 = {page.k + 1}", THRESHOLD, "dash", True)
     vline(fig, page.free_tokens, f"free up to {page.free_tokens} ({page.accel}) ", "#000",
            "dot", True, 0.08, "right")

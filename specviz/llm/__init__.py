@@ -1,6 +1,7 @@
 """The real model: Gemma 3 270M from its GGUF, run in f32 NumPy, with drafts of its own.
 
 store (where the file is, the one loaded copy), gemma (shape and weights), forward (the
-pass over a KV cache), tokenizer (SentencePiece from the GGUF's vocabulary). Imports only
-specviz.core.
+pass over a KV cache), blas (its matrix products, shaped for this machine's BLAS), machine
+(this machine's bandwidth and matrix rates), tokenizer (SentencePiece from the GGUF's
+vocabulary). Imports only specviz.core.
 """

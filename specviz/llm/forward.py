@@ -11,25 +11,23 @@ j > i - window. Inputs are embed[ids] * sqrt(d); the head is the embedding (tied
 after the final norm and only at the positions asked for.
 
 A pass runs any subset of the layers (`layers`), so an early-exit or layer-skipping draft is
-the same code, with its own cache. A pass holds BLAS to $SPECVIZ_BLAS_THREADS threads
-(default 1; threadpoolctl): a position's matrix-vector products are small, and on a
-loaded 2-core machine a second BLAS thread made a pass 3-10x slower (waiting for a core
-to wake it), not faster (measured: the 18 blocks at one position took 0.21-0.78 s with
-OpenBLAS's default threads and 0.04-0.07 s with one).
+the same code, with its own cache. Every product with a weight matrix goes through
+blas.rows_by (one matrix-vector product per row for a few rows, a padded matrix product for
+more: the shapes this machine's BLAS runs fast), under blas_limit's thread cap.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 
 import numpy as np
-from threadpoolctl import threadpool_limits
 
+from .blas import BLAS_THREADS, blas_limit, rows_by
 from .gemma import Weights
 
+__all__ = ["BLAS_THREADS", "KVCache", "forward", "hidden", "rms_norm"]
+
 GROW = 256  # cache capacity grows by this many positions at a time
-BLAS_THREADS = int(os.environ.get("SPECVIZ_BLAS_THREADS", "1"))  # threads a pass may use
 
 
 class KVCache:
@@ -68,41 +66,51 @@ class KVCache:
 
 def rms_norm(x: np.ndarray, w: np.ndarray, eps: float) -> np.ndarray:
     """x / sqrt(mean(x^2) + eps) * w over the last axis."""
-    ms = np.mean(np.square(x), axis=-1, keepdims=True)
+    ms = np.add.reduce(np.square(x), axis=-1, keepdims=True) / x.shape[-1]  # np.mean's sum
     return x / np.sqrt(ms + np.float32(eps)) * w
 
 
 def gelu_tanh(x: np.ndarray) -> np.ndarray:
     """0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))."""
     c = np.float32(np.sqrt(2.0 / np.pi))
-    return np.float32(0.5) * x * (np.float32(1.0) + np.tanh(c * (x + np.float32(0.044715) * x**3)))
+    cube = x * x * x  # not x**3: NumPy's float32 power by 3 is ~200x slower
+    return np.float32(0.5) * x * (np.float32(1.0) + np.tanh(c * (x + np.float32(0.044715) * cube)))
 
 
-def rope(x: np.ndarray, pos: np.ndarray, base: float) -> np.ndarray:
-    """Neox-style rotary embedding: halves (x1, x2) -> (x1 cos - x2 sin, x2 cos + x1 sin),
-    angle pos * base^(-2i/head_dim). x: (n, heads, head_dim), pos: (n,)"""
-    half = x.shape[-1] // 2
+Rotation = tuple[np.ndarray, np.ndarray]  # (cos, sin), each (n, 1, head_dim / 2) f32
+
+
+def rotation(pos: np.ndarray, base: float, head_dim: int) -> Rotation:
+    """cos and sin of the angles pos * base^(-2i/head_dim), i < head_dim / 2. pos: (n,)"""
+    half = head_dim // 2
     inv = base ** (-np.arange(0, 2 * half, 2, dtype=np.float64) / (2 * half))  # (half,)
     ang = pos[:, None].astype(np.float64) * inv  # (n, half)
-    cos = np.cos(ang).astype(np.float32)[:, None, :]
-    sin = np.sin(ang).astype(np.float32)[:, None, :]
+    return np.cos(ang).astype(np.float32)[:, None, :], np.sin(ang).astype(np.float32)[:, None, :]
+
+
+def rope(x: np.ndarray, pos: np.ndarray, base: float, rot: Rotation | None = None) -> np.ndarray:
+    """Neox-style rotary embedding: halves (x1, x2) -> (x1 cos - x2 sin, x2 cos + x1 sin),
+    angle pos * base^(-2i/head_dim) (rot: those cos and sin, made once per pass).
+    x: (n, heads, head_dim), pos: (n,)"""
+    half = x.shape[-1] // 2
+    cos, sin = rotation(pos, base, x.shape[-1]) if rot is None else rot
     x1, x2 = x[..., :half], x[..., half:]
     return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], axis=-1)
 
 
 def _attention(w: Weights, layer: int, li: int, x: np.ndarray, start: int,
-               cache: KVCache) -> np.ndarray:
+               cache: KVCache, rot: Rotation | None) -> np.ndarray:
     """One block's attention for positions start..start+n-1, reading and filling the cache.
     x: (n, d) normed input; returns (n, d)"""
     cfg, lw = w.cfg, w.layers[layer]
     n, hd = len(x), cfg.head_dim
     pos = np.arange(start, start + n)
-    q = (x @ lw.attn_q.T).reshape(n, cfg.n_heads, hd)
-    k = (x @ lw.attn_k.T).reshape(n, cfg.n_kv, hd)
-    v = (x @ lw.attn_v.T).reshape(n, cfg.n_kv, hd)
+    q = rows_by(x, lw.attn_q).reshape(n, cfg.n_heads, hd)
+    k = rows_by(x, lw.attn_k).reshape(n, cfg.n_kv, hd)
+    v = rows_by(x, lw.attn_v).reshape(n, cfg.n_kv, hd)
     base = cfg.rope_base(layer)
-    q = rope(rms_norm(q, lw.attn_q_norm, cfg.eps), pos, base)
-    k = rope(rms_norm(k, lw.attn_k_norm, cfg.eps), pos, base)
+    q = rope(rms_norm(q, lw.attn_q_norm, cfg.eps), pos, base, rot)
+    k = rope(rms_norm(k, lw.attn_k_norm, cfg.eps), pos, base, rot)
     cache.put(li, start, k.reshape(n, -1), v.reshape(n, -1))
     end = start + n
     lo = max(0, start - cfg.window + 1) if not cfg.is_global(layer) else 0  # first key read
@@ -120,16 +128,18 @@ def _attention(w: Weights, layer: int, li: int, x: np.ndarray, start: int,
     s /= s.sum(axis=-1, keepdims=True)
     o = s @ Vv.transpose(1, 0, 2)[:, None]  # (kv, g, n, hd)
     o = o.transpose(2, 0, 1, 3).reshape(n, cfg.n_heads * hd)
-    return o @ lw.attn_output.T
+    return rows_by(o, lw.attn_output)
 
 
 def _block(w: Weights, layer: int, li: int, h: np.ndarray, start: int,
-           cache: KVCache) -> np.ndarray:
+           cache: KVCache, *, rot: Rotation | None = None) -> np.ndarray:
+    """One block over positions start..start+len(h)-1 (rot: the pass's RoPE rotation at
+    this layer's base, made here when None). h: (n, d)"""
     cfg, lw = w.cfg, w.layers[layer]
-    a = _attention(w, layer, li, rms_norm(h, lw.attn_norm, cfg.eps), start, cache)
+    a = _attention(w, layer, li, rms_norm(h, lw.attn_norm, cfg.eps), start, cache, rot)
     h = h + rms_norm(a, lw.post_attention_norm, cfg.eps)
     x = rms_norm(h, lw.ffn_norm, cfg.eps)
-    f = (gelu_tanh(x @ lw.ffn_gate.T) * (x @ lw.ffn_up.T)) @ lw.ffn_down.T
+    f = rows_by(gelu_tanh(rows_by(x, lw.ffn_gate)) * rows_by(x, lw.ffn_up), lw.ffn_down)
     return h + rms_norm(f, lw.post_ffw_norm, cfg.eps)
 
 
@@ -140,8 +150,11 @@ def hidden(w: Weights, tokens: Sequence[int], cache: KVCache) -> np.ndarray:
     start, n = cache.n, len(ids)
     cache.reserve(start + n)
     h = w.embed[ids] * np.float32(np.sqrt(w.cfg.d))  # (n, d)
+    pos = np.arange(start, start + n)
+    rots = {b: rotation(pos, b, w.cfg.head_dim)
+            for b in {w.cfg.rope_base(layer) for layer in cache.layers}}
     for li, layer in enumerate(cache.layers):
-        h = _block(w, layer, li, h, start, cache)
+        h = _block(w, layer, li, h, start, cache, rot=rots[w.cfg.rope_base(layer)])
     cache.n = start + n
     return rms_norm(h, w.output_norm, w.cfg.eps)
 
@@ -151,7 +164,7 @@ def forward(w: Weights, tokens: Sequence[int], cache: KVCache, *,
     """Logits at the given rows of this block (indices into tokens; default the last),
     from the head (default the tied embedding, (V, d); a trimmed draft head passes its own
     rows). Returns (len(rows), V_head) f32."""
-    with threadpool_limits(limits=BLAS_THREADS, user_api="blas"):
+    with blas_limit():
         h = hidden(w, tokens, cache)
         at = [len(tokens) - 1] if rows is None else list(rows)
-        return h[at] @ (w.embed if head is None else head).T
+        return rows_by(h[at], w.embed if head is None else head)

@@ -6,6 +6,7 @@ Everything here is pure and cheap unless its docstring says it samples.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -26,6 +27,7 @@ from ..core.tables import (
     n_cap,
     token_name,
 )
+from ..llm import machine
 from .demos import (
     CostModel,
     Exactness,
@@ -211,6 +213,27 @@ def roofline_page(
                "source": acc.source} for name, acc in roofline.ACCELERATORS.items()]
     ratio_k = roofline.verify_cost_ratio(preset, accel, k, context_len, dtype, batch)
     return RooflinePage(preset, accel, int(k), rows, accels, free, ratio_k, k + 1 <= free)
+
+
+MACHINE_SECONDS = 2.0  # what measuring this machine for /roofline may take (+ one sample)
+MACHINE_BIG_ROWS = 50_000  # rows of its bandwidth matrix: 128 MB at d = 640, past the caches
+MACHINE_NAME = "this machine (measured, f32)"
+
+
+def measured_machine(seconds: float = MACHINE_SECONDS) -> Row:
+    """This machine as /roofline's accelerators are described, measured here (llm.machine,
+    best wall-clock sample): bandwidth of a matrix-vector product over 128 MB of f32, peak
+    of a 512 x 2048 x 2048 f32 product, the real model's BLAS threads; ridge = peak MACs/s
+    / bandwidth. Samples for `seconds` (at least one sample)."""
+    m = machine.Machine(rows=(), big_rows=MACHINE_BIG_ROWS)
+    t_end = time.perf_counter() + seconds
+    m.sample()
+    while time.perf_counter() < t_end:
+        m.sample()
+    bw, peak = m.bw[0], m.peak[0]  # bytes/s, FLOP/s
+    return {"accelerator": MACHINE_NAME, "peak_tflops": peak / 1e12,
+            "bandwidth_tb_s": bw / 1e12, "ridge": peak / 2 / bw,
+            "source": f"measured here: {bw / 1e9:.1f} GB/s read, {peak / 1e9:.0f} GFLOP/s f32"}
 
 
 def surface_point(surface: Surface, k: int, c: float) -> Row | None:

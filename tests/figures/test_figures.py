@@ -513,3 +513,19 @@ def test_every_log_axis_labels_decades_only():
 def test_joint_difference_never_reads_plus_or_minus_zero():
     assert chartkit.signed(3e-5) == chartkit.signed(-3e-5) == "0"
     assert chartkit.signed(1.2e-4) == "+0.0001" and chartkit.signed(-0.0123) == "-0.0123"
+
+
+def test_measured_machine_is_a_ridge_beside_the_accelerators(monkeypatch):
+    from specviz.llm import machine
+    monkeypatch.setattr(pagedata, "MACHINE_BIG_ROWS", 20_000)  # 51 MB: still past the caches
+    monkeypatch.setattr(machine, "PRODUCT", (128, 256, 256))
+    row = pagedata.measured_machine(0.0)
+    bw, peak = row["bandwidth_tb_s"] * 1e12, row["peak_tflops"] * 1e12  # bytes/s, FLOP/s
+    assert 1e8 < bw < 1e13 and 1e8 < peak < 1e14
+    assert np.isclose(row["ridge"], peak / 2 / bw)  # MACs/s over bytes/s
+    page = pagedata.roofline_page("Llama-2-7B", "H100 SXM", 4, 512, "fp16", 1)
+    assert not [t for t in costcharts.roofline_figure(page).data
+                if pagedata.MACHINE_NAME in t.name.replace("<br>", " ")]
+    ridge = [t for t in costcharts.roofline_figure(page, row).data
+             if pagedata.MACHINE_NAME in t.name.replace("<br>", " ")]
+    assert len(ridge) == 1 and list(ridge[0].y) == [row["ridge"]] * 2

@@ -342,3 +342,26 @@ def test_roofline_and_cost_price_the_same_speedup(params):
     roof, cost = metrics(run("roofline", **params)), metrics(run("cost", **params))
     c = params.get("c", "0.1")
     assert roof["memory-bound speedup (as /cost)"] == cost[f"speedup at c = {float(c):g}"]
+
+
+def test_roofline_shows_this_machine_only_when_asked(monkeypatch):
+    """Off on load (nothing measured); switched on, this machine's measured ridge joins the
+    roofline chart, and the URL does not change."""
+    calls = []
+    real = pagedata.measured_machine
+
+    def counted(*a, **kw):
+        calls.append(1)
+        return real(0.0)  # one sample: the test measures nothing but that it is drawn
+
+    monkeypatch.setattr(pagedata, "measured_machine", counted)
+    at = run("roofline")
+    names = [t.get("name", "").replace("<br>", " ") for c in charts(at) for t in c["data"]]
+    assert not calls and not any(pagedata.MACHINE_NAME in n for n in names)
+    at.toggle(key="machine").set_value(True).run()
+    assert not at.exception
+    fig = next(c for c in charts(at) if "MACs per byte by tokens" in c["layout"]["title"]["text"])
+    ridge = [t for t in fig["data"]
+             if pagedata.MACHINE_NAME in t.get("name", "").replace("<br>", " ")]
+    assert len(ridge) == 1 and ridge[0]["y"][0] == ridge[0]["y"][1] > 0
+    assert query(at) == {}

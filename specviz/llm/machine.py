@@ -1,0 +1,70 @@
+"""This machine's read bandwidth and f32 matrix rates, the two figures of a roofline
+max(bytes / bandwidth, FLOPs / rate), measured here in NumPy with the pass's thread cap.
+
+Three figures, each the best of its samples, by two clocks (CLOCKS: wall, and this
+thread's CPU time, which leaves out the time the thread waited for a core on a shared
+machine): bandwidth = bytes of a 512 MB f32 matrix / the time of one matrix-vector product
+over it (the head's access pattern); the large-product rate = 2 * 512 * 2048 * 2048 / the
+time of that product (the machine's ceiling); and the rate of the pass's own n-row
+products (blas.rows_by on a 2048 x d matrix that stays in cache), 2 n 2048 d / time, the
+ceiling BLAS reaches on the skinny shapes a pass is made of.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from .blas import blas_limit, rows_by
+
+CLOCKS = ("wall", "cpu")  # perf_counter, and this thread's CPU time (thread_time)
+BIG_ROWS = 200_000  # rows of the bandwidth matrix (512 MB at d = 640: read from memory)
+PRODUCT = (512, 2048, 2048)  # the large product's shape (m, k, n)
+ROWS_W = 2048  # rows of the matrix the n-row products read (5 MB at d = 640: in cache)
+RATE_REPEAT = 10  # n-row products per sample (each ~0.1-1 ms)
+TICK = 1e-9  # s: the clocks' resolution
+
+
+def timed(f: Callable[[], object]) -> tuple[float, float]:
+    """(wall, CPU) seconds of one run of f()."""
+    t0, c0 = time.perf_counter(), time.thread_time()
+    f()
+    return time.perf_counter() - t0, time.thread_time() - c0
+
+
+def _keep(best: list[float], work: float, seconds: tuple[float, float]) -> None:
+    """best[c] = max(best[c], work / seconds[c]) for each clock c (a clock that read 0 s
+    counts as TICK)."""
+    for c, t in enumerate(seconds):
+        best[c] = max(best[c], work / max(t, TICK))
+
+
+class Machine:
+    """The three figures, one sample of each per sample() (so a benchmark can interleave
+    them with what it measures); bw, peak and rate[n] hold the best per clock."""
+
+    def __init__(self, *, d: int = 640, rows: Sequence[int] = tuple(range(1, 10)),
+                 big_rows: int | None = None) -> None:
+        rng = np.random.default_rng(0)
+        m, k, n = PRODUCT
+        self._big = np.ones((BIG_ROWS if big_rows is None else big_rows, d), np.float32)
+        self._v = np.ones(d, np.float32)
+        self._a = rng.standard_normal((m, k), dtype=np.float32)
+        self._b = rng.standard_normal((k, n), dtype=np.float32)
+        self._w = rng.standard_normal((ROWS_W, d), dtype=np.float32)
+        self._x = {r: rng.standard_normal((r, d), dtype=np.float32) for r in rows}
+        self.bw = [0.0, 0.0]  # bytes/s, by clock
+        self.peak = [0.0, 0.0]  # FLOP/s of the large product, by clock
+        self.rate = {r: [0.0, 0.0] for r in rows}  # FLOP/s of r-row products, by clock
+
+    def sample(self) -> None:
+        m, k, n = PRODUCT
+        with blas_limit():
+            _keep(self.bw, self._big.nbytes, timed(lambda: self._big @ self._v))
+            _keep(self.peak, 2.0 * m * k * n, timed(lambda: self._a @ self._b))
+            for r, x in self._x.items():
+                _keep(self.rate[r], RATE_REPEAT * 2.0 * r * self._w.size,
+                      timed(lambda x=x: [rows_by(x, self._w) for _ in range(RATE_REPEAT)]))
+
