@@ -21,11 +21,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..analysis.audit import CAUGHT, CONSISTENT, FALSE_ALARM, UNRESOLVED
+from ..analysis.stats import GOF_ALPHA
 from ..core.round import play_round
 from ..core.rule import overlap, residual
 from .demos import Exactness, exactness
 from .llmpage import PLAIN_KIT, Kit, draft_pair
 from .measured import encode
+from .pagedata import exactness_rows
 from .work import heavy
 
 LUMP_TOP = 30  # tokens kept one by one in the check's vocabulary (then two lumps)
@@ -101,20 +104,19 @@ def real_rows(model, text: str, draft: str, *, k: int = 4, T: float = 1.0, seed:
 def check_rows(r: RealRows) -> list[dict]:
     """The check's table: each rule's TV from the target's row, Monte Carlo and exact,
     against the sampling floor and the threshold derived from n."""
-    return [{"rule": a.rule, "lossless": a.lossless, "mc_tv": a.mc_tv, "exact_tv": a.exact_tv,
-             "floor": a.floor, "threshold": a.threshold, "p_value": a.p_value,
-             "verdict": a.verdict.text, "n": a.n} for a in r.check.audits]
+    return [{**row, "n": a.audit.n, "consistent": a.audit.verdict == CONSISTENT}
+            for row, a in zip(exactness_rows(r.check), r.check.audits, strict=True)]
 
 
 def expected(row: dict) -> str:
     """What the check's verdict on one rule means, as the end of its sentence."""
-    ok = row["verdict"] == "consistent with the target"
-    if row["lossless"]:
-        return (", as a lossless rule must." if ok else
-                ": a lossless rule flagged, which happens by chance about once in 100 runs.")
-    return (": this broken rule's output is not the target's, and the check sees it." if not ok
-            else ": this broken rule was not caught at this n (its exact TV "
-            f"{row['exact_tv']:.5f} is below what n draws can see); raise n.")
+    return {CONSISTENT: ", as a lossless rule must.",
+            FALSE_ALARM: f": a lossless rule flagged, which happens by chance in about "
+                         f"{GOF_ALPHA:g} of runs (the chi-square test's level).",
+            CAUGHT: ": this broken rule's output is not the target's, and the check sees it.",
+            UNRESOLVED: f": this broken rule was not caught at this n (its exact TV "
+                        f"{row['exact_tv']:.5f} is below what n draws can see); raise n.",
+            }[row["verdict"]]
 
 
 def law_rows(r: RealRows) -> list[dict]:

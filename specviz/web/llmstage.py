@@ -22,7 +22,7 @@ from ..figures import animation, textfigs
 from ..llm import store
 from ..llm.gemma import ModelFileError
 from ..llm.pair import KINDS, DraftError, DraftSpec
-from ..views import llmpage, llmstream, textpage
+from ..views import llmpage, llmstream, stepping, textpage
 from ..views.transcript import RoundTranscript
 from . import files, guard, server, textmodels, ui
 from . import settings as S
@@ -191,7 +191,7 @@ def llm_stage(m: store.Model, spec: DraftSpec, ids: list[int], *, k: int, T: flo
 def _below(m: store.Model, tr: RoundTranscript, step: int) -> None:
     st.caption(guard.plain(llmpage.context_caption(m, tr)))
     st.markdown("**The text so far** (grey: the prompt; colours: how each token was made)")
-    totals = textpage.totals_at(tr, step)
+    totals = stepping.totals_at(tr, step)
     for col, (label, value) in zip(st.columns(4), animation.totals_metrics(totals),
                                    strict=True):
         col.metric(label, value)

@@ -100,8 +100,7 @@ def draw_real_rows(r) -> None:
     rows = rr.check_rows(r)
     ui.table(rows, rr.CHECK_COLUMNS)
     for row in rows:
-        ok = row["verdict"] == "consistent with the target"
-        (st.success if ok else st.error)(guard.plain(
+        (st.success if row["consistent"] else st.error)(guard.plain(
             f"{row['rule']}: Monte Carlo TV {row['mc_tv']:.5f} against the threshold "
             f"{row['threshold']:.5f} (floor {row['floor']:.5f}, n = {row['n']:,}): "
             f"{row['verdict']}" + rr.expected(row)))

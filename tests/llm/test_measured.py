@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from support import app_test
 
+from specviz.analysis.audit import CAUGHT, CONSISTENT
 from specviz.core.rule import overlap, residual
 from specviz.views import llmpage
 from specviz.views import measured as mv
@@ -81,9 +82,10 @@ def test_exact_on_real_rows_flags_the_broken_rule(model):
     r = rr.real_rows(model, llmpage.PRESETS["story"][1], "early-exit:12", k=2, n=20_000)
     assert r.beta_lumped == pytest.approx(r.beta_full, abs=1e-12)
     checks = {row["rule"]: row for row in rr.check_rows(r)}
-    assert checks["correct"]["verdict"] == "consistent with the target"
+    assert checks["correct"]["verdict"] == CONSISTENT and checks["correct"]["consistent"]
     assert checks["correct"]["exact_tv"] < 1e-12
-    assert checks[rr.BROKEN]["verdict"].startswith("differs")  # the negative control
+    assert checks[rr.BROKEN]["verdict"] == CAUGHT  # the negative control
+    assert not checks[rr.BROKEN]["consistent"]
     assert checks[rr.BROKEN]["exact_tv"] > checks[rr.BROKEN]["threshold"]
     # the positions' laws from the rows themselves (oracle: sum min, max(0, p - q))
     pair = llmpage.draft_pair(model, mv.parse_draft("early-exit:12", n_layers=18, V=model.cfg.V))
@@ -111,7 +113,7 @@ def test_the_page_measures_on_the_button_and_plan_lists_it():
                for m in at.markdown)
     at.button(key="m_rows").click().run()
     assert not at.exception, [e.value for e in at.exception]
-    assert any(x.value.startswith("no\\_resample") and "differs" in x.value
+    assert any(x.value.startswith("no\\_resample") and "caught" in x.value
                for x in at.error)  # flagged, in red
     assert any(x.value.startswith("correct") and "consistent" in x.value for x in at.success)
     label = next(iter(measuredhere.sources()))
