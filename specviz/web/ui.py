@@ -116,8 +116,9 @@ def page(title: str, keys: Sequence[str] = (), layout: str = "wide", *,
                  format_func=lambda d: tables({"table": "table Q", "mix": "mix of P and junk"}[d]))
     alpha = bind("alpha", sb.slider, "alpha: draft quality (1 copies the target)", 0.0, 1.0,
                  step=0.01, disabled=draft != "mix")
-    T = bind("T", sb.number_input, "T: draft temperature", min_value=0.05, max_value=10.0,
-             step=0.05)
+    T_at, T_kw = at.get("T", (sb, {}))
+    T = bind("T", T_at.number_input, "T: draft temperature", min_value=0.05, max_value=10.0,
+             step=0.05, **T_kw)
     seed = bind("seed", sb.number_input, "seed", min_value=0, max_value=S.SEED_MAX, step=1)
     rule = bind("rule", sb.selectbox, "rule", tuple(S.RULES))
     ctx = bind("ctx", sb.selectbox, "context token", state["vocab"])
@@ -142,7 +143,7 @@ def page(title: str, keys: Sequence[str] = (), layout: str = "wide", *,
     return AppState(s, Pw, Qw, Q_table, state["vocab"], warp, P, Q, paths)
 
 
-STORY_KEYS = ("k", "c")  # the shared controls a presenter bar can hold
+STORY_KEYS = ("k", "c", "T")  # the shared controls a presenter bar can hold
 STORY_FORMATS = {"k": "k = %d", "c": "c = %.2f"}  # on the thumb: the label folds away
 
 
@@ -159,7 +160,7 @@ def _presenter_bar(story: Sequence[str]) -> dict[str, tuple]:
         return {}
     cols = st.container(key=present.BAR_KEY).columns([3] * len(shown) + [1])
     extra = {key: dict(format=STORY_FORMATS[key], label_visibility="collapsed")
-             for key in shown}
+             if key in STORY_FORMATS else {} for key in shown}  # T: a box, its label shown
     return {key: (col, extra[key]) for key, col in zip(shown, cols, strict=False)}
 
 
