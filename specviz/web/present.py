@@ -79,7 +79,7 @@ h3, .stMarkdown h3 {{ font-size: 1.7rem !important; color: {INK} !important; }}
 [data-testid="stBaseLinkButton-primary"], [data-testid="stBaseLinkButton-primary"] p {{
   color: {PAPER} !important; }}
 :focus-visible {{ outline: 4px solid {FOCUS} !important; outline-offset: 2px !important; }}
-.sv-chip {{ font-size: 1.05rem !important; border-width: 3px !important; }}
+.sv-chip, .sv-chip-room {{ font-size: 1.05rem !important; border-width: 3px !important; }}
 .sv-legend {{ display: none !important; }}
 .st-key-{BAR_KEY} {{ padding-right: {CORNER_PX}px; }}
 .st-key-{PAGES_KEY} {{ position: fixed; top: 8px; right: {MENU_RIGHT_PX}px; z-index: 1000;

@@ -6,6 +6,16 @@ from __future__ import annotations
 
 import html
 
+# A click on the page gives the main area the focus, so that the keys reach it; after a key
+# press that focus counts as visible and Streamlit draws an inset ring round the whole area
+# (a box-shadow on its ::before). The area is not a control: no ring there. Controls keep
+# theirs (Streamlit's, or presenter mode's thicker one).
+MAIN_FOCUS_CSS = """
+[data-testid="stMain"]:focus, [data-testid="stMain"]:focus-visible { outline: none; }
+[data-testid="stMain"]:focus::before, [data-testid="stMain"]:focus-visible::before,
+[data-testid="stMain"]:focus::after, [data-testid="stMain"]:focus-visible::after {
+  box-shadow: none !important; outline: none !important; }
+"""
 KEY_HINTS = (("←", "one step back"), ("→", "one step on"), ("space", "play / pause"),
              ("N", "new round"))
 

@@ -100,7 +100,7 @@ def page(title: str, keys: Sequence[str] = (), layout: str = "wide", *,
     url, notes = url_settings()
     st.set_page_config(page_title=f"specviz · {title}", layout=layout,
                        initial_sidebar_state="collapsed" if url.present else "auto")
-    st.html(f"<style>{narrow.narrow_css()}</style>")  # style only: takes no room
+    st.html(f"<style>{narrow.narrow_css()}{stagekeys.MAIN_FOCUS_CSS}</style>")  # no room
     if url.present:
         _presenter()
     state = tableedit.tables_state()
