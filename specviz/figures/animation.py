@@ -186,8 +186,8 @@ def _axes(fig: go.Figure, title: str, top: float, slanted: bool) -> go.Figure:
     """The bars' layout: the legend under the axis, head room over the tallest bar."""
     fig.update_layout(title=title, barmode="group", height=STAGE_HEIGHT, showlegend=True,
                       margin=dict(l=50, r=20, t=70, b=100 if slanted else 70),
-                      legend=dict(orientation="h", x=0.0, y=-0.34 if slanted else -0.14,
-                                  yanchor="top"))
+                      legend=dict(orientation="h", x=0.0, y=0.0, yref="container",
+                                  yanchor="bottom"))  # in the bottom margin at any height
     fig.update_yaxes(range=[0.0, HEADROOM * top], title="probability")
     fig.update_xaxes(type="category", tickangle=-40 if slanted else 0)  # tokens: no title
     return fig

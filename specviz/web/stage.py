@@ -17,7 +17,7 @@ import streamlit as st
 from ..figures import animation, textfigs, treeview
 from ..views import stepping, textpage, transcript
 from ..views.transcript import RND_MAX, RoundTranscript
-from . import files, guard, notation, stagekeys, ui
+from . import files, guard, narrow, notation, stagekeys, ui
 from . import settings as S
 
 Transcript = Callable[[int], RoundTranscript]  # round index -> the transcript up to it
@@ -90,7 +90,8 @@ def _transport(stage: Stage, tr: RoundTranscript, step: int, rnd: int) -> int:
     trace = tr.current
     nxt = stepping.advance(trace, step, rnd)
     prv = stepping.retreat(step, rnd, tr.previous)
-    bar = st.columns([1, 1, 1.3, 1.3, 1.4, 3], vertical_alignment="bottom")
+    bar = st.container(key=stage.key("transport")).columns([1, 1, 1.3, 1.3, 1.4, 3],
+                                                         vertical_alignment="bottom")
     bar[0].button("◀ prev", key=stage.key("prev"), shortcut="Left", on_click=_goto,
                   args=(stage, *prv), disabled=prv == (step, rnd),
                   help="One step back (←)", width="stretch")
@@ -111,7 +112,7 @@ def _transport(stage: Stage, tr: RoundTranscript, step: int, rnd: int) -> int:
 
 
 def _charts(stage: Stage, trace, step: int) -> None:
-    left, mid, right = st.columns([1.25, 0.9, 1.25])
+    left, mid, right = st.container(key=stage.key("charts")).columns([1.25, 0.9, 1.25])
     with left:
         ui.chart(animation.bars_figure(trace, step, top=stage.top), key=stage.key("bars"),
                  swap_letters=stage.top is None)
@@ -136,6 +137,7 @@ def _body(stage: Stage) -> None:
     if note:
         st.warning(note)
     ss[stage.key("step")] = step
+    st.html(f"<style>{narrow.stage_css(stage.name)}</style>")  # a phone's layout: no room
     with st.container(key=stage.key("stage"), gap="small"):
         step = _transport(stage, tr, step, rnd)
         ss[stage.key("step")] = step

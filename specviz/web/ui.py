@@ -116,9 +116,13 @@ def page(title: str, keys: Sequence[str] = (), layout: str = "wide", *,
                  format_func=lambda d: tables({"table": "table Q", "mix": "mix of P and junk"}[d]))
     alpha = bind("alpha", sb.slider, "alpha: draft quality (1 copies the target)", 0.0, 1.0,
                  step=0.01, disabled=draft != "mix")
-    T_at, T_kw = at.get("T", (sb, {}))
-    T = bind("T", T_at.number_input, "T: draft temperature", min_value=0.05, max_value=10.0,
-             step=0.05, **T_kw)
+    if "T" in at:  # in the bar: a slider named on its thumb, as k and c there
+        T_at, T_kw = at["T"]
+        T = bind("T", T_at.slider, "T: draft temperature", 0.05, 10.0, step=0.05,
+                 **T_kw)
+    else:
+        T = bind("T", sb.number_input, "T: draft temperature", min_value=0.05,
+                 max_value=10.0, step=0.05)
     seed = bind("seed", sb.number_input, "seed", min_value=0, max_value=S.SEED_MAX, step=1)
     rule = bind("rule", sb.selectbox, "rule", tuple(S.RULES))
     ctx = bind("ctx", sb.selectbox, "context token", state["vocab"])
@@ -144,7 +148,8 @@ def page(title: str, keys: Sequence[str] = (), layout: str = "wide", *,
 
 
 STORY_KEYS = ("k", "c", "T")  # the shared controls a presenter bar can hold
-STORY_FORMATS = {"k": "k = %d", "c": "c = %.2f"}  # on the thumb: the label folds away
+STORY_FORMATS = {"k": "k = %d", "c": "c = %.2f", "T": "T = %.2f"}  # on the thumb: the label
+# folds away
 
 
 def _presenter_bar(story: Sequence[str]) -> dict[str, tuple]:
@@ -160,7 +165,7 @@ def _presenter_bar(story: Sequence[str]) -> dict[str, tuple]:
         return {}
     cols = st.container(key=present.BAR_KEY).columns([3] * len(shown) + [1])
     extra = {key: dict(format=STORY_FORMATS[key], label_visibility="collapsed")
-             if key in STORY_FORMATS else {} for key in shown}  # T: a box, its label shown
+             for key in shown}
     return {key: (col, extra[key]) for key, col in zip(shown, cols, strict=False)}
 
 

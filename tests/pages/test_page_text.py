@@ -220,9 +220,9 @@ def test_presenter_bar_holds_the_draft_temperature():
     chapter) needs T, and k, in the bar at the top; changing T there reruns the page with
     it (the URL follows)."""
     at = _run(present="1")
-    main = {w.key for w in at.main.number_input} | {w.key for w in at.main.slider}
+    main = {w.key for w in at.main.slider}  # named on their thumbs, as k and c
     assert {"w_T", "w_k"} <= main, main
     assert "w_T" not in {w.key for w in at.sidebar.number_input}
-    at.number_input(key="w_T").set_value(2.0).run(timeout=90)
+    at.slider(key="w_T").set_value(2.0).run(timeout=90)
     assert not at.exception, [e.value for e in at.exception]
     assert at.query_params["T"] == ["2"] or at.query_params["T"] == "2", at.query_params
