@@ -72,10 +72,8 @@ page = ui.cached(pv.plan_page)(
     batch=int(batch), drafts=drafts, metrics_before=before, model=model)
 with m_col:  # a scrape of several models: a choice among those the parse found
     model = ui.bind("plan_model", st.selectbox, "model", page.models) if page.models else ""
-for e in page.errors:
-    st.error(guard.plain(e))
-for n in page.notes:
-    st.info(guard.plain(n))
+for message, say in [(e, st.error) for e in page.errors] + [(n, st.info) for n in page.notes]:
+    say(guard.plain(message))
 if page.verdict:
     st.success(guard.plain(page.verdict_parts[0]))
     reasons = page.verdict_parts[1:] + page.model_lines
@@ -87,9 +85,8 @@ if "measured" in page.tables:
 if page.report is not None:
     rep = page.report
     c = st.columns(4)
-    c[0].metric("alpha (95% CI)", f"{rep.alpha:.3f}",
-                f"{rep.alpha_ci[0]:.3f}-{rep.alpha_ci[1]:.3f}", delta_color="off",
-                delta_arrow="off")
+    c[0].metric("alpha (95% CI)", f"{rep.alpha:.3f}", "{:.3f}-{:.3f}".format(*rep.alpha_ci),
+                delta_color="off", delta_arrow="off")
     c[1].metric("mean acceptance length", f"{rep.record.mean_acceptance_length:.3f}")
     c[2].metric("acceptance by position", rep.shape)
     c[3].metric("measured k", rep.k)
@@ -115,9 +112,8 @@ for key, value, what in (("plan_metrics", pasted, "metrics paste"),
     blobs[key], note = urlcodec.url_blob(value, what)
     if note:
         st.warning(note)
-ui.finish(app, replace(app.settings, plan_example=example, plan_model=model,
-                       plan_target=target, plan_draft=draft, **hw_fields,
-                       plan_ctx=int(context_len), plan_tdtype=tdtype, plan_ddtype=ddtype,
-                       plan_kvdtype=kvd, plan_kmax=int(kmax), plan_klen=int(klen),
-                       plan_rounds=int(rounds), plan_batch=int(batch), **draft_fields, **blobs),
-          KEYS)
+ui.finish(app, replace(app.settings, plan_example=example, plan_model=model, plan_target=target,
+                       plan_draft=draft, **hw_fields, plan_ctx=int(context_len),
+                       plan_tdtype=tdtype, plan_ddtype=ddtype, plan_kvdtype=kvd,
+                       plan_kmax=int(kmax), plan_klen=int(klen), plan_rounds=int(rounds),
+                       plan_batch=int(batch), **draft_fields, **blobs), KEYS)
