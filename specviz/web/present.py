@@ -62,6 +62,8 @@ h3, .stMarkdown h3 {{ font-size: 1.7rem !important; color: {INK} !important; }}
   color: {INK} !important; }}
 [data-testid="stMetricLabel"], [data-testid="stMetricLabel"] p {{
   font-size: {METRIC_LABEL_REM}rem !important; color: {INK} !important; }}
+[data-testid="stMetricLabel"], [data-testid="stMetricLabel"] * {{ white-space: normal !important;
+  overflow: visible !important; text-overflow: clip !important; }}
 [data-testid="stWidgetLabel"], [data-testid="stWidgetLabel"] p, label p {{
   font-size: 1rem !important; color: {INK} !important; }}
 [data-testid="stAlertContainer"] p, [data-testid="stAlert"] p {{
