@@ -137,7 +137,6 @@ def _body(stage: Stage) -> None:
     if note:
         st.warning(note)
     ss[stage.key("step")] = step
-    st.html(f"<style>{narrow.stage_css(stage.name)}</style>")  # a phone's layout: no room
     with st.container(key=stage.key("stage"), gap="small"):
         step = _transport(stage, tr, step, rnd)
         ss[stage.key("step")] = step
@@ -163,6 +162,7 @@ def play(stage: Stage, *, start_step: int, start_rnd: int, speed: float) -> tupl
     rule_note = animation.rule_note(stage.transcript(rnd).current)  # the round _body shows
     if rule_note:
         st.warning(notation.text(rule_note))
+    st.html(f"<style>{narrow.stage_css(stage.name)}</style>")  # once, outside the fragment
     st.fragment(_body)(stage)
     st.html(f"<script>{stagekeys.autoplay_js()}</script>", unsafe_allow_javascript=True)
     ui.play_pause_shortcut(stage.key("autoplay"), hints=None,
