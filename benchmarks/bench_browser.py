@@ -9,12 +9,16 @@ the home page (the session's first page with charts: Streamlit loads Plotly then
 /round (Plotly loaded). Per interaction (a
 step on /round and /text by a click on "next" and by the → key, k on /cost, the rule on
 /round): time to the updated view (a step: from the input event to the new step counter,
-both stamped in the page), and the bytes sent for it. Targets (this 2-core machine,
-quiet): a page fully drawn in 2.5 s, a step in 150 ms (median), a sidebar change on a
-chart page in 1 s.
+both stamped in the page), and the bytes sent for it. Against the floor of
+this stack: a bare Streamlit page with one Plotly chart (bench_chartlib's app, served beside
+the app), loaded the same way and interleaved with each page's loads in the same run, so a
+loaded machine slows both alike; the table gives each page's ratio to it. Targets: every page
+fully drawn within 1.3x of the floor (/cost's 3D tab within 1.5x), a step in 150 ms
+(median), a sidebar change on a chart page in 1 s.
 
     .venv/bin/python benchmarks/bench_browser.py            # 3 runs of everything
     .venv/bin/python benchmarks/bench_browser.py --runs 5 --pages round,cost
+    .venv/bin/python benchmarks/bench_browser.py --loads-only   # pages against the floor
 """
 
 from __future__ import annotations
@@ -29,12 +33,17 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
 
+import tempfile  # noqa: E402
+
+from bench_chartlib import _serve  # noqa: E402
 from harness import CHROMIUM, CHROMIUM_ARGS, IDLE, SETTLED_JS, start_server  # noqa: E402
 from playwright.sync_api import sync_playwright  # noqa: E402
 
 from specviz.views import site  # noqa: E402
 
 PAGE_TARGET_S, STEP_TARGET_S, CHANGE_TARGET_S = 2.5, 0.150, 1.0
+FLOOR_RATIO, FLOOR_RATIO_3D = 1.3, 1.5  # a page's fully drawn time against the bare page's
+EXTRA = {"cost?surface=3d": "cost"}  # deep links timed besides the pages (their target 1.5x)
 DRAWN_JS = ("() => [...document.querySelectorAll('.stPlotlyChart')].every("
             "c => c.querySelector('.main-svg'))")
 QUERY = {"exactness": "?n=2000"}  # keeps the Monte Carlo of a first render short
@@ -158,10 +167,10 @@ def _row(name: str, xs: list[float], target: float | None, unit: str = "s") -> s
     return f"{name:<34} {m:8.3f} {unit}  [{spread}]{verdict}"
 
 
-def _page_loads(browser, url: str, p, runs: int) -> int:
-    """A fresh page load (a deep link or a new tab): first heading, fully drawn, cold."""
+def _loads(browser, url: str, runs: int) -> tuple[list, list, list, list]:
+    """Fresh loads of url: a cold cache first, then twice in the same browser again."""
     heads, drawns, sent, cold = [], [], [], []
-    for _ in range(runs):  # a cold cache first, then the same browser again
+    for _ in range(runs):
         ctx, page, wire, _, drawn = _open(browser, url)
         cold.append(drawn)
         page.close()
@@ -172,12 +181,31 @@ def _page_loads(browser, url: str, p, runs: int) -> int:
             sent.append(wire.total / 1e3)
             page.close()
         ctx.close()
-    name = f"/{p.path}"
+    return heads, drawns, sent, cold
+
+
+def _page_loads(browser, url: str, name: str, runs: int, floor_url: str | None,
+                floors: list[float], ratio: float = FLOOR_RATIO) -> int:
+    """A fresh page load (a deep link or a new tab): first heading, fully drawn, cold; the
+    bare page's loads taken run by run beside it (into floors), and the ratio to them."""
+    heads, drawns, sent, cold, mine = [], [], [], [], []
+    for _ in range(runs):
+        if floor_url:
+            bare = _loads(browser, floor_url, 1)[1]
+            mine += bare
+            floors += bare
+        h, d, s, c = _loads(browser, url, 1)
+        heads, drawns, sent, cold = heads + h, drawns + d, sent + s, cold + c
     print(_row(f"{name} first heading", heads, None))
-    print(_row(f"{name} fully drawn", drawns, PAGE_TARGET_S))
+    print(_row(f"{name} fully drawn", drawns, None if floor_url else PAGE_TARGET_S))
     print(_row(f"{name} fully drawn, cold cache", cold, None))
     print(_row(f"{name} first render sent", sent, None, "kB"))
-    return _median(drawns) > PAGE_TARGET_S
+    if not floor_url:
+        return _median(drawns) > PAGE_TARGET_S
+    r = _median(drawns) / _median(mine)
+    print(f"{name + ' / floor':<34} {r:8.2f} x  (floor {_median(mine):.3f} s)"
+          + ("  ok" if r <= ratio else f"  MISS (> {ratio:g}x)"))
+    return r > ratio
 
 
 def _navigations(browser, base: str, p, runs: int) -> int:
@@ -230,31 +258,53 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--steps", type=int, default=8, help="steps timed per run")
     ap.add_argument("--pages", default="", help="comma-separated paths (default: all)")
+    ap.add_argument("--loads-only", action="store_true",
+                    help="only the fresh loads against the floor")
+    ap.add_argument("--no-floor", action="store_true", help="no bare page beside the loads")
+    ap.add_argument("--interactions-only", action="store_true",
+                    help="only the steps, key presses and changes")
     a = ap.parse_args(argv)
-    wanted = [p for p in site.PAGES if not a.pages or (p.path or "home") in a.pages.split(",")]
+    chosen = a.pages.split(",") if a.pages else []
+    wanted = [p for p in site.PAGES if not chosen or (p.path or "home") in chosen]
+    extra = [(path, of) for path, of in EXTRA.items() if not chosen or of in chosen]
     server = start_server()
     misses = 0
-    try:
-        with sync_playwright() as pw:
-            browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
-                                         headless=True)
-            _open(browser, server.url + "/round")[0].close()  # warm the caches once
-            for p in (p for p in wanted if p.path in LOADS_A_MODEL):  # timed as the visitors
-                ctx = browser.new_context(viewport=VIEWPORT)  # after the first find it:
-                ctx.new_page().goto(server.url + "/" + p.path)  # the model loaded
-                ctx.pages[0].locator(".sv-counter").first.wait_for(timeout=900_000)
-                ctx.close()
-            print(f"{'page':<34} {'median':>10}  [min..max]   (runs: {a.runs})")
-            for p in wanted:
-                misses += _page_loads(browser, server.url + "/" + p.path + QUERY.get(p.path, ""),
-                                      p, a.runs)
-            for p in wanted:
-                if p.path:
-                    misses += _navigations(browser, server.url, p, a.runs)
-            misses += _interactions(browser, server.url, a.runs, a.steps)
-            browser.close()
-    finally:
-        server.stop()
+    with tempfile.TemporaryDirectory() as tmp:
+        bare, floor = (None, None) if a.no_floor or a.interactions_only else _serve(Path(tmp))
+        try:
+            with sync_playwright() as pw:
+                browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS,
+                                             headless=True)
+                _open(browser, server.url + "/round")[0].close()  # warm the caches once
+                floor_url = floor and floor + "/?kind=plotly"
+                if floor_url:
+                    _open(browser, floor_url)[0].close()
+                for p in (p for p in wanted if p.path in LOADS_A_MODEL):  # timed as visitors
+                    ctx = browser.new_context(viewport=VIEWPORT)  # after the first find the
+                    ctx.new_page().goto(server.url + "/" + p.path)  # model loaded
+                    ctx.pages[0].locator(".sv-counter").first.wait_for(timeout=900_000)
+                    ctx.close()
+                print(f"{'page':<34} {'median':>10}  [min..max]   (runs: {a.runs})")
+                floors: list[float] = []
+                for p in [] if a.interactions_only else wanted:
+                    url = server.url + "/" + p.path + QUERY.get(p.path, "")
+                    misses += _page_loads(browser, url, f"/{p.path}", a.runs, floor_url, floors)
+                for path, _ in [] if a.interactions_only else extra:
+                    misses += _page_loads(browser, f"{server.url}/{path}", f"/{path}", a.runs,
+                                          floor_url, floors, FLOOR_RATIO_3D)
+                if floors:
+                    print(_row("floor: bare page, one Plotly chart", floors, None))
+                if not a.loads_only:
+                    for p in [] if a.interactions_only else wanted:
+                        if p.path:
+                            misses += _navigations(browser, server.url, p, a.runs)
+                    misses += _interactions(browser, server.url, a.runs, a.steps)
+                browser.close()
+        finally:
+            server.stop()
+            if bare is not None:
+                bare.terminate()
+                bare.wait(timeout=10)
     print("all targets met" if not misses else f"{misses} target(s) missed")
     return 0
 

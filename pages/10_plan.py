@@ -112,10 +112,9 @@ for key, value, what in (("plan_metrics", pasted, "metrics paste"),
     blobs[key], note = urlcodec.url_blob(value, what)
     if note:
         st.warning(note)
-ui.finish(app, replace(app.settings, plan_example=example, plan_model=model,
-                       plan_target=target, plan_draft=draft, **hw_fields,
-                       plan_ctx=int(context_len), plan_tdtype=tdtype, plan_ddtype=ddtype,
-                       plan_kvdtype=kvd, plan_kmax=int(kmax), plan_klen=int(klen),
-                       plan_rounds=int(rounds), plan_batch=int(batch), **draft_fields, **blobs,
-                       **here_fields),
-          KEYS)
+ui.finish(app, replace(app.settings, plan_example=example, plan_model=model, plan_target=target,
+                       plan_draft=draft, **hw_fields, plan_ctx=int(context_len),
+                       plan_tdtype=tdtype, plan_ddtype=ddtype, plan_kvdtype=kvd,
+                       plan_kmax=int(kmax), plan_klen=int(klen), plan_rounds=int(rounds),
+                       plan_batch=int(batch), **draft_fields, **blobs,
+                       **here_fields), KEYS)

@@ -23,18 +23,13 @@ notation.md(
     "make this argument; the ridge is the roofline model's)."
 )
 cols = st.columns(5)
-with cols[0]:
-    preset = ui.bind("preset", st.selectbox, "model shape", tuple(S.PRESETS))
-with cols[1]:
-    dtype = ui.bind("dtype", st.selectbox, "weight type", tuple(S.DTYPE_BYTES))
-with cols[2]:
-    ctxlen = ui.bind("ctxlen", st.number_input, "context length (tokens)", min_value=0,
-                     max_value=S.CTX_LEN_MAX, step=256)
-with cols[3]:
-    batch = ui.bind("batch", st.number_input, "batch (sequences)", min_value=1,
-                    max_value=S.BATCH_MAX, step=1)
-with cols[4]:
-    accel = ui.bind("accel", st.selectbox, "accelerator", tuple(S.ACCELERATORS))
+preset = ui.bind("preset", cols[0].selectbox, "model shape", tuple(S.PRESETS))
+dtype = ui.bind("dtype", cols[1].selectbox, "weight type", tuple(S.DTYPE_BYTES))
+ctxlen = ui.bind("ctxlen", cols[2].number_input, "context length (tokens)", min_value=0,
+                 max_value=S.CTX_LEN_MAX, step=256)
+batch = ui.bind("batch", cols[3].number_input, "batch (sequences)", min_value=1,
+                max_value=S.BATCH_MAX, step=1)
+accel = ui.bind("accel", cols[4].selectbox, "accelerator", tuple(S.ACCELERATORS))
 page = ui.cached(pagedata.roofline_page)(preset, accel, s.k, int(ctxlen), dtype, int(batch))
 one = page.rows[0]  # a one-token pass
 

@@ -13,7 +13,7 @@ from specviz.figures import textfigs
 from specviz.views import pagedata, stepping, textpage
 from specviz.web import notation, stage, textmodels, ui
 
-app = ui.page("text")
+app = ui.page("text", story=("k", "T"))
 s = app.settings
 st.title("Real text: speculative decoding on n-gram models")
 INTRO = (

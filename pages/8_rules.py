@@ -60,10 +60,9 @@ st.caption(notation.text(
     f"Verdict: **caught** when the Monte Carlo TV exceeds the threshold "
     f"{g.threshold:.5f} or the chi-square p-value is below {gallery.GOF_ALPHA:g}; "
     "**consistent with the target** when neither happens and the exact TV is 0; **not "
-    "resolvable at this n** when the rule is biased but neither test sees it at this n. "
-    "'n to resolve' is the smallest n whose "
-    "threshold lies under the exact TV: from there "
-    "on a biased rule is expected above the line, since its expected Monte Carlo TV is at least "
+    "resolvable at this n** when the rule is biased but neither test sees it at this n. 'n "
+    "to resolve' is the smallest n whose threshold lies under the exact TV: from there on a "
+    "biased rule is expected above the line, since its expected Monte Carlo TV is at least "
     "its exact TV (sampling noise adds to the bias, so it is often caught sooner). "
     "'This run' counts the rounds of the n audited decodes (they start at the context token); "
     "'long run' weighs contexts as a long decode visits them (exact)."))
@@ -90,20 +89,16 @@ st.subheader("What each rule does, and where it comes from")
 rulesui.rule_notes(gallery.rule_notes(g))
 
 st.subheader("Production metrics")
-st.markdown(  # the rule's name is kept out of the re-lettering
-    notation.text(
+st.markdown(notation.text(  # the rule's name is kept out of the re-lettering
         "Serving systems log speculative decoding under a few names (vLLM's): the **mean "
         "acceptance length** (1 + accepted / drafts, i.e. tokens per target call), the "
         "**draft acceptance rate** (accepted / drafted), the **per-position acceptance rate** "
         "and the **acceptance histogram** (drafts accepted per round). Below, a long decode "
-        "under the sidebar's rule ('")
-    + s.rule
-    + notation.text(
+        "under the sidebar's rule ('") + s.rule + notation.text(
         "', with the parameters above) reports them; beside each, its exact long-run value "
         "and the i.i.d. theory at alpha = E[sum_x min(p, q)]: position i is kept with "
         "alpha^i and the histogram is a geometric law capped at k (Leviathan et al. 2022, "
-        "Sec. 3.3).")
-)
+        "Sec. 3.3)."))
 rep = ui.cached(gallery.production)(app.P, app.Q, app.ctx, s.k, s.rule, params,
                                     gallery.METRICS_ROUNDS, s.seed, tree=app.tree)
 pm = st.columns(3)

@@ -46,6 +46,7 @@ LABEL_AT = 1.12  # the marked token's label sits this far over the tallest bar
 NOTE_WRAP = 22  # characters per line of a placeholder's note: the coin's column at 1280
 # px in presenter type holds about 24
 FLUSHED_BG = "repeating-linear-gradient(135deg, #ffffff 0 6px, #d9d9d9 6px 9px)"  # hatched
+CHIP_LINES = 2  # small lines under a chip's name and status: q, then p and u once checked
 FLUSHED_OPACITY = 0.75  # a flushed chip recedes: thrown away, though paid for
 
 PLACEHOLDER_PX = 14  # the grey note of an empty chart
@@ -81,7 +82,9 @@ def _chip(c: Chip) -> str:
     deco = "line-through" if flushed else "none"
     border = "dashed" if dashed else "dotted" if flushed else "solid"
     bg = ("#ffffff" if dashed else FLUSHED_BG if flushed else f"{m.colour}22")
-    small = "".join(f"<br><small>{html.escape(s)}</small>" for s in c.lines)
+    lines = [html.escape(s) for s in c.lines]
+    lines += ["&nbsp;"] * (CHIP_LINES - len(lines))  # the room a later verdict needs, held
+    small = "".join(f"<br><small>{s}</small>" for s in lines)
     data_pos = f' data-pos="{c.slot}"' if c.status != "context" else ""
     return (
         f'<span class="sv-chip" data-status="{c.status}"{data_pos} '
@@ -96,10 +99,20 @@ def _chip(c: Chip) -> str:
     )
 
 
+def _room() -> str:
+    """An empty chip that holds the place of the round's last token until it is drawn, so
+    that the row of chips (and all below it) keeps its size from the first step."""
+    return _chip(Chip(0, True, "plain", "", ())).replace(
+        'class="sv-chip" data-status="plain"', 'class="sv-chip-room" aria-hidden="true"', 1
+    ).replace("display:inline-block;", "display:inline-block;visibility:hidden;", 1)
+
+
 def chips_html(trace: RoundTrace, step: int) -> str:
     """The context, then each draft slot as a chip with its q (and p, u once checked); the
-    redrawn or bonus token once drawn; later drafts struck through once flushed."""
-    body = "".join(_chip(c) for c in chips(trace, step))
+    redrawn or bonus token once drawn; later drafts struck through once flushed. Every chip
+    holds CHIP_LINES lines from the start, and an empty one the last token's place."""
+    shown = chips(trace, step)
+    body = "".join(_chip(c) for c in shown) + ("" if any(c.final for c in shown) else _room())
     return ('<div class="sv-chips" style="display:flex;flex-wrap:wrap;align-items:flex-start;'
             'gap:2px">' + body + "</div>")
 
@@ -204,8 +217,8 @@ def _axes(fig: go.Figure, title: str, top: float, slanted: bool) -> go.Figure:
     """The bars' layout: the legend under the axis, head room over the tallest bar."""
     fig.update_layout(title=title, barmode="group", height=STAGE_HEIGHT, showlegend=True,
                       margin=dict(l=50, r=20, t=70, b=100 if slanted else 70),
-                      legend=dict(orientation="h", x=0.0, y=-0.34 if slanted else -0.14,
-                                  yanchor="top"))
+                      legend=dict(orientation="h", x=0.0, y=0.0, yref="container",
+                                  yanchor="bottom"))  # in the bottom margin at any height
     fig.update_yaxes(range=[0.0, HEADROOM * top], title="probability")
     fig.update_xaxes(type="category", tickangle=-40 if slanted else 0)  # tokens: no title
     return fig

@@ -15,6 +15,7 @@ import re
 
 NARROW_PX = 640  # Streamlit stacks columns below this width too
 TITLE_CLASS = "sv-chart-title"
+TITLE_LINE = 1.3  # a text title's line height (em)
 # the mode bar keeps zoom, pan, reset and the PNG download; selecting points does nothing here
 CHART_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["select2d", "lasso2d"]}
 _BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
@@ -28,8 +29,60 @@ def narrow_css() -> str:
             f"@media (max-width: {NARROW_PX}px) {{\n"
             f"  {box} {{ display: block; }}\n"
             f'  [data-testid="stPlotlyChart"] .gtitle {{ display: none; }}\n'
-            f"  .{TITLE_CLASS} {{ font-weight: 700; line-height: 1.3; margin-bottom: -0.5rem; }}\n"
+            f"  .{TITLE_CLASS} {{ font-weight: 700; line-height: {TITLE_LINE};\n"
+            "    margin-bottom: -0.5rem; }\n"
             "}")
+
+
+STEP_LINES = 4  # the counter and the step's caption on a phone: room held for this many lines
+PHONE_CHART_PX = 230  # a stage chart's height on a phone: the whole stage on about one screen
+SHORT_SCREEN_PX = 800  # a screen this short or shorter (a 1280x720 projector)...
+SHORT_CHART_PX = 260  # ...draws the stage's charts this tall (320 elsewhere), so it fits
+
+
+def stage_css(stage: str) -> str:
+    """A stage on a phone, on about one screen: the transport in three short rows (the
+    buttons side by side, then autoplay and speed, then the step slider), compact chips,
+    the bars full width and the coin beside the last token, each PHONE_CHART_PX tall
+    (Streamlit's chart fills the height its element is given), without the mode bar. So
+    that a step changes no height, the titles have room for the longest (two lines; four
+    side by side), the counter and caption for STEP_LINES lines, and the chips sit three
+    a row, each line on one line (a longer one ends in an ellipsis). On a wide but short
+    screen (a 1280x720 projector) the charts are SHORT_CHART_PX tall."""
+    t, c = f".st-key-{stage}_transport", f".st-key-{stage}_charts"
+    block, col = '[data-testid="stHorizontalBlock"]', '[data-testid="stColumn"]'
+    return (f"@media (max-width: {NARROW_PX}px) {{\n"
+            f"  {t} {block}, {c} {block} {{ flex-wrap: wrap !important;\n"
+            "    gap: 0.4rem !important; }\n"
+            f"  {t} {col} {{ min-width: 0 !important; flex: 1 1 30% !important; }}\n"
+            f"  {t} {col}:nth-child(n+4) {{ flex: 1 1 45% !important; }}\n"
+            f"  {t} {col}:nth-child(6) {{ flex: 1 1 100% !important; }}\n"
+            f"  {t} button {{ padding: 0.2rem 0.3rem !important; min-height: 2.2rem; }}\n"
+            f"  {c} {col} {{ min-width: 0 !important; flex: 1 1 40% !important; }}\n"
+            f"  {c} {col}:first-child {{ flex: 1 1 100% !important; }}\n"
+            f"  {c} .modebar-container {{ display: none; }}\n"
+            + _chart_height(c, PHONE_CHART_PX) +
+            f"  .st-key-{stage}_stage .sv-chips > span {{ flex: 0 0 calc(33.3% - 4px);\n"
+            "    box-sizing: border-box; min-width: 0 !important; margin: 0 !important;\n"
+            "    padding: 2px 3px !important; font-size: 0.7em; white-space: nowrap;\n"
+            "    overflow: hidden; text-overflow: ellipsis; }\n"
+            f"  {c} .{TITLE_CLASS} {{ font-size: 0.85em; min-height: {2 * TITLE_LINE}em; }}\n"
+            f"  {c} {col}:not(:first-child) .{TITLE_CLASS} {{ min-height: {4 * TITLE_LINE}em; }}\n"
+            f"  .st-key-{stage}_stage .sv-step {{ font-size: 0.9em;\n"
+            f"    padding: 4px 8px !important; min-height: {STEP_LINES * 1.45}em; }}\n"
+            "}\n"
+            f"@media (min-width: {NARROW_PX + 1}px) and (max-height: {SHORT_SCREEN_PX}px) {{\n"
+            + _chart_height(c, SHORT_CHART_PX) + "}")
+
+
+def _chart_height(charts: str, px: int) -> str:
+    """The rules that make every chart under `charts` px tall (its element, frame and plot:
+    Streamlit's Plotly chart draws at the height its element gets)."""
+    return (f"  {charts} .stElementContainer:has(.stPlotlyChart) {{ flex: 0 0 auto !important; }}\n"
+            f"  {charts} .stElementContainer:has(.stPlotlyChart),\n"
+            f'  {charts} [data-testid="stFullScreenFrame"], {charts} .stPlotlyChart,\n'
+            f"  {charts} .stPlotlyChart > div, {charts} .js-plotly-plot {{\n"
+            f"    height: {px}px !important; }}\n")
 
 
 def title_html(title: str) -> str:

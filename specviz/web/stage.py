@@ -17,7 +17,7 @@ import streamlit as st
 from ..figures import animation, textfigs, treeview
 from ..views import stepping, textpage, transcript
 from ..views.transcript import RND_MAX, RoundTranscript
-from . import files, guard, notation, present, ui
+from . import files, guard, narrow, notation, stagekeys, ui
 from . import settings as S
 
 Transcript = Callable[[int], RoundTranscript]  # round index -> the transcript up to it
@@ -74,12 +74,12 @@ def _ticked(stage: Stage, step: int, rnd: int) -> None:
 
 def _ticker(stage: Stage, step: int, rnd: int) -> None:
     """The autoplay clock's two parts on the server: a hidden button the browser presses
-    for a tick (present.autoplay_js presses it only while the app is idle, so a tick never
+    for a tick (stagekeys.autoplay_js presses it only while the app is idle, so a tick never
     interrupts the run drawing the frame before), and a marker that tells the browser the
     frame shown, whether autoplay is on and its speed."""
     ss = st.session_state
     st.button("tick", key=stage.key("tick"), on_click=_ticked, args=(stage, step, rnd))
-    st.html(present.autoplay_marker_html(stage.name, shown=f"{rnd}:{step}",
+    st.html(stagekeys.autoplay_marker_html(stage.name, shown=f"{rnd}:{step}",
                                          on=bool(ss.get(stage.key("autoplay"))),
                                          speed=float(ss[stage.key("speed")])))
 
@@ -90,7 +90,8 @@ def _transport(stage: Stage, tr: RoundTranscript, step: int, rnd: int) -> int:
     trace = tr.current
     nxt = stepping.advance(trace, step, rnd)
     prv = stepping.retreat(step, rnd, tr.previous)
-    bar = st.columns([1, 1, 1.3, 1.3, 1.4, 3], vertical_alignment="bottom")
+    bar = st.container(key=stage.key("transport")).columns([1, 1, 1.3, 1.3, 1.4, 3],
+                                                         vertical_alignment="bottom")
     bar[0].button("◀ prev", key=stage.key("prev"), shortcut="Left", on_click=_goto,
                   args=(stage, *prv), disabled=prv == (step, rnd),
                   help="One step back (←)", width="stretch")
@@ -111,7 +112,7 @@ def _transport(stage: Stage, tr: RoundTranscript, step: int, rnd: int) -> int:
 
 
 def _charts(stage: Stage, trace, step: int) -> None:
-    left, mid, right = st.columns([1.25, 0.9, 1.25])
+    left, mid, right = st.container(key=stage.key("charts")).columns([1.25, 0.9, 1.25])
     with left:
         ui.chart(animation.bars_figure(trace, step, top=stage.top), key=stage.key("bars"),
                  swap_letters=stage.top is None)
@@ -161,8 +162,9 @@ def play(stage: Stage, *, start_step: int, start_rnd: int, speed: float) -> tupl
     rule_note = animation.rule_note(stage.transcript(rnd).current)  # the round _body shows
     if rule_note:
         st.warning(notation.text(rule_note))
+    st.html(f"<style>{narrow.stage_css(stage.name)}</style>")  # once, outside the fragment
     st.fragment(_body)(stage)
-    st.html(f"<script>{present.autoplay_js()}</script>", unsafe_allow_javascript=True)
+    st.html(f"<script>{stagekeys.autoplay_js()}</script>", unsafe_allow_javascript=True)
     ui.play_pause_shortcut(stage.key("autoplay"), hints=None,
                            step_keys={"ArrowRight": stage.key("next"),
                                       "ArrowLeft": stage.key("prev")})

@@ -1,6 +1,8 @@
-"""Page setup, the shared sidebar, URL state, caching, tables and charts.
+"""Page setup, the shared sidebar, presenter mode's bar, caching and the URL's rewrite.
 
-Every control is bound to a query parameter: on a session's first run the URL seeds the
+The widgets bound to the URL are web.binding's, tables and charts web.show's, the share
+box web.share's; their names are importable from here too, as the pages use them. Every
+control is bound to a query parameter: on a session's first run the URL seeds the
 widgets (invalid values fall back to defaults with a visible note), and after every run
 the URL is rewritten from the widgets, so a copied link reopens the same state.
 """
@@ -11,27 +13,26 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import wraps
-from urllib.parse import urlencode
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from ..core.pair import TablePair
 from ..core.tables import mix_draft, temper
 from ..core.tree import PATHS_TEXT_MAX, Paths, parse_paths
 from ..core.warp import Warp, warp_tables
-from ..views import columns as table_columns
 from ..views import site
-from . import guard, narrow, present, server, tableedit
+from . import guard, narrow, present, server, share, stagekeys, tableedit
 from . import settings as S
-from .notation import LETTERS, md, reader_notation, swap_figure, tables, text
-from .urlstate import url_settings
+from .binding import assign, bind, clamp, set_params, tabs  # noqa: F401
+from .notation import LETTERS, md, tables
+from .share import copy_link, share_url  # noqa: F401
+from .show import FOLD_PREFIX, chart, folded_open, present_figure, table  # noqa: F401
+from .urlstate import presenter_active, url_settings
 
 SHARED_KEYS = ("k", "c", "draft", "alpha", "T", "seed", "rule", "ctx", "notation", "present",
                "wT", "wtopk", "wtopp", "wminp", "wdraft", "tree")
 CACHE_ENTRIES = 64
-FOLD_PREFIX = "fold_"  # session keys of the expanders that draw their body only when open
 
 
 @dataclass(frozen=True)
@@ -84,60 +85,6 @@ def cached(fn: Callable) -> Callable:
     return call
 
 
-# ----------------------------------------------------------------------------- URL state
-INDEXED = ("radio", "selectbox")  # widgets whose start is an index into their options
-
-
-def bind(key: str, widget: Callable, *args, cast: Callable | None = None, **kwargs):
-    """Draw a widget bound to URL parameter `key`; returns its value. The URL gives its
-    starting value (cast turns it into the widget's type: bool for a toggle bound to a 0/1
-    parameter); Streamlit's persist_state="session" keeps the reader's value for the
-    session, across page switches."""
-    wkey = f"w_{key}"
-    assigned = st.session_state.get("_assigned", set())
-    if wkey in assigned:  # its value was set by assign() for this run: no default on top
-        assigned.discard(wkey)
-    else:
-        url, _ = url_settings()
-        start = cast(getattr(url, key)) if cast else getattr(url, key)
-        if getattr(widget, "__name__", "") in INDEXED:
-            options = list(args[1] if len(args) > 1 else kwargs["options"])
-            kwargs["index"] = options.index(start) if start in options else 0
-        else:
-            kwargs["value"] = start
-    value = widget(*args, key=wkey, persist_state="session", **kwargs)
-    st.session_state[f"v_{key}"] = value
-    return value
-
-
-def tabs(key: str, labels: dict[str, str]) -> tuple[str, list]:
-    """Tabs bound to URL parameter `key` (labels: value -> tab label); only the open tab
-    runs. Returns the open tab's value and the tab containers."""
-    url, _ = url_settings()
-    wkey = f"w_{key}"
-    start = labels.get(st.session_state.get(f"v_{key}", getattr(url, key)))
-    containers = st.tabs([text(v) for v in labels.values()], key=wkey, on_change="rerun",
-                         default=text(start))
-    shown = {text(v): k for k, v in labels.items()}
-    value = shown.get(st.session_state.get(wkey), getattr(url, key))
-    st.session_state[f"v_{key}"] = value
-    return value, containers
-
-
-def clamp(key: str, lo, hi) -> None:
-    """Hold widget `key`'s value inside [lo, hi] before it is drawn (its range just moved)."""
-    url, _ = url_settings()
-    wkey = f"w_{key}"
-    now = st.session_state.get(wkey, getattr(url, key))
-    held = min(max(now, lo), hi)
-    if wkey not in st.session_state or held != now:
-        assign(key, held)
-
-
-def assign(key: str, value) -> None:
-    """Set the widget bound to `key` to value (before it is drawn, or in a callback)."""
-    st.session_state[f"w_{key}"] = value
-    st.session_state.setdefault("_assigned", set()).add(f"w_{key}")
 
 
 # ----------------------------------------------------------------------------- the page
@@ -153,7 +100,7 @@ def page(title: str, keys: Sequence[str] = (), layout: str = "wide", *,
     url, notes = url_settings()
     st.set_page_config(page_title=f"specviz · {title}", layout=layout,
                        initial_sidebar_state="collapsed" if url.present else "auto")
-    st.html(f"<style>{narrow.narrow_css()}</style>")  # style only: takes no room
+    st.html(f"<style>{narrow.narrow_css()}{stagekeys.MAIN_FOCUS_CSS}</style>")  # no room
     if url.present:
         _presenter()
     state = tableedit.tables_state()
@@ -169,8 +116,13 @@ def page(title: str, keys: Sequence[str] = (), layout: str = "wide", *,
                  format_func=lambda d: tables({"table": "table Q", "mix": "mix of P and junk"}[d]))
     alpha = bind("alpha", sb.slider, "alpha: draft quality (1 copies the target)", 0.0, 1.0,
                  step=0.01, disabled=draft != "mix")
-    T = bind("T", sb.number_input, "T: draft temperature", min_value=0.05, max_value=10.0,
-             step=0.05)
+    if "T" in at:  # in the bar: a slider named on its thumb, as k and c there
+        T_at, T_kw = at["T"]
+        T = bind("T", T_at.slider, "T: draft temperature", 0.05, 10.0, step=0.05,
+                 **T_kw)
+    else:
+        T = bind("T", sb.number_input, "T: draft temperature", min_value=0.05,
+                 max_value=10.0, step=0.05)
     seed = bind("seed", sb.number_input, "seed", min_value=0, max_value=S.SEED_MAX, step=1)
     rule = bind("rule", sb.selectbox, "rule", tuple(S.RULES))
     ctx = bind("ctx", sb.selectbox, "context token", state["vocab"])
@@ -195,8 +147,9 @@ def page(title: str, keys: Sequence[str] = (), layout: str = "wide", *,
     return AppState(s, Pw, Qw, Q_table, state["vocab"], warp, P, Q, paths)
 
 
-STORY_KEYS = ("k", "c")  # the shared controls a presenter bar can hold
-STORY_FORMATS = {"k": "k = %d", "c": "c = %.2f"}  # on the thumb: the label folds away
+STORY_KEYS = ("k", "c", "T")  # the shared controls a presenter bar can hold
+STORY_FORMATS = {"k": "k = %d", "c": "c = %.2f", "T": "T = %.2f"}  # on the thumb: the label
+# folds away
 
 
 def _presenter_bar(story: Sequence[str]) -> dict[str, tuple]:
@@ -264,57 +217,7 @@ def finish(app: AppState, settings: S.Settings, keys: Sequence[str] = ()) -> Non
                             **tableedit.table_query()})
     if q != st.query_params.to_dict():
         st.query_params.from_dict(q)
-    _share_box(q, notes)
-
-
-def table(rows, columns: dict[str, tuple[str, str | None]], *, fold: str | None = None,
-          **kwargs) -> None:
-    """st.dataframe of the named columns only, in their order, with human headers and one
-    number format per column (columns: key -> (header, printf format, views.columns.CHECK
-    for a checkbox, or None for text[, width in px])); other columns stay in the data,
-    unshown. With fold, a label: the table waits in a closed expander (ui.fold)."""
-    box = st if fold is None else folded_open(fold)
-    if box is None:
-        return
-    df = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
-    shown = [key for key in columns if key in df.columns]
-    if presenter_active():  # the grid draws on a canvas at its own small type: HTML grows
-        box.html(present.table_html(
-            [text(columns[key][0]) for key in shown],
-            [[_cell(v, columns[key][1]) for key, v in zip(shown, row, strict=True)]
-             for row in df[shown].itertuples(index=False)],
-            [columns[key][1] is None for key in shown]))
-        return
-    config = {key: _column(*columns[key]) for key in shown}
-    box.dataframe(df, hide_index=True, column_config=config, column_order=shown, **kwargs)
-
-
-def _cell(value, fmt: str | None) -> str:
-    """One table cell as the grid would show it: its printf format, a tick or a cross for a
-    checkbox, blank where there is no value."""
-    if value is None or (isinstance(value, float) and np.isnan(value)):
-        return ""
-    if fmt == table_columns.CHECK:
-        return "✓" if value else "✗"
-    return fmt % value if fmt else str(value)
-
-
-def folded_open(label: str):
-    """A closed expander whose body is drawn only once the reader opens it (the page then
-    reruns): the expander while open, else None. A table kept in one costs a page nothing
-    until then; Streamlit's table component is 0.3-0.4 s of the browser's time to load
-    (benchmarks/bench_chartlib.py). The open state is the session's, under FOLD_PREFIX."""
-    key = FOLD_PREFIX + re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")
-    box = st.expander(text(label), key=key, on_change="rerun")
-    return box if box.open else None
-
-
-def _column(label: str, fmt: str | None, width: int | None = None):
-    if fmt == table_columns.CHECK:
-        return st.column_config.CheckboxColumn(text(label), width=width)
-    if fmt:
-        return st.column_config.NumberColumn(text(label), format=fmt, width=width)
-    return st.column_config.TextColumn(text(label), width=width)
+    share.share_box(q, notes)
 
 
 def intro(t: str) -> None:
@@ -327,46 +230,10 @@ def intro(t: str) -> None:
         md(t)
 
 
-def set_params(**values) -> None:
-    """Rewrite these query parameters only (dropped at their defaults): for a fragment,
-    which reruns without the rest of the page."""
-    q = S.to_query(replace(S.DEFAULTS, **values), tuple(values))
-    for key in values:
-        if key in q:
-            if st.query_params.get(key) != q[key]:
-                st.query_params[key] = q[key]
-        elif key in st.query_params:
-            del st.query_params[key]
-
-
-def chart(fig, key: str | None = None, *, swap_letters: bool = True, **kwargs) -> None:
-    """st.plotly_chart in the reader's letters (and, in presenter mode, larger type), with
-    its title also as text that a narrow screen shows in its place (web.narrow)."""
-    if swap_letters:
-        fig = swap_figure(fig, reader_notation())
-    fig.update_layout(template="none")  # Streamlit's theme styles it; saves ~6 kB a chart
-    if presenter_active():
-        fig = present_figure(fig)
-    if title := narrow.figure_title(fig):
-        st.html(narrow.title_html(title))
-    st.plotly_chart(fig, key=key, config=narrow.CHART_CONFIG, **kwargs)
-
-
-def present_figure(fig):
-    """A copy of the figure in presenter mode's type (present.big_figure)."""
-    return present.big_figure(fig)
-
-
 def folded(label: str):
     """A container that, in presenter mode, folds away under an expander (controls a
     speaker sets before the talk), so that the stage starts on the first screen."""
     return st.expander(label) if presenter_active() else st.container()
-
-
-# ----------------------------------------------------------------------------- presenting
-def presenter_active() -> bool:
-    """Whether this session was opened with present=1 in the URL."""
-    return bool(url_settings()[0].present)
 
 
 def _presenter() -> None:
@@ -379,41 +246,15 @@ _KEY_RE = re.compile(r"[A-Za-z0-9_-]+")
 
 
 def play_pause_shortcut(toggle_key: str = "autoplay",
-                        hints: Sequence[tuple[str, str]] | None = present.KEY_HINTS, *,
-                        step_keys: dict[str, str] = present.STEP_KEYS) -> None:
+                        hints: Sequence[tuple[str, str]] | None = stagekeys.KEY_HINTS, *,
+                        step_keys: dict[str, str] = stagekeys.STEP_KEYS) -> None:
     """Space plays and pauses: a key listener that flips the toggle keyed `toggle_key`
     (never while typing, nor when the focus is on a control where space has its own
     meaning), with a line of key hints (hints=None draws none); the arrow keys press the
-    buttons keyed in step_keys, one press one step (present.step_queue_js)."""
+    buttons keyed in step_keys, one press one step (stagekeys.step_queue_js)."""
     for key in (toggle_key, *step_keys.values()):
         if not _KEY_RE.fullmatch(key):
             raise ValueError(f"widget keys must be plain; got {key!r}")
-    body = present.key_hints_html(tuple(hints)) if hints else ""
-    st.html(body + f"<script>{present.play_pause_js(toggle_key)}"
-            f"{present.step_queue_js(step_keys)}</script>", unsafe_allow_javascript=True)
-
-
-# ----------------------------------------------------------------------------- sharing
-def share_url(q: dict[str, str]) -> str:
-    """The address of this page at query q (just '?query' where the browser's URL is not
-    known, as under AppTest)."""
-    base = st.context.url or ""
-    return base + (f"?{urlencode(q)}" if q else "")
-
-
-def copy_link(container=None) -> None:
-    """A "copy link to this state" button (in `container`, default the main column): it
-    copies the browser's address at the moment of the click, which holds every setting."""
-    (container or st).html(present.copy_link_html(), unsafe_allow_javascript=True)
-
-
-def _share_box(q: dict[str, str], notes: Sequence[str] = ()) -> None:
-    """Sidebar: a button that copies the live address, and the address itself as text (its
-    text is one click to select where scripts or the clipboard are blocked)."""
-    sb = st.sidebar
-    sb.markdown("**Share this state**")
-    for note in notes:
-        sb.caption(note)
-    copy_link(sb)
-    sb.html(present.share_url_html(share_url(q) or "(this page, all defaults)")
-            + f"<script>{present.share_sync_js()}</script>", unsafe_allow_javascript=True)
+    body = stagekeys.key_hints_html(tuple(hints)) if hints else ""
+    st.html(body + f"<script>{stagekeys.play_pause_js(toggle_key)}"
+            f"{stagekeys.step_queue_js(step_keys)}</script>", unsafe_allow_javascript=True)

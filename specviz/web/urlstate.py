@@ -13,3 +13,8 @@ def url_settings() -> tuple[S.Settings, list[str]]:
     if "_url_settings" not in st.session_state:
         st.session_state["_url_settings"] = S.parse_query(st.query_params.to_dict())
     return st.session_state["_url_settings"]
+
+
+def presenter_active() -> bool:
+    """Whether this session was opened with present=1 in the URL."""
+    return bool(url_settings()[0].present)

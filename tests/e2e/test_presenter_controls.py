@@ -118,3 +118,19 @@ def test_presenter_tables_read_at_18_px_or_more(server, screen, path):
     assert cells.count() >= 20, cells.count()
     tables = small(page, f"{main} table")
     assert not tables, tables[:10]
+
+
+CUT_LABELS_JS = """() => [...document.querySelectorAll('[data-testid=stMetricLabel]')]
+  .flatMap(l => [l, ...l.querySelectorAll('*')])
+  .filter(e => e.getBoundingClientRect().width > 0 && e.scrollWidth > e.clientWidth + 1)
+  .map(e => e.textContent.trim())"""
+
+
+@pytest.mark.parametrize("path", ["/roofline", "/cost", "/draft-length"])
+def test_metric_labels_are_never_cut_in_presenter_mode(server, screen, path):
+    """A metric's label wraps at presenter type instead of ending in an ellipsis (/roofline
+    at 1280x720 read 'verify k + 1 = 5 tokens (x a decode st...')."""
+    open_present(screen, server.url + path + "?present=1")
+    assert screen.locator("[data-testid=stMetricLabel]").count() >= 3
+    cut = screen.evaluate(CUT_LABELS_JS)
+    assert not cut, cut

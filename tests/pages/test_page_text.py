@@ -216,3 +216,16 @@ def test_a_long_check_says_how_far_it_was_cut():
     assert not at.exception
     notes = [i.value for i in at.info if "decodes per rule, not" in i.value]
     assert notes and "about 5 s" in notes[0], [i.value for i in at.info]
+
+
+def test_presenter_bar_holds_the_draft_temperature():
+    """Presenter mode hides the sidebar: /text's story (heat the draft up, the tour's
+    chapter) needs T, and k, in the bar at the top; changing T there reruns the page with
+    it (the URL follows)."""
+    at = _run(present="1")
+    main = {w.key for w in at.main.slider}  # named on their thumbs, as k and c
+    assert {"w_T", "w_k"} <= main, main
+    assert "w_T" not in {w.key for w in at.sidebar.number_input}
+    at.slider(key="w_T").set_value(2.0).run(timeout=90)
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.query_params["T"] == ["2"] or at.query_params["T"] == "2", at.query_params
