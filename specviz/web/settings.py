@@ -9,7 +9,6 @@ travel as URL text (web.urlcodec).
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields, replace
@@ -30,7 +29,6 @@ from ..core.tables import (  # noqa: F401
     WORK_REQUEST_MAX,
     n_cap,
 )
-from ..core.tree import PATHS_NODES_MAX, PATHS_TEXT_MAX, parse_paths
 from ..llm.pair import KINDS as LLM_KINDS
 from ..text.ngram import LEVELS as TEXT_LEVELS
 from ..text.pair import DRAFTERS as TEXT_DRAFTERS
@@ -45,7 +43,9 @@ from ..views.plan import EXAMPLES, MODEL_NAME_MAX_CHARS
 from ..views.textpage import DEFAULT_PROMPT, PROMPT_MAX_CHARS
 from ..views.tour import CHAPTER_MAX
 from ..views.transcript import RND_MAX
-from .urlcodec import TABLE_URL_MAX_CHARS, decode_blob
+from . import fieldparse as F
+from .fieldparse import Capped  # noqa: F401 (the settings' callers catch it here)
+from .urlcodec import TABLE_URL_MAX_CHARS
 
 STEP_MAX = 1_000  # animation frames (a round has at most 2k + 4)
 NOTATIONS = ("leviathan", "chen")  # who is p: Leviathan et al. (p = target) or Chen et al.
@@ -171,195 +171,100 @@ class Settings:
 DEFAULTS = Settings()
 
 
-class Capped(ValueError):
-    """A number outside its range: it is held at the nearest end, with a note."""
-
-    def __init__(self, value: float) -> None:
-        super().__init__(value)
-        self.value = value
-
-
-def _int(lo: int, hi: int):
-    def parse(s: str) -> int:
-        v = float(s)  # accepts "4", "4.0", "1e3"
-        if not math.isfinite(v) or v != int(v):
-            raise ValueError
-        if not lo <= v <= hi:
-            raise Capped(int(min(max(v, lo), hi)))
-        return int(v)
-    parse.range = f"an integer {lo}..{hi:,}"
-    return parse
-
-
-def _float(lo: float, hi: float):
-    def parse(s: str) -> float:
-        v = float(s)
-        if not math.isfinite(v):
-            raise ValueError
-        if not lo <= v <= hi:
-            raise Capped(float(min(max(v, lo), hi)))  # a float input needs a float
-        return v
-    parse.range = f"a number in [{lo:g}, {hi:g}]"
-    return parse
-
-
-def _text(max_chars: int):
-    def parse(s: str) -> str:
-        if len(s) > max_chars or "\x00" in s:
-            raise ValueError
-        return s
-    parse.range = f"text of at most {max_chars:,} characters"
-    parse.raw = True  # spaces are part of the text
-    return parse
-
-
-def _int_choice(options):
-    opts = tuple(int(o) for o in options)
-
-    def parse(s: str) -> int:
-        v = float(s)
-        if not math.isfinite(v) or v not in opts:
-            raise ValueError
-        return int(v)
-    parse.range = "one of " + ", ".join(f"{o:,}" for o in opts)
-    return parse
-
-
-def _float_choice(options):
-    opts = tuple(float(o) for o in options)
-
-    def parse(s: str) -> float:
-        v = float(s)
-        if v not in opts:
-            raise ValueError
-        return v
-    parse.range = "one of " + ", ".join(f"{o:g}" for o in opts)
-    return parse
-
-
-def _choice(options):
-    opts = tuple(options)
-
-    def parse(s: str) -> str:
-        if s not in opts:
-            raise ValueError
-        return s
-    parse.range = "one of " + ", ".join(opts)
-    return parse
-
-
-def _tree():
-    def parse(s: str) -> str:
-        if s:
-            parse_paths(s)
-        return s
-    parse.range = (f"a token tree: paths like [[0], [1], [0, 0]] or a branching like 3-2-1, "
-                   f"at most {PATHS_NODES_MAX} nodes and {PATHS_TEXT_MAX:,} characters")
-    parse.explains = True  # the reason (which path is wrong) goes into the note
-    return parse
-
-
 PLAN_DTYPES = SERVED_DTYPES  # the planner's types, owned by shape
 M_DRAFTS = (*_M_DRAFTS, "all")  # /measured: one draft, or every one in a table
 HERE_LABEL_CHARS = 300  # /plan: a measured-here source's label
 
 
-def _blob():
-    def parse(s: str) -> str:
-        decode_blob(s)
-        return s
-    parse.range = "a compressed text (zlib + base64url) from a specviz link"
-    return parse
-
-
 PARSERS = {
-    "k": _int(1, K_APP_MAX),
-    "c": _float(0.0, 2.0),
-    "draft": _choice(DRAFTS),
-    "alpha": _float(0.0, 1.0),
-    "T": _float(0.05, 10.0),
-    "seed": _int(0, SEED_MAX),
-    "rule": _choice(RULES),
-    "ctx": _choice(VOCAB),
-    "n": _int(1, N_APP_MAX),
-    "step": _int(0, STEP_MAX),
-    "rnd": _int(0, RND_MAX),
-    "speed": _float_choice(SPEEDS),
-    "tab": _choice(ACCEPTANCE_TABS),
-    "surface": _choice(SURFACE_VIEWS),
-    "preset": _choice(PRESETS),
-    "dtype": _choice(DTYPE_BYTES),
-    "ctxlen": _int(0, CTX_LEN_MAX),
-    "batch": _int(1, BATCH_MAX),
-    "accel": _choice(ACCELERATORS),
-    "notation": _choice(NOTATIONS),
-    "present": _int(0, 1),
-    "chapter": _int(0, CHAPTER_MAX),
-    **{f"{r.name}_{q.name}": (_int(int(q.lo), int(q.hi)) if q.integer else _float(q.lo, q.hi))
+    "k": F.int_in(1, K_APP_MAX),
+    "c": F.float_in(0.0, 2.0),
+    "draft": F.choice(DRAFTS),
+    "alpha": F.float_in(0.0, 1.0),
+    "T": F.float_in(0.05, 10.0),
+    "seed": F.int_in(0, SEED_MAX),
+    "rule": F.choice(RULES),
+    "ctx": F.choice(VOCAB),
+    "n": F.int_in(1, N_APP_MAX),
+    "step": F.int_in(0, STEP_MAX),
+    "rnd": F.int_in(0, RND_MAX),
+    "speed": F.float_choice(SPEEDS),
+    "tab": F.choice(ACCEPTANCE_TABS),
+    "surface": F.choice(SURFACE_VIEWS),
+    "preset": F.choice(PRESETS),
+    "dtype": F.choice(DTYPE_BYTES),
+    "ctxlen": F.int_in(0, CTX_LEN_MAX),
+    "batch": F.int_in(1, BATCH_MAX),
+    "accel": F.choice(ACCELERATORS),
+    "notation": F.choice(NOTATIONS),
+    "present": F.int_in(0, 1),
+    "chapter": F.int_in(0, CHAPTER_MAX),
+    **{f"{r.name}_{q.name}": (F.int_in(int(q.lo), int(q.hi)) if q.integer
+                              else F.float_in(q.lo, q.hi))
        for r in RULES.values() if not reads_warp(r) for q in r.params},
-    "tree": _tree(),
-    "wT": _float(0.05, 5.0),
-    "wtopk": _int(0, 4096),
-    "wtopp": _float(0.01, 1.0),
-    "wminp": _float(0.0, 1.0),
-    "wdraft": _int(0, 1),
-    "rules_n": _int_choice(GALLERY_NS),
-    "conv_given": _choice(CONVERT_GIVEN),
-    "conv_value": _float(0.0, K_APP_MAX + 1),
-    "threshold": _float(0.0, 1.0),
-    "kv": _int(0, 1),
-    "level": _choice(TEXT_LEVELS),
-    "order": _int(2, 8),
-    "dorder": _int(1, 7),
-    "Tp": _float(0.05, 10.0),
-    "drafter": _choice(TEXT_DRAFTERS),
-    "prompt": _text(PROMPT_MAX_CHARS),
-    "llm_preset": _choice(LLM_PRESETS),
-    "llm_prompt": _text(LLM_PROMPT_CHARS_MAX),
-    "llm_kind": _choice(LLM_KINDS),
-    "llm_arg": _text(LLM_ARG_MAX_CHARS),
-    "llm_T": _float(T_MIN, T_MAX),
-    "plan_example": _choice(EXAMPLES),
-    "plan_metrics": _blob(),
-    "plan_before": _blob(),
-    "plan_model": _text(MODEL_NAME_MAX_CHARS),
-    "plan_target": _choice(preset_names()),
-    "plan_target_cfg": _blob(),
-    "plan_draft": _choice(preset_names()),
-    "plan_draft_cfg": _blob(),
-    "plan_gpu": _choice(ACCELERATORS),
-    "plan_mem_gb": _float(0.0, 4096.0),
-    "plan_bw_tbs": _float(0.0, 100.0),
-    "plan_tflops": _float(0.0, 100_000.0),
-    "plan_fp8_tflops": _float(0.0, 100_000.0),
-    "plan_ctx": _int(1, CTX_LEN_MAX),
-    "plan_tdtype": _choice(PLAN_DTYPES),
-    "plan_ddtype": _choice(PLAN_DTYPES),
-    "plan_kvdtype": _choice(PLAN_DTYPES),
-    "plan_kmax": _int(1, 16),
-    "plan_klen": _int(0, 64),
-    "plan_rounds": _int(0, 10**12),
-    "plan_batch": _int(0, BATCH_MAX),
-    "plan_dkind": _choice(DRAFT_KINDS),
-    "plan_hlayers": _int(1, HEAD_LAYERS_MAX),
-    "plan_topk": _int(1, 64),
-    "plan_steps": _int(0, 64),
-    "plan_dtokens": _int(0, TREE_MAX),
-    "plan_lookup_ms": _float(0.001, 1000.0),
-    "plan_t_oh_ms": _float(0.0, 1000.0),
-    "plan_d_oh_ms": _float(0.0, 1000.0),
-    "plan_m_target_ms": _float(0.0, 100_000.0),
-    "plan_m_verify_ms": _float(0.0, 100_000.0),
-    "plan_m_draft_ms": _float(0.0, 100_000.0),
-    "plan_m_c": _float(0.0, 100.0),
-    "plan_here": _text(HERE_LABEL_CHARS),
-    "m_preset": _choice(LLM_PRESETS),
-    "m_prompt": _text(LLM_PROMPT_CHARS_MAX),
-    "m_draft": _choice(M_DRAFTS),
-    "m_k": _int(1, M_K_MAX),
-    "m_T": _float(0.05, 10.0),
-    "m_seed": _int(0, SEED_MAX),
-    "m_new": _int(1, M_NEW_MAX),
+    "tree": F.tree(),
+    "wT": F.float_in(0.05, 5.0),
+    "wtopk": F.int_in(0, 4096),
+    "wtopp": F.float_in(0.01, 1.0),
+    "wminp": F.float_in(0.0, 1.0),
+    "wdraft": F.int_in(0, 1),
+    "rules_n": F.int_choice(GALLERY_NS),
+    "conv_given": F.choice(CONVERT_GIVEN),
+    "conv_value": F.float_in(0.0, K_APP_MAX + 1),
+    "threshold": F.float_in(0.0, 1.0),
+    "kv": F.int_in(0, 1),
+    "level": F.choice(TEXT_LEVELS),
+    "order": F.int_in(2, 8),
+    "dorder": F.int_in(1, 7),
+    "Tp": F.float_in(0.05, 10.0),
+    "drafter": F.choice(TEXT_DRAFTERS),
+    "prompt": F.text_of(PROMPT_MAX_CHARS),
+    "llm_preset": F.choice(LLM_PRESETS),
+    "llm_prompt": F.text_of(LLM_PROMPT_CHARS_MAX),
+    "llm_kind": F.choice(LLM_KINDS),
+    "llm_arg": F.text_of(LLM_ARG_MAX_CHARS),
+    "llm_T": F.float_in(T_MIN, T_MAX),
+    "plan_example": F.choice(EXAMPLES),
+    "plan_metrics": F.blob(),
+    "plan_before": F.blob(),
+    "plan_model": F.text_of(MODEL_NAME_MAX_CHARS),
+    "plan_target": F.choice(preset_names()),
+    "plan_target_cfg": F.blob(),
+    "plan_draft": F.choice(preset_names()),
+    "plan_draft_cfg": F.blob(),
+    "plan_gpu": F.choice(ACCELERATORS),
+    "plan_mem_gb": F.float_in(0.0, 4096.0),
+    "plan_bw_tbs": F.float_in(0.0, 100.0),
+    "plan_tflops": F.float_in(0.0, 100_000.0),
+    "plan_fp8_tflops": F.float_in(0.0, 100_000.0),
+    "plan_ctx": F.int_in(1, CTX_LEN_MAX),
+    "plan_tdtype": F.choice(PLAN_DTYPES),
+    "plan_ddtype": F.choice(PLAN_DTYPES),
+    "plan_kvdtype": F.choice(PLAN_DTYPES),
+    "plan_kmax": F.int_in(1, 16),
+    "plan_klen": F.int_in(0, 64),
+    "plan_rounds": F.int_in(0, 10**12),
+    "plan_batch": F.int_in(0, BATCH_MAX),
+    "plan_dkind": F.choice(DRAFT_KINDS),
+    "plan_hlayers": F.int_in(1, HEAD_LAYERS_MAX),
+    "plan_topk": F.int_in(1, 64),
+    "plan_steps": F.int_in(0, 64),
+    "plan_dtokens": F.int_in(0, TREE_MAX),
+    "plan_lookup_ms": F.float_in(0.001, 1000.0),
+    "plan_t_oh_ms": F.float_in(0.0, 1000.0),
+    "plan_d_oh_ms": F.float_in(0.0, 1000.0),
+    "plan_m_target_ms": F.float_in(0.0, 100_000.0),
+    "plan_m_verify_ms": F.float_in(0.0, 100_000.0),
+    "plan_m_draft_ms": F.float_in(0.0, 100_000.0),
+    "plan_m_c": F.float_in(0.0, 100.0),
+    "plan_here": F.text_of(HERE_LABEL_CHARS),
+    "m_preset": F.choice(LLM_PRESETS),
+    "m_prompt": F.text_of(LLM_PROMPT_CHARS_MAX),
+    "m_draft": F.choice(M_DRAFTS),
+    "m_k": F.int_in(1, M_K_MAX),
+    "m_T": F.float_in(0.05, 10.0),
+    "m_seed": F.int_in(0, SEED_MAX),
+    "m_new": F.int_in(1, M_NEW_MAX),
 }
 KEYS = tuple(f.name for f in fields(Settings))
 
@@ -384,7 +289,7 @@ def parse_query(
         raw = params[key]
         if isinstance(raw, (list, tuple)):
             raw = raw[-1] if raw else ""
-        parser = PARSERS[key] if key != "ctx" else _choice(vocab)
+        parser = PARSERS[key] if key != "ctx" else F.choice(vocab)
         try:
             text = str(raw) if getattr(parser, "raw", False) else str(raw).strip()
             values[key] = parser(text)

@@ -1,0 +1,107 @@
+"""The parsers of URL fields: each takes the query's text and returns the value, raises
+ValueError for a value it cannot read, or Capped for a number outside its range (held at
+the nearest end). Each carries .range, the words a note uses for what it accepts.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..core.tree import PATHS_NODES_MAX, PATHS_TEXT_MAX, parse_paths
+from .urlcodec import decode_blob
+
+
+class Capped(ValueError):
+    """A number outside its range: it is held at the nearest end, with a note."""
+
+    def __init__(self, value: float) -> None:
+        super().__init__(value)
+        self.value = value
+
+
+def int_in(lo: int, hi: int):
+    def parse(s: str) -> int:
+        v = float(s)  # accepts "4", "4.0", "1e3"
+        if not math.isfinite(v) or v != int(v):
+            raise ValueError
+        if not lo <= v <= hi:
+            raise Capped(int(min(max(v, lo), hi)))
+        return int(v)
+    parse.range = f"an integer {lo}..{hi:,}"
+    return parse
+
+
+def float_in(lo: float, hi: float):
+    def parse(s: str) -> float:
+        v = float(s)
+        if not math.isfinite(v):
+            raise ValueError
+        if not lo <= v <= hi:
+            raise Capped(float(min(max(v, lo), hi)))  # a float input needs a float
+        return v
+    parse.range = f"a number in [{lo:g}, {hi:g}]"
+    return parse
+
+
+def text_of(max_chars: int):
+    def parse(s: str) -> str:
+        if len(s) > max_chars or "\x00" in s:
+            raise ValueError
+        return s
+    parse.range = f"text of at most {max_chars:,} characters"
+    parse.raw = True  # spaces are part of the text
+    return parse
+
+
+def int_choice(options):
+    opts = tuple(int(o) for o in options)
+
+    def parse(s: str) -> int:
+        v = float(s)
+        if not math.isfinite(v) or v not in opts:
+            raise ValueError
+        return int(v)
+    parse.range = "one of " + ", ".join(f"{o:,}" for o in opts)
+    return parse
+
+
+def float_choice(options):
+    opts = tuple(float(o) for o in options)
+
+    def parse(s: str) -> float:
+        v = float(s)
+        if v not in opts:
+            raise ValueError
+        return v
+    parse.range = "one of " + ", ".join(f"{o:g}" for o in opts)
+    return parse
+
+
+def choice(options):
+    opts = tuple(options)
+
+    def parse(s: str) -> str:
+        if s not in opts:
+            raise ValueError
+        return s
+    parse.range = "one of " + ", ".join(opts)
+    return parse
+
+
+def tree():
+    def parse(s: str) -> str:
+        if s:
+            parse_paths(s)
+        return s
+    parse.range = (f"a token tree: paths like [[0], [1], [0, 0]] or a branching like 3-2-1, "
+                   f"at most {PATHS_NODES_MAX} nodes and {PATHS_TEXT_MAX:,} characters")
+    parse.explains = True  # the reason (which path is wrong) goes into the note
+    return parse
+
+
+def blob():
+    def parse(s: str) -> str:
+        decode_blob(s)
+        return s
+    parse.range = "a compressed text (zlib + base64url) from a specviz link"
+    return parse
