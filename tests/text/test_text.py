@@ -312,7 +312,9 @@ def test_page_builders_draw_every_frame(words):
             animation.chips_html(trace, step)
             animation.coin_figure(trace, step)
             fig = animation.bars_figure(trace, step, top=textpage.TOP_BARS)
-            assert all(len(b.x) <= textpage.TOP_BARS + 1 for b in fig.data)
+            for b in fig.data:  # the top tokens, the marked one if not among them, the rest
+                assert len(b.x) <= textpage.TOP_BARS + 2 and b.x[-1].startswith("the other ")
+                assert sum(b.y) == pytest.approx(1.0, abs=1e-4)  # the whole row's mass
             animation.residual_figure(trace, step, top=textpage.TOP_BARS)
             textfigs.text_html(dec, tr, step)
         labels = dict(textpage.running_metrics(tr.through, 4, 0.1, drafter))
