@@ -120,9 +120,14 @@ def corpus_ids(model: store.Model, text: str | None = None) -> np.ndarray:
     return np.asarray(model.tokenizer.encode(text, bos=False), dtype=np.int64)
 
 
+def id_counts(model: store.Model, ids: np.ndarray) -> np.ndarray:
+    """How often each token id occurs in ids (corpus_ids), (V,): a trimmed head's rows."""
+    return np.bincount(np.asarray(ids, dtype=np.int64), minlength=model.cfg.V)
+
+
 def corpus_counts(model: store.Model) -> np.ndarray:
     """How often each token id occurs in the shipped corpus, (V,): a trimmed head's rows."""
-    return np.bincount(corpus_ids(model), minlength=model.cfg.V)
+    return id_counts(model, corpus_ids(model))
 
 
 def ngram_model(model: store.Model, ids: np.ndarray, order: int):

@@ -74,7 +74,7 @@ def _corpus_ids(m: store.Model) -> np.ndarray:
 def _counts(m: store.Model) -> np.ndarray:
     """The corpus's token counts (a trimmed head's rows), once per process."""
     return server.once("gemma token counts",
-                       lambda: np.bincount(_corpus_ids(m), minlength=m.cfg.V))
+                       lambda: llmpage.id_counts(m, _corpus_ids(m)))
 
 
 def _ngram(m: store.Model, order: int):
