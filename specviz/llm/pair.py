@@ -93,10 +93,9 @@ def parse_draft(spec: str, *, n_layers: int, V: int) -> DraftSpec:
                      f"skip:i,j,..., trimmed:N[:L], ngram:n or lookup")
 
 
-def token_counts(model: Model, text: str) -> np.ndarray:
-    """How often each token id occurs in text under the model's tokenizer, (V,) int64."""
-    ids = model.tokenizer.encode(text, bos=False)
-    return np.bincount(np.asarray(ids, dtype=np.int64), minlength=model.cfg.V)
+def token_counts(ids: np.ndarray, *, V: int) -> np.ndarray:
+    """How often each token id occurs in ids, (V,) int64: the rows a trimmed head keeps."""
+    return np.bincount(np.asarray(ids, dtype=np.int64), minlength=V)
 
 
 def frequent_tokens(counts: np.ndarray, N: int) -> np.ndarray:

@@ -17,7 +17,7 @@ from ..core.trace import RoundTrace, frozen
 from ..core.warp import Warp
 from ..llm import store
 from ..llm.lossless import GreedyPair
-from ..llm.pair import KINDS, DraftError, DraftSpec, LLMPair, parse_draft
+from ..llm.pair import KINDS, DraftError, DraftSpec, LLMPair, parse_draft, token_counts
 from ..llm.tokenizer import show
 from .llmstream import Stream
 from .textpage import warped
@@ -120,14 +120,9 @@ def corpus_ids(model: store.Model, text: str | None = None) -> np.ndarray:
     return np.asarray(model.tokenizer.encode(text, bos=False), dtype=np.int64)
 
 
-def id_counts(model: store.Model, ids: np.ndarray) -> np.ndarray:
-    """How often each token id occurs in ids (corpus_ids), (V,): a trimmed head's rows."""
-    return np.bincount(np.asarray(ids, dtype=np.int64), minlength=model.cfg.V)
-
-
 def corpus_counts(model: store.Model) -> np.ndarray:
     """How often each token id occurs in the shipped corpus, (V,): a trimmed head's rows."""
-    return id_counts(model, corpus_ids(model))
+    return token_counts(corpus_ids(model), V=model.cfg.V)
 
 
 def ngram_model(model: store.Model, ids: np.ndarray, order: int):

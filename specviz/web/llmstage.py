@@ -21,7 +21,7 @@ from ..core.warp import Warp
 from ..figures import animation, textfigs
 from ..llm import store
 from ..llm.gemma import ModelFileError
-from ..llm.pair import KINDS, DraftError, DraftSpec
+from ..llm.pair import KINDS, DraftError, DraftSpec, token_counts
 from ..views import llmpage, llmstream, stepping, textpage
 from ..views.transcript import RoundTranscript
 from . import files, guard, server, textmodels, ui
@@ -74,7 +74,7 @@ def _corpus_ids(m: store.Model) -> np.ndarray:
 def _counts(m: store.Model) -> np.ndarray:
     """The corpus's token counts (a trimmed head's rows), once per process."""
     return server.once("gemma token counts",
-                       lambda: llmpage.id_counts(m, _corpus_ids(m)))
+                       lambda: token_counts(_corpus_ids(m), V=m.cfg.V))
 
 
 def _ngram(m: store.Model, order: int):

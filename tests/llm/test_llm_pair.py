@@ -54,7 +54,8 @@ def test_p_and_q_are_the_softmax_of_the_passes(model, ids):
 
 
 def test_a_trimmed_head_puts_q_on_the_frequent_tokens_only(model, ids):
-    counts = token_counts(model, PROMPT * 3 + " Rome Milan Naples")
+    counts = token_counts(model.tokenizer.encode(PROMPT * 3 + " Rome Milan Naples", bos=False),
+                          V=model.cfg.V)
     pair = LLMPair(model, spec(model, "trimmed:64"), counts=counts)
     q = pair.q(ids)
     assert np.count_nonzero(q) == 64 and abs(q.sum() - 1) < 1e-12
