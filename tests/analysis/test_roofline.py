@@ -185,3 +185,22 @@ def test_batch_speedup_memory_bound_then_falls():
     kv = batch_speedup("Llama-2-7B", "H100 SXM", E, 4, 0.05, B, kv_cache=True)
     assert np.allclose(kv, kv[0], rtol=1e-3)
 
+
+def test_bench_llm_prices_its_passes_by_the_roofline():
+    import importlib.util
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_llm.py"
+    spec = importlib.util.spec_from_file_location("bench_llm", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    # Gemma 3 270M: 18 layers, d 640, 4 query heads and 1 KV head of 256, MLP 2048, tied head
+    L, d, hq, hk, hd, ffn, V = 18, 640, 4 * 256, 256, 256, 2048, 262_144
+    cfg = SimpleNamespace(n_layers=L, d=d, n_heads=4, n_kv=1, head_dim=hd, ffn=ffn, V=V)
+    n, ctx = 3, 256
+    per_layer = d * hq + 2 * d * hk + hq * d + 3 * d * ffn  # q, k, v, o; gate, up, down
+    params = L * (per_layer + 2 * hd + 4 * d) + V * d + d  # q/k norms, 4 norms; final norm
+    kv = L * 2 * hk * (ctx + n)  # K and V of every position attended
+    macs = n * (L * (per_layer + 2 * hd + 2 * (ctx + n) * hq) + V * d)
+    assert bench.pass_cost(cfg, n, ctx) == (4.0 * (params + kv), 2.0 * macs)
