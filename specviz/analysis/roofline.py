@@ -214,18 +214,21 @@ def pass_times(
     return seconds(macs, weights + kv, accel, compute)
 
 
-def _accel(accel: Accelerator | str) -> Accelerator:
-    if isinstance(accel, str):
-        if accel not in ACCELERATORS:
-            raise ValueError(f"unknown accelerator {accel!r}; choose one of {sorted(ACCELERATORS)}")
-        return ACCELERATORS[accel]
-    return accel
+def find_gpu(name: str) -> str:
+    """An accelerator preset by its name or an unambiguous part of it ("H100" -> "H100 SXM")."""
+    if name in ACCELERATORS:
+        return name
+    hits = [n for n in ACCELERATORS if name.lower().replace(" ", "") in
+            n.lower().replace(" ", "")]
+    if len(hits) != 1:
+        raise ValueError(f"unknown accelerator {name!r}; choose one of {list(ACCELERATORS)}")
+    return hits[0]
 
 
 def _timer(shape: ModelShape | str, accel: Accelerator | str, context_len: int, dtype: str,
            count: str, kv_cache: bool):
     """tokens, batch -> pass_time(pass_cost(...)) of one setup."""
-    a = _accel(accel)
+    a = ACCELERATORS[find_gpu(accel)] if isinstance(accel, str) else accel
     return lambda tokens, batch: pass_time(
         pass_cost(shape, tokens, context_len, dtype, batch, count, kv_cache), a)
 

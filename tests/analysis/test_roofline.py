@@ -122,6 +122,7 @@ def test_accelerator_and_preset_by_name() -> None:
     assert preset("Llama-2-13B") is PRESETS["Llama-2-13B"]
     assert pass_cost("Llama-2-7B") == pass_cost(L7)
     assert free_tokens("Llama-2-7B", "H100 SXM") == free_tokens(L7, H100)
+    assert free_tokens(L7, "h100") == free_tokens(L7, H100)  # views.plan's lookup: a part will do
 
 
 def test_custom_shape() -> None:
