@@ -30,6 +30,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from specviz.analysis import roofline  # noqa: E402
+from specviz.analysis.shape import ModelShape  # noqa: E402
 from specviz.llm import store  # noqa: E402
 from specviz.llm.blas import BLAS_THREADS, blas_limit  # noqa: E402
 from specviz.llm.machine import CLOCKS, Machine, timed  # noqa: E402
@@ -46,15 +48,17 @@ def rss_mb() -> float:
     return float("nan")
 
 
+def shape_of(cfg) -> ModelShape:
+    """The loaded Gemma 3 as the roofline prices it: a tied head, q/k norms, four norms a layer."""
+    return ModelShape("Gemma 3", cfg.n_layers, cfg.d, cfg.ffn, cfg.n_heads, cfg.n_kv, cfg.V,
+                      head_size=cfg.head_dim, tied=True, qk_norm=True, norms_per_layer=4)
+
+
 def pass_cost(cfg, n: int, ctx: int) -> tuple[float, float]:
-    """(bytes, flops) of one pass over n new positions after ctx cached ones."""
-    d, hq, hk = cfg.d, cfg.n_heads * cfg.head_dim, cfg.n_kv * cfg.head_dim
-    block = d * hq + 2 * d * hk + hq * d + 3 * d * cfg.ffn  # weights per block
-    weights = 4 * (cfg.n_layers * block + cfg.V * d)
-    kv = 4 * cfg.n_layers * 2 * (ctx + n) * hk
-    attn = cfg.n_layers * 2 * (ctx + n) * hq  # q.k and p.v per position
-    macs = n * (cfg.n_layers * block + attn + cfg.V * d)
-    return weights + kv, 2.0 * macs
+    """(bytes, flops) of one pass over n new positions after ctx cached ones, each attending
+    to all ctx + n: roofline.pass_cost in f32, flops = 2 MACs."""
+    cost = roofline.pass_cost(shape_of(cfg), n, ctx + n, "fp32")
+    return cost.bytes, 2.0 * cost.macs
 
 
 def main() -> None:

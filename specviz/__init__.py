@@ -6,6 +6,7 @@ closed forms of the paper, and a roofline. The Streamlit app and the command lin
 are built on these names.
 """
 
+from .analysis.modelcfg import PRESETS
 from .analysis.roofline import (
     ACCELERATORS,
     Accelerator,
@@ -15,7 +16,7 @@ from .analysis.roofline import (
     pass_time,
     verify_cost_ratio,
 )
-from .analysis.shape import DTYPE_BYTES, PRESETS, ModelShape
+from .analysis.shape import DTYPE_BYTES, ModelShape
 from .analysis.stats import (
     chi2_sf,
     empirical,

@@ -18,7 +18,7 @@ from typing import TextIO
 import numpy as np
 
 from . import clillm, cliplan
-from .analysis.shape import PRESETS
+from .analysis.modelcfg import PRESETS
 from .clidemo import (
     TITLES,
     demo_cost,

@@ -22,6 +22,8 @@ planner then takes it to be the same at every position: alpha^i).
 
 from __future__ import annotations
 
+import math
+
 from prometheus_client.parser import text_string_to_metric_families
 
 from ..core import interrupt
@@ -79,16 +81,25 @@ def _samples(text: str) -> tuple[dict[str, dict[tuple, float]], dict[str, str]]:
     return out, docs
 
 
+def _unweighted(vals: list, name: str, notes: list[str], *, src: str, many: str,
+                whose: str) -> float:
+    """The ranks' values of `name`, each a finite number, averaged unweighted (a note when
+    they differ: `whose` has no count of rounds to weigh them by)."""
+    for v in vals:
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            raise MetricsError(f"{src}: {name} must be a number; got {show(v)}")
+        if not math.isfinite(v):
+            raise MetricsError(f"{src}: {name} must be a finite number; got {show(v)}")
+    if len(set(vals)) > 1:
+        notes.append(f"{len(vals):,} {many} averaged unweighted: {whose} has no count of "
+                     "rounds to weigh them by")
+    return sum(vals) / len(vals)
+
+
 def _mean(values: dict[tuple, float], name: str, notes: list[str]) -> float:
     """The series' values averaged unweighted (a note when there are several)."""
-    vals = list(values.values())
-    bad = [v for v in vals if v != v or v in (float("inf"), float("-inf"))]
-    if bad:
-        raise MetricsError(f"SGLang /metrics: {name} must be a finite number; got {bad[0]}")
-    if len(set(vals)) > 1:
-        notes.append(f"{len(vals):,} series of {name} (ranks) averaged unweighted: a gauge "
-                     "has no count of rounds to weigh them by")
-    return sum(vals) / len(vals)
+    return _unweighted(list(values.values()), name, notes, src="SGLang /metrics",
+                       many=f"series of {name} (ranks)", whose="a gauge")
 
 
 def _k_from_rate(length: float, rate: float, help_text: str, notes: list[str]) -> int:
@@ -217,13 +228,8 @@ def from_server_info(doc: dict, *, k: int | None = None) -> Averages:
         k = _arg(doc, "speculative_num_steps", states)
         if k is None:
             raise MetricsError(f"{src}: {SERVER_AVG} without speculative_num_steps: {K_HOW}")
-    bad = [v for v in vals if isinstance(v, bool) or not isinstance(v, (int, float))]
-    if bad:
-        raise MetricsError(f"{src}: {SERVER_AVG} must be a number; got {show(bad[0])}")
-    if len(set(vals)) > 1:
-        notes.append(f"{len(vals):,} ranks' {SERVER_AVG} averaged unweighted: the server info "
-                     "has no count of rounds to weigh them by")
+    length = _unweighted(vals, SERVER_AVG, notes, src=src, many=f"ranks' {SERVER_AVG}",
+                         whose="the server info")
     if note := _tree_note(doc, states):
         notes.append(note)
-    return make_averages(source=src, length=sum(vals) / len(vals), what=SERVER_AVG, k=k,
-                         notes=tuple(notes))
+    return make_averages(source=src, length=length, what=SERVER_AVG, k=k, notes=tuple(notes))

@@ -184,18 +184,24 @@ def parse_head(text: str, *, name: str = "head") -> tuple[ModelShape, int]:
 
 
 @cache
-def preset_text(name: str) -> str:
-    """The shipped config.json of preset `name`."""
-    if name not in preset_names():
-        raise ConfigError(f"unknown model preset {name!r}; choose one of {preset_names()}")
-    return (PRESET_DIR / f"{name}.json").read_text()
-
-
-@cache
 def preset_names() -> tuple[str, ...]:
     return tuple(sorted(p.stem for p in PRESET_DIR.glob("*.json")))
 
 
+@cache
+def preset_text(name: str) -> str:
+    """The shipped config.json of preset `name`."""
+    if name not in preset_names():
+        raise ConfigError(f"unknown preset {name!r}; choose one of {preset_names()}")
+    return (PRESET_DIR / f"{name}.json").read_text()
+
+
+PRESETS: dict[str, ModelShape] = {  # the one catalogue: every shipped config.json, read once
+    name: shape_from_config(json.loads(preset_text(name)), name=name) for name in preset_names()}
+
+
 def preset(name: str) -> ModelShape:
-    """A shipped preset as a ModelShape (its source named in the file)."""
-    return shape_from_config(json.loads(preset_text(name)), name=name)
+    """A shipped preset as a ModelShape (its source named in the file); ConfigError (a
+    ValueError) lists the names for any other."""
+    preset_text(name)
+    return PRESETS[name]

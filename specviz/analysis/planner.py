@@ -25,7 +25,7 @@ from .acceptance import AcceptanceReport
 from .drafting import Drafter
 from .pasted import show
 from .record import Acceptance
-from .roofline import Accelerator, pass_times
+from .roofline import Accelerator, compute_type, pass_times
 from .shape import ModelShape, dtype_bytes
 
 BATCH_SWEEP_MAX = 1_024  # largest batch the sweep prices
@@ -125,9 +125,8 @@ def _fit_message(s: Setup, cap: Capacity) -> str:
 
 
 def _times(s: Setup, model: ModelShape, dtype: str, tokens, batch) -> np.ndarray:
-    compute = dtype if dtype in ("fp8", "int8") else "bf16"
     return pass_times(model, s.accel, tokens, batch, context_len=s.context_len, dtype=dtype,
-                      kv_dtype=s.kv_dtype, compute=compute)
+                      kv_dtype=s.kv_dtype, compute=compute_type(dtype))
 
 
 def round_times(s: Setup, ks: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, ...]:
@@ -153,7 +152,7 @@ def _break_even(t1: np.ndarray, drafts: np.ndarray, tk: np.ndarray,
     by bisection (the left side rises with alpha); nan where even alpha = 1 loses."""
     def gain(alpha: np.ndarray) -> np.ndarray:  # (B,)
         e = np.asarray(theory.expected_tokens(alpha[None, :], ks[:, None]))  # (K, B)
-        return (e * t1 / (drafts + tk)).max(axis=0)
+        return theory.round_speedup(e, t1=t1, drafts=drafts, verify=tk).max(axis=0)
 
     lo, hi = np.zeros_like(t1), np.ones_like(t1)
     for _ in range(50):
@@ -184,7 +183,8 @@ def plan(setup: Setup, report: AcceptanceReport, *, k_max: int = 8) -> Plan:
     room = B <= cap.batch_with_draft  # (B,)
     per_user = np.where(room[None, :], per_user, np.nan)
     plain = 1.0 / t1
-    speedup = per_user / plain
+    speedup = theory.round_speedup(E[:, None], t1=t1, drafts=drafts, verify=tk)  # (K, B)
+    speedup = np.where(room[None, :], speedup, np.nan)
     best = np.where(room, ks[np.argmax(np.nan_to_num(speedup, nan=-1.0), axis=0)], 0)
     best_s = np.where(room, np.nanmax(np.where(room, speedup, 0.0), axis=0), np.nan)
     losing = np.flatnonzero(best_s < 1.0)  # nan (no room for the draft) is not losing
@@ -235,6 +235,6 @@ def measured_rows(p: Plan, m: Measured, k: int) -> list[dict]:
             ("draft step (ms)", step * 1e3, md * 1e3, how["draft"]),
             ("c = draft step / target pass", step / t1, md / mt, how["draft"]),
             ("tokens per round E_k", E, E, "measured acceptance"),
-            ("speedup at batch 1", E * t1 / (drafts + tk),
-             E * mt / (n_steps * md + mv), "")]
+            ("speedup at batch 1", float(theory.round_speedup(E, t1=t1, drafts=drafts, verify=tk)),
+             float(theory.round_speedup(E, t1=mt, drafts=n_steps * md, verify=mv)), "")]
     return [{"quantity": q, "roofline": r, "measured": v, "how": h} for q, r, v, h in rows]

@@ -16,7 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .shape import PRESETS, ModelShape, dtype_bytes
+from .modelcfg import preset
+from .shape import FP8_COMPUTE, ModelShape, dtype_bytes
+from .theory import round_speedup
 
 COUNTS = ("full", "tutorial")
 TUTORIAL_LABEL = "tutorial count (no 3rd SwiGLU matrix, no LM head, no KV read)"
@@ -45,9 +47,15 @@ class Accelerator:
         """Peak MACs/s for a pass computed in `compute`: fp8 (and int8) use the fp8 tensor
         cores where the chip has them; every other type computes at the bf16 peak (int4
         weights are widened to bf16 before the matmul)."""
-        if compute in ("fp8", "int8") and self.peak_fp8_macs_per_s > 0:
+        if compute in FP8_COMPUTE and self.peak_fp8_macs_per_s > 0:
             return self.peak_fp8_macs_per_s
         return self.peak_macs_per_s
+
+
+def compute_type(dtype: str) -> str:
+    """The type a pass over weights in `dtype` computes in: fp8 and int8 their own
+    (FP8_COMPUTE), every other type bf16."""
+    return dtype if dtype in FP8_COMPUTE else "bf16"
 
 
 def _gpu(name: str, tflops: float, fp8_tflops: float, tb_s: float, mib: float,
@@ -103,16 +111,8 @@ class PassCost:
 # --------------------------------------------------------------------------- validation
 
 
-def get_preset(name: str) -> ModelShape:
-    """PRESETS[name], with an error that lists the valid names."""
-    try:
-        return PRESETS[name]
-    except KeyError:
-        raise ValueError(f"unknown preset {name!r}; choose one of {sorted(PRESETS)}") from None
-
-
 def _shape(shape: ModelShape | str) -> ModelShape:
-    return get_preset(shape) if isinstance(shape, str) else shape
+    return preset(shape) if isinstance(shape, str) else shape
 
 
 def _int_at_least(x: int, lo: int, name: str, what: str) -> int:
@@ -155,26 +155,44 @@ def pass_cost(
     if count not in COUNTS:
         raise ValueError(f"unknown count {count!r}; choose one of {list(COUNTS)}")
     d = s.d_model
-    weight_bytes = float(s.weight_bytes(tokens * batch, dtype))
     if count == "tutorial":  # the tutorial reads every parameter, the embedding table too
         weight_bytes = float(s.params * dtype_bytes(dtype))
-        per_token = s.layers * (4 * d * d + 2 * d * s.ffn + 2 * context_len * d)
+        macs = float(s.layers * (4 * d * d + 2 * d * s.ffn + 2 * context_len * d)
+                     * tokens * batch)
         kv_bytes = 0.0
         label = TUTORIAL_LABEL
     else:
-        per_token = s.macs_per_token(context_len)
-        kv_bytes = float(s.kv_bytes_per_token(kv_dtype or dtype) * context_len * batch) \
-            if kv_cache else 0.0
+        macs, weight_bytes, kv_bytes = map(float, _full_count(
+            s, tokens, batch, context_len=context_len, dtype=dtype, kv_dtype=kv_dtype,
+            kv_cache=kv_cache))
         label = FULL_LABEL
-    macs = float(per_token * tokens * batch)
     total = weight_bytes + kv_bytes
     return PassCost(macs, weight_bytes, kv_bytes, total, macs / total, label, compute)
 
 
+def _full_count(s: ModelShape, tokens: ArrayLike, batch: ArrayLike, *, context_len: int,
+                dtype: str, kv_dtype: str | None, kv_cache: bool) -> tuple[np.ndarray, ...]:
+    """(MACs, weight bytes, KV bytes) of the full count, broadcast over tokens per sequence t
+    and batch sizes B: MACs = macs_per_token(context_len) (t B), weights = weight_bytes(t B),
+    KV = kv_bytes_per_token context_len B (0 without the KV read)."""
+    t, b = np.broadcast_arrays(np.asarray(tokens, dtype=float), np.asarray(batch, dtype=float))
+    n = t * b  # tokens in the pass
+    macs = float(s.macs_per_token(context_len)) * n
+    weights = np.asarray(s.weight_bytes(n, dtype), dtype=float)
+    kv = s.kv_bytes_per_token(kv_dtype or dtype) * context_len * b if kv_cache else 0.0 * b
+    return macs, weights, kv
+
+
+def seconds(macs: ArrayLike, nbytes: ArrayLike, accel: Accelerator,
+            compute: str = "bf16") -> np.ndarray:
+    """Roofline time of a pass: max(macs / peak, bytes / bandwidth), elementwise."""
+    return np.maximum(np.divide(macs, accel.peak_for(compute)),
+                      np.divide(nbytes, accel.bandwidth_bytes_per_s))
+
+
 def pass_time(cost: PassCost, accel: Accelerator) -> float:
-    """Roofline time of a pass in seconds: max(macs / peak, bytes / bandwidth)."""
-    peak = accel.peak_for(cost.compute)
-    return max(cost.macs / peak, cost.bytes / accel.bandwidth_bytes_per_s)
+    """Roofline time of a pass in seconds (seconds of its MACs and bytes)."""
+    return float(seconds(cost.macs, cost.bytes, accel, cost.compute))
 
 
 def pass_times(
@@ -187,26 +205,32 @@ def pass_times(
     dtype: str = "bf16",
     kv_dtype: str | None = None,
     compute: str = "bf16",
+    kv_cache: bool = True,
 ) -> np.ndarray:
-    """pass_time(pass_cost(...)) of the full count with the KV read, broadcast over arrays of
-    tokens per sequence and batch sizes: max(MACs / peak, bytes / bandwidth) with
-    MACs = macs_per_token(context_len) t B and
-    bytes = weight_bytes(t B) + kv_bytes_per_token context_len B.
-    """
-    s = _shape(shape)
-    t, b = np.broadcast_arrays(np.asarray(tokens, dtype=float), np.asarray(batch, dtype=float))
-    macs = float(s.macs_per_token(context_len)) * t * b
-    nbytes = s.weight_bytes(t * b,
-                            dtype) + s.kv_bytes_per_token(kv_dtype or dtype) * context_len * b
-    return np.maximum(macs / accel.peak_for(compute), nbytes / accel.bandwidth_bytes_per_s)
+    """pass_time(pass_cost(...)) of the full count, broadcast over arrays of tokens per
+    sequence and batch sizes (_full_count's MACs and bytes, priced by seconds)."""
+    macs, weights, kv = _full_count(_shape(shape), tokens, batch, context_len=context_len,
+                                    dtype=dtype, kv_dtype=kv_dtype, kv_cache=kv_cache)
+    return seconds(macs, weights + kv, accel, compute)
 
 
-def _accel(accel: Accelerator | str) -> Accelerator:
-    if isinstance(accel, str):
-        if accel not in ACCELERATORS:
-            raise ValueError(f"unknown accelerator {accel!r}; choose one of {sorted(ACCELERATORS)}")
-        return ACCELERATORS[accel]
-    return accel
+def find_gpu(name: str) -> str:
+    """An accelerator preset by its name or an unambiguous part of it ("H100" -> "H100 SXM")."""
+    if name in ACCELERATORS:
+        return name
+    hits = [n for n in ACCELERATORS if name.lower().replace(" ", "") in
+            n.lower().replace(" ", "")]
+    if len(hits) != 1:
+        raise ValueError(f"unknown accelerator {name!r}; choose one of {list(ACCELERATORS)}")
+    return hits[0]
+
+
+def _timer(shape: ModelShape | str, accel: Accelerator | str, context_len: int, dtype: str,
+           count: str, kv_cache: bool):
+    """tokens, batch -> pass_time(pass_cost(...)) of one setup."""
+    a = ACCELERATORS[find_gpu(accel)] if isinstance(accel, str) else accel
+    return lambda tokens, batch: pass_time(
+        pass_cost(shape, tokens, context_len, dtype, batch, count, kv_cache), a)
 
 
 def free_tokens(
@@ -223,14 +247,10 @@ def free_tokens(
     How many positions a verify pass can score for about the price of one decode step.
     pass_time is non-decreasing in T, so this is a bisection.
     """
-    a = _accel(accel)
-
-    def t(tokens: int) -> float:
-        return pass_time(pass_cost(shape, tokens, context_len, dtype, batch, count, kv_cache), a)
-
+    t = _timer(shape, accel, context_len, dtype, count, kv_cache)
     # T = 1..MAX_FREE_TOKENS with t(T) <= limit form a prefix: its length is the answer
-    return bisect.bisect_right(range(1, MAX_FREE_TOKENS + 1), t(1) * (1.0 + FREE_TOLERANCE),
-                               key=t)
+    return bisect.bisect_right(range(1, MAX_FREE_TOKENS + 1),
+                               t(1, batch) * (1.0 + FREE_TOLERANCE), key=lambda n: t(n, batch))
 
 
 def verify_cost_ratio(
@@ -250,11 +270,9 @@ def verify_cost_ratio(
     with the batch too, so with kv_cache at a long context the pass may never become
     compute-bound.
     """
-    a = _accel(accel)
+    t = _timer(shape, accel, context_len, dtype, count, kv_cache)
     k = _int_at_least(k, 1, "k", "drafted tokens per round")
-    verify = pass_time(pass_cost(shape, k + 1, context_len, dtype, batch, count, kv_cache), a)
-    decode = pass_time(pass_cost(shape, 1, context_len, dtype, batch, count, kv_cache), a)
-    return verify / decode
+    return t(k + 1, batch) / t(1, batch)
 
 
 def batch_speedup(
@@ -279,11 +297,7 @@ def batch_speedup(
     B (k + 1) tokens make it compute-bound, the k extra positions are paid in full and S(B)
     falls, below 1 for large B. (len(batches),)
     """
-    a = _accel(accel)
+    t = _timer(shape, accel, context_len, dtype, count, kv_cache)
     k = _int_at_least(k, 1, "k", "drafted tokens per round")
-    out = []
-    for B in batches:
-        t1 = pass_time(pass_cost(shape, 1, context_len, dtype, B, count, kv_cache), a)
-        tk = pass_time(pass_cost(shape, k + 1, context_len, dtype, B, count, kv_cache), a)
-        out.append(tokens_per_call * t1 / (tk + k * c * t1))
-    return np.asarray(out)
+    t1, tk = (np.array([t(n, B) for B in batches]) for n in (1, k + 1))  # (len(batches),) each
+    return np.asarray(round_speedup(tokens_per_call, t1=t1, drafts=k * c * t1, verify=tk))

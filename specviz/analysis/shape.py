@@ -28,6 +28,8 @@ DTYPE_BYTES: dict[str, float] = {
 
 SERVED_DTYPES = tuple(d for d in DTYPE_BYTES if d != "fp32")  # what a server keeps weights
 # and KV cache in: the planner's choices (the page's and the CLI's)
+FP8_COMPUTE = ("fp8", "int8")  # types whose matmuls run on fp8 tensor cores where a chip has
+# them (roofline.Accelerator.peak_for); every other type computes at the bf16 peak
 
 
 def dtype_bytes(dtype: str) -> float:
@@ -199,9 +201,3 @@ class ModelShape:
         return (fixed - rows * nbytes
                 + np.asarray(self.experts_touched(n)) * self.expert_params * nbytes)
 
-
-PRESETS: dict[str, ModelShape] = {
-    "Llama-2-7B": ModelShape("Llama-2-7B", 32, 4096, 11008, 32, 32, 32000),
-    "Llama-2-13B": ModelShape("Llama-2-13B", 40, 5120, 13824, 40, 40, 32000),
-    "Llama-2-70B": ModelShape("Llama-2-70B", 80, 8192, 28672, 64, 8, 32000),
-}

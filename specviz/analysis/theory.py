@@ -91,15 +91,24 @@ def expected_tokens(alpha: ArrayLike, k: ArrayLike) -> FloatOrArray:
     return _out(np.where(i <= kk[..., None], powers, 0.0).sum(axis=-1))
 
 
-def speedup(tokens_per_call: ArrayLike, k: ArrayLike, c: ArrayLike) -> FloatOrArray:
-    """Walltime speedup from a measured tokens/call: S = tokens / (1 + k c).
+def round_speedup(tokens_per_call: ArrayLike, *, t1: ArrayLike, drafts: ArrayLike,
+                  verify: ArrayLike) -> FloatOrArray:
+    """S = E[tokens] t_1 / (t_drafts + t_verify): a round's tokens over its time (its drafting
+    and its verify pass), against plain decoding's one token per step of t_1 (Leviathan et
+    al. 2022, §3.4, with each pass's time given)."""
+    return np.asarray(tokens_per_call) * t1 / (np.asarray(drafts) + verify)
 
-    One round costs k draft calls (c each) plus one target call (Leviathan et al. 2022, §3.4).
+
+def speedup(tokens_per_call: ArrayLike, k: ArrayLike, c: ArrayLike) -> FloatOrArray:
+    """Walltime speedup from a measured tokens/call: S = tokens / (1 + k c), round_speedup
+    with the verify pass priced as one target call and k draft calls at c each
+    (Leviathan et al. 2022, §3.4).
     """
     kk = _check_k(k)
     cc = _check_c(c)
     t = _check_tokens(tokens_per_call, kk)
-    return _out(np.asarray(t / (1.0 + kk * cc), dtype=np.float64))
+    return _out(np.asarray(round_speedup(t, t1=1.0, drafts=kk * cc, verify=1.0),
+                           dtype=np.float64))
 
 
 def walltime_speedup(alpha: ArrayLike, k: ArrayLike, c: ArrayLike) -> FloatOrArray:

@@ -203,13 +203,15 @@ def batch_figure(curve: BatchCurve, batch: int | None = None) -> go.Figure:
     B = col(rows, "batch")
     fig = go.Figure()
     fig.add_scatter(x=B, y=col(rows, "speedup"), mode="lines",
-                    name=f"speedup ({curve.accel}, {'with' if curve.kv_cache else 'without'} "
-                         "the KV-cache read)",
+                    name=f"priced by the roofline ({curve.accel}, "
+                         f"{'with' if curve.kv_cache else 'without'} the KV-cache read)",
                     line=dict(color=EXACT, width=3), customdata=col(rows, "verify_ratio"),
-                    hovertemplate="B = %{x}<br>speedup = %{y:.3f}x<br>verify pass = "
+                    hovertemplate="B = %{x}<br>speedup priced by the roofline = %{y:.3f}x"
+                                  "<br>verify pass = "
                                   "%{customdata:.3f}x a decode step<extra></extra>")
     fig.add_scatter(x=[B[0], B[-1]], y=[curve.memory_bound_speedup] * 2, mode="lines",
-                    name=f"memory-bound speedup = {curve.memory_bound_speedup:.3f}x",
+                    name=f"memory-bound, as /cost: E[tokens] / (1 + k c) = "
+                         f"{curve.memory_bound_speedup:.3f}x",
                     line=dict(color=THEORY, dash="dot"), hoverinfo="skip")
     hline(fig, 1.0, "speedup = 1 (no gain)", THRESHOLD, "dash", False, 0.0, "left")
     span = float(np.log10(B[-1] / B[0])) or 1.0

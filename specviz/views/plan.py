@@ -19,7 +19,7 @@ from ..analysis import (
     record,
     servermetrics,
 )
-from ..analysis.roofline import ACCELERATORS, Accelerator
+from ..analysis.roofline import ACCELERATORS, Accelerator, find_gpu
 from .work import heavy
 
 preset_names = modelcfg.preset_names
@@ -39,17 +39,6 @@ def example_text(name: str) -> str:
     if name not in EXAMPLES:
         raise ValueError(f"unknown example {name!r}; choose one of {EXAMPLES}")
     return (EXAMPLE_DIR / name).read_text()
-
-
-def find_gpu(name: str) -> str:
-    """An accelerator preset by its name or an unambiguous part of it ("H100" -> "H100 SXM")."""
-    if name in ACCELERATORS:
-        return name
-    hits = [n for n in ACCELERATORS if name.lower().replace(" ", "") in
-            n.lower().replace(" ", "")]
-    if len(hits) != 1:
-        raise ValueError(f"unknown accelerator {name!r}; choose one of {list(ACCELERATORS)}")
-    return hits[0]
 
 
 def accelerator(name: str, *, mem_gb: float = 0, bw_tbs: float = 0, tflops: float = 0,

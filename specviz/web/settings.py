@@ -15,9 +15,9 @@ from dataclasses import asdict, dataclass, fields, replace
 from urllib.parse import urlencode
 
 from ..analysis.drafting import DRAFT_KINDS, HEAD_LAYERS_MAX, TREE_MAX
-from ..analysis.modelcfg import preset_names
+from ..analysis.modelcfg import PRESETS, preset_names
 from ..analysis.roofline import ACCELERATORS
-from ..analysis.shape import DTYPE_BYTES, PRESETS, SERVED_DTYPES
+from ..analysis.shape import DTYPE_BYTES, SERVED_DTYPES
 from ..core.rules import RULES, reads_warp
 from ..core.tables import (  # noqa: F401
     K_APP_MAX,

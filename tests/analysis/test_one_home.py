@@ -46,3 +46,18 @@ def test_the_page_and_the_cli_offer_the_same_served_types():
     choices = {a.dest: tuple(a.choices) for a in plan._actions if a.choices}
     assert choices["dtype"] == choices["kv_dtype"] == shape.SERVED_DTYPES
     assert settings.PLAN_DTYPES is shape.SERVED_DTYPES and "fp32" not in shape.SERVED_DTYPES
+
+
+def test_one_catalogue_of_model_presets():
+    """/roofline, /plan and both CLIs offer the shipped config.json files, read once: no
+    preset is written in code."""
+    from specviz.analysis import modelcfg
+
+    files = sorted(p.stem for p in (ANALYSIS / "presets").glob("*.json"))
+    assert list(modelcfg.PRESETS) == files and "Llama-2-7B" in files and "Qwen3-32B" in files
+    assert all(modelcfg.preset(n) is modelcfg.PRESETS[n] for n in files)
+    roofline_cli = {a.dest: a.choices for a in build_parser()._actions}["preset"]
+    assert list(roofline_cli) == files
+    assert settings.PRESETS is modelcfg.PRESETS and settings.preset_names() == tuple(files)
+    for path in ANALYSIS.glob("*.py"):
+        assert "ModelShape(\"" not in path.read_text(), path.name

@@ -10,9 +10,10 @@ import pytest
 from specviz.analysis import modelcfg, planner, plantables
 from specviz.analysis.acceptance import analyse
 from specviz.analysis.drafting import model_draft
+from specviz.analysis.modelcfg import PRESETS
 from specviz.analysis.record import from_histogram
 from specviz.analysis.roofline import ACCELERATORS, pass_cost, pass_times
-from specviz.analysis.shape import PRESETS, ModelShape
+from specviz.analysis.shape import ModelShape
 from specviz.views.plan import accelerator, example_text, plan_page
 
 H100 = ACCELERATORS["H100 SXM"]

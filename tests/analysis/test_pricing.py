@@ -117,3 +117,15 @@ def test_models_as_read_in_the_plan():
     line = plantables.model_line(rows[0])
     assert "671.026 B parameters" in line and "B active per token" in line and "MLA" in line
     assert np.isfinite(p.speedup[:, 0]).all()
+
+
+@pytest.mark.parametrize(("dtype", "tflops"), [("fp8", 1979), ("int8", 1979), ("bf16", 989),
+                                               ("int4", 989)])
+def test_fp8_and_int8_weights_compute_at_the_fp8_peak(dtype, tflops):
+    """At batch 1,024 and context 64 a one-token pass of Llama-3.1-8B is compute-bound on an
+    H100: its time is the MACs over the datasheet's dense peak (FLOP/s / 2), fp8 for fp8 and
+    int8 weights, bf16 for the rest (int4 widened before the matmul)."""
+    t = modelcfg.preset("Llama-3.1-8B")
+    setup = planner.Setup(t, model_draft(t), ACCELERATORS["H100 SXM"], 64, dtype, dtype, dtype)
+    t1 = planner.round_times(setup, np.array([1]), np.array([1024]))[0]
+    assert t1[0] == pytest.approx(t.macs_per_token(64) * 1024 / (tflops * 1e12 / 2))

@@ -3,15 +3,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from specviz.analysis.modelcfg import PRESETS, preset
 from specviz.analysis.roofline import (
     ACCELERATORS,
+    compute_type,
     free_tokens,
-    get_preset,
     pass_cost,
     pass_time,
     verify_cost_ratio,
 )
-from specviz.analysis.shape import DTYPE_BYTES, PRESETS, ModelShape
+from specviz.analysis.shape import DTYPE_BYTES, ModelShape
 
 L7 = PRESETS["Llama-2-7B"]
 H100 = ACCELERATORS["H100 SXM"]
@@ -118,9 +119,10 @@ def test_kv_read_keeps_long_context_memory_bound() -> None:
 
 
 def test_accelerator_and_preset_by_name() -> None:
-    assert get_preset("Llama-2-13B") is PRESETS["Llama-2-13B"]
+    assert preset("Llama-2-13B") is PRESETS["Llama-2-13B"]
     assert pass_cost("Llama-2-7B") == pass_cost(L7)
     assert free_tokens("Llama-2-7B", "H100 SXM") == free_tokens(L7, H100)
+    assert free_tokens(L7, "h100") == free_tokens(L7, H100)  # views.plan's lookup: a part will do
 
 
 def test_custom_shape() -> None:
@@ -156,6 +158,15 @@ def test_unknown_names_raise() -> None:
         verify_cost_ratio(L7, H100, k=0)
 
 
+@pytest.mark.parametrize(("accel", "dtype", "tflops"), [
+    ("H100 SXM", "fp8", 1979), ("H100 SXM", "int8", 1979), ("H100 SXM", "fp16", 989),
+    ("H100 SXM", "int4", 989), ("A100 SXM 80GB", "int8", 312)])  # the A100 has no fp8 cores
+def test_fp8_and_int8_compute_at_the_fp8_peak(accel: str, dtype: str, tflops: float) -> None:
+    """A compute-bound pass (4,096 tokens) takes its MACs over the datasheet's dense peak."""
+    cost = pass_cost(L7, 1, 64, dtype, batch=4096, compute=compute_type(dtype))
+    assert pass_time(cost, ACCELERATORS[accel]) == pytest.approx(cost.macs / (tflops * 1e12 / 2))
+
+
 def test_dtype_table() -> None:
     assert DTYPE_BYTES == {"fp32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
 
@@ -174,3 +185,23 @@ def test_batch_speedup_memory_bound_then_falls():
     # with the KV cache read at ctx 512 the pass stays memory-bound (see verify_cost_ratio)
     kv = batch_speedup("Llama-2-7B", "H100 SXM", E, 4, 0.05, B, kv_cache=True)
     assert np.allclose(kv, kv[0], rtol=1e-3)
+
+
+def test_bench_llm_prices_its_passes_by_the_roofline():
+    import importlib.util
+    from pathlib import Path
+    from types import SimpleNamespace
+
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_llm.py"
+    spec = importlib.util.spec_from_file_location("bench_llm", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    # Gemma 3 270M: 18 layers, d 640, 4 query heads and 1 KV head of 256, MLP 2048, tied head
+    L, d, hq, hk, hd, ffn, V = 18, 640, 4 * 256, 256, 256, 2048, 262_144
+    cfg = SimpleNamespace(n_layers=L, d=d, n_heads=4, n_kv=1, head_dim=hd, ffn=ffn, V=V)
+    n, ctx = 3, 256
+    per_layer = d * hq + 2 * d * hk + hq * d + 3 * d * ffn  # q, k, v, o; gate, up, down
+    params = L * (per_layer + 2 * hd + 4 * d) + V * d + d  # q/k norms, 4 norms; final norm
+    kv = L * 2 * hk * (ctx + n)  # K and V of every position attended
+    macs = n * (L * (per_layer + 2 * hd + 2 * (ctx + n) * hq) + V * d)
+    assert bench.pass_cost(cfg, n, ctx) == (4.0 * (params + kv), 2.0 * macs)

@@ -497,6 +497,9 @@ def test_batch_curve_without_kv_stops_paying(pair):
     assert fig.layout.xaxis.type == "log"
     dot = _trace(fig, "this page's batch")
     assert dot.x == (64,) and dot.y[0] == pytest.approx(by[64]["speedup"])
+    # two speedups, each named: the roofline-priced curve, and /cost's closed form
+    assert _trace(fig, "priced by the roofline").y[0] == by[1]["speedup"]
+    assert _trace(fig, "memory-bound, as /cost").y[0] == c.memory_bound_speedup
     assert fig.to_json()
 
 

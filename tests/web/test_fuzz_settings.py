@@ -17,8 +17,9 @@ import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
+from specviz.analysis.modelcfg import PRESETS
 from specviz.analysis.roofline import ACCELERATORS
-from specviz.analysis.shape import DTYPE_BYTES, PRESETS
+from specviz.analysis.shape import DTYPE_BYTES
 from specviz.core.rules import RULES
 from specviz.core.tables import VOCAB
 from specviz.web import settings as S
