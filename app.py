@@ -42,4 +42,4 @@ st.caption(notation.text(summary["caption"] + " Acceptance is not alpha: alpha i
                          "that one draft is kept, while acceptance counts the drafts after a "
                          "rejection as drafted and never kept, so it is lower (Leviathan et al. "
                          "2022, Sec. 3.1)."))
-ui.finish(app, s)
+ui.finish(app)

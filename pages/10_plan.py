@@ -1,16 +1,12 @@
 """/plan: your measurements, models and hardware in; which k at which batch out."""
 
-from dataclasses import replace
-
 import streamlit as st
 
 from specviz.figures import plan as figs
 from specviz.views import columns
 from specviz.views import plan as pv
 from specviz.web import files, guard, notation, planinputs, ui, urlcodec
-from specviz.web import settings as S
 
-KEYS = tuple(k for k in S.PARSERS if k.startswith("plan_"))  # this page's URL keys
 MAX_BYTES = 2_000_000
 
 app = ui.page("plan")
@@ -23,44 +19,40 @@ m_col, mod_col, hw_col = st.columns(3)
 with m_col:
     st.subheader("Measurements")
     example = ui.bind("plan_example", st.selectbox, "shipped example (used when nothing is "
-                      "pasted)", pv.EXAMPLES, format_func=pv.EXAMPLE_LABELS.get)
+                      "pasted)", format_func=pv.EXAMPLE_LABELS.get)
     pasted, up_err = files.paste_or_upload(
         "plan_metrics", "paste metrics: vLLM or SGLang /metrics or JSON, llama.cpp log, CSV",
         types=("txt", "prom", "json", "csv", "log"), max_bytes=MAX_BYTES)
     with st.expander("only for some formats"):
         klen = ui.bind("plan_klen", st.number_input, "draft length k (where the metrics "
-                       "lack it)", min_value=0, max_value=64)
-        rounds = ui.bind("plan_rounds", st.number_input, "rounds (hand-entered rates)",
-                         min_value=0, step=100)
+                       "lack it)")
+        rounds = ui.bind("plan_rounds", st.number_input, "rounds (hand-entered rates)")
         before, b_err = files.paste_or_upload(
             "plan_before", "an earlier vLLM /metrics scrape (counters differenced)",
             types=("txt", "prom"), max_bytes=MAX_BYTES, height=100)
-    here, here_fields = planinputs.here_input()
+    here = planinputs.here_input()
     text = pasted if pasted.strip() else pv.example_text(example)
     model = st.session_state.get("w_plan_model", app.settings.plan_model)  # its box: below
 with mod_col:
     st.subheader("Models")
-    names = pv.preset_names()
-    target = ui.bind("plan_target", st.selectbox, "target preset", names)
-    tdtype = ui.bind("plan_tdtype", st.selectbox, "target weights", S.PLAN_DTYPES)
+    target = ui.bind("plan_target", st.selectbox, "target preset")
+    tdtype = ui.bind("plan_tdtype", st.selectbox, "target weights")
     with st.expander("or paste the target's config.json"):
         t_cfg, t_err = files.paste_or_upload("plan_target_cfg", "target config.json",
                                              types=("json",), max_bytes=MAX_BYTES, height=120)
-    draft = ui.bind("plan_draft", st.selectbox, "draft preset", names)
-    ddtype = ui.bind("plan_ddtype", st.selectbox, "draft weights", S.PLAN_DTYPES)
+    draft = ui.bind("plan_draft", st.selectbox, "draft preset")
+    ddtype = ui.bind("plan_ddtype", st.selectbox, "draft weights")
     with st.expander("or paste the draft's config.json"):
         d_cfg, d_err = files.paste_or_upload("plan_draft_cfg", "draft config.json",
                                              types=("json",), max_bytes=MAX_BYTES, height=120)
-    drafts, draft_fields = planinputs.draft_inputs()
+    drafts = planinputs.draft_inputs()
 with hw_col:
     st.subheader("Hardware and serving")
-    accel, gpu, hw_fields = planinputs.accelerator_inputs()
-    context_len = ui.bind("plan_ctx", st.number_input, "context (tokens per sequence)", min_value=1,
-                  max_value=S.CTX_LEN_MAX, step=512)
-    kvd = ui.bind("plan_kvdtype", st.selectbox, "KV cache", S.PLAN_DTYPES)
-    kmax = ui.bind("plan_kmax", st.slider, "longest draft k priced", 1, 16)
-    batch = ui.bind("plan_batch", st.number_input, "your batch size (0 = none)", min_value=0,
-                    max_value=S.BATCH_MAX)
+    accel, gpu = planinputs.accelerator_inputs()
+    context_len = ui.bind("plan_ctx", st.number_input, "context (tokens per sequence)")
+    kvd = ui.bind("plan_kvdtype", st.selectbox, "KV cache")
+    kmax = ui.bind("plan_kmax", st.slider, "longest draft k priced")
+    batch = ui.bind("plan_batch", st.number_input, "your batch size (0 = none)")
 st.caption("Accelerator source: " + pv.ACCELERATORS[gpu].source + ".")
 uploads = [f"The {where} was not used: {err}." for where, err in (
     ("metrics upload", up_err), ("earlier scrape upload", b_err), ("target upload", t_err),
@@ -71,7 +63,8 @@ page = ui.cached(pv.plan_page)(
     draft_dtype=ddtype, kv_dtype=kvd, k_max=int(kmax), k_len=int(klen), rounds=int(rounds),
     batch=int(batch), drafts=drafts, metrics_before=before, model=model, here=here)
 with m_col:  # a scrape of several models: a choice among those the parse found
-    model = ui.bind("plan_model", st.selectbox, "model", page.models) if page.models else ""
+    model = ui.bind("plan_model", st.selectbox, "model", options=page.models) if page.models \
+        else ""
 for show, messages in ((st.error, uploads + page.errors), (st.info, page.notes)):
     for m in messages:
         show(guard.plain(m))
@@ -112,9 +105,4 @@ for key, value, what in (("plan_metrics", pasted, "metrics paste"),
     blobs[key], note = urlcodec.url_blob(value, what)
     if note:
         st.warning(note)
-ui.finish(app, replace(app.settings, plan_example=example, plan_model=model, plan_target=target,
-                       plan_draft=draft, **hw_fields, plan_ctx=int(context_len),
-                       plan_tdtype=tdtype, plan_ddtype=ddtype, plan_kvdtype=kvd,
-                       plan_kmax=int(kmax), plan_klen=int(klen), plan_rounds=int(rounds),
-                       plan_batch=int(batch), **draft_fields, **blobs,
-                       **here_fields), KEYS)
+ui.finish(app, **blobs)

@@ -5,11 +5,9 @@ kept by the server, from the seed, so the URL's prompt, draft, temperature, k, s
 rnd and step reopen the same round and the same frame.
 """
 
-from dataclasses import replace
-
 import streamlit as st
 
-from specviz.views import llmpage, stepping
+from specviz.views import llmpage
 from specviz.web import llmstage, stage, ui
 
 app = ui.page("real model", story=("k",))
@@ -27,7 +25,6 @@ ui.intro(
     "most likely of its 262,144 tokens, and the rest of the vocabulary as one bar; ␣ is a "
     "space, ⏎ a line break."
 )
-keys = stepping.STAGE_KEYS + llmstage.LLM_KEYS
 model = llmstage.model()
 ids = spec = None
 if model is not None:
@@ -36,12 +33,11 @@ if model is not None:
         ids = llmstage.prompt(model)
         spec, T = llmstage.draft(model)
 if ids is None or spec is None:
-    ui.finish(app, replace(s, **llmstage.page_values(s)), keys)
+    ui.finish(app)
     st.stop()
 
 k, rule = llmstage.k_and_rule(s)
 step, rnd = stage.play(llmstage.llm_stage(model, spec, ids, k=k, T=T, seed=s.seed, rule=rule,
                                           warp=app.warp),
                        start_step=s.step, start_rnd=s.rnd, speed=s.speed)
-ui.finish(app, replace(s, step=step, rnd=rnd, speed=stage.speed("llm"),
-                       **llmstage.page_values(s)), keys)
+ui.finish(app, step=step, rnd=rnd, speed=stage.speed("llm"))

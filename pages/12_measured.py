@@ -1,16 +1,11 @@
 """/measured: Gemma 3 270M and its drafts, timed on this machine; lossless greedy; exact rows."""
 
-from dataclasses import replace
-
 import streamlit as st
 
 from specviz.figures import measured as figs
 from specviz.views import measured as mv
 from specviz.views import realrows as rr
 from specviz.web import files, guard, measuredhere, notation, ui
-from specviz.web import settings as S
-
-KEYS = ("m_preset", "m_prompt", "m_draft", "m_k", "m_T", "m_seed", "m_new")
 
 app = ui.page("measured here")
 st.title("The real model, measured here")
@@ -23,24 +18,22 @@ ui.intro("Gemma 3 270M runs in NumPy on this server's CPU, with drafts made from
          "as it nearly is on a GPU (see /roofline).")
 left, right = st.columns([3, 2])
 with left:
-    preset = ui.bind("m_preset", st.selectbox, "prompt", tuple(mv.PRESETS),
-                     format_func=lambda p: mv.PRESETS[p][0])
+    preset = ui.bind("m_preset", st.selectbox, "prompt", format_func=lambda p: mv.PRESETS[p][0])
     if preset == "own":
         text = ui.bind("m_prompt", st.text_area, f"your prompt (at most {mv.PROMPT_CHARS_MAX:,}"
-                       " characters)", max_chars=mv.PROMPT_CHARS_MAX, height=90)
+                       " characters)", height=90)
     else:
         text = mv.PRESETS[preset][1]
+        ui.keep("m_prompt")  # the reader's own prompt stays in the link
         st.code(text, language=None, wrap_lines=True)
 with right:
     c = st.columns(2)
-    draft = ui.bind("m_draft", c[0].selectbox, "draft", S.M_DRAFTS,
+    draft = ui.bind("m_draft", c[0].selectbox, "draft",
                     format_func=lambda d: "every draft" if d == "all" else d)
-    k = ui.bind("m_k", c[1].slider, "k: drafted tokens per round", 1, mv.K_MAX)
-    T = ui.bind("m_T", c[0].number_input, "T (sampled decoding)", min_value=0.05,
-                max_value=10.0, step=0.05)
-    seed = ui.bind("m_seed", c[1].number_input, "seed", min_value=0, max_value=S.SEED_MAX)
-    new = ui.bind("m_new", c[0].number_input, "tokens per decode", min_value=1,
-                  max_value=mv.NEW_MAX)
+    k = ui.bind("m_k", c[1].slider, "k: drafted tokens per round")
+    T = ui.bind("m_T", c[0].number_input, "T (sampled decoding)")
+    seed = ui.bind("m_seed", c[1].number_input, "seed")
+    new = ui.bind("m_new", c[0].number_input, "tokens per decode")
 drafts = mv.DRAFTS if draft == "all" else (draft,)
 key = ("measure", text, drafts, int(k), float(T), int(seed), int(new))
 result = measuredhere.kept(key)
@@ -98,6 +91,4 @@ if real is None and st.button(f"Check {rdraft} on real rows", key="m_rows") \
                                     T=float(T), seed=int(seed), kit=measuredhere.KIT)
 if real is not None:
     measuredhere.draw_real_rows(real)
-ui.finish(app, replace(app.settings, m_preset=preset, m_draft=draft, m_k=int(k), m_T=float(T),
-                       m_seed=int(seed), m_new=int(new),
-                       **({"m_prompt": text} if preset == "own" else {})), KEYS)
+ui.finish(app)

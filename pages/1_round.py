@@ -4,11 +4,8 @@ The rounds are played once (cached) from the seed; stepping only moves an index 
 trace.steps, so the same URL (seed, k, rule, rnd, step, ...) replays the same draws.
 """
 
-from dataclasses import replace
-
 import streamlit as st
 
-from specviz.views import stepping
 from specviz.web import stage, ui
 
 app = ui.page("one round")
@@ -26,5 +23,4 @@ ui.intro(
 )
 step, rnd = stage.play(stage.round_stage(app), start_step=s.step, start_rnd=s.rnd,
                        speed=s.speed)
-ui.finish(app, replace(s, step=step, rnd=rnd, speed=stage.speed("round")),
-          stepping.STAGE_KEYS)
+ui.finish(app, step=step, rnd=rnd, speed=stage.speed("round"))

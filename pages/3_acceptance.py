@@ -1,7 +1,5 @@
 """/acceptance: acceptance, tokens per call and speedup against draft quality and temperature."""
 
-from dataclasses import replace
-
 import streamlit as st
 
 from specviz.figures import charts
@@ -59,4 +57,4 @@ else:
 st.caption(notation.text("acceptance = accepted / drafted (vLLM's draft acceptance rate), which is "
                          "not alpha: acceptance stops at the first rejection. Error bars: one "
                          "standard error."))
-ui.finish(app, replace(s, tab=tab), ("tab",))
+ui.finish(app)

@@ -1,7 +1,5 @@
 """/draft-length: the k sweep; tokens per call saturate while the cost of a round grows."""
 
-from dataclasses import replace
-
 import streamlit as st
 
 from specviz.figures import charts, rulecharts
@@ -55,8 +53,7 @@ notation.md(
     "the tokens that will be kept, a bound no real policy reaches. All use the correct "
     "rule, so every text is exact (Leviathan et al. 2022, Algorithm 1, with k set per round)."
 )
-threshold = ui.bind("threshold", st.slider, notation.text("confidence threshold on max q"),
-                    0.0, 1.0, step=0.05)
+threshold = ui.bind("threshold", st.slider, notation.text("confidence threshold on max q"))
 runs = ui.cached(pagedata.dynamic_runs)(app.P, app.Q, app.ctx, s.k, pagedata.DYN_TOKENS, s.seed,
                                      float(threshold))
 policy = pagedata.policy_rows(runs, s.c)
@@ -68,4 +65,4 @@ st.caption(notation.text(
     f"{pagedata.dynamic_k_max(s.k)} per round. Speedup = tokens / (target calls + c x draft "
     "calls), against plain decoding's one token per target call."))
 ui.chart(rulecharts.policy_k_figure(runs, policy, pagedata.DYN_SHOWN_ROUNDS), key="dynamic_k")
-ui.finish(app, replace(s, threshold=float(threshold)), ("threshold",))
+ui.finish(app)

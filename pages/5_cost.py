@@ -1,7 +1,5 @@
 """/cost: the break-even draft cost, speedup against c, and the speedup surface over k and c."""
 
-from dataclasses import replace
-
 import streamlit as st
 
 from specviz.figures import costcharts
@@ -59,4 +57,4 @@ else:
     with t_3d:
         ui.chart(costcharts.surface_3d(surface, point, line), key="surface_3d")
 files.download_csv(pagedata.surface_rows(surface), "speedup_surface", "Download the surface as CSV")
-ui.finish(app, replace(s, surface=view), ("surface",))
+ui.finish(app)

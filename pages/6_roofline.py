@@ -1,15 +1,10 @@
 """/roofline: why verifying k + 1 tokens costs about one decode step, and where that ends."""
 
-from dataclasses import replace
-
 import streamlit as st
 
 from specviz.figures import costcharts, rulecharts
 from specviz.views import columns, demos, pagedata
 from specviz.web import files, notation, ui
-from specviz.web import settings as S
-
-PAGE_KEYS = ("preset", "dtype", "ctxlen", "batch", "accel")
 
 app = ui.page("roofline", story=("k",))
 s = app.settings
@@ -23,13 +18,11 @@ notation.md(
     "make this argument; the ridge is the roofline model's)."
 )
 cols = st.columns(5)
-preset = ui.bind("preset", cols[0].selectbox, "model shape", tuple(S.PRESETS))
-dtype = ui.bind("dtype", cols[1].selectbox, "weight type", tuple(S.DTYPE_BYTES))
-ctxlen = ui.bind("ctxlen", cols[2].number_input, "context length (tokens)", min_value=0,
-                 max_value=S.CTX_LEN_MAX, step=256)
-batch = ui.bind("batch", cols[3].number_input, "batch (sequences)", min_value=1,
-                max_value=S.BATCH_MAX, step=1)
-accel = ui.bind("accel", cols[4].selectbox, "accelerator", tuple(S.ACCELERATORS))
+preset = ui.bind("preset", cols[0].selectbox, "model shape")
+dtype = ui.bind("dtype", cols[1].selectbox, "weight type")
+ctxlen = ui.bind("ctxlen", cols[2].number_input, "context length (tokens)")
+batch = ui.bind("batch", cols[3].number_input, "batch (sequences)")
+accel = ui.bind("accel", cols[4].selectbox, "accelerator")
 page = ui.cached(pagedata.roofline_page)(preset, accel, s.k, int(ctxlen), dtype, int(batch))
 one = page.rows[0]  # a one-token pass
 
@@ -116,5 +109,4 @@ st.caption(notation.text(
     f"B runs over 1..{curve.max_batch:,}; 'never' means not within that range. The blue dot "
     "is the batch chosen above. c is the draft's cost per token as a fraction "
     "of a plain decode step at the same batch, so it is held fixed as B grows."))
-ui.finish(app, replace(s, preset=preset, dtype=dtype, ctxlen=int(ctxlen), batch=int(batch),
-                       accel=accel, kv=int(kv)), PAGE_KEYS + ("kv",))
+ui.finish(app)

@@ -5,12 +5,10 @@ own controls (level, orders, target temperature, drafter, prompt) replay the sam
 the corpus itself cannot travel in a URL.
 """
 
-from dataclasses import replace
-
 import streamlit as st
 
 from specviz.figures import textfigs
-from specviz.views import pagedata, stepping, textpage
+from specviz.views import pagedata, textpage
 from specviz.web import notation, stage, textmodels, ui
 
 app = ui.page("text", story=("k", "T"))
@@ -35,10 +33,9 @@ with ui.folded("About this page, the models, the prompt and the drafter"):
     if unk_note:
         st.caption(unk_note)
     drafter = textmodels.drafter()
-keys = stepping.STAGE_KEYS + textmodels.TEXT_KEYS
 if not ids:
     st.info("Type a prompt: the rounds start from its last tokens.")
-    ui.finish(app, replace(s, **textmodels.page_values(s)), keys)
+    ui.finish(app)
     st.stop()
 
 step, rnd = stage.play(stage.text_stage(m.dec, ids, k=s.k, c=s.c, seed=s.seed, rule=s.rule,
@@ -73,5 +70,4 @@ if box := ui.folded_open("Check exactness at this prompt"):
                 st.warning(stopped)
             ui.table(checked, textpage.EXACT_COLUMNS)
 
-ui.finish(app, replace(s, step=step, rnd=rnd, speed=stage.speed("text"),
-                       **textmodels.page_values(s)), keys)
+ui.finish(app, step=step, rnd=rnd, speed=stage.speed("text"))

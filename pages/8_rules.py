@@ -1,7 +1,5 @@
 """/rules: every verification rule in the registry, audited side by side; production metrics."""
 
-from dataclasses import replace
-
 import streamlit as st
 
 from specviz.figures import methods, rulecharts
@@ -15,10 +13,9 @@ st.title("The rules gallery: every verification rule, audited")
 finding, controls = st.container(), st.container()  # the chart leads; drawn once it is run
 with controls:
     n = ui.bind("rules_n", st.select_slider, "n: Monte Carlo decodes per rule",
-                gallery.GALLERY_NS, format_func=lambda v: f"{v:,}")
+                format_func=lambda v: f"{v:,}")
     with st.expander("Parameters of the parametrised rules"):
-        params, page_values = rulesui.rule_params(gallery.param_specs())  # URL field -> value
-page_values["rules_n"] = int(n)
+        params = rulesui.rule_params(gallery.param_specs())
 n, cap_note = pagedata.capped_n(int(n), s.k, tuple(gallery.RULES), params, app.tree)
 if cap_note:
     controls.info(notation.text(cap_note))
@@ -113,5 +110,5 @@ st.caption(notation.text(
     "likely a draft is kept depends on the context it was drafted at."))
 
 st.markdown("#### Converter: why accepted / drafted is not alpha")
-page_values.update(rulesui.converter(s.k))
-ui.finish(app, replace(s, **page_values), tuple(page_values))
+rulesui.converter(s.k)
+ui.finish(app)

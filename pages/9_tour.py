@@ -1,8 +1,6 @@
 """/tour: a guided tour in eight chapters; each opens a preset state that poses a question,
 and links to the state that answers it (specviz.tour holds the chapters)."""
 
-from dataclasses import replace
-
 import streamlit as st
 
 from specviz.views import tour
@@ -21,8 +19,7 @@ notation.md(
     "explanation. Links open in a new tab, at exactly that state, so this page stays put."
 )
 
-chapter = ui.bind("chapter", st.selectbox, "Chapter", tuple(range(len(tour.CHAPTERS))),
-                  format_func=tour.label)
+chapter = ui.bind("chapter", st.selectbox, "Chapter", format_func=tour.label)
 ch = tour.CHAPTERS[chapter]
 before, after = tour.neighbours(chapter)
 
@@ -57,4 +54,4 @@ for i, row in enumerate(tour.outline()):
 st.caption("The numbers in the answers are those of the default tables; with your own tables "
            "(sidebar) the shapes hold but the numbers move. Presenting? Add present=1 to any "
            "address for large type and no sidebar; the tour's links keep it.")
-ui.finish(app, replace(s, chapter=int(chapter)), ("chapter",))
+ui.finish(app)

@@ -44,6 +44,15 @@ def run_page(path: str, timeout: float = 30, **params: str) -> AppTest:
     return at
 
 
+def bound_undeclared(at: AppTest, path: str) -> set[str]:
+    """The fields the page at site path `path` bound in its last run that are declared
+    neither for it nor for the sidebar (settings.FIELDS): a page key not declared."""
+    from specviz.web import binding
+    from specviz.web import settings as S
+
+    return set(at.session_state[binding.BOUND]) - {*S.SHARED_KEYS, *S.page_keys(path)}
+
+
 def chips(at: AppTest) -> str:
     """The round's token chips (HTML)."""
     return next(h.proto.body for h in at.html if 'class="sv-chips"' in h.proto.body)

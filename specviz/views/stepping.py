@@ -14,8 +14,6 @@ from ..core.rules import get_rule
 from ..core.trace import RoundTrace
 from .transcript import RND_MAX, RoundTranscript, Totals
 
-STAGE_KEYS = ("step", "rnd", "speed")  # the URL parameters of an animated page's stage
-
 
 @dataclass(frozen=True)
 class View:

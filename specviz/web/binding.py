@@ -1,7 +1,8 @@
-"""Widgets bound to URL parameters: the URL seeds each widget on a session's first run
-(an index for radios and selects), the session keeps the reader's value after that;
-tabs bound the same way; a value held or set before its widget is drawn; and the URL
-rewritten for a few keys only (a fragment's)."""
+"""Widgets bound to URL parameters: each widget takes its bounds from its field's one
+declaration (settings.FIELDS), the URL seeds it on a session's first run (an index for
+radios and selects), the session keeps the reader's value after that; tabs bound the same
+way; a value held or set before its widget is drawn; the fields a run bound, for the URL;
+and the URL rewritten for a few keys only (a fragment's)."""
 
 from __future__ import annotations
 
@@ -17,11 +18,21 @@ from .urlstate import url_settings
 INDEXED = ("radio", "selectbox")  # widgets whose start is an index into their options
 
 
-def bind(key: str, widget: Callable, *args, cast: Callable | None = None, **kwargs):
-    """Draw a widget bound to URL parameter `key`; returns its value. The URL gives its
-    starting value (cast turns it into the widget's type: bool for a toggle bound to a 0/1
-    parameter); Streamlit's persist_state="session" keeps the reader's value for the
-    session, across page switches."""
+BOUND = "_bound"  # session key: the fields this run drew (or kept), for the URL
+
+
+def begin() -> None:
+    """A page's run starts: no field bound yet."""
+    st.session_state[BOUND] = set()
+
+
+def bind(key: str, widget: Callable, label: str, *, cast: Callable | None = None, **kwargs):
+    """Draw a widget bound to URL parameter `key`; returns its value. Its bounds (range,
+    step, options, length) are the field's (settings.widget_bounds) unless given here; the
+    URL gives its starting value (cast turns it into the widget's type: bool for a toggle
+    bound to a 0/1 parameter); Streamlit's persist_state="session" keeps the reader's value
+    for the session, across page switches."""
+    kwargs = S.widget_bounds(key, getattr(widget, "__name__", "")) | kwargs
     wkey = f"w_{key}"
     assigned = st.session_state.get("_assigned", set())
     if wkey in assigned:  # its value was set by assign() for this run: no default on top
@@ -30,13 +41,32 @@ def bind(key: str, widget: Callable, *args, cast: Callable | None = None, **kwar
         url, _ = url_settings()
         start = cast(getattr(url, key)) if cast else getattr(url, key)
         if getattr(widget, "__name__", "") in INDEXED:
-            options = list(args[1] if len(args) > 1 else kwargs["options"])
+            options = list(kwargs["options"])
             kwargs["index"] = options.index(start) if start in options else 0
         else:
             kwargs["value"] = start
-    value = widget(*args, key=wkey, persist_state="session", **kwargs)
+    return hold(key, widget(label, key=wkey, persist_state="session", **kwargs))
+
+
+def hold(key: str, value):
+    """Field `key` takes value in this run without a widget (its widget has one choice
+    left); returns it."""
     st.session_state[f"v_{key}"] = value
+    st.session_state.setdefault(BOUND, set()).add(key)
     return value
+
+
+def keep(key: str):
+    """Field `key` keeps its value (the widget's last, else the URL's) in a run that does
+    not draw its widget: a hidden box's text stays in the link. Returns it."""
+    return hold(key, st.session_state.get(f"v_{key}", getattr(url_settings()[0], key)))
+
+
+def drawn() -> dict:
+    """The page's own fields this run bound, beyond the sidebar's, at their field's type."""
+    ss = st.session_state
+    return {k: type(getattr(S.DEFAULTS, k))(ss[f"v_{k}"])
+            for k in S.KEYS if k in ss.get(BOUND, ()) and k not in S.SHARED_KEYS}
 
 
 def tabs(key: str, labels: dict[str, str]) -> tuple[str, list]:
@@ -48,9 +78,7 @@ def tabs(key: str, labels: dict[str, str]) -> tuple[str, list]:
     containers = st.tabs([text(v) for v in labels.values()], key=wkey, on_change="rerun",
                          default=text(start))
     shown = {text(v): k for k, v in labels.items()}
-    value = shown.get(st.session_state.get(wkey), getattr(url, key))
-    st.session_state[f"v_{key}"] = value
-    return value, containers
+    return hold(key, shown.get(st.session_state.get(wkey), getattr(url, key))), containers
 
 
 def clamp(key: str, lo, hi) -> None:

@@ -1,6 +1,7 @@
 """The parsers of URL fields: each takes the query's text and returns the value, raises
 ValueError for a value it cannot read, or Capped for a number outside its range (held at
-the nearest end). Each carries .range, the words a note uses for what it accepts.
+the nearest end). Each carries .range, the words a note uses for what it accepts, and the
+bounds a widget takes from it: .lo and .hi, .options or .max_chars.
 """
 
 from __future__ import annotations
@@ -28,18 +29,22 @@ def int_in(lo: int, hi: int):
             raise Capped(int(min(max(v, lo), hi)))
         return int(v)
     parse.range = f"an integer {lo}..{hi:,}"
+    parse.lo, parse.hi = lo, hi
     return parse
 
 
 def float_in(lo: float, hi: float):
+    lo, hi = float(lo), float(hi)  # a float widget needs float bounds
+
     def parse(s: str) -> float:
         v = float(s)
         if not math.isfinite(v):
             raise ValueError
         if not lo <= v <= hi:
-            raise Capped(float(min(max(v, lo), hi)))  # a float input needs a float
+            raise Capped(min(max(v, lo), hi))
         return v
     parse.range = f"a number in [{lo:g}, {hi:g}]"
+    parse.lo, parse.hi = lo, hi
     return parse
 
 
@@ -49,6 +54,7 @@ def text_of(max_chars: int):
             raise ValueError
         return s
     parse.range = f"text of at most {max_chars:,} characters"
+    parse.max_chars = max_chars
     parse.raw = True  # spaces are part of the text
     return parse
 
@@ -62,6 +68,7 @@ def int_choice(options):
             raise ValueError
         return int(v)
     parse.range = "one of " + ", ".join(f"{o:,}" for o in opts)
+    parse.options = opts
     return parse
 
 
@@ -74,6 +81,7 @@ def float_choice(options):
             raise ValueError
         return v
     parse.range = "one of " + ", ".join(f"{o:g}" for o in opts)
+    parse.options = opts
     return parse
 
 
@@ -85,6 +93,7 @@ def choice(options):
             raise ValueError
         return s
     parse.range = "one of " + ", ".join(opts)
+    parse.options = opts
     return parse
 
 
@@ -96,6 +105,7 @@ def tree():
     parse.range = (f"a token tree: paths like [[0], [1], [0, 0]] or a branching like 3-2-1, "
                    f"at most {PATHS_NODES_MAX} nodes and {PATHS_TEXT_MAX:,} characters")
     parse.explains = True  # the reason (which path is wrong) goes into the note
+    parse.max_chars = PATHS_TEXT_MAX
     return parse
 
 

@@ -16,12 +16,12 @@ import streamlit as st
 
 from ..core import interrupt
 from ..core.bounded import ByteLRU
-from ..core.tables import T_MAX, T_MIN, WORK_STOP_S
+from ..core.tables import WORK_STOP_S
 from ..core.warp import Warp
 from ..figures import animation, textfigs
 from ..llm import store
 from ..llm.gemma import ModelFileError
-from ..llm.pair import KINDS, DraftError, DraftSpec, token_counts
+from ..llm.pair import DraftError, DraftSpec, token_counts
 from ..views import llmpage, llmstream, stepping, textpage
 from ..views.transcript import RoundTranscript
 from . import files, guard, server, textmodels, ui
@@ -32,7 +32,6 @@ MODEL = "gemma 3 270m"  # names in the process's store (web.server.once)
 STREAMS = "llm streams"
 STREAM_BYTES = 320 * 2**20  # the rows of the rounds the shared streams keep
 STREAM_FIXED_BYTES = 8 * 2**20  # a stream's KV caches and the rest, beside its rows
-LLM_KEYS = ("llm_preset", "llm_prompt", "llm_kind", "llm_arg", "llm_T")  # the page's URL
 
 
 # ----------------------------------------------------------------------------- the model
@@ -90,12 +89,12 @@ KIT = llmpage.Kit(_counts, _ngram)  # the drafts' extras, shared by /llm and /me
 def prompt(m: store.Model) -> list[int] | None:
     """The preset or the reader's prompt; its token ids, or None with the reason shown."""
     left, right = st.columns([1, 3])
-    preset = ui.bind("llm_preset", left.radio, "Prompt", tuple(llmpage.PRESETS),
+    preset = ui.bind("llm_preset", left.radio, "Prompt",
                      format_func=lambda p: llmpage.PRESETS[p][0])
-    own = st.session_state.get("v_llm_prompt", ui.url_settings()[0].llm_prompt)
+    own = ui.keep("llm_prompt")
     if preset == "own":
         own = ui.bind("llm_prompt", right.text_area, "Your prompt (the model continues it)",
-                      max_chars=llmpage.PROMPT_CHARS_MAX, height=110,
+                      height=110,
                       placeholder="Type a sentence, some code, a question…")
     else:
         right.code(llmpage.PRESETS[preset][1], language=None, wrap_lines=True)
@@ -113,17 +112,15 @@ def draft(m: store.Model) -> tuple[DraftSpec | None, float]:
     when the draft names none of the model's."""
     ss = st.session_state
     cols = st.columns([2, 1, 1], vertical_alignment="bottom")
-    kind = ui.bind("llm_kind", cols[0].selectbox, "Draft", KINDS,
+    kind = ui.bind("llm_kind", cols[0].selectbox, "Draft",
                    format_func=llmpage.KIND_LABELS.get)
     if ss.get("_llm_kind", kind) != kind:  # a new kind: start from its own parameter
         ui.assign("llm_arg", llmpage.KIND_ARGS[kind])
     ss["_llm_kind"] = kind
-    arg = ui.bind("llm_arg", cols[1].text_input, "its parameter",
-                  max_chars=llmpage.ARG_MAX_CHARS, disabled=kind == "lookup",
+    arg = ui.bind("llm_arg", cols[1].text_input, "its parameter", disabled=kind == "lookup",
                   help="early exit: L layers; skip: the layers left out, as 4,8; trimmed: "
                        "N head rows, or N:L; n-gram: the order n")
-    T = ui.bind("llm_T", cols[2].number_input, "temperature T (p and q)", min_value=T_MIN,
-                max_value=T_MAX, step=0.05)
+    T = ui.bind("llm_T", cols[2].number_input, "temperature T (p and q)")
     try:
         spec = llmpage.parse(m, kind, arg)
     except DraftError as exc:
@@ -143,11 +140,6 @@ def k_and_rule(s: S.Settings) -> tuple[int, str]:
         st.info(note)
         rule = "correct"
     return k, rule
-
-
-def page_values(s: S.Settings) -> dict:
-    """This page's controls as drawn in this run, for the URL."""
-    return {key: st.session_state.get(f"v_{key}", getattr(s, key)) for key in LLM_KEYS}
 
 
 # ----------------------------------------------------------------------------- the stage

@@ -10,31 +10,23 @@ import streamlit as st
 
 from ..views import columns, gallery
 from . import notation, ui
-from . import settings as S
 
 CONVERT_FROM = {"alpha": "alpha", "rate": "draft acceptance rate (accepted / drafted)",
                 "length": "mean acceptance length (1 + accepted / drafts)"}
 
 
-def rule_params(specs: Sequence[dict]) -> tuple[dict[str, dict[str, float]], dict[str, object]]:
-    """One slider per parameter of the parametrised rules, three to a row; returns the
-    parameters by rule and the values by URL field (a Settings field '<rule>_<name>')."""
+def rule_params(specs: Sequence[dict]) -> dict[str, dict[str, float]]:
+    """One slider per parameter of the parametrised rules (the URL field '<rule>_<name>'),
+    three to a row; returns the parameters by rule."""
     params: dict[str, dict[str, float]] = {}
-    fields: dict[str, object] = {}
     cols = st.columns(3)
     for i, spec in enumerate(specs):
         # rule names are identifiers, never re-lettered (topk_q stays topk_q)
         label = f"{spec['rule']}: " + notation.text(f"{spec['name']} ({spec['help']})")
-        field = f"{spec['rule']}_{spec['name']}"
         with cols[i % 3]:
-            if spec["integer"]:
-                value = ui.bind(field, st.slider, label, int(spec["lo"]), int(spec["hi"]))
-            else:
-                value = ui.bind(field, st.slider, label, float(spec["lo"]),
-                                float(spec["hi"]), step=0.01)
+            value = ui.bind(f"{spec['rule']}_{spec['name']}", st.slider, label)
         params.setdefault(spec["rule"], {})[spec["name"]] = value
-        fields[field] = value
-    return params, fields
+    return params
 
 
 def rule_notes(notes: Sequence[dict]) -> None:
@@ -59,20 +51,19 @@ def production_table(rep) -> None:
     ui.table(summary, columns.production_columns(rep.rounds or gallery.METRICS_ROUNDS))
 
 
-def converter(k: int) -> dict[str, object]:
+def converter(k: int) -> None:
     """Alpha, the draft acceptance rate and the mean acceptance length from any one of
-    them at k (Leviathan et al. 2022, eq. 1); returns its controls' values for the URL."""
+    them at k (Leviathan et al. 2022, eq. 1)."""
     left, right = st.columns([1, 2])
     with left:
-        given = ui.bind("conv_given", st.radio, notation.text("the number is"), tuple(CONVERT_FROM),
+        given = ui.bind("conv_given", st.radio, notation.text("the number is"),
                         format_func=lambda g_: notation.text(CONVERT_FROM[g_]))
-        value = ui.bind("conv_value", st.number_input, notation.text("value"), min_value=0.0,
-                        max_value=float(S.K_APP_MAX + 1), step=0.01)
+        value = ui.bind("conv_value", st.number_input, notation.text("value"))
     try:
         conv = gallery.convert_metric(float(value), k, given)
     except ValueError as exc:
         right.warning(notation.text(f"Cannot convert at k = {k}: {exc}."))
-        return {"conv_given": given, "conv_value": float(value)}
+        return
     with right:
         cc = st.columns(3)
         cc[0].metric(notation.text("alpha"), f"{conv['alpha']:.4f}")
@@ -90,4 +81,3 @@ def converter(k: int) -> dict[str, object]:
             "(from Leviathan et al. 2022, eq. 1). The two agree only at k = 1 (or alpha = 0 "
             "or 1)."
         )
-    return {"conv_given": given, "conv_value": float(value)}

@@ -1,7 +1,8 @@
 """Turn a URL's query string into validated settings, and settings back into a query.
 
-Pure Python (no Streamlit), so it can be fuzzed on its own. Every parameter has a
-default and a range; a value that is missing takes the default silently, and a value
+Pure Python (no Streamlit), so it can be fuzzed on its own. Every parameter is declared
+once, in FIELDS: its default, its parser with its range (which its widget takes too) and
+the pages that draw it. A value that is missing takes the default silently, and a value
 that is present but invalid takes the default with a note for the page to show. Notes
 never echo more than a short, sanitised piece of what arrived. Pasted texts and tables
 travel as URL text (web.urlcodec).
@@ -10,8 +11,9 @@ travel as URL text (web.urlcodec).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields, replace
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, make_dataclass, replace
+from dataclasses import field as dc_field
 from urllib.parse import urlencode
 
 from ..analysis.drafting import DRAFT_KINDS, HEAD_LAYERS_MAX, TREE_MAX
@@ -36,7 +38,7 @@ from ..views.gallery import GALLERY_NS
 from ..views.llmpage import ARG_MAX_CHARS as LLM_ARG_MAX_CHARS
 from ..views.llmpage import PRESETS as LLM_PRESETS
 from ..views.llmpage import PROMPT_CHARS_MAX as LLM_PROMPT_CHARS_MAX
-from ..views.measured import DRAFTS as _M_DRAFTS
+from ..views.measured import DRAFTS as MEASURED_DRAFTS
 from ..views.measured import K_MAX as M_K_MAX
 from ..views.measured import NEW_MAX as M_NEW_MAX
 from ..views.plan import EXAMPLES, MODEL_NAME_MAX_CHARS
@@ -48,225 +50,183 @@ from .fieldparse import Capped  # noqa: F401 (the settings' callers catch it her
 from .urlcodec import TABLE_URL_MAX_CHARS
 
 STEP_MAX = 1_000  # animation frames (a round has at most 2k + 4)
-NOTATIONS = ("leviathan", "chen")  # who is p: Leviathan et al. (p = target) or Chen et al.
-CONVERT_GIVEN = ("alpha", "rate", "length")  # /rules converter: what the number is
 SEED_MAX = 2**31 - 1
 CTX_LEN_MAX = 131_072  # context length on the roofline
 BATCH_MAX = 4_096
-DRAFTS = ("table", "mix")
-SPEEDS = (0.5, 1.0, 2.0, 3.0)  # autoplay: seconds per step
-ACCEPTANCE_TABS = ("alpha", "T")  # /acceptance: draft quality, or temperature mismatch
-SURFACE_VIEWS = ("heatmap", "3d")  # /cost: the speedup over k and c as a heatmap or in 3D
+HERE_LABEL_CHARS = 300  # /plan: a measured-here source's label
+ALL = ("*",)  # a field of the sidebar, on every page
+STAGE = ("round", "text", "llm")  # the animated pages
 
 
 @dataclass(frozen=True)
-class Settings:
-    """Every control of the app; each field is one query parameter of the same name."""
+class Field:
+    """One URL parameter, declared once: its default, its parser (which holds the range the
+    URL and the widget share) and the step of its widget; pages: the pages that draw it
+    (ALL: the sidebar's, on every page)."""
 
-    k: int = 4  # drafted tokens per round
-    c: float = 0.1  # draft cost per token, as a fraction of one target call
-    draft: str = "table"  # "table": the draft table Q; "mix": alpha P + (1 - alpha) junk
-    alpha: float = 0.6  # draft quality when draft = "mix" (1 copies the target)
-    T: float = 1.0  # draft temperature
-    seed: int = 0  # every random draw follows from it
-    rule: str = "correct"  # verification rule
-    ctx: str = "a"  # context token, by name
-    n: int = 60_000  # Monte Carlo decodes
-    step: int = 0  # animation frame on /round
-    rnd: int = 0  # which round of the transcript /round shows (0 = the first)
-    speed: float = 1.0  # autoplay on /round and /text: seconds per step
-    tab: str = "alpha"  # /acceptance: which sweep is open
-    surface: str = "heatmap"  # /cost: which view of the speedup surface is open
-    preset: str = "Llama-2-7B"  # roofline model shape
-    dtype: str = "fp16"  # roofline weight type
-    ctxlen: int = 512  # roofline context length in tokens
-    batch: int = 1  # roofline batch size
-    accel: str = "H100 SXM"  # roofline accelerator
-    notation: str = "leviathan"  # letters: leviathan (p = target) or chen (p = draft)
-    present: int = 0  # presenter mode: 1 = large type, no sidebar, high contrast
-    chapter: int = 0  # the guided tour's chapter in focus (0 = the first)
-    # /rules: each parametrised rule's parameter, named <rule>_<param> (defaults = registry's)
-    multi_draft_m: int = 3
-    typical_eps: float = 0.09
-    typical_delta: float = 0.3
-    lenient_l: float = 0.5
-    topk_q_top_k: int = 2
-    inclusive_coin_u_bits: int = 4
-    tree_iid_shape: int = 1  # token trees: a preset of specviz.core.tree.PRESETS
-    tree_wor_shape: int = 1
-    tree_first_residual_shape: int = 3
-    tree_wor_as_iid_shape: int = 3
-    tree: str = ""  # a token tree for every tree rule, as paths [[0], [1], [0, 0]] (Medusa's
-    # choices) or a branching 3-2-1; "" drafts each rule's preset
+    name: str
+    default: object
+    parse: Callable[[str], object]
+    step: float | None = None
+    pages: tuple[str, ...] = ALL
+
+
+def _on(pages: str | tuple[str, ...], *group: Field) -> tuple[Field, ...]:
+    return tuple(replace(f, pages=(pages,) if isinstance(pages, str) else pages) for f in group)
+
+
+def _rule_fields() -> tuple[Field, ...]:
+    """Each parametrised rule's parameters (the registry's Param), named <rule>_<param>; the
+    warp rules read the request's warp instead (wT ... wdraft)."""
+    return tuple(Field(f"{r.name}_{q.name}", int(q.default) if q.integer else float(q.default),
+                       F.int_in(int(q.lo), int(q.hi)) if q.integer else F.float_in(q.lo, q.hi),
+                       None if q.integer else 0.01)
+                 for r in RULES.values() if not reads_warp(r) for q in r.params)
+
+
+_PLAN_MS = F.float_in(0.0, 1000.0)
+_PLAN_TIMED = F.float_in(0.0, 100_000.0)
+FIELDS = (
+    Field("k", 4, F.int_in(1, K_APP_MAX)),  # drafted tokens per round
+    Field("c", 0.1, F.float_in(0.0, 2.0), 0.01),  # draft cost per token (x one target call)
+    Field("draft", "table", F.choice(("table", "mix"))),  # table Q, or alpha P + (1-alpha) junk
+    Field("alpha", 0.6, F.float_in(0.0, 1.0), 0.01),  # the mix's quality (1 copies the target)
+    Field("T", 1.0, F.float_in(0.05, 10.0), 0.05),  # draft temperature
+    Field("seed", 0, F.int_in(0, SEED_MAX)),  # every random draw follows from it
+    Field("rule", "correct", F.choice(RULES)),  # verification rule
+    Field("ctx", "a", F.choice(VOCAB)),  # context token, by name
+    *_on("exactness", Field("n", 60_000, F.int_in(1, N_APP_MAX), 10_000)),  # decodes per rule
+    *_on(STAGE,
+         Field("step", 0, F.int_in(0, STEP_MAX)),  # animation frame
+         Field("rnd", 0, F.int_in(0, RND_MAX)),  # which round of the transcript (0 = the first)
+         Field("speed", 1.0, F.float_choice((0.5, 1.0, 2.0, 3.0)))),  # autoplay: s per step
+    *_on("acceptance", Field("tab", "alpha", F.choice(("alpha", "T")))),  # the sweep open
+    *_on("cost", Field("surface", "heatmap", F.choice(("heatmap", "3d")))),  # the view open
+    *_on("roofline",
+         Field("preset", "Llama-2-7B", F.choice(PRESETS)),  # model shape
+         Field("dtype", "fp16", F.choice(DTYPE_BYTES)),  # weight type
+         Field("ctxlen", 512, F.int_in(0, CTX_LEN_MAX), 256),  # context length in tokens
+         Field("batch", 1, F.int_in(1, BATCH_MAX)),  # batch size
+         Field("accel", "H100 SXM", F.choice(ACCELERATORS))),  # accelerator
+    # letters: leviathan (p = target) or chen (p = draft); presenter mode: 1 = large type
+    Field("notation", "leviathan", F.choice(("leviathan", "chen"))),
+    Field("present", 0, F.int_in(0, 1)),
+    *_on("tour", Field("chapter", 0, F.int_in(0, CHAPTER_MAX))),  # the chapter in focus
+    *_on("rules", *_rule_fields()),
+    # a token tree for every tree rule: paths [[0], [1], [0, 0]] (Medusa's choices) or a
+    # branching 3-2-1; "" drafts each rule's preset
+    Field("tree", "", F.tree()),
     # the request's sampling warp of the target (core.warp): temperature, top-k (0 = off),
     # top-p, min-p, and 1 when the draft samples from its warped row too
-    wT: float = 1.0
-    wtopk: int = 0
-    wtopp: float = 1.0
-    wminp: float = 0.0
-    wdraft: int = 0
-    rules_n: int = 200_000  # Monte Carlo decodes per rule on /rules
-    conv_given: str = "alpha"  # /rules converter: what the number is
-    conv_value: float = 0.8  # /rules converter: the number
-    threshold: float = 0.3  # /draft-length: the confidence policy's threshold on max q
-    kv: int = 0  # /roofline batch section: 1 = the pass also reads the KV cache
-    # /text: the n-gram models and the prompt (the corpus itself cannot travel in a URL)
-    level: str = "char"  # tokens: characters or words
-    order: int = 6  # target n-gram order (2..8 for characters, 2..4 for words)
-    dorder: int = 2  # draft order, below the target's
-    Tp: float = 1.0  # target temperature (the draft's is T)
-    drafter: str = "ngram"  # the draft: the low-order n-gram, or prompt lookup
-    prompt: str = DEFAULT_PROMPT  # where the text starts
-    # /llm: the real model's prompt, draft and temperature (k, seed and rule are shared)
-    llm_preset: str = "story"  # a preset prompt, or "own": llm_prompt
-    llm_prompt: str = ""  # the reader's own prompt
-    llm_kind: str = "skip"  # the draft: a kind of specviz.llm.pair.KINDS ...
-    llm_arg: str = "4,8"  # ... and its parameter (layers, head rows, order)
-    llm_T: float = 1.0  # temperature of p and q alike
+    Field("wT", 1.0, F.float_in(0.05, 5.0), 0.05),
+    Field("wtopk", 0, F.int_in(0, 4096)),
+    Field("wtopp", 1.0, F.float_in(0.01, 1.0), 0.01),
+    Field("wminp", 0.0, F.float_in(0.0, 1.0), 0.01),
+    Field("wdraft", 0, F.int_in(0, 1)),
+    *_on("rules",
+         Field("rules_n", 200_000, F.int_choice(GALLERY_NS)),  # Monte Carlo decodes per rule
+         Field("conv_given", "alpha", F.choice(("alpha", "rate", "length"))),  # the converter's
+         Field("conv_value", 0.8, F.float_in(0.0, K_APP_MAX + 1), 0.01)),  # number, and what
+    *_on("draft-length", Field("threshold", 0.3, F.float_in(0.0, 1.0), 0.05)),  # on max q
+    *_on("roofline", Field("kv", 0, F.int_in(0, 1))),  # 1 = the pass also reads the KV cache
+    *_on("text",  # the n-gram models and the prompt (the corpus cannot travel in a URL)
+         Field("level", "char", F.choice(TEXT_LEVELS)),  # tokens: characters or words
+         Field("order", 6, F.int_in(2, 8)),  # target n-gram order (2..8 chars, 2..4 words)
+         Field("dorder", 2, F.int_in(1, 7)),  # draft order, below the target's
+         Field("Tp", 1.0, F.float_in(0.05, 10.0), 0.05),  # target temperature (the draft's: T)
+         Field("drafter", "ngram", F.choice(TEXT_DRAFTERS)),  # low-order n-gram, or lookup
+         Field("prompt", DEFAULT_PROMPT, F.text_of(PROMPT_MAX_CHARS))),  # where the text starts
+    *_on("llm",  # the real model's prompt, draft and temperature (k, seed, rule: shared)
+         Field("llm_preset", "story", F.choice(LLM_PRESETS)),  # a preset, or "own": llm_prompt
+         Field("llm_prompt", "", F.text_of(LLM_PROMPT_CHARS_MAX)),
+         Field("llm_kind", "skip", F.choice(LLM_KINDS)),  # the draft, and its parameter
+         Field("llm_arg", "4,8", F.text_of(LLM_ARG_MAX_CHARS)),  # (layers, head rows, order)
+         Field("llm_T", 1.0, F.float_in(T_MIN, T_MAX), 0.05)),  # temperature of p and q
     # /plan: pasted texts travel zlib-compressed and base64url-encoded (blob: "" = none)
-    plan_example: str = "vllm_metrics.prom"  # shipped metrics example used when none pasted
-    plan_metrics: str = ""  # blob of pasted metrics text
-    plan_before: str = ""  # blob of an earlier /metrics scrape (differenced with plan_metrics)
-    plan_model: str = ""  # model_name read from a scrape of several models ("" = the only one)
-    plan_target: str = "Llama-3.1-8B"  # target preset
-    plan_target_cfg: str = ""  # blob of a pasted target config.json (overrides the preset)
-    plan_draft: str = "Llama-3.2-1B"  # draft preset
-    plan_draft_cfg: str = ""  # blob of a pasted draft config.json
-    plan_gpu: str = "H100 SXM"  # accelerator preset
-    plan_mem_gb: float = 0.0  # overrides of the preset (0 = the preset's value)
-    plan_bw_tbs: float = 0.0
-    plan_tflops: float = 0.0  # dense bf16
-    plan_fp8_tflops: float = 0.0
-    plan_ctx: int = 4096  # context tokens per sequence
-    plan_tdtype: str = "bf16"  # target weights
-    plan_ddtype: str = "bf16"  # draft weights
-    plan_kvdtype: str = "bf16"  # KV cache
-    plan_kmax: int = 8  # longest draft priced
-    plan_klen: int = 0  # draft length where the metrics do not say it (llama.cpp); 0 = none
-    plan_rounds: int = 0  # rounds behind hand-entered per-position rates; 0 = none
-    plan_batch: int = 0  # the batch you run (0 = none): checked against memory
-    plan_dkind: str = "model"  # what drafts: a model, a head on the target, n-gram lookup
-    plan_hlayers: int = 1  # layers of a head built from the target's width
-    plan_topk: int = 1  # SGLang tree drafting (steps 0 = a chain of k)
-    plan_steps: int = 0
-    plan_dtokens: int = 0  # tree tokens verified per sequence (0 = steps + 1)
-    plan_lookup_ms: float = 0.1  # n-gram lookup per round
-    plan_t_oh_ms: float = 0.0  # fixed time per target pass, per draft pass
-    plan_d_oh_ms: float = 0.0
-    plan_m_target_ms: float = 0.0  # measured at batch 1 (0 = not measured)
-    plan_m_verify_ms: float = 0.0
-    plan_m_draft_ms: float = 0.0
-    plan_m_c: float = 0.0
-    plan_here: str = ""  # a measurement of this server's /measured ("" = the metrics above)
-    # /measured: the real model measured here
-    m_preset: str = "story"  # a preset prompt, or "own" (m_prompt)
-    m_prompt: str = "The best way to learn a language is"
-    m_draft: str = "trimmed:16384"  # one of views.measured.DRAFTS, or "all"
-    m_k: int = 4
-    m_T: float = 1.0
-    m_seed: int = 0
-    m_new: int = 16  # tokens each decode generates
+    *_on("plan",
+         Field("plan_example", "vllm_metrics.prom", F.choice(EXAMPLES)),  # when none pasted
+         Field("plan_metrics", "", F.blob()),  # pasted metrics
+         Field("plan_before", "", F.blob()),  # an earlier scrape (differenced)
+         Field("plan_model", "", F.text_of(MODEL_NAME_MAX_CHARS)),  # of several ("" = the one)
+         Field("plan_target", "Llama-3.1-8B", F.choice(preset_names())),
+         Field("plan_target_cfg", "", F.blob()),  # a pasted config.json (overrides the preset)
+         Field("plan_draft", "Llama-3.2-1B", F.choice(preset_names())),
+         Field("plan_draft_cfg", "", F.blob()),
+         Field("plan_gpu", "H100 SXM", F.choice(ACCELERATORS)),
+         Field("plan_mem_gb", 0.0, F.float_in(0.0, 4096.0)),  # overrides (0 = the preset's)
+         Field("plan_bw_tbs", 0.0, F.float_in(0.0, 100.0)),
+         Field("plan_tflops", 0.0, F.float_in(0.0, 100_000.0)),  # dense bf16
+         Field("plan_fp8_tflops", 0.0, F.float_in(0.0, 100_000.0)),
+         Field("plan_ctx", 4096, F.int_in(1, CTX_LEN_MAX), 512),  # context per sequence
+         Field("plan_tdtype", "bf16", F.choice(SERVED_DTYPES)),  # target weights
+         Field("plan_ddtype", "bf16", F.choice(SERVED_DTYPES)),  # draft weights
+         Field("plan_kvdtype", "bf16", F.choice(SERVED_DTYPES)),  # KV cache
+         Field("plan_kmax", 8, F.int_in(1, 16)),  # longest draft priced
+         Field("plan_klen", 0, F.int_in(0, 64)),  # k where the metrics lack it; 0 = none
+         Field("plan_rounds", 0, F.int_in(0, 10**12), 100),  # behind hand-entered rates
+         Field("plan_batch", 0, F.int_in(0, BATCH_MAX)),  # checked against memory; 0 = none
+         Field("plan_dkind", "model", F.choice(DRAFT_KINDS)),  # a model, a head, n-grams
+         Field("plan_hlayers", 1, F.int_in(1, HEAD_LAYERS_MAX)),  # a head's layers
+         Field("plan_topk", 1, F.int_in(1, 64)),  # SGLang tree drafting (steps 0 = a chain)
+         Field("plan_steps", 0, F.int_in(0, 64)),
+         Field("plan_dtokens", 0, F.int_in(0, TREE_MAX)),  # verified (0 = steps + 1)
+         Field("plan_lookup_ms", 0.1, F.float_in(0.001, 1000.0), 0.05),  # n-gram lookup
+         Field("plan_t_oh_ms", 0.0, _PLAN_MS, 0.1),  # fixed time per target, draft pass
+         Field("plan_d_oh_ms", 0.0, _PLAN_MS, 0.1),
+         Field("plan_m_target_ms", 0.0, _PLAN_TIMED, 0.1),  # measured at batch 1 (0 = not)
+         Field("plan_m_verify_ms", 0.0, _PLAN_TIMED, 0.1),
+         Field("plan_m_draft_ms", 0.0, _PLAN_TIMED, 0.1),
+         Field("plan_m_c", 0.0, F.float_in(0.0, 100.0), 0.01),
+         Field("plan_here", "", F.text_of(HERE_LABEL_CHARS))),  # /measured's ("" = metrics)
+    *_on("measured",  # the real model measured here
+         Field("m_preset", "story", F.choice(LLM_PRESETS)),  # a preset, or "own": m_prompt
+         Field("m_prompt", "The best way to learn a language is", F.text_of(LLM_PROMPT_CHARS_MAX)),
+         Field("m_draft", "trimmed:16384", F.choice((*MEASURED_DRAFTS, "all"))),  # or every one
+         Field("m_k", 4, F.int_in(1, M_K_MAX)),
+         Field("m_T", 1.0, F.float_in(0.05, 10.0), 0.05),
+         Field("m_seed", 0, F.int_in(0, SEED_MAX)),
+         Field("m_new", 16, F.int_in(1, M_NEW_MAX))),  # tokens each decode generates
+)
 
 
+def by_name(fields: tuple[Field, ...]) -> dict[str, Field]:
+    """The fields by name; a name declared twice is refused."""
+    out = {f.name: f for f in fields}
+    if len(out) != len(fields):
+        twice = sorted({f.name for f in fields if sum(g.name == f.name for g in fields) > 1})
+        raise ValueError(f"a URL field is declared twice: {', '.join(twice)}")
+    return out
+
+
+FIELD = by_name(FIELDS)
+KEYS = tuple(FIELD)
+SHARED_KEYS = tuple(f.name for f in FIELDS if f.pages == ALL)  # the sidebar's, every page's
+Settings = make_dataclass("Settings", [(f.name, type(f.default), dc_field(default=f.default))
+                                       for f in FIELDS], frozen=True)
+Settings.__module__ = __name__
+Settings.__doc__ = "Every control of the app; each field is one query parameter of the same name."
 DEFAULTS = Settings()
 
 
-PLAN_DTYPES = SERVED_DTYPES  # the planner's types, owned by shape
-M_DRAFTS = (*_M_DRAFTS, "all")  # /measured: one draft, or every one in a table
-HERE_LABEL_CHARS = 300  # /plan: a measured-here source's label
+def page_keys(path: str) -> tuple[str, ...]:
+    """The URL fields a page (its views.site path) draws itself, beside the sidebar's."""
+    return tuple(f.name for f in FIELDS if path in f.pages)
 
 
-PARSERS = {
-    "k": F.int_in(1, K_APP_MAX),
-    "c": F.float_in(0.0, 2.0),
-    "draft": F.choice(DRAFTS),
-    "alpha": F.float_in(0.0, 1.0),
-    "T": F.float_in(0.05, 10.0),
-    "seed": F.int_in(0, SEED_MAX),
-    "rule": F.choice(RULES),
-    "ctx": F.choice(VOCAB),
-    "n": F.int_in(1, N_APP_MAX),
-    "step": F.int_in(0, STEP_MAX),
-    "rnd": F.int_in(0, RND_MAX),
-    "speed": F.float_choice(SPEEDS),
-    "tab": F.choice(ACCEPTANCE_TABS),
-    "surface": F.choice(SURFACE_VIEWS),
-    "preset": F.choice(PRESETS),
-    "dtype": F.choice(DTYPE_BYTES),
-    "ctxlen": F.int_in(0, CTX_LEN_MAX),
-    "batch": F.int_in(1, BATCH_MAX),
-    "accel": F.choice(ACCELERATORS),
-    "notation": F.choice(NOTATIONS),
-    "present": F.int_in(0, 1),
-    "chapter": F.int_in(0, CHAPTER_MAX),
-    **{f"{r.name}_{q.name}": (F.int_in(int(q.lo), int(q.hi)) if q.integer
-                              else F.float_in(q.lo, q.hi))
-       for r in RULES.values() if not reads_warp(r) for q in r.params},
-    "tree": F.tree(),
-    "wT": F.float_in(0.05, 5.0),
-    "wtopk": F.int_in(0, 4096),
-    "wtopp": F.float_in(0.01, 1.0),
-    "wminp": F.float_in(0.0, 1.0),
-    "wdraft": F.int_in(0, 1),
-    "rules_n": F.int_choice(GALLERY_NS),
-    "conv_given": F.choice(CONVERT_GIVEN),
-    "conv_value": F.float_in(0.0, K_APP_MAX + 1),
-    "threshold": F.float_in(0.0, 1.0),
-    "kv": F.int_in(0, 1),
-    "level": F.choice(TEXT_LEVELS),
-    "order": F.int_in(2, 8),
-    "dorder": F.int_in(1, 7),
-    "Tp": F.float_in(0.05, 10.0),
-    "drafter": F.choice(TEXT_DRAFTERS),
-    "prompt": F.text_of(PROMPT_MAX_CHARS),
-    "llm_preset": F.choice(LLM_PRESETS),
-    "llm_prompt": F.text_of(LLM_PROMPT_CHARS_MAX),
-    "llm_kind": F.choice(LLM_KINDS),
-    "llm_arg": F.text_of(LLM_ARG_MAX_CHARS),
-    "llm_T": F.float_in(T_MIN, T_MAX),
-    "plan_example": F.choice(EXAMPLES),
-    "plan_metrics": F.blob(),
-    "plan_before": F.blob(),
-    "plan_model": F.text_of(MODEL_NAME_MAX_CHARS),
-    "plan_target": F.choice(preset_names()),
-    "plan_target_cfg": F.blob(),
-    "plan_draft": F.choice(preset_names()),
-    "plan_draft_cfg": F.blob(),
-    "plan_gpu": F.choice(ACCELERATORS),
-    "plan_mem_gb": F.float_in(0.0, 4096.0),
-    "plan_bw_tbs": F.float_in(0.0, 100.0),
-    "plan_tflops": F.float_in(0.0, 100_000.0),
-    "plan_fp8_tflops": F.float_in(0.0, 100_000.0),
-    "plan_ctx": F.int_in(1, CTX_LEN_MAX),
-    "plan_tdtype": F.choice(PLAN_DTYPES),
-    "plan_ddtype": F.choice(PLAN_DTYPES),
-    "plan_kvdtype": F.choice(PLAN_DTYPES),
-    "plan_kmax": F.int_in(1, 16),
-    "plan_klen": F.int_in(0, 64),
-    "plan_rounds": F.int_in(0, 10**12),
-    "plan_batch": F.int_in(0, BATCH_MAX),
-    "plan_dkind": F.choice(DRAFT_KINDS),
-    "plan_hlayers": F.int_in(1, HEAD_LAYERS_MAX),
-    "plan_topk": F.int_in(1, 64),
-    "plan_steps": F.int_in(0, 64),
-    "plan_dtokens": F.int_in(0, TREE_MAX),
-    "plan_lookup_ms": F.float_in(0.001, 1000.0),
-    "plan_t_oh_ms": F.float_in(0.0, 1000.0),
-    "plan_d_oh_ms": F.float_in(0.0, 1000.0),
-    "plan_m_target_ms": F.float_in(0.0, 100_000.0),
-    "plan_m_verify_ms": F.float_in(0.0, 100_000.0),
-    "plan_m_draft_ms": F.float_in(0.0, 100_000.0),
-    "plan_m_c": F.float_in(0.0, 100.0),
-    "plan_here": F.text_of(HERE_LABEL_CHARS),
-    "m_preset": F.choice(LLM_PRESETS),
-    "m_prompt": F.text_of(LLM_PROMPT_CHARS_MAX),
-    "m_draft": F.choice(M_DRAFTS),
-    "m_k": F.int_in(1, M_K_MAX),
-    "m_T": F.float_in(0.05, 10.0),
-    "m_seed": F.int_in(0, SEED_MAX),
-    "m_new": F.int_in(1, M_NEW_MAX),
-}
-KEYS = tuple(f.name for f in fields(Settings))
+def widget_bounds(key: str, widget: str) -> dict:
+    """The bounds a widget of this kind (Streamlit's name: slider, selectbox...) takes from
+    field `key`: the parser's range, so the URL and the widget cannot disagree."""
+    f = FIELD[key]
+    p = f.parse
+    if widget in ("selectbox", "radio", "select_slider") and hasattr(p, "options"):
+        return {"options": p.options}
+    if widget in ("selectbox", "radio", "select_slider") and hasattr(p, "lo"):
+        return {"options": tuple(range(p.lo, p.hi + 1))}  # a choice among whole numbers
+    if widget in ("slider", "number_input") and hasattr(p, "lo"):
+        return {"min_value": p.lo, "max_value": p.hi} | ({"step": f.step} if f.step else {})
+    if widget in ("text_input", "text_area") and hasattr(p, "max_chars"):
+        return {"max_chars": p.max_chars}
+    return {}
 
 
 def sanitise(value: object, limit: int = 24) -> str:
@@ -289,7 +249,7 @@ def parse_query(
         raw = params[key]
         if isinstance(raw, (list, tuple)):
             raw = raw[-1] if raw else ""
-        parser = PARSERS[key] if key != "ctx" else F.choice(vocab)
+        parser = FIELD[key].parse if key != "ctx" else F.choice(vocab)
         try:
             text = str(raw) if getattr(parser, "raw", False) else str(raw).strip()
             values[key] = parser(text)

@@ -102,7 +102,8 @@ def _transport(stage: Stage, tr: RoundTranscript, step: int, rnd: int) -> int:
                   args=(stage, 0, stepping.round_after(rnd)),
                   help="The next round: it starts where this one ended (N)", width="stretch")
     bar[3].toggle("autoplay ␣", key=stage.key("autoplay"), help="Play and pause (space)")
-    bar[4].select_slider("speed", S.SPEEDS, key=stage.key("speed"),
+    bar[4].select_slider("speed", key=stage.key("speed"),
+                         **S.widget_bounds("speed", "select_slider"),
                          format_func=lambda x: f"{x:g} s per step",
                          label_visibility="collapsed")
     st.session_state[stage.key("scrub")] = step

@@ -13,9 +13,7 @@ import streamlit as st
 
 from ..views import textpage
 from . import guard, server, ui
-from . import settings as S
 
-TEXT_KEYS = ("level", "order", "dorder", "Tp", "drafter", "prompt")  # this page's URL params
 SOURCES = {"stdlib": "Python docstrings (default)", "paste": "paste text", "upload": "upload"}
 
 
@@ -51,7 +49,7 @@ def _default_corpus() -> textpage.Corpus:
 
 def _orders(col_level, col_target, col_draft) -> tuple[str, int, int]:
     ss = st.session_state
-    level = ui.bind("level", col_level.radio, "Tokens", S.TEXT_LEVELS,
+    level = ui.bind("level", col_level.radio, "Tokens",
                     format_func=textpage.LEVEL_LABELS.get, horizontal=True)
     if ss.get("_text_level", level) != level:  # new tokens: start from that level's orders
         for key, value in zip(("order", "dorder"), textpage.DEFAULT_ORDERS[level],
@@ -60,13 +58,13 @@ def _orders(col_level, col_target, col_draft) -> tuple[str, int, int]:
     ss["_text_level"] = level
     lo, hi = textpage.TARGET_ORDERS[level]
     ui.clamp("order", lo, hi)  # a URL may ask a word model for order 8
-    target = ui.bind("order", col_target.slider, "target order n", lo, hi)
+    target = ui.bind("order", col_target.slider, "target order n", min_value=lo, max_value=hi)
     d_max = textpage.draft_order_max(target)
     ui.clamp("dorder", 1, d_max)  # the draft stays the smaller model
     if d_max > 1:
-        draft = ui.bind("dorder", col_draft.slider, "draft order", 1, d_max)
+        draft = ui.bind("dorder", col_draft.slider, "draft order", max_value=d_max)
     else:
-        draft = ss["v_dorder"] = 1
+        draft = ui.hold("dorder", 1)
     return level, int(target), int(draft)
 
 
@@ -96,8 +94,7 @@ def models(*, T_q: float) -> Models:
     source = top[0].radio("Corpus", tuple(SOURCES), format_func=SOURCES.get,
                           horizontal=True, key="text_source", persist_state="session")
     level, target, draft = _orders(top[1], top[2], top[3])
-    T_p = float(ui.bind("Tp", top[4].number_input, "target temperature", min_value=0.05,
-                        max_value=10.0, step=0.05,
+    T_p = float(ui.bind("Tp", top[4].number_input, "target temperature",
                         help="The draft's temperature is the sidebar's T."))
     corpus = _user_corpus(source) or _default_corpus()
     try:  # models of a user's text live in this session, bounded (web/guard.py)
@@ -112,7 +109,7 @@ def models(*, T_q: float) -> Models:
 
 def prompt(m: Models) -> tuple[tuple[int, ...], str | None]:
     """The prompt box; returns its token ids and a note on unknown tokens (or None)."""
-    text = ui.bind("prompt", st.text_area, "Prompt", max_chars=S.PROMPT_MAX_CHARS, height=80)
+    text = ui.bind("prompt", st.text_area, "Prompt", height=80)
     ids, n_unk = textpage.encode_prompt(m.dec, text)
     note = (f"{n_unk} prompt token(s) are not in the corpus's vocabulary; both models read "
             "them as <unk>.") if n_unk else None
@@ -120,10 +117,6 @@ def prompt(m: Models) -> tuple[tuple[int, ...], str | None]:
 
 
 def drafter() -> str:
-    return ui.bind("drafter", st.radio, "Drafter in the animation", S.TEXT_DRAFTERS,
-                   horizontal=True, format_func=textpage.DRAFTER_LABELS.get)
+    return ui.bind("drafter", st.radio, "Drafter in the animation", horizontal=True,
+                   format_func=textpage.DRAFTER_LABELS.get)
 
-
-def page_values(s: S.Settings) -> dict:
-    """This page's controls as drawn in this run, for the URL."""
-    return {key: st.session_state.get(f"v_{key}", getattr(s, key)) for key in TEXT_KEYS}

@@ -19,19 +19,17 @@ import streamlit as st
 
 from ..core.pair import TablePair
 from ..core.tables import mix_draft, temper
-from ..core.tree import PATHS_TEXT_MAX, Paths, parse_paths
+from ..core.tree import Paths, parse_paths
 from ..core.warp import Warp, warp_tables
 from ..views import site
-from . import guard, narrow, present, server, share, stagekeys, tableedit
+from . import binding, guard, narrow, present, server, share, stagekeys, tableedit
 from . import settings as S
-from .binding import assign, bind, clamp, set_params, tabs  # noqa: F401
+from .binding import assign, bind, clamp, hold, keep, set_params, tabs  # noqa: F401
 from .notation import LETTERS, md, tables
 from .share import copy_link, share_url  # noqa: F401
 from .show import FOLD_PREFIX, chart, folded_open, present_figure, table  # noqa: F401
 from .urlstate import presenter_active, url_settings
 
-SHARED_KEYS = ("k", "c", "draft", "alpha", "T", "seed", "rule", "ctx", "notation", "present",
-               "wT", "wtopk", "wtopp", "wminp", "wdraft", "tree")
 CACHE_ENTRIES = 64
 
 
@@ -88,13 +86,13 @@ def cached(fn: Callable) -> Callable:
 
 
 # ----------------------------------------------------------------------------- the page
-def page(title: str, keys: Sequence[str] = (), layout: str = "wide", *,
-         story: Sequence[str] = ()) -> AppState:
+def page(title: str, layout: str = "wide", *, story: Sequence[str] = ()) -> AppState:
     """Set a page up: config, the shared sidebar, the URL notes. Page-specific controls are
-    drawn by the page with bind(); call finish(state, keys) at the end to rewrite the URL.
+    drawn by the page with bind(); call finish(state) at the end to rewrite the URL.
     story: the shared controls the page's story turns on (say "k", "c"); in presenter
     mode, which hides the sidebar, they sit in a bar at the page's top, with the pages."""
     server.install()
+    binding.begin()
     guard.install_stop_check()
     guard.session_uploads(guard.uploads_in_use())
     url, notes = url_settings()
@@ -109,25 +107,19 @@ def page(title: str, keys: Sequence[str] = (), layout: str = "wide", *,
     at = _presenter_bar(story) if url.present else {}
     sb.header("Settings")
     (k_at, k_kw), (c_at, c_kw) = (at.get(key, (sb, {})) for key in ("k", "c"))
-    k = bind("k", k_at.slider, "k: drafted tokens per round", 1, S.K_APP_MAX, **k_kw)
-    c = bind("c", c_at.slider, "c: draft cost per token (x one target call)", 0.0, 2.0,
-             step=0.01, **c_kw)
-    draft = bind("draft", sb.radio, "Draft model", S.DRAFTS, horizontal=True,
+    k = bind("k", k_at.slider, "k: drafted tokens per round", **k_kw)
+    c = bind("c", c_at.slider, "c: draft cost per token (x one target call)", **c_kw)
+    draft = bind("draft", sb.radio, "Draft model", horizontal=True,
                  format_func=lambda d: tables({"table": "table Q", "mix": "mix of P and junk"}[d]))
-    alpha = bind("alpha", sb.slider, "alpha: draft quality (1 copies the target)", 0.0, 1.0,
-                 step=0.01, disabled=draft != "mix")
-    if "T" in at:  # in the bar: a slider named on its thumb, as k and c there
-        T_at, T_kw = at["T"]
-        T = bind("T", T_at.slider, "T: draft temperature", 0.05, 10.0, step=0.05,
-                 **T_kw)
-    else:
-        T = bind("T", sb.number_input, "T: draft temperature", min_value=0.05,
-                 max_value=10.0, step=0.05)
-    seed = bind("seed", sb.number_input, "seed", min_value=0, max_value=S.SEED_MAX, step=1)
-    rule = bind("rule", sb.selectbox, "rule", tuple(S.RULES))
-    ctx = bind("ctx", sb.selectbox, "context token", state["vocab"])
-    notation = bind("notation", sb.radio, "Letters", S.NOTATIONS,
-                    format_func=lambda n: LETTERS[n].label)
+    alpha = bind("alpha", sb.slider, "alpha: draft quality (1 copies the target)",
+                 disabled=draft != "mix")
+    T_at, T_kw = at.get("T", (sb, None))  # in the bar: a slider named on its thumb, as k, c
+    T = bind("T", T_at.slider if T_kw else sb.number_input, "T: draft temperature",
+             **(T_kw or {}))
+    seed = bind("seed", sb.number_input, "seed")
+    rule = bind("rule", sb.selectbox, "rule")
+    ctx = bind("ctx", sb.selectbox, "context token", options=state["vocab"])
+    notation = bind("notation", sb.radio, "Letters", format_func=lambda n: LETTERS[n].label)
     warp = _warp_controls(sb)
     tree_text, paths = _tree_control(sb)
     tableedit.table_editor()
@@ -173,7 +165,7 @@ def _tree_control(sb) -> tuple[str, Paths]:
     """The token tree of the tree rules, as text; (text, paths), ("", ()) when empty or
     malformed (then with a message saying what is wrong)."""
     with sb.expander("Token tree (rules tree_*)"):
-        text = bind("tree", st.text_input, "tree: paths or branching", max_chars=PATHS_TEXT_MAX,
+        text = bind("tree", st.text_input, "tree: paths or branching",
                     placeholder="[[0], [1], [0, 0], [0, 1], [1, 0]]  or  3-2-1",
                     help="A list of paths of sibling indices, as Medusa's choices: [0] is the "
                          "first candidate after the context, [0, 1] the second child of it. "
@@ -199,21 +191,22 @@ def _warp_controls(sb) -> Warp:
     """The request's sampling warp: temperature, top-k, top-p, min-p of the target, and
     whether the draft samples from its warped row too."""
     with sb.expander("Sampling warp (temperature, top-k, top-p, min-p)"):
-        wT = bind("wT", st.number_input, "temperature", min_value=0.05, max_value=5.0,
-                  step=0.05)
-        topk = bind("wtopk", st.number_input, "top-k (0 = off)", min_value=0, max_value=4096,
-                    step=1)
-        topp = bind("wtopp", st.slider, "top-p", 0.01, 1.0, step=0.01)
-        minp = bind("wminp", st.slider, "min-p", 0.0, 1.0, step=0.01)
+        wT = bind("wT", st.number_input, "temperature")
+        topk = bind("wtopk", st.number_input, "top-k (0 = off)")
+        topp = bind("wtopp", st.slider, "top-p")
+        minp = bind("wminp", st.slider, "min-p")
         wdraft = bind("wdraft", st.toggle, "the draft samples from its warped row too",
                       cast=bool)
     return Warp(float(wT), int(topk), float(topp), float(minp), bool(wdraft))
 
 
-def finish(app: AppState, settings: S.Settings, keys: Sequence[str] = ()) -> None:
-    """Rewrite the URL from the shared controls, the page's own keys and edited tables; then
-    the sidebar's share box shows that URL."""
-    q, notes = S.fit_query({**S.to_query(settings, SHARED_KEYS + tuple(keys)),
+def finish(app: AppState, **values) -> None:
+    """Rewrite the URL from the shared controls, the fields the page bound (binding.drawn)
+    and edited tables, with values (what the page holds itself: the stage's step, a blob)
+    on top; then the sidebar's share box shows that URL."""
+    own = binding.drawn() | values
+    keys = S.SHARED_KEYS + tuple(k for k in S.KEYS if k in own)
+    q, notes = S.fit_query({**S.to_query(replace(app.settings, **own), keys),
                             **tableedit.table_query()})
     if q != st.query_params.to_dict():
         st.query_params.from_dict(q)

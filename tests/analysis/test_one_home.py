@@ -45,7 +45,9 @@ def test_the_page_and_the_cli_offer_the_same_served_types():
     plan = build_parser()._subparsers._group_actions[0].choices["plan"]
     choices = {a.dest: tuple(a.choices) for a in plan._actions if a.choices}
     assert choices["dtype"] == choices["kv_dtype"] == shape.SERVED_DTYPES
-    assert settings.PLAN_DTYPES is shape.SERVED_DTYPES and "fp32" not in shape.SERVED_DTYPES
+    assert all(settings.FIELD[f"plan_{k}dtype"].parse.options is shape.SERVED_DTYPES
+               for k in ("t", "d", "kv"))
+    assert "fp32" not in shape.SERVED_DTYPES
 
 
 def test_one_catalogue_of_model_presets():

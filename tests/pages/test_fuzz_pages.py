@@ -14,21 +14,17 @@ from urllib.parse import parse_qs, urlencode
 
 import pytest
 from streamlit.testing.v1 import AppTest
-from support import run_page
+from support import bound_undeclared, run_page
 
 from specviz.views import site
 from specviz.web import settings as S
 
 ROOT = Path(__file__).resolve().parents[2]
-OWN = {"round": ("step", "rnd", "speed"), "exactness": ("n",), "acceptance": ("tab",),
-       "cost": ("surface",),
-       "roofline": ("preset", "dtype", "ctxlen", "batch", "accel"),
-       "text": ("step", "rnd", "speed"), "tour": ("chapter",),
-       "measured": ("m_preset", "m_prompt", "m_draft", "m_k", "m_T", "m_new")}
-PAGES = {p.path or "home": (p.script, OWN.get(p.path, ())) for p in site.PAGES
+PAGES = {p.path or "home": (p.path, p.script, S.page_keys(p.path)) for p in site.PAGES
          if p.path not in ("plan", "llm")}  # /plan and /llm have tests of their own
-# (test_page_plan; tests/llm/test_llm_page, on the worker that holds the real model)
-SHARED = ("k", "c", "draft", "alpha", "T", "seed", "rule", "ctx", "notation", "present")
+# (test_page_plan; tests/llm/test_llm_page, on the worker that holds the real model); a
+# page's own fields are those declared for it (settings.FIELDS), the sidebar's every page's
+SHARED = S.SHARED_KEYS
 SMALL_N = "2000"  # keeps /exactness fast whenever n itself is not under test
 # what the payloads would leave behind if reflected (the app's own markup has none of it)
 MARKUP = ("alert(1)", "<img src=x", "<svg/onload", "onerror=", "javascript:alert")
@@ -45,7 +41,7 @@ NEG_TABLE = ";".join([",".join(["-1"] + ["0.4"] * (V - 1))] * V)
 
 def cases_for(page: str) -> list[dict]:
     """30+ hostile query strings for one page (deterministic)."""
-    own = PAGES[page][1]
+    own = PAGES[page][2]
     cases: list[dict] = [
         {"k": "<script>alert(1)</script>"},
         {"c": "nan"},
@@ -104,7 +100,7 @@ def _all_text(at: AppTest) -> list[str]:
 @pytest.mark.parametrize("page, i, params", CASES,
                          ids=[f"{p}-{i}" for p, i, _ in CASES])
 def test_hostile_url(page, i, params):
-    script, _ = PAGES[page]
+    path, script, _ = PAGES[page]
     query = dict(params)
     if page == "exactness" and "n" not in query:
         query["n"] = SMALL_N
@@ -132,9 +128,11 @@ def test_hostile_url(page, i, params):
             assert not LINK.search(e.proto.body), e.proto.body[:200]
     assert not at.error, [e.value for e in at.error]
 
-    # the rewritten URL holds only valid values
+    # the rewritten URL holds only valid values, of fields declared for this page
     back, back_notes = S.parse_query(dict(at.query_params))
     assert back_notes == [], dict(at.query_params)
+    assert not bound_undeclared(at, path)
+    assert set(at.query_params) - {"P", "Q"} <= {*SHARED, *S.page_keys(path)}
 
 
 def test_enough_cases_per_page():

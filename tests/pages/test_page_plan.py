@@ -7,7 +7,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from support import run_page
+from support import bound_undeclared, run_page
 
 from specviz.web import urlcodec
 
@@ -20,6 +20,7 @@ def test_default_example_gives_a_verdict():
     at = run_page(PAGE, timeout=60)
     assert at.success and "use k = 3" in at.success[0].value
     assert not at.error
+    assert not bound_undeclared(at, "plan")  # every field it draws is declared for /plan
 
 
 def test_pasted_metrics_from_the_url_and_bad_paste():

@@ -17,53 +17,24 @@ import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
 
-from specviz.analysis.modelcfg import PRESETS
-from specviz.analysis.roofline import ACCELERATORS
-from specviz.analysis.shape import DTYPE_BYTES
-from specviz.core.rules import RULES
-from specviz.core.tables import VOCAB
+from specviz.views import site
 from specviz.web import settings as S
 
 EXAMPLES_PER_PAGE = 500
 
-# The documented ranges (settings.py: the Settings fields and the app caps), written out
-# here on their own so that a parser that drifts from them is caught.
-INTS = {
-    "k": (1, S.K_APP_MAX),
-    "seed": (0, S.SEED_MAX),
-    "n": (1, S.N_APP_MAX),
-    "step": (0, S.STEP_MAX),
-    "rnd": (0, S.RND_MAX),
-    "ctxlen": (0, S.CTX_LEN_MAX),
-    "batch": (1, S.BATCH_MAX),
-    "chapter": (0, S.CHAPTER_MAX),
-    "present": (0, 1),
-}
-FLOATS = {"c": (0.0, 2.0), "alpha": (0.0, 1.0), "T": (0.05, 10.0)}
-CHOICES = {
-    "draft": tuple(S.DRAFTS),
-    "rule": tuple(RULES),
-    "ctx": tuple(VOCAB),
-    "preset": tuple(PRESETS),
-    "dtype": tuple(DTYPE_BYTES),
-    "accel": tuple(ACCELERATORS),
-    "notation": tuple(S.NOTATIONS),
-}
+# The oracle's kinds of field, read from each field's declaration (settings.FIELDS: the one
+# place a range lives); how a value of each kind is read is written out below, on its own.
+INTS = {f.name: (f.parse.lo, f.parse.hi) for f in S.FIELDS
+        if type(getattr(f.parse, "lo", None)) is int}
+FLOATS = {f.name: (f.parse.lo, f.parse.hi) for f in S.FIELDS
+          if type(getattr(f.parse, "lo", None)) is float}
+CHOICES = {f.name: f.parse.options for f in S.FIELDS
+           if all(type(o) is str for o in getattr(f.parse, "options", (0,)))}
+NUMBER_CHOICES = {f.name: f.parse.options for f in S.FIELDS
+                  if hasattr(f.parse, "options") and f.name not in CHOICES}
 
-SHARED = ("k", "c", "draft", "alpha", "T", "seed", "rule", "ctx", "notation", "present")
-PAGES = {
-    "home": SHARED,
-    "round": SHARED + ("step", "rnd"),
-    "exactness": SHARED + ("n",),
-    "acceptance": SHARED,
-    "draft-length": SHARED,
-    "cost": SHARED,
-    "roofline": SHARED + ("preset", "dtype", "ctxlen", "batch", "accel"),
-    "text": SHARED + ("step", "rnd"),
-    "rules": SHARED,
-    "tour": SHARED + ("chapter",),
-    "measured": SHARED + ("m_preset", "m_prompt", "m_draft", "m_k", "m_T", "m_seed", "m_new"),
-}
+# every page: the sidebar's fields and its own, as the page's fields are declared
+PAGES = {p.path or "home": S.SHARED_KEYS + S.page_keys(p.path) for p in site.PAGES}
 
 # ----------------------------------------------------------------------------- strategies
 NASTY = [
@@ -122,6 +93,9 @@ def verdict(key: str, raw: object) -> tuple[str, object]:
         return "bad", None
     if not math.isfinite(v):
         return "bad", None
+    if key in NUMBER_CHOICES:  # one of a few numbers, in the options' type
+        options = NUMBER_CHOICES[key]
+        return ("ok", type(options[0])(v)) if v in options else ("bad", None)
     lo, hi = INTS.get(key) or FLOATS[key]
     if key in INTS:
         if v != int(v):
@@ -143,10 +117,11 @@ def assert_in_range(s: S.Settings) -> None:
         elif f.name in FLOATS:
             lo, hi = FLOATS[f.name]
             assert type(v) is float and math.isfinite(v) and lo <= v <= hi, (f.name, v)
-        elif f.name in CHOICES:
-            assert v in CHOICES[f.name], (f.name, v)
-        else:  # a field added after this test: its own parser must accept it
-            S.PARSERS[f.name](S._fmt(v))
+        elif f.name in CHOICES or f.name in NUMBER_CHOICES:
+            assert v in {**CHOICES, **NUMBER_CHOICES}[f.name], (f.name, v)
+            assert type(v) is type(getattr(S.DEFAULTS, f.name)), (f.name, v)
+        else:  # texts, blobs and trees: their own parser must accept them
+            S.FIELD[f.name].parse(S._fmt(v))
 
 
 SAFE_ECHO = re.compile(r"[A-Za-z0-9.+\-?]*(\.\.\.)?")
@@ -176,8 +151,8 @@ def check(params: dict) -> None:
             assert key not in noted
             assert getattr(s, key) == getattr(S.DEFAULTS, key), key
             continue
-        if key not in INTS and key not in FLOATS and key not in CHOICES:
-            continue  # a field added later: range checked above
+        if key not in INTS and key not in FLOATS and key not in CHOICES | NUMBER_CHOICES:
+            continue  # a text: range checked above
         kind, expected = verdict(key, params[key])
         got = getattr(s, key)
         if kind == "ok":
@@ -211,13 +186,20 @@ def test_parse_query_never_fails_and_stays_in_range(page):
     run()
 
 
-def test_every_fuzzed_key_is_a_settings_field():
-    """A field that goes away fails here, instead of its fuzzing quietly shrinking."""
-    fuzzed = {*INTS, *FLOATS, *CHOICES, *(k for keys in PAGES.values() for k in keys)}
-    assert fuzzed <= set(S.KEYS), fuzzed - set(S.KEYS)
+def test_every_field_is_fuzzed_on_a_page_and_read_by_the_oracle():
+    """Every field is fuzzed on the pages that draw it, and every number or choice by the
+    oracle: a field that goes away, or a page without its fields, fails here instead of its
+    fuzzing quietly shrinking."""
+    fuzzed = {k for keys in PAGES.values() for k in keys}
+    assert fuzzed == set(S.KEYS), set(S.KEYS) ^ fuzzed
+    judged = {*INTS, *FLOATS, *CHOICES, *NUMBER_CHOICES}
+    texts = {"tree", "prompt", "llm_prompt", "llm_arg", "plan_metrics", "plan_before",
+             "plan_model", "plan_target_cfg", "plan_draft_cfg", "plan_here", "m_prompt"}
+    assert judged == set(S.KEYS) - texts, set(S.KEYS) - texts - judged
+    assert len(INTS) >= 30 and len(FLOATS) >= 25 and len(CHOICES) >= 20
 
 
-@pytest.mark.parametrize("key", [*INTS, *FLOATS])
+@pytest.mark.parametrize("key", [*INTS, *FLOATS, *NUMBER_CHOICES])
 @pytest.mark.parametrize("raw", ["nan", "inf", "-inf", "1e308", "-1e308", "", "abc", "<b>1</b>",
                                  "1e400", ["2", "x"], []])
 def test_every_number_rejects_non_numbers(key, raw):
@@ -258,7 +240,7 @@ def valid_settings(float_places: int | None):
     """Settings drawn from the documented ranges; floats rounded to `places` decimals."""
     parts = {k: st.integers(lo, hi) for k, (lo, hi) in INTS.items()}
     parts |= {k: _float_in(lo, hi, float_places) for k, (lo, hi) in FLOATS.items()}
-    parts |= {k: st.sampled_from(v) for k, v in CHOICES.items()}
+    parts |= {k: st.sampled_from(v) for k, v in {**CHOICES, **NUMBER_CHOICES}.items()}
     known = {f.name for f in fields(S.Settings)}
     parts = {k: v for k, v in parts.items() if k in known}
     return st.builds(lambda **kw: replace(S.DEFAULTS, **kw), **parts)

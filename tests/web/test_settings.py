@@ -2,25 +2,143 @@
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import fields
+from dataclasses import replace as dc_replace
 from urllib.parse import urlencode
 
 import pytest
+from support import run_page
 
+from specviz.analysis import drafting, modelcfg, roofline, shape
+from specviz.core import tables, tree
 from specviz.core.rules import RULES, reads_warp
+from specviz.llm import pair as llmpair
+from specviz.text import ngram
+from specviz.text import pair as textpair
+from specviz.views import gallery, llmpage, measured, plan, site, textpage, tour, transcript
 from specviz.views.gallery import warp_params
 from specviz.web import settings as S
 from specviz.web import urlcodec
 
 
-def test_every_rule_parameter_is_a_url_field_with_the_registry_default():
+@pytest.fixture
+def redeclared(monkeypatch):
+    """Change an owner (a cap, the rule registry), then read the URL fields again; the
+    module is put back as it was afterwards (its Settings class too, which other tests'
+    examples were made with)."""
+    saved = dict(vars(S))
+
+    def redeclare(target, name, value):
+        if isinstance(target, dict):
+            monkeypatch.setitem(target, name, value)
+        else:
+            monkeypatch.setattr(target, name, value)
+        importlib.reload(S)
+    yield redeclare
+    monkeypatch.undo()
+    vars(S).clear()
+    vars(S).update(saved)
+
+
+def test_every_rule_parameter_is_the_registrys_param(redeclared):
+    """The rule-parameter fields are the registry's Param (name, default, range, integer):
+    a field declared beside the registry is a second declaration (refused on import), and a
+    changed Param moves its field, so no copy can hide."""
     for r in RULES.values():
         if reads_warp(r):  # a request's warp: one shared set of fields
             continue
         for q in r.params:
-            field = f"{r.name}_{q.name}"
-            assert field in S.KEYS, field
-            assert getattr(S.DEFAULTS, field) == q.default
+            f = S.FIELD[f"{r.name}_{q.name}"]
+            assert f.default == q.default and type(f.default) is (int if q.integer else float)
+            assert (f.parse.lo, f.parse.hi) == (q.lo, q.hi)
+    rule = RULES["lenient"]
+    (q,) = rule.params
+    redeclared(RULES, "lenient", dc_replace(rule, params=(
+        dc_replace(q, default=0.25, lo=0.125, hi=0.75),)))
+    f = S.FIELD["lenient_l"]
+    assert S.DEFAULTS.lenient_l == 0.25 and (f.parse.lo, f.parse.hi) == (0.125, 0.75)
+    assert S.parse_query({"lenient_l": "0.9"})[0].lenient_l == 0.75
+    assert S.widget_bounds("lenient_l", "slider") == {"min_value": 0.125, "max_value": 0.75,
+                                                       "step": 0.01}
+
+
+def test_a_field_declared_twice_is_refused():
+    """A rule parameter's field written out beside the registry's is refused on import."""
+    copy = S.Field("lenient_l", 0.5, S.F.float_in(0.01, 1.0), 0.01)
+    with pytest.raises(ValueError, match="declared twice"):
+        S.by_name(S.FIELDS + (copy,))
+    assert S.FIELD == S.by_name(S.FIELDS)
+
+
+OWNED = {  # field -> the owner of its bounds (lo, hi), read here from the owner
+    "k": lambda: (1, tables.K_APP_MAX),
+    "n": lambda: (1, tables.N_APP_MAX),
+    "conv_value": lambda: (0, tables.K_APP_MAX + 1),
+    "rnd": lambda: (0, transcript.RND_MAX),
+    "chapter": lambda: (0, len(tour.CHAPTERS) - 1),
+    "m_k": lambda: (1, measured.K_MAX),
+    "m_new": lambda: (1, measured.NEW_MAX),
+    "llm_T": lambda: (tables.T_MIN, tables.T_MAX),
+    "plan_hlayers": lambda: (1, drafting.HEAD_LAYERS_MAX),
+    "plan_dtokens": lambda: (0, drafting.TREE_MAX),
+}
+OPTIONS = {  # field -> the owner of its options
+    "rule": lambda: tuple(RULES), "ctx": lambda: tables.VOCAB, "preset": lambda: modelcfg.PRESETS,
+    "dtype": lambda: shape.DTYPE_BYTES, "accel": lambda: roofline.ACCELERATORS,
+    "plan_gpu": lambda: roofline.ACCELERATORS, "plan_tdtype": lambda: shape.SERVED_DTYPES,
+    "plan_kvdtype": lambda: shape.SERVED_DTYPES, "level": lambda: ngram.LEVELS,
+    "drafter": lambda: textpair.DRAFTERS, "llm_kind": lambda: llmpair.KINDS,
+    "llm_preset": lambda: llmpage.PRESETS, "m_preset": lambda: llmpage.PRESETS,
+    "m_draft": lambda: (*measured.DRAFTS, "all"), "plan_dkind": lambda: drafting.DRAFT_KINDS,
+    "rules_n": lambda: gallery.GALLERY_NS, "plan_example": lambda: plan.EXAMPLES,
+    "plan_target": modelcfg.preset_names, "plan_draft": modelcfg.preset_names,
+}
+MAX_CHARS = {
+    "prompt": lambda: textpage.PROMPT_MAX_CHARS, "llm_prompt": lambda: llmpage.PROMPT_CHARS_MAX,
+    "m_prompt": lambda: llmpage.PROMPT_CHARS_MAX, "llm_arg": lambda: llmpage.ARG_MAX_CHARS,
+    "plan_model": lambda: plan.MODEL_NAME_MAX_CHARS, "tree": lambda: tree.PATHS_TEXT_MAX,
+}
+
+
+@pytest.mark.parametrize("key", list(OWNED))
+def test_a_fields_range_comes_from_its_owner(key):
+    f = S.FIELD[key]
+    assert (f.parse.lo, f.parse.hi) == OWNED[key]()
+    bounds = S.widget_bounds(key, "number_input")
+    assert (bounds["min_value"], bounds["max_value"]) == OWNED[key]()
+
+
+@pytest.mark.parametrize("key", list(OPTIONS))
+def test_a_fields_options_come_from_their_owner(key):
+    assert S.FIELD[key].parse.options == tuple(OPTIONS[key]())
+    assert S.widget_bounds(key, "selectbox")["options"] == tuple(OPTIONS[key]())
+
+
+@pytest.mark.parametrize("key", list(MAX_CHARS))
+def test_a_texts_cap_comes_from_its_owner(key):
+    assert S.widget_bounds(key, "text_area")["max_chars"] == MAX_CHARS[key]()
+    assert S.parse_query({key: "x" * (MAX_CHARS[key]() + 1)})[0] == S.DEFAULTS
+
+
+def test_a_cap_changed_at_its_owner_moves_the_parser_and_the_widget(redeclared):
+    """One declaration: the app's k cap changed where it lives moves the URL's cap and the
+    sidebar's slider together (a copy of 32 anywhere would stay behind)."""
+    redeclared(tables, "K_APP_MAX", 17)
+    s, notes = S.parse_query({"k": "20", "conv_value": "30"})
+    assert s.k == 17 and "an integer 1..17" in notes[0] and s.conv_value == 18.0
+    assert S.widget_bounds("k", "slider") == {"min_value": 1, "max_value": 17}
+    at = run_page("app.py", 60, k="20")
+    assert at.slider(key="w_k").max == 17 and at.slider(key="w_k").value == 17
+
+
+def test_every_page_key_is_a_field_of_a_page_of_the_site():
+    paths = {p.path for p in site.PAGES}
+    for f in S.FIELDS:
+        assert f.pages == S.ALL or set(f.pages) <= paths, (f.name, f.pages)
+    assert set(S.SHARED_KEYS) == {"k", "c", "draft", "alpha", "T", "seed", "rule", "ctx",
+                                  "notation", "present", "wT", "wtopk", "wtopp", "wminp",
+                                  "wdraft", "tree"}
 
 
 def test_the_warp_fields_feed_every_warp_rule():
@@ -102,3 +220,11 @@ def test_a_float_field_past_its_cap_is_held_as_a_float(raw):
     assert s.conv_value == 33.0 and type(s.conv_value) is float and "held at" in notes[0]
     assert all(type(getattr(S.parse_query({f.name: "1e300"})[0], f.name)) is float
                for f in fields(S.Settings) if f.type in ("float", float))
+
+
+def test_a_hidden_fields_value_stays_in_the_link():
+    """/measured's own prompt, hidden while a preset prompt is chosen, stays in the
+    rewritten URL (binding.keep): a copied link reopens it when 'own' is chosen."""
+    at = run_page("pages/12_measured.py", 60, m_prompt="Once upon a time", m_k="3")
+    q = {k: v[-1] if isinstance(v, list) else v for k, v in at.query_params.items()}
+    assert q == {"m_prompt": "Once upon a time", "m_k": "3"}
