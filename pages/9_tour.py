@@ -1,4 +1,4 @@
-"""/tour: a guided tour in eight chapters; each opens a preset state that poses a question,
+"""/tour: a guided tour in nine chapters; each opens a preset state that poses a question,
 and links to the state that answers it (specviz.tour holds the chapters)."""
 
 import streamlit as st
@@ -12,11 +12,11 @@ presenting = ui.presenter_active()
 
 st.title("A guided tour of speculative decoding")
 notation.md(
-    "Eight stops, in the order the ideas build on each other: one token, exactness, "
-    "acceptance, draft length, cost, the roofline, then the verification rules and real "
-    "text. Each stop opens a page at a preset state and asks a question. Try it there, "
-    "then open the answer: a second state of the app that shows it, with a short "
-    "explanation. Links open in a new tab, at exactly that state, so this page stays put."
+    "Nine stops, in the order the ideas build on each other: one token, exactness, "
+    "acceptance, draft length, cost, the roofline, then the verification rules, real "
+    "text and a real model. Each stop opens a page at a preset state and asks a question. "
+    "Try it there, then open the answer: a second state of the app that shows it, with a "
+    "short explanation. Links open in a new tab, at exactly that state, so this page stays put."
 )
 
 chapter = ui.bind("chapter", st.selectbox, "Chapter", format_func=tour.label)
@@ -51,7 +51,8 @@ for i, row in enumerate(tour.outline()):
     notation.md(f"**{row['chapter']}** ({row['page']}): {row['question']} "
                 f"[question]({tour.href(other.preset, presenting)}) · "
                 f"[answer]({tour.href(other.answer_url, presenting)})")
-st.caption("The numbers in the answers are those of the default tables; with your own tables "
-           "(sidebar) the shapes hold but the numbers move. Presenting? Add present=1 to any "
-           "address for large type and no sidebar; the tour's links keep it.")
+st.caption("The numbers in the answers are those of the default tables (the real-model chapter's: "
+           "Gemma 3 270M's); with your own tables (sidebar) the shapes hold but the numbers "
+           "move. Presenting? Add present=1 to any address for large type and no sidebar; "
+           "the tour's links keep it.")
 ui.finish(app)

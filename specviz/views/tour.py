@@ -1,11 +1,12 @@
-"""The guided tour as data: eight chapters, each a question posed at a preset state of the
-app and a link to the state that answers it.
+"""The guided tour as data: chapters, each a question posed at a preset state of the app
+and a link to the state that answers it.
 
 Pure (no Streamlit). A state is a page path and a query string whose parameters are
 specviz.settings fields, so every link opens in a fresh session at exactly that state. The
-numbers quoted in the answers are the default tables' (specviz.tables.default_tables);
-tests/test_tour.py recomputes each one from the engine, so the text cannot drift from
-what the linked page shows.
+numbers quoted in the answers are the default tables' (specviz.tables.default_tables), and
+in the real-model chapter Gemma 3 270M's (round 0 of the /llm stage);
+tests/views/test_tour.py and, for the real model, tests/llm/test_llm_tour.py recompute each
+one from the engine, so the text cannot drift from what the linked page shows.
 """
 
 from __future__ import annotations
@@ -126,6 +127,27 @@ CHAPTERS: tuple[Chapter, ...] = (
         "of them down. Fewer tokens per call, so less speed; the text is still exactly the "
         "target's, since the draft's temperature changes only how many guesses survive "
         "(Leviathan et al. 2022, Thm 3.5).",
+    ),
+    Chapter(
+        "real-model", "Real model",
+        "Now a real transformer: Gemma 3 270M continues the story preset, and its draft is "
+        "the same model stopped after 12 of its 18 layers (early exit). Its first guess is "
+        "**␣loves**, at q = 0.414. Step on (next ▶ or →) until the full model has checked "
+        "it: does the guess stand, how often would a first guess stand here, and what is "
+        "written instead? The first visit loads the model, about a minute.",
+        "/llm?llm_kind=early-exit&llm_arg=12&step=1",
+        "/llm?llm_kind=early-exit&llm_arg=12&step=7",
+        "It falls. The full model gives **␣loves** only p = 0.0003, so the coin must land "
+        "under min(1, p/q) = 0.0007; it shows u = 0.8133, and the three guesses after it "
+        "are flushed. Whatever it drafts at this point, its first guess stands with chance "
+        "sum_x min(p, q) = 0.112 (summed over all 262,144 tokens): about one round in nine. "
+        "The page's default draft, which skips only layers 4 and 8, reaches 0.477. The "
+        "token written instead comes from the residual norm(max(0, p − q)): the draft's "
+        "over-bets removed, the rest rescaled by 1/(1 − 0.112), so **␣loved**, the full "
+        "model's favourite, rises from p = 0.315 to 0.328. This time the draw is "
+        "**␣liked**: one target call, one token, and still a sample of the full model "
+        "(Leviathan et al. 2022, Algorithm 1 and Thm 3.5; a draft made of the model's own "
+        "first layers: Zhang et al. 2023, Draft & Verify; Elhoushi et al. 2024, LayerSkip).",
     ),
 )
 CHAPTER_MAX = len(CHAPTERS) - 1  # the tour's last chapter index

@@ -7,6 +7,8 @@ import re
 
 import numpy as np
 import pytest
+from tourtext import num as _num
+from tourtext import state as _state
 
 from specviz.analysis import theory
 from specviz.core.pair import TablePair
@@ -19,25 +21,12 @@ def _transcript(pair, *args, **kw):
     return transcript.round_transcript(pair, pair.fingerprint, *args, **kw)
 
 ORDER = ["one-token", "exactness", "acceptance", "draft-length", "cost", "roofline", "rules",
-         "text"]
+         "text", "real-model"]  # real-model's numbers: tests/llm/test_llm_tour.py
 
 
 @pytest.fixture(scope="module")
 def tables():
     return default_tables()
-
-
-def _num(text: str, pattern: str) -> float:
-    """The number captured by `pattern` in an answer (fails loudly when the text moved)."""
-    m = re.search(pattern, text)
-    assert m, f"{pattern!r} not in {text!r}"
-    return float(m[1].replace(",", "").rstrip("."))
-
-
-def _state(url: str) -> settings.Settings:
-    s, notes = settings.parse_query(tour.split(url)[1])
-    assert notes == []
-    return s
 
 
 # ----------------------------------------------------------------------------- structure
