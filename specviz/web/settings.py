@@ -92,7 +92,7 @@ class Settings:
     lenient_l: float = 0.5
     topk_q_top_k: int = 2
     inclusive_coin_u_bits: int = 4
-    tree_iid_shape: int = 1  # token trees: a preset of specviz.core.tree.PRESETS
+    tree_iid_shape: int = 1  # token trees: a preset of specviz.core.kinds.treeshape.PRESETS
     tree_wor_shape: int = 1
     tree_first_residual_shape: int = 3
     tree_wor_as_iid_shape: int = 3

@@ -17,9 +17,9 @@ from functools import wraps
 import numpy as np
 import streamlit as st
 
+from ..core.kinds.treeshape import PATHS_TEXT_MAX, Paths, parse_paths
 from ..core.pair import TablePair
 from ..core.tables import mix_draft, temper
-from ..core.tree import PATHS_TEXT_MAX, Paths, parse_paths
 from ..core.warp import Warp, warp_tables
 from ..views import site
 from . import guard, narrow, present, server, share, stagekeys, tableedit
