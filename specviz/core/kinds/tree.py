@@ -336,6 +336,8 @@ def _level(p: np.ndarray, q: np.ndarray, m: np.ndarray, mode: str, U: np.ndarray
     for j in range((U.shape[0] - 1) // 2):
         qj = _rows_without(q, taken) if reads else q
         rows = np.flatnonzero(alive & (m > j) & (qj.sum(axis=1) > 0 if reads else True))
+        if not len(rows):  # none left to try now, so none later
+            break
         x = draw_rows(qj[rows], U[2 * j, rows])
         seen = q if mode in ("as_iid", "first") else qj
         ok = U[2 * j + 1, rows] < ratio(p_j[rows, x], seen[rows, x])
