@@ -13,6 +13,7 @@ import numpy as np
 from .analysis.roofline import FULL_LABEL, TUTORIAL_LABEL
 from .analysis.stats import GOF_ALPHA
 from .clitable import Column, format_table
+from .core.rules import drafted
 from .core.tables import default_tables
 from .views import demos, methods
 
@@ -226,7 +227,7 @@ def demo_methods(P: np.ndarray, Q: np.ndarray, vocab: tuple[str, ...], ctx: int,
         for rule in methods.METHODS:
             se = r[f"{rule}_se"]
             r[f"{rule}_cell"] = f"{r[rule]:.4f}" + ("" if se is None else f" +- {se:.4f} (MC)")
-        r["tree_nodes"] = methods.nodes("tree_iid", r["k"])
+        r["tree_nodes"] = drafted("tree_iid", r["k"])
     cols: list[Column] = [("k", "k", "d"), ("correct_cell", "chain", str),
                           ("block_cell", "block", str), ("tree_iid_cell", "tree i.i.d.", str),
                           ("tree_wor_cell", "tree w/o repl.", str),

@@ -36,7 +36,8 @@ def brute_joint(P, Q, ctx, k, n_tokens, rule):
     V = P.shape[0]
     Qs = r.draft_table(P, Q, prm)
     target = r.target_table(P, Q, prm)  # the bonus token's law: p, or warp(p)
-    if r.kind == "single":
+    multi = "m" in prm  # SpecInfer's m candidates a position, enumerated by position below
+    if r.kind == "chain":
         A = r.accept_table(P, Q, prm)
         R = r.reject_table(P, Q, prm)
     law = defaultdict(float)
@@ -50,12 +51,12 @@ def brute_joint(P, Q, ctx, k, n_tokens, rule):
     def new_round(c, prefix, prob):
         if r.kind == "block":
             return emit(prefix, prob, lambda: block(c, prefix, prob))
-        if r.kind == "tree":
+        if r.kind == "tree" and not multi:
             return emit(prefix, prob, lambda: tree(c, prefix, prob))
         emit(prefix, prob, lambda: position(c, 1, prefix, prob))
 
     def tree(c, prefix, prob):
-        from specviz.core.tree import preset
+        from specviz.core.kinds.treeshape import preset
 
         if r.paths:  # an explicit tree: a node's children are the listed paths under it
             def children(path):
@@ -78,8 +79,8 @@ def brute_joint(P, Q, ctx, k, n_tokens, rule):
             position(x, i + 1, prefix + [x], prob)
 
     def position(c, i, prefix, prob):
-        if r.kind == "multi":
-            return multi(c, i, prefix, prob, list(P[c]), int(prm["m"]))
+        if multi:
+            return multi_try(c, i, prefix, prob, list(P[c]), int(prm["m"]))
         for x in range(V):
             qx = Qs[c, x]
             if qx == 0:
@@ -100,7 +101,7 @@ def brute_joint(P, Q, ctx, k, n_tokens, rule):
                     else:
                         new_round(y, prefix + [y], p)
 
-    def multi(c, i, prefix, prob, p_j, tries_left):
+    def multi_try(c, i, prefix, prob, p_j, tries_left):
         if tries_left == 0:  # every candidate failed: emit from the last residual
             for y in range(V):
                 if p_j[y] > 0:
@@ -115,7 +116,7 @@ def brute_joint(P, Q, ctx, k, n_tokens, rule):
                 kept(x, i, prefix, prob * qx * keep)
         fail = 1.0 - sum(min(p_j[x], Qs[c, x]) for x in range(V))
         if fail > 0:
-            multi(c, i, prefix, prob * fail, _residual(p_j, Qs[c]), tries_left - 1)
+            multi_try(c, i, prefix, prob * fail, _residual(p_j, Qs[c]), tries_left - 1)
 
     def unverified(z, s, prefix, prob):
         # s later drafts, a q-chain from z, emitted without a check; then a new round

@@ -41,7 +41,7 @@ class RngDraws:
 
 class StreamDraws:
     """U[t, col] for output position t = start + i: columns draft_0..draft_(m-1),
-    coin_0..coin_(m-1), final (m = tries per position, 1 for single-draft rules)."""
+    coin_0..coin_(m-1), final (m = tries per position: 1 for a chain, a tree's widest node)."""
 
     def __init__(self, U: np.ndarray, m: int = 1) -> None:
         self.U, self.m, self.start = U, m, 0  # U: (positions, 2m + 1)

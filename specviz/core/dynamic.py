@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .draws import StreamDraws
+from .kinds import kind_of
 from .pair import TablePair
 from .round import play
 from .rules import Rule, get_rule
 from .sampling import draw_row
 from .tables import K_MAX, check_ctx
-from .tree import rule_shape
 from .verify import draft_row
 
 POLICIES = ("constant", "heuristic", "confidence", "oracle")
@@ -108,13 +108,7 @@ def run_policy(
     """
     pair = _check(P, Q, ctx, policy, k, k_max, length, threshold)
     r = get_rule(rule)
-    if r.kind == "block":
-        raise ValueError("block verification reads the coins of drafts it then throws away; "
-                         "common random numbers by output position would reuse them")
-    m = int(r.prm["m"]) if r.kind == "multi" else 1
-    if r.kind == "tree":  # a column per sibling: the widest node's
-        m = rule_shape(r, max(k, k_max)).width
-    draws = _stream(seed, length + k_max + 2, m)
+    draws = _stream(seed, length + k_max + 2, kind_of(r).columns(r, max(k, k_max)))
     run = PolicyRun()
     c, k_now = int(ctx), k
     while draws.start < length:

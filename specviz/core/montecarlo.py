@@ -11,10 +11,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import interrupt, tree
-from .block import block_round
+from . import interrupt
 from .exact import N_TOKENS_MAX
-from .rules import RuleTables, apply_rule, coin_passes, get_rule
+from .kinds import kind_of
+from .rules import RuleTables, apply_rule, get_rule
 from .sampling import BucketSampler, GuideSampler, InverseCDF
 from .tables import N_MAX, check_ctx, check_k, check_n, validate_pair
 
@@ -83,7 +83,7 @@ class SimResult(RoundCounts):
 
 
 class _Engine:
-    """A rule applied to a pair, with its samplers built once."""
+    """A rule applied to a pair, with its samplers built once; its kind plays the rounds."""
 
     def __init__(self, rt: RuleTables) -> None:
         self.rt, self.V = rt, rt.V
@@ -95,110 +95,14 @@ class _Engine:
         self.A = rt.A.ravel()  # (V*V,) the coin's threshold at (c, x)
         if rt.rule.rejection_skips_draft:
             self.R_cdf = InverseCDF(rt.R)
-        if rt.rule.kind == "multi":
-            self.chain = [a.ravel() for a in rt.chain]  # (V*V,) per try
+
+    def bonus(self, c: np.ndarray, u: np.ndarray) -> np.ndarray:
+        """y ~ P[c] for each decode. (n,)"""
+        return self.final(self.V + c, u)
 
     def round(self, ctx: np.ndarray, k: int, rng: np.random.Generator):
         """One round for each context in ctx (n,) -> emitted (k+1, n), lengths, accepted, next."""
-        if self.rt.rule.kind == "multi":
-            return self._round_multi(ctx, k, rng)
-        if self.rt.rule.kind == "block":
-            return block_round(self.rt.P, self.rt.Qs, self.draft,
-                               lambda c, u: self.final(self.V + c, u), ctx, k, rng)
-        if self.rt.rule.kind == "tree":
-            shape = tree.rule_shape(self.rt.rule, k)
-            return tree.tree_round(self.rt.P, self.rt.Qs, shape, self.rt.rule.tree,
-                                   lambda c, u: self.final(self.V + c, u), ctx, rng)
-        n, V, rule = len(ctx), self.V, self.rt.rule
-        U = rng.random((2 * k + 1, n))  # draft uniforms, coins, the final draw
-        lazy = V > SMALL_V and not rule.keep_unverified
-        X, C, J, all_kept = (self._lazy if lazy else self._whole)(ctx, k, U)
-        # 4. one more token: from R at the rejected position's context, or the bonus from p.
-        # Flat indices into the (k + 1, n) and (k, n) arrays: entry (i, d) is at i n + d.
-        d = np.arange(n)
-        at_J = J * n + d  # (n,) where the round's last token goes
-        c_J = C.ravel()[np.minimum(at_J, k * n - n + d)]  # the rejected position's context
-        if rule.rejection_skips_draft:  # y ~ R[c] given y != the rejected draft
-            rej = np.flatnonzero(~all_kept)
-            skip = X.ravel()[at_J[rej]]
-        last = self.final(np.where(all_kept, V + X[k - 1], c_J), U[2 * k])
-        if rule.rejection_skips_draft:
-            last[rej] = self.R_cdf.skipping(c_J[rej], skip, U[2 * k][rej])
-        X.ravel()[at_J] = last
-        if rule.keep_unverified:
-            L = np.where(all_kept, k + 1, k)  # the later drafts stay in X, unverified
-            return X, L, J, X.ravel()[(L - 1) * n + d]
-        return X, J + 1, J, last
-
-    def _whole(self, ctx: np.ndarray, k: int, U: np.ndarray):
-        """Steps 1-3 on whole arrays: draft x_1..x_k serially, then one coin per position.
-        -> X (k+1, n) drafts, C (k, n) each position's context, J first misses, all kept."""
-        n, V = len(ctx), self.V
-        X = np.empty((k + 1, n), dtype=np.int64)  # drafts by position, then room for the last
-        C = np.empty((k, n), dtype=np.int64)  # the context of each position
-        C[0] = ctx
-        for i in range(k):  # 1. draft serially
-            X[i] = self.draft(C[i], U[i])
-            if i + 1 < k:
-                C[i + 1] = X[i]
-        kept = coin_passes(self.rt.rule, U[k:2 * k], self.A[C * V + X[:k]])  # 3. (k, n)
-        alive = kept[0].copy()  # every draft so far passed
-        J = alive.astype(np.int64)  # drafts kept before the first miss
-        for i in range(1, k):
-            alive &= kept[i]
-            J += alive
-        return X, C, J, alive
-
-    def _lazy(self, ctx: np.ndarray, k: int, U: np.ndarray):
-        """Steps 1-3 for large vocabularies, where each draw is a cache miss: a decode's
-        drafts after its first rejection are flushed unread, so they are not drawn (the
-        uniforms they would use stay unread too). Same outputs as _whole in law."""
-        n, V = len(ctx), self.V
-        X = np.zeros((k + 1, n), dtype=np.int64)
-        C = np.zeros((k, n), dtype=np.int64)
-        J = np.full(n, k, dtype=np.int64)
-        live, c = np.arange(n), ctx  # decodes whose drafts have all passed
-        for i in range(k):
-            C[i, live] = c
-            x = X[i, live] = self.draft(c, U[i, live])
-            ok = coin_passes(self.rt.rule, U[k + i, live], self.A[c * V + x])
-            J[live[~ok]] = i
-            live, c = live[ok], x[ok]
-            if not len(live):
-                break
-        return X, C, J, J == k
-
-    def _round_multi(self, ctx: np.ndarray, k: int, rng: np.random.Generator):
-        """SpecInfer: at each position m candidates ~ q(.|c), tried in turn against p_j.
-
-        The next position's candidates are drawn from q at the kept candidate: its children
-        in the token tree. The children of candidates that were not kept never matter.
-        """
-        n, V, m = len(ctx), self.V, len(self.chain)
-        X = np.zeros((k + 1, n), dtype=np.int64)
-        J = np.full(n, k, dtype=np.int64)
-        live = np.arange(n)  # decodes whose round is still going
-        c = ctx.copy()
-        for i in range(k + 1):
-            if i == k:  # all k positions kept: the bonus from p at the last token
-                X[k, live] = self.final(V + c, rng.random(len(live)))
-                break
-            U = rng.random((2 * m + 1, len(live)))
-            token = np.full(len(live), -1, dtype=np.int64)
-            for j in range(m):
-                x = self.draft(c, U[2 * j])
-                ok = (token < 0) & (U[2 * j + 1] < self.chain[j][c * V + x])
-                token[ok] = x[ok]
-            failed = token < 0
-            X[i, live[~failed]] = token[~failed]
-            y = self.final(c[failed], U[2 * m][failed])  # from p_(m+1)
-            X[i, live[failed]] = y
-            J[live[failed]] = i
-            live, c = live[~failed], token[~failed]
-            if not len(live):
-                break
-        L = J + 1
-        return X, L, J, X[L - 1, np.arange(n)]
+        return kind_of(self.rt.rule).round(self, ctx, k, rng)
 
 
 def _setup(P, Q, ctx, k, rule):

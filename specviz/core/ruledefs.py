@@ -6,17 +6,16 @@ A rule is read through a few tables over (context c, token x):
   reject_table(P, Q) -> R:  law of the token emitted on the first rejection
   target_table(P, Q) -> the law the output must follow (P, or warp(P) for a warped request)
 plus flags: keep_unverified (emit the later drafts anyway), rejection_skips_draft (the
-rejection token is R[c] with the rejected draft removed), and kind "multi" for several
-candidates per position, kind "block" for a block verified jointly (its engines read P
-and Qs; specviz.core.block), kind "tree" for a token tree (specviz.core.tree). apply_rule
-turns a rule and a pair into RuleTables, which also carry the exact per-position laws acc
+rejection token is R[c] with the rejected draft removed), and its kind: how a round
+drafts and verifies (specviz.core.kinds: "chain", "block", "tree"). apply_rule turns a
+rule and a pair into RuleTables, which also carry the exact per-position laws acc
 (drafted and kept) and rej (rejected, y emitted). The registry is specviz.core.rules.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -70,9 +69,9 @@ class Rule:
     keep_unverified: bool = False  # emit the drafts after a rejection without checking them
     rejection_skips_draft: bool = False  # the rejection token avoids the rejected draft
     inclusive: bool = False  # keep iff u <= A, with u on a grid of 2^u_bits values from 0
-    kind: str = "single"  # "single": one draft per position; "multi": m candidates;
-    # "block": the block verified jointly (specviz.core.block); "tree": a token tree
-    tree: str = ""  # kind "tree": how siblings are drawn and verified (core.tree.MODES)
+    kind: str = "chain"  # names its kind in specviz.core.kinds: "chain" (one draft per
+    # position), "block" (the block verified jointly), "tree" (a token tree)
+    tree: str = ""  # kind "tree": how siblings are drawn and verified (kinds.tree.MODES)
     params: tuple[Param, ...] = ()
     values: tuple[tuple[str, float], ...] = ()  # overrides of the parameters' defaults
     paths: tuple[tuple[int, ...], ...] = ()  # kind "tree": an explicit tree as paths of
@@ -140,12 +139,11 @@ class RuleTables:
     P: Table  # (V, V) the law to follow: the target, warped for the warp rules
     Q: Table  # (V, V) draft as given
     Qs: Table  # (V, V) what the draft samples from
-    A: Table  # (V, V) single kind: keep iff the coin passes A[c, x]
+    A: Table  # (V, V) chain kind: keep iff the coin passes A[c, x]
     R: Table  # (V, V) law of the rejection token at context c
-    acc: Table  # (V, V) exact: x drafted at c and kept (summed over a multi-draft's tries)
+    acc: Table  # (V, V) exact: x drafted at c and kept
     rej: Table  # (V, V) exact: the position rejected and y emitted
-    W: Table  # (V, V) exact: x drafted at c and rejected (single kind)
-    chain: tuple[Table, ...] = field(default=())  # multi: A_j = p_j / q for tries j = 1..m
+    W: Table  # (V, V) exact: x drafted at c and rejected (chain kind)
 
     @property
     def V(self) -> int:
@@ -161,8 +159,6 @@ def apply_rule(r: Rule, P: Table, Q: Table) -> RuleTables:
     """Every table the engines read of rule r on the pair (P, Q)."""
     prm = r.prm
     Qs = r.draft_table(P, Q, prm)
-    if r.kind == "multi":
-        return _apply_multi(r, P, Q, Qs, int(prm["m"]))
     A = r.accept_table(P, Q, prm)
     R = r.reject_table(P, Q, prm)
     P = r.target_table(P, Q, prm)
@@ -178,17 +174,3 @@ def apply_rule(r: Rule, P: Table, Q: Table) -> RuleTables:
         rej = W.sum(axis=1, keepdims=True) * R
     return RuleTables(r, P, Q, Qs, A, R, acc, rej, W)
 
-
-def _apply_multi(r: Rule, P: Table, Q: Table, Qs: Table, m: int) -> RuleTables:
-    """SpecInfer's multi-step sampling: p_1 = p, p_(j+1) = norm(max(0, p_j - q))."""
-    p_j, chain = P, []
-    acc = np.zeros_like(P)
-    alive = np.ones(P.shape[0])  # (V,) chance that tries 1..j-1 all failed
-    for _ in range(m):
-        chain.append(ratio(p_j, Qs))
-        kept = np.minimum(p_j, Qs)  # (V, V)
-        acc += alive[:, None] * kept
-        alive = alive * (1.0 - kept.sum(axis=1))
-        p_j = residual(p_j, Qs)
-    rej = alive[:, None] * p_j
-    return RuleTables(r, P, Q, Qs, chain[0], p_j, acc, rej, np.zeros_like(P), tuple(chain))

@@ -13,6 +13,8 @@ from functools import partial
 
 import numpy as np
 
+from .kinds import kind_of
+from .kinds.treeshape import PRESETS, check_paths
 from .rule import ratio, residual
 from .ruledefs import (  # noqa: F401 (RuleTables, apply_rule, keep_prob, coin_passes: the engines')
     Param,
@@ -26,7 +28,6 @@ from .ruledefs import (  # noqa: F401 (RuleTables, apply_rule, keep_prob, coin_p
     given_q,
     keep_prob,
 )
-from .tree import PRESETS, check_paths, rule_shape
 from .warp import Warp, warp_rows
 
 
@@ -153,8 +154,9 @@ RULES: dict[str, Rule] = {
             "Miao et al. 2024 (SpecInfer), multi-step speculative sampling",
             "m candidates per position from q; candidate j is kept with min(1, p_j/q), where "
             "p_1 = p and p_(j+1) = norm(max(0, p_j - q)) after each failure; if all fail, "
-            "emit from p_(m+1)",
-            kind="multi",
+            "emit from p_(m+1). The token tree with m i.i.d. siblings at every node, drafted "
+            "along the kept path",
+            kind="tree", tree="iid",
             params=(Param("m", 3, 1, 8, "candidates per position", integer=True),),
             reject_law="p_(m+1), the residual after m failures",
         ),
@@ -329,10 +331,10 @@ def get_rule(rule: str | Rule) -> Rule:
 
 
 def with_tree(rule: str | Rule, paths: Sequence[Sequence[int]] = ()) -> Rule:
-    """A tree rule drafting this explicit tree (checked: core.tree.check_paths); any other
-    rule, or no paths, as it is."""
+    """A rule drafting a preset tree 'shape' given this explicit tree instead (checked:
+    kinds.treeshape.check_paths); any other rule, or no paths, as it is."""
     r = get_rule(rule)
-    if r.kind != "tree" or not paths:
+    if "shape" not in r.prm or not paths:
         return r
     return replace(r, paths=check_paths([list(p) for p in paths]))
 
@@ -353,11 +355,7 @@ def drafted(rule: str | Rule, k: int) -> int:
     """Tokens one round drafts at most, each scored by the target: k for a chain, m k for m
     candidates a position (multi-draft), every node of a token tree."""
     r = get_rule(rule)
-    if r.kind == "tree":
-        return rule_shape(r, k).nodes
-    if r.kind == "multi":
-        return int(r.prm["m"]) * int(k)
-    return int(k)
+    return kind_of(r).drafted(r, k)
 
 
 def rules_cost(rules: Sequence[str | Rule], k: int, params: Mapping | None = None,

@@ -40,12 +40,6 @@ def _opening(pair, prefix, tr, proposed: bool, note: str = "") -> list[Step]:
                                                           proposed)) for pos in tr.positions]
 
 
-def _tries(name, pos) -> str:
-    """A position's tries in turn: each candidate, its coin against its threshold."""
-    return ", ".join(f"'{name(t.token)}' (u = {t.u:.3f} vs {t.threshold:.3f}: "
-                     f"{'kept' if t.accepted else 'no'})" for t in pos.tries)
-
-
 def steps_single(pair, rule, prefix, tr, proposed: bool) -> tuple[Step, ...]:
     """Frames of a one-draft-per-position round."""
     name, n = pair.name, len(tr.positions)
@@ -70,23 +64,6 @@ def steps_single(pair, rule, prefix, tr, proposed: bool) -> tuple[Step, ...]:
     else:
         steps.append(Step("bonus", n + 1, pair.describe_bonus(n, tr.emitted[-1].token,
                                                                tr.bonus_context)))
-    return tuple(steps + [_done(pair, tr.emitted)])
-
-
-def steps_multi(pair, rule, prefix, tr, m: int) -> tuple[Step, ...]:
-    """Frames of a multi-candidate round: each position lists its tries."""
-    name, k = pair.name, tr.k
-    steps = [Step("start", None, f"Context '{name(prefix[-1])}'. Up to {k} positions, "
-                  f"{m} candidates each.")]
-    steps += [Step("verify", pos.i, f"Position {pos.i}: {_tries(name, pos)}.")
-              for pos in tr.positions]
-    if tr.rejected_at is not None:
-        steps.append(Step("residual", tr.rejected_at, f"All candidates failed at position "
-                          f"{tr.rejected_at}: '{name(tr.emitted[-1].token)}' drawn from "
-                          f"{rule.reject_law}."))
-    else:
-        steps.append(Step("bonus", k + 1, f"All {k} positions kept: bonus token "
-                          f"'{name(tr.emitted[-1].token)}' from p."))
     return tuple(steps + [_done(pair, tr.emitted)])
 
 

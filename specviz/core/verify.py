@@ -13,13 +13,14 @@ import math
 
 import numpy as np
 
-from .rule import RESIDUAL_EPS, ratio, residual
-from .rules import RULES, Rule
+from .rule import RESIDUAL_EPS
+from .ruledefs import Rule
 
-_IDENTITY = RULES["correct"].draft_table  # q as given
-_RATIO = RULES["correct"].accept_table  # p / q
-_RESIDUAL = RULES["correct"].reject_table  # norm(max(0, p - q))
-_TARGET = RULES["correct"].target_table  # p itself
+_STANDARD = Rule("standard", "", "", "", "")  # the tables every rule starts from
+_IDENTITY = _STANDARD.draft_table  # q as given
+_RATIO = _STANDARD.accept_table  # p / q
+_RESIDUAL = _STANDARD.reject_table  # norm(max(0, p - q))
+_TARGET = _STANDARD.target_table  # p itself
 
 
 def target_row(rule: Rule, p: np.ndarray) -> np.ndarray:
@@ -63,19 +64,3 @@ def rejection_row(rule: Rule, p: np.ndarray, q: np.ndarray, x: int) -> np.ndarra
         row[x] = 0.0
         row /= row.sum()
     return row
-
-
-def rejection_depends_on_draft(rule: Rule, proposed: bool) -> bool:
-    """Whether the rejection law reads the rejected token (a one-hot q reads it always)."""
-    return proposed or rule.rejection_skips_draft
-
-
-def multi_chain(p: np.ndarray, qs: np.ndarray, m: int) -> tuple[list[np.ndarray], np.ndarray]:
-    """SpecInfer's tries: A_j = p_j / q with p_1 = p, p_(j+1) = norm(max(0, p_j - q)).
-
-    Returns ([A_1..A_m], p_(m+1)), the thresholds of each try and the law after m failures."""
-    chain, p_j = [], p
-    for _ in range(m):
-        chain.append(ratio(p_j, qs))
-        p_j = residual(p_j, qs)
-    return chain, p_j

@@ -44,7 +44,7 @@ KIND_ARGS = {"early-exit": "6", "skip": "4,8", "trimmed": "16384", "lookup": "",
 ARG_MAX_CHARS = 80
 # Tree and multi-draft rules draft several candidates a position, each a pass of the real
 # model that the pair does not block together: left to the toy tables.
-RULE_KINDS = ("single", "block")
+RULE_KINDS = ("chain", "block")
 RULES_HERE = tuple(name for name, r in RULES.items() if r.kind in RULE_KINDS)
 ALLOWED_CONTROLS = "\n\r\t"
 TAIL_TOKENS = 24  # tokens of context quoted in the round's caption

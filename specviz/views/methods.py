@@ -13,8 +13,7 @@ from ..analysis.roofline import verify_cost_ratio
 from ..analysis.stats import tv
 from ..core.exact import exact_joint, round_law, target_joint
 from ..core.montecarlo import long_decode
-from ..core.rules import get_rule
-from ..core.tree import rule_shape
+from ..core.rules import drafted, get_rule
 from .demos import Row
 
 KS = tuple(range(1, 17))  # draft lengths of the methods table
@@ -38,19 +37,13 @@ def _tokens(P, Q, ctx: int, k: int, rule: str, seed: int,
     return st.tokens_per_call, st.tokens_per_call_se, "measured"
 
 
-def nodes(rule: str, k: int) -> int:
-    """Tokens the target verifies in one pass besides the context: k, or the tree's nodes."""
-    r = get_rule(rule)
-    return rule_shape(r, k).nodes if r.kind == "tree" else int(k)
-
-
 def priced(rows: Sequence[Row], rule: str, *, price=PRICE) -> list[Row]:
     """The verify pass over all of a method's nodes, priced by the roofline: its time over
     one decode step's (verify_cost_ratio), and tokens per call divided by it, per batch."""
     model, accel, batches = price
     out = []
     for row in rows:
-        n = nodes(rule, row["k"])
+        n = drafted(rule, row["k"])  # tokens the verify pass scores besides the context
         item: Row = {"k": row["k"], "nodes": n, "tokens_per_call": row[rule]}
         for b in batches:
             cost = verify_cost_ratio(model, accel, n, batch=b)

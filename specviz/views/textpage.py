@@ -12,9 +12,9 @@ import math
 from collections.abc import Sequence
 
 from ..analysis import theory
+from ..core.kinds.treeshape import Paths
 from ..core.pair import ModelPair
 from ..core.rules import drafted, get_rule, with_tree
-from ..core.tree import Paths
 from ..core.warp import Warp, WarpedPair
 from ..text.corpus import Corpus, CorpusError, default_corpus, user_corpus  # noqa: F401 (for /text)
 from ..text.measure import COMPARE_ORDERS, drafter_comparison, order_sweep, text_exactness

@@ -9,11 +9,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..core.kinds.treeshape import Paths
 from ..core.pair import ModelPair
 from ..core.round import play_rounds
 from ..core.rules import drafted, with_tree
 from ..core.trace import ORIGINS, RoundDigest, RoundTrace
-from ..core.tree import Paths
 from .demos import Row
 from .work import heavy
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from ..core.tree import PATHS_NODES_MAX, PATHS_TEXT_MAX, parse_paths
+from ..core.kinds.treeshape import PATHS_NODES_MAX, PATHS_TEXT_MAX, parse_paths
 from .urlcodec import decode_blob
 
 

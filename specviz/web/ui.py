@@ -17,9 +17,9 @@ from functools import wraps
 import numpy as np
 import streamlit as st
 
+from ..core.kinds.treeshape import Paths, parse_paths
 from ..core.pair import TablePair
 from ..core.tables import mix_draft, temper
-from ..core.tree import Paths, parse_paths
 from ..core.warp import Warp, warp_tables
 from ..views import site
 from . import binding, guard, narrow, present, server, share, stagekeys, tableedit

@@ -52,7 +52,7 @@ def single_rules() -> list[str]:
     """The single-draft rules the earlier engines recorded (rules added since have none)."""
     from specviz.core.rules import RULES
 
-    return [name for name, r in RULES.items() if r.kind == "single" and name in RECORDED]
+    return [name for name, r in RULES.items() if r.kind == "chain" and name in RECORDED]
 
 
 def _record() -> dict:

@@ -13,8 +13,8 @@ from support import random_tables
 
 from specviz import default_tables, exact_joint, round_law, simulate, target_joint, tv
 from specviz.analysis.stats import tv_threshold
-from specviz.core import block
-from specviz.core.block import BLOCK_STATES_MAX, round_tables, value_functions
+from specviz.core.kinds import block
+from specviz.core.kinds.block import BLOCK_STATES_MAX, round_tables, value_functions
 from specviz.core.pair import TablePair
 from specviz.core.round import play_round
 

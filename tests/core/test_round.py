@@ -17,7 +17,7 @@ def _round(seed, rule="correct", k=4, ctx=0):
     return play_round(TablePair(T.P, T.Q), ctx, k, rng=np.random.default_rng(seed), rule=rule)
 
 
-SINGLE = [r for r in RULES if RULES[r].kind == "single"]
+SINGLE = [r for r in RULES if RULES[r].kind == "chain"]
 
 
 def test_multi_draft_trace():

@@ -13,7 +13,7 @@ from support import random_tables
 
 from specviz import default_tables, exact_joint, round_law, simulate, target_joint, tv
 from specviz.analysis.stats import tv_threshold
-from specviz.core import tree
+from specviz.core.kinds import tree, treeshape
 from specviz.core.pair import TablePair
 from specviz.core.round import play_round
 from specviz.core.rules import get_rule
@@ -24,22 +24,22 @@ BROKEN = ("tree_first_residual", "tree_wor_as_iid")
 
 
 def test_shapes_by_hand():
-    s = tree.preset(1, 3)  # 3-2-1: 3, then 2 under each, then 1 under each
+    s = treeshape.preset(1, 3)  # 3-2-1: 3, then 2 under each, then 1 under each
     assert s.nodes == 3 + 6 + 6 and s.depth == 3
     assert s.children(()) == 3 and s.children((2,)) == 2 and s.children((2, 1)) == 1
     assert s.children((2, 1, 0)) == 0
-    assert tree.preset(0, 4).nodes == 4  # the chain
-    med = tree.TreeShape("paths", ((0,), (1,), (0, 0), (0, 1), (0, 2)))
+    assert treeshape.preset(0, 4).nodes == 4  # the chain
+    med = treeshape.TreeShape("paths", ((0,), (1,), (0, 0), (0, 1), (0, 2)))
     assert med.children(()) == 2 and med.children((0,)) == 3 and med.children((1,)) == 0
     with pytest.raises(ValueError):
-        tree.TreeShape("bad", ((0, 0),))  # no parent
+        treeshape.TreeShape("bad", ((0, 0),))  # no parent
     with pytest.raises(ValueError):
-        tree.TreeShape("bad", ((0,), (2,)))  # skips a sibling
-    assert tree.preset(2, 64).nodes == 2 + 4 + 8 * 62  # the binary head is 3 levels deep
+        treeshape.TreeShape("bad", ((0,), (2,)))  # skips a sibling
+    assert treeshape.preset(2, 64).nodes == 2 + 4 + 8 * 62  # the binary head is 3 levels deep
 
 
 @pytest.mark.parametrize("rule", LOSSLESS)
-@pytest.mark.parametrize("shape", range(len(tree.PRESETS)))
+@pytest.mark.parametrize("shape", range(len(treeshape.PRESETS)))
 def test_every_preset_is_exact_on_random_tables_with_zeros(rule, shape):
     P, Q = random_tables(np.random.default_rng(200 + shape), V=4)
     r = get_rule(rule).with_params(shape=shape)
@@ -59,9 +59,9 @@ def test_dp_matches_the_literal_enumeration(rule, shape):
         for n in (1, 2):
             np.testing.assert_allclose(exact_joint(P, Q, 0, k, n_tokens=n, rule=r),
                                        brute_array(P, Q, 0, k, n, r), rtol=0, atol=1e-12)
-        D, N = tree.round_tables(P, Q, tree.preset(shape, k), r.tree)
+        D, N = tree.round_tables(P, Q, treeshape.preset(shape, k), r.tree)
         kept, ends = np.zeros(k + 1), np.zeros(3)
-        for seq, pr in tree_outcomes(P, Q, 2, tree.preset(shape, k).children, r.tree).items():
+        for seq, pr in tree_outcomes(P, Q, 2, treeshape.preset(shape, k).children, r.tree).items():
             kept[len(seq) - 1] += pr
             ends[seq[-1]] += pr
         np.testing.assert_allclose(D[2], kept, atol=1e-12)
@@ -72,11 +72,31 @@ def test_a_tree_of_m_iid_siblings_per_level_is_specinfer_multi_draft():
     """SpecInfer's m candidates per position (rule multi_draft) is the tree with m
     children everywhere: only the kept child's subtree is ever read."""
     P, Q = random_tables(np.random.default_rng(4), V=4)
-    shape = tree.TreeShape.from_branching("3-3-3", (3, 3, 3))
+    shape = treeshape.TreeShape.from_branching("3-3-3", (3, 3, 3))
     D, _ = tree.round_tables(P, Q, shape, "iid")
     for c in range(4):
         law = round_law(P, Q, c, 3, rule=get_rule("multi_draft").with_params(m=3))
         np.testing.assert_allclose(D[c], law.histogram, atol=1e-12)
+
+
+def test_multi_draft_is_a_tree_drafted_along_the_path_it_walks():
+    """At m = 8, k = 32 the tree has 8 + 8^2 + ... + 8^32 nodes, far over any cap: the round
+    draws a node's candidates only when it reaches it, so every drafted token is tried and
+    lies on the kept path; the vectorised round and the exact law run at that size too."""
+    r = get_rule("multi_draft").with_params(m=8)
+    shape = treeshape.rule_shape(r, 32)
+    assert shape.lazy and shape.drafted == 8 * 32
+    assert shape.children((7,) * 31) == 8 and shape.children((0,) * 32) == 0
+    pair = TablePair(T.P, T.Q)
+    for seed in range(10):
+        tr = play_round(pair, 0, 32, rng=np.random.default_rng(seed), rule=r)
+        kept = [len(pos.tries) - 1 for pos in tr.positions]
+        assert len(tr.tree) == sum(len(pos.tries) for pos in tr.positions)  # all tried
+        assert all(tuple(kept[:len(path) - 1]) == path[:-1] for path, _ in tr.tree)
+    sim = simulate(T.P, T.Q, 0, 32, n=2_000, rule=r, n_tokens=1, seed=3)
+    assert sim.joint.sum() == 2_000
+    law = round_law(T.P, T.Q, 0, 32, rule=r)
+    assert len(law.histogram) == 33 and law.histogram.sum() == pytest.approx(1.0)
 
 
 @pytest.mark.parametrize("rule", BROKEN)
@@ -142,14 +162,15 @@ LOPSIDED = "[[0], [1], [2], [0, 0], [0, 1], [0, 0, 0], [2, 0], [0, 0, 0, 0]]"
 
 
 def test_paths_parse_in_medusa_and_branching_forms():
-    assert tree.parse_paths(MEDUSA) == ((0,), (1,), (0, 0), (0, 1), (1, 0))
-    assert tree.parse_paths("((1,), (0,), (0, 0),)") == ((0,), (1,), (0, 0))  # any order
-    assert tree.parse_paths("3-2-1") == tree.TreeShape.from_branching("x", (3, 2, 1)).paths
-    shape = tree.rule_shape(get_rule("tree_iid").with_params(shape=0), 3)  # the preset
+    assert treeshape.parse_paths(MEDUSA) == ((0,), (1,), (0, 0), (0, 1), (1, 0))
+    assert treeshape.parse_paths("((1,), (0,), (0, 0),)") == ((0,), (1,), (0, 0))  # any order
+    three_two_one = treeshape.TreeShape.from_branching("x", (3, 2, 1))
+    assert treeshape.parse_paths("3-2-1") == three_two_one.paths
+    shape = treeshape.rule_shape(get_rule("tree_iid").with_params(shape=0), 3)  # the preset
     assert shape.nodes == 3
     r = rules_with(LOPSIDED)
-    assert tree.rule_shape(r, 2).paths == ((0,), (1,), (2,), (0, 0), (0, 1), (2, 0))  # cut
-    assert tree.rule_shape(r, 9).depth == 4 and tree.rule_shape(r, 9).width == 3
+    assert treeshape.rule_shape(r, 2).paths == ((0,), (1,), (2,), (0, 0), (0, 1), (2, 0))  # cut
+    assert treeshape.rule_shape(r, 9).depth == 4 and treeshape.rule_shape(r, 9).width == 3
 
 
 @pytest.mark.parametrize("text, why", [
@@ -169,18 +190,18 @@ def test_paths_parse_in_medusa_and_branching_forms():
 ])
 def test_malformed_paths_say_what_is_wrong(text, why):
     with pytest.raises(ValueError, match=re.escape(why)):
-        tree.parse_paths(text)
+        treeshape.parse_paths(text)
 
 
 def test_paths_deeper_than_the_engine_drafts_are_refused():
     with pytest.raises(ValueError, match="65 deep; the cap is 64"):
-        tree.check_paths([[0] * d for d in range(1, 66)])
+        treeshape.check_paths([[0] * d for d in range(1, 66)])
 
 
 def rules_with(text: str, rule: str = "tree_iid"):
     from specviz.core.rules import with_tree
 
-    return with_tree(rule, tree.parse_paths(text))
+    return with_tree(rule, treeshape.parse_paths(text))
 
 
 def test_with_tree_leaves_other_rules_alone_and_checks_the_paths():
@@ -230,7 +251,7 @@ def test_monte_carlo_and_the_round_draft_the_path_tree():
     pair = TablePair(T.P, T.Q)
     for seed in range(20):
         tr = play_round(pair, 0, k, rng=np.random.default_rng(seed), rule=r)
-        assert {p for p, _ in tr.tree} <= set(tree.rule_shape(r, k).paths)
+        assert {p for p, _ in tr.tree} <= set(treeshape.rule_shape(r, k).paths)
         assert {p for p, _ in tr.tree if len(p) == 1} == {(0,), (1,), (2,)}
         assert all(len(pos.tries) <= (3 if pos.i == 1 else 2) for pos in tr.positions)
 
@@ -268,7 +289,7 @@ def test_siblings_past_the_drafts_support_do_not_exist(text, tables):
     from specviz.core.rules import with_tree
 
     P, Q = (T.P, T.Q) if tables == "default" else _one_hot_draft()
-    r = with_tree("tree_wor", tree.parse_paths(text))
+    r = with_tree("tree_wor", treeshape.parse_paths(text))
     exact = exact_joint(P, Q, 0, 2, n_tokens=2, rule=r)
     np.testing.assert_allclose(exact, brute_array(P, Q, 0, 2, 2, r), rtol=0, atol=1e-12)
     np.testing.assert_allclose(exact, target_joint(P, 0, n_tokens=2), rtol=0, atol=1e-12)

@@ -9,10 +9,11 @@ import numpy as np
 import pytest
 from support import random_tables
 
+from specviz.core.kinds.tree import sibling_step
 from specviz.core.rules import RULES, apply_rule, keep_prob
-from specviz.core.verify import draft_row, multi_chain, rejection_row, threshold
+from specviz.core.verify import draft_row, rejection_row, threshold
 
-SINGLE = [name for name, r in RULES.items() if r.kind == "single"]
+SINGLE = [name for name, r in RULES.items() if r.kind == "chain"]
 
 
 @pytest.mark.parametrize("rule", SINGLE)
@@ -39,7 +40,10 @@ def test_specinfer_chain_from_its_description():
     """p_1 = p, p_(j+1) = norm(max(0, p_j - q)); A_j = p_j / q."""
     p = np.array([0.5, 0.3, 0.2, 0.0])
     q = np.array([0.3, 0.1, 0.3, 0.3])
-    chain, after = multi_chain(p, q, 3)
+    chain, after = [], p
+    for _ in range(3):  # three i.i.d. siblings, each failing
+        A, after = sibling_step(p, after, q, q, "iid")
+        chain.append(A)
     want, pj = [], p
     for _ in range(3):
         want.append(np.divide(pj, q, out=np.zeros(4), where=q > 0))

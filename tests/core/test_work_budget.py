@@ -8,12 +8,12 @@ import pytest
 
 from specviz import default_tables
 from specviz.core import interrupt
+from specviz.core.kinds.treeshape import parse_paths
 from specviz.core.montecarlo import CHUNK_CELLS, long_decode, simulate
 from specviz.core.pair import TablePair
 from specviz.core.round import play_rounds
 from specviz.core.rules import drafted, get_rule, rules_cost, with_tree
 from specviz.core.tables import WORK_APP_MAX, WORK_REQUEST_MAX, n_cap
-from specviz.core.tree import parse_paths
 
 T = default_tables()
 WIDE = parse_paths("16-15")  # 16 candidates, 15 under each: 256 nodes, the app's cap

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from support import run_page
 
-from specviz.core.tree import parse_paths
+from specviz.core.kinds.treeshape import parse_paths
 from specviz.views import gallery, pagedata
 
 TREE = "16-15"  # 256 nodes

@@ -49,7 +49,7 @@ def test_rounds_past_the_budget_are_held(counts):
 def test_a_tree_is_priced_by_its_nodes_on_text(counts):
     """A round of a tree rule scores its nodes + k + 1 rows, not 2k + 1: the check's n and
     the replayable round shrink with the tree (a 256-node tree took 59.9 s to check)."""
-    from specviz.core.tree import parse_paths
+    from specviz.core.kinds.treeshape import parse_paths
 
     dec = textpage.TextDecoder(counts, 4, 1)
     tree = parse_paths("16-15")

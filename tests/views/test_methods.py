@@ -10,6 +10,7 @@ import numpy as np
 
 from specviz import default_tables, long_decode, round_law
 from specviz.cli import main
+from specviz.core.rules import drafted
 from specviz.views import methods
 
 T = default_tables()
@@ -25,7 +26,7 @@ def test_methods_table_block_never_below_chain_and_labels_measured_rows():
 
 
 def test_tree_nodes_and_price():
-    assert methods.nodes("tree_iid", 4) == 3 + 6 + 6 + 6 and methods.nodes("block", 4) == 4
+    assert drafted("tree_iid", 4) == 3 + 6 + 6 + 6 and drafted("block", 4) == 4
     rows = methods.priced([{"k": 4, "tree_iid": 3.0}], "tree_iid",
                           price=("Llama-2-7B", "H100 SXM", (1, 256)))
     assert rows[0]["cost_b1"] < 1.01  # memory-bound: 22 positions cost one step

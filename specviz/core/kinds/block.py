@@ -32,15 +32,20 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import interrupt
-from .rule import RESIDUAL_EPS, ratio
-from .sampling import draw_rows
+from .. import interrupt
+from ..draws import Draws
+from ..pair import ModelPair
+from ..rule import RESIDUAL_EPS, ratio
+from ..ruledefs import Rule, RuleTables
+from ..sampling import draw_rows
+from ..steps import steps_block
+from ..trace import Emitted, Position, RoundDigest, RoundTrace, frozen
+from .base import draft_chain, joint_from_rounds, last_token, make_trace, slices, with_steps
 
 BLOCK_STATES_MAX = 1_000_000  # merged (start, token, w) states per level of the exact walk
 VALUE_CELLS_MAX = 12_000_000  # kinks x (levels + V) of one level of the value functions
 KINK_CANDIDATES_MAX = 8_000_000  # kinks gathered for one level before they are merged
 PROBE_STATES = 20_000  # the walk is priced from its first levels, up to this many states
-SLICE_CELLS = 1 << 20  # entries of one (decodes, V) slice in the vectorised round
 
 
 # ------------------------------------------------------------------ one block, scalar
@@ -82,6 +87,61 @@ def block_weights(p_rows, q_rows, drafts) -> tuple[np.ndarray, np.ndarray]:
     return w, h  # (k+1,), (k+1,)
 
 
+# ------------------------------------------------------------------ the kind
+class Block:
+    name = "block"
+
+    def play(self, pair: ModelPair, prefix: list[int], k: int, rule: Rule, draws: Draws,
+             light: bool = False, betas: bool = False) -> RoundTrace | RoundDigest:
+        """Weights w_i forward, all k coins drawn, tau = the last i whose coin passes h_i;
+        x_1..x_tau kept, then one token from norm(max(0, w_tau p - q)) or, with tau = k,
+        the bonus from p."""
+        proposed, drafts, _, qs_rows, _ = draft_chain(pair, prefix, k, rule, draws)
+        n = len(drafts)
+        pair.score(prefix, drafts)
+        p_rows = [pair.p(prefix + drafts[:i]) for i in range(n + 1)]
+        w, h = block_weights(p_rows, qs_rows, drafts)
+        coins = [draws.coin(i - 1) for i in range(n, 0, -1)][::-1]  # eta_1..eta_n, drawn k..1
+        tau = max((i for i in range(1, n + 1) if coins[i - 1] < h[i]), default=0)
+        final_u = draws.final(tau)
+        row = None if tau == n else correction_row(w[tau], p_rows[tau], qs_rows[tau])
+        emitted = [Emitted(drafts[i], "accepted", i + 1) for i in range(tau)]
+        emitted.append(last_token(pair, rule, prefix, prefix + drafts[:tau], final_u, row))
+        if light:
+            return RoundDigest(prefix[-1], n, tuple(emitted), tau)
+        last = [prefix[-1]] + drafts
+        positions = tuple(Position(
+            i=i + 1, context=last[i], token=x, p_row=frozen(p_rows[i]),
+            q_row=frozen(qs_rows[i]), p=float(p_rows[i][x]), q=float(qs_rows[i][x]),
+            ratio=float(ratio(p_rows[i][x], qs_rows[i][x])), threshold=float(h[i + 1]),
+            u=coins[i], accepted=i < tau) for i, x in enumerate(drafts))
+        trace = make_trace(pair, rule, prefix, n, positions, emitted, final_u,
+                           None if tau == n else tau + 1, p_rows[n] if row is None else row,
+                           last[tau], range(tau + 2, n + 1))
+        return with_steps(trace, steps_block(pair, rule, prefix, trace, w, proposed))
+
+    def round(self, eng, ctx: np.ndarray, k: int, rng: np.random.Generator):
+        return block_round(eng.rt.P, eng.rt.Qs, eng.draft, eng.bonus, ctx, k, rng)
+
+    def joint(self, rt: RuleTables, ctx: int, k: int, n: int) -> np.ndarray:
+        """Exact law of the first n emitted tokens under block verification. (V,)*n"""
+        return joint_from_rounds([round_pieces(rt.P, rt.Qs, c, k, n) for c in range(rt.V)],
+                                 ctx, n)
+
+    def tables(self, rt: RuleTables, k: int, long_run: bool) -> tuple[np.ndarray, ...]:
+        return round_tables(rt.P, rt.Qs, k)  # (V, k+1), (V, V)
+
+    def drafted(self, rule: Rule, k: int) -> int:
+        return int(k)
+
+    def columns(self, rule: Rule, k: int) -> int:
+        raise ValueError("block verification reads the coins of drafts it then throws away; "
+                         "common random numbers by output position would reuse them")
+
+
+BLOCK = Block()
+
+
 # ------------------------------------------------------------------ vectorised round
 def block_round(P, Qs, draft, bonus, ctx: np.ndarray, k: int, rng: np.random.Generator):
     """One block-verified round per context in ctx (n,): the algorithm itself, vectorised.
@@ -115,15 +175,10 @@ def block_round(P, Qs, draft, bonus, ctx: np.ndarray, k: int, rng: np.random.Gen
     return X, L, J, X[J, rows]
 
 
-def _slices(n: int, V: int):
-    step = max(1, SLICE_CELLS // max(1, V))
-    return (slice(a, min(n, a + step)) for a in range(0, n, step))
-
-
 def _mass(w: np.ndarray, P, Qs, c: np.ndarray) -> np.ndarray:
     """S = sum_x max(0, w p(x|c) - q(x|c)) for each decode, in bounded slices. (n,)"""
     out = np.empty(len(c))
-    for s in _slices(len(c), P.shape[1]):
+    for s in slices(len(c), P.shape[1]):
         out[s] = correction_mass(w[s], P[c[s]], Qs[c[s]])
     return out
 
@@ -131,7 +186,7 @@ def _mass(w: np.ndarray, P, Qs, c: np.ndarray) -> np.ndarray:
 def _draw_correction(w, P, Qs, c, u) -> np.ndarray:
     """y ~ norm(max(0, w p(.|c) - q(.|c))) by inverse CDF, per decode. (n,)"""
     y = np.empty(len(c), dtype=np.int64)
-    for s in _slices(len(c), P.shape[1]):
+    for s in slices(len(c), P.shape[1]):
         y[s] = draw_rows(np.maximum(w[s, None] * P[c[s]] - Qs[c[s]], 0.0), u[s])  # (m, V)
     return y
 
@@ -313,36 +368,3 @@ def round_pieces(P, Qs, ctx: int, k: int, n: int) -> tuple[list, list]:
         parent, c, w, mass = _grow(P, Qs, R, c, w, mass)
         code = code[parent] * V + c
     return A, E
-
-
-def block_joint(P: np.ndarray, Qs: np.ndarray, ctx: int, k: int, n: int) -> np.ndarray:
-    """Exact law of the first n emitted tokens under block verification. (V,)*n"""
-    V = P.shape[0]
-    return joint_from_rounds([round_pieces(P, Qs, c, k, n) for c in range(V)], ctx, n)
-
-
-def joint_from_rounds(pieces, ctx: int, n: int) -> np.ndarray:
-    """The first n tokens of a stream of rounds, from each start's round pieces (A, E):
-    A[i] (V^i,) = P(the round keeps these i drafts first, and emits more), E[L] (V^L,) =
-    P(the round emits exactly these L tokens); missing entries are zero. With G_m[c] the
-    law of the next m tokens from a round start at c:
-      G_m[c] = A_m + E_m + sum_(L < m) E_L[c] (x) G_(m-L)[last token of E_L]   (V,)*n"""
-    V = len(pieces)
-
-    def at(seq, i):
-        return seq[i] if i < len(seq) and seq[i] is not None else 0.0
-
-    G = [np.ones((V, 1))]  # G[0]: nothing left to emit
-    for m in range(1, n + 1):
-        rows = []
-        for c in range(V):
-            A, E = pieces[c]
-            g = np.zeros(V**m) + at(A, m) + at(E, m)
-            for L in range(1, min(m, len(E))):
-                if E[L] is None:
-                    continue
-                head = E[L].reshape(V**(L - 1), V)  # (prefix, last token)
-                g += (head[:, :, None] * G[m - L][None, :, :]).ravel()
-            rows.append(g)
-        G.append(np.stack(rows))
-    return G[n][ctx].reshape((V,) * n)

@@ -1,0 +1,358 @@
+"""Token trees (shapes: core.kinds.treeshape), verified top-down by multi-step speculative
+sampling (SpecInfer, Miao et al. 2023, arXiv 2305.09781) or, for siblings drawn without
+replacement, recursive rejection sampling (Jeon et al. 2024, arXiv 2402.14160).
+
+At a node with m children, against its target row p_1 = p(.|prefix):
+  for j = 1..m: x_j ~ q_j; keep it with min(1, p_j(x_j) / q_j(x_j)) and descend into
+  child j; else p_(j+1) = norm(max(0, p_j - q_j)).
+  If all m fail, one token from p_(m+1); a kept leaf ends with the bonus from p.
+q_j = q for i.i.d. siblings; without replacement q_j = q with x_1..x_(j-1) removed and
+renormalised, and the ratio and residual use that q_j. The broken variants: 'first'
+reuses p_2 = norm(max(0, p - q)) for every later sibling; 'as_iid' drafts without
+replacement but divides by q and subtracts q as if the siblings were i.i.d.
+SpecInfer's m candidates a position (rule multi_draft) is the i.i.d. tree with m children
+everywhere (treeshape.Uniform), drafted lazily: each sibling just before its coin, along
+the path the round walks; other trees are drafted whole before the first coin.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..draws import Draws
+from ..pair import ModelPair
+from ..rule import ratio, residual
+from ..ruledefs import Rule, RuleTables
+from ..sampling import draw_row, draw_rows
+from ..steps import steps_tree
+from ..trace import Emitted, Position, RoundDigest, RoundTrace, Try, frozen
+from .base import joint_from_rounds, last_token, make_trace, slices, with_steps
+from .treeshape import rule_shape
+
+MODES = ("iid", "wor", "first", "as_iid")  # sibling draws and their verification
+
+
+class Tree:
+    name = "tree"
+
+    def play(self, pair: ModelPair, prefix: list[int], k: int, rule: Rule, draws: Draws,
+             light: bool = False, betas: bool = False) -> RoundTrace | RoundDigest:
+        """Verified from the root: at each node the siblings are tried in turn against p_j;
+        the kept one's subtree goes on."""
+        shape, mode = rule_shape(rule, k), rule.tree
+        tokens = {} if shape.lazy else _draft_tree(pair, prefix, shape, mode, draws)
+        node, cur, positions, end = (), list(prefix), [], None
+        while shape.children(node) and end is None:
+            p, q = pair.p(cur), pair.q(cur)
+            tries, end = _siblings(pair, prefix, tokens, shape, mode, draws, node, p, q)
+            t = tries[-1]
+            positions.append(Position(
+                i=len(node) + 1, context=cur[-1], token=t.token, p_row=frozen(p),
+                q_row=frozen(q), p=float(p[t.token]), q=t.q,
+                ratio=float(ratio(p[t.token], t.q)), threshold=t.threshold, u=t.u,
+                accepted=t.accepted, tries=tuple(tries)))
+            if t.accepted:
+                node, cur = node + (len(tries) - 1,), cur + [t.token]
+        emitted = [Emitted(x, "accepted", i + 1) for i, x in enumerate(cur[len(prefix):])]
+        final_u = draws.final(len(emitted))
+        emitted.append(last_token(pair, rule, prefix, cur, final_u, end))
+        if light:
+            return RoundDigest(prefix[-1], len(positions), tuple(emitted), len(emitted) - 1)
+        pruned = len(tokens) - sum(len(p.tries) for p in positions)
+        trace = make_trace(pair, rule, prefix, len(positions), positions, emitted, final_u,
+                           None if end is None else len(positions),
+                           pair.p(cur) if end is None else end, cur[-1],
+                           tree=tuple(sorted(tokens.items(), key=lambda pt: (len(pt[0]), pt[0]))))
+        return with_steps(trace, steps_tree(pair, rule, prefix, trace, shape, tokens, pruned))
+
+    def round(self, eng, ctx: np.ndarray, k: int, rng: np.random.Generator):
+        rule = eng.rt.rule
+        return tree_round(eng.rt.P, eng.rt.Qs, rule_shape(rule, k), rule.tree, eng.bonus, ctx,
+                          rng)
+
+    def joint(self, rt: RuleTables, ctx: int, k: int, n: int) -> np.ndarray:
+        shape, mode = rule_shape(rt.rule, k), rt.rule.tree
+        return joint_from_rounds([round_pieces(rt.P, rt.Qs, shape, mode, c, n)
+                                  for c in range(rt.V)], ctx, n)
+
+    def tables(self, rt: RuleTables, k: int, long_run: bool) -> tuple[np.ndarray, ...]:
+        shape = rule_shape(rt.rule, k)
+        D, N = round_tables(rt.P, rt.Qs, shape, rt.rule.tree)
+        return np.pad(D, ((0, 0), (0, k - shape.depth))), N  # a tree shallower than k
+
+    def drafted(self, rule: Rule, k: int) -> int:
+        """Every node of a tree drafted whole; m a position along a lazy one's path."""
+        return rule_shape(rule, k).drafted
+
+    def columns(self, rule: Rule, k: int) -> int:
+        """A column per sibling: the widest node's."""
+        return rule_shape(rule, k).width
+
+
+TREE = Tree()
+
+
+# ------------------------------------------------------------------ the scalar round
+def _draw_sibling(pair, prefix, tokens: dict, path: tuple[int, ...], mode, draws,
+                  q=None) -> None:
+    """Sibling path[-1] after node path[:-1], into tokens, drawn from its q_j (q, or q
+    without the earlier siblings). One whose node or earlier sibling does not exist, or
+    that has no token left to draw (without replacement, past the draft's support), does
+    not exist either."""
+    node, j = path[:-1], path[-1]
+    if node and node not in tokens or j and node + (j - 1,) not in tokens:
+        return
+    if q is None:
+        q = pair.q(prefix + [tokens[node[:d + 1]] for d in range(len(node))])
+    qj = sibling_draft(q, [tokens[node + (i,)] for i in range(j)], mode)
+    if qj.sum() > 0:
+        tokens[path] = draw_row(qj, draws.draft(len(node), j))
+
+
+def _draft_tree(pair, prefix, shape, mode, draws) -> dict:
+    """Step 1 for a tree drafted whole: every node's siblings, level by level. {path: token}"""
+    tokens: dict[tuple[int, ...], int] = {}
+    for path in sorted(shape.paths, key=lambda p: (len(p), p)):
+        _draw_sibling(pair, prefix, tokens, path, mode, draws)
+    return tokens
+
+
+def _siblings(pair, prefix, tokens, shape, mode, draws, node, p, q):
+    """The siblings after node tried in turn, each against p_j (drawn now if the tree is
+    drafted lazily): (tries, None) once one is kept, else (tries, p_(m+1))."""
+    p_j, tries, taken = p, [], []
+    for j in range(shape.children(node)):
+        if shape.lazy:
+            _draw_sibling(pair, prefix, tokens, node + (j,), mode, draws, q)
+        if node + (j,) not in tokens:
+            break
+        x = tokens[node + (j,)]
+        qj = sibling_draft(q, taken, mode)
+        A, nxt = sibling_step(p, p_j, q, qj, mode)
+        u = draws.coin(len(node), j)
+        tries.append(Try(x, float(qj[x]), float(min(1.0, A[x])), u, bool(u < A[x]),
+                         frozen(p_j), frozen(qj), frozen(nxt)))
+        if tries[-1].accepted:
+            return tries, None
+        p_j, taken = nxt, taken + [x]
+    return tries, p_j
+
+
+# ------------------------------------------------------------------ one node's siblings
+def sibling_draft(q: np.ndarray, taken: list[int], mode: str) -> np.ndarray:
+    """The law the j-th sibling is drawn from: q, or q without the earlier ones. (V,)"""
+    if mode in ("iid", "first") or not taken:
+        return q
+    qj = np.array(q, dtype=np.float64)
+    qj[taken] = 0.0
+    s = qj.sum()
+    return qj / s if s > 0 else qj
+
+
+def sibling_step(p_node, p_j, q, qj, mode: str) -> tuple[np.ndarray, np.ndarray]:
+    """(threshold row A_j, p_(j+1)) for the j-th sibling drawn from qj.
+
+    Correct: A_j = p_j / qj, p_(j+1) = norm(max(0, p_j - qj)); 'as_iid' reads q for qj;
+    'first' makes every p_(j+1) = norm(max(0, p_node - q))."""
+    seen = q if mode == "as_iid" else qj
+    if mode == "first":
+        return ratio(p_j, seen), residual(p_node, q)
+    return ratio(p_j, seen), residual(p_j, seen)
+
+
+def node_outcomes(p: np.ndarray, q: np.ndarray, m: int, mode: str):
+    """Every way a node's m siblings can go: (probability, kept sibling j or None, its token
+    or None, the law of the token emitted if all fail or None). Exact enumeration; without
+    replacement over the sequences of failed tokens, at most OUTCOMES_MAX of them."""
+    if _reads_tokens(mode):
+        n, count, seqs = int(np.count_nonzero(q)), 1, 1
+        for j in range(min(m, n)):
+            count *= n - j
+            seqs += count
+        if seqs > OUTCOMES_MAX:
+            raise ValueError(f"the exact law of {m} siblings drawn without replacement from "
+                             f"{n} tokens follows {seqs:,} orders of failed siblings; the cap "
+                             f"is {OUTCOMES_MAX:,} (fewer siblings per node, or a smaller V)")
+    out = []
+
+    def go(j, p_j, taken, mass):
+        if j == m:
+            out.append((mass, None, None, p_j))
+            return
+        qj = sibling_draft(q, taken, mode)
+        if qj.sum() <= 0:  # no token left to draft: the node ends here
+            out.append((mass, None, None, p_j))
+            return
+        A, nxt = sibling_step(p, p_j, q, qj, mode)
+        keep = np.minimum(A, 1.0) * qj  # (V,) drafted and kept
+        for x in np.flatnonzero(keep > 0):
+            out.append((mass * keep[x], j, int(x), None))
+        fail = qj * (1.0 - np.minimum(A, 1.0))  # (V,) drafted and rejected
+        if not _reads_tokens(mode):  # later siblings do not depend on which token failed
+            if fail.sum() > 0:
+                go(j + 1, nxt, taken, mass * fail.sum())
+            return
+        for x in np.flatnonzero(fail > 0):
+            go(j + 1, nxt, taken + [int(x)], mass * fail[x])
+
+    go(0, np.asarray(p, dtype=np.float64), [], 1.0)
+    return out
+
+
+def _reads_tokens(mode: str) -> bool:
+    """Whether later siblings depend on the earlier tokens (drawn without replacement)."""
+    return mode in ("wor", "as_iid")
+
+
+# ------------------------------------------------------------------ exact laws
+def round_tables(P: np.ndarray, Q: np.ndarray, shape,
+                 mode: str) -> tuple[np.ndarray, np.ndarray]:
+    """D[c, j] = P(the round from c keeps j drafts), N[c, c'] = P(it ends on c').
+
+    By dynamic programming over the tree's skeleton, the subtree below a kept token x being
+    drafted from x alone: D_v[c] = sum over the node's outcomes of mass (shift D_child[x] by
+    one, or e_0 if all fail), N_v[c] = sum of mass (N_child[x], or the law after all fail);
+    a leaf ends with the bonus, D = e_0, N = p(.|c). (V, depth+1), (V, V)"""
+    V, depth = P.shape[0], shape.depth
+    counts, child = shape.skeleton
+    memo: dict = {}
+
+    def sub(key, c):
+        if (key, c) not in memo:
+            D, N = np.zeros(depth + 1), np.zeros(V)
+            m = int(counts[key])
+            if m == 0:
+                D[0], N = 1.0, P[c].copy()
+            for mass, below, x, law in _outcomes(P, Q, c, m, mode, child[key]) if m else ():
+                if below is None:
+                    D[0] += mass
+                    N += mass * law
+                else:
+                    Dc, Nc = sub(below, x)
+                    D[1:] += mass * Dc[:-1]
+                    N += mass * Nc
+            memo[(key, c)] = (D, N)
+        return memo[(key, c)]
+
+    rows = [sub(0, c) for c in range(V)]
+    return np.stack([r[0] for r in rows]), np.stack([r[1] for r in rows])
+
+
+_OUTCOMES: dict = {}
+OUTCOMES_MAX = 100_000  # orders of failed siblings one node's exact law may enumerate
+
+
+def _outcomes(P, Q, c: int, m: int, mode: str, below: np.ndarray):
+    """node_outcomes merged: one entry per kept (child, token), siblings whose subtrees are
+    the same (one skeleton key, below[j]) as one child, and one entry for 'every sibling
+    failed' whose law is the mixture of the laws left, weighted by their chances:
+    (mass, the child's key or None, token or None, law or None)."""
+    key = (id(P), id(Q), c, m, mode)
+    if key not in _OUTCOMES:
+        if len(_OUTCOMES) > 4096:
+            _OUTCOMES.clear()
+        by_sibling: dict[tuple[int, int], float] = {}
+        fail, law = 0.0, np.zeros(P.shape[1])
+        for mass, j, x, end in node_outcomes(P[c], Q[c], m, mode):
+            if j is None:
+                fail, law = fail + mass, law + mass * end
+            else:
+                by_sibling[(j, x)] = by_sibling.get((j, x), 0.0) + mass
+        _OUTCOMES[key] = (P, Q, by_sibling, [(fail, None, None, law / fail)] if fail else [])
+    kept: dict[tuple[int, int], float] = {}
+    for (j, x), mass in _OUTCOMES[key][2].items():
+        kept[(int(below[j]), x)] = kept.get((int(below[j]), x), 0.0) + mass
+    return [(mass, child, x, None) for (child, x), mass in kept.items()] + _OUTCOMES[key][3]
+
+
+def round_pieces(P, Q, shape, mode: str, ctx: int, n: int):
+    """The first round from ctx up to n tokens: A[i] (V^i,) = P(x_1..x_i are its first i
+    kept drafts), E[L] (V^L,) = P(it emits exactly these L tokens), as block.round_pieces."""
+    V = P.shape[0]
+    counts, child = shape.skeleton
+    A = [np.ones(1)] + [np.zeros(V**i) for i in range(1, n + 1)]
+    E = [None] + [np.zeros(V**i) for i in range(1, n + 1)]
+
+    def visit(key, c, code, d, mass):
+        if d == n:
+            return
+        m = int(counts[key])
+        if m == 0:
+            E[d + 1][code * V + np.arange(V)] += mass * P[c]
+            return
+        for pm, below, x, law in _outcomes(P, Q, c, m, mode, child[key]):
+            if below is None:
+                E[d + 1][code * V + np.arange(V)] += mass * pm * law
+            else:
+                A[d + 1][code * V + x] += mass * pm
+                visit(below, x, code * V + x, d + 1, mass * pm)
+
+    visit(0, ctx, 0, 0, 1.0)
+    return A, E
+
+
+# ------------------------------------------------------------------ vectorised round
+def tree_round(P, Q, shape, mode: str, bonus, ctx: np.ndarray, rng: np.random.Generator):
+    """One tree-verified round per context in ctx (n,), level by level: the decodes still
+    going draw one uniform row per level, (2 w + 1, n) for the widest node w there: sibling
+    j's draft and coin, then the last token's. Each decode tries its node's siblings in
+    turn against its own p_j; the kept ones go on into that child, a leaf ends with the
+    bonus (bonus(c, u) draws from P[c]). Returns (X (depth+1, n), L, J, next)."""
+    n = len(ctx)
+    counts, child = shape.skeleton
+    X = np.zeros((shape.depth + 1, n), dtype=np.int64)
+    J = np.zeros(n, dtype=np.int64)
+    idx, c, key = np.arange(n), np.asarray(ctx), np.zeros(n, dtype=np.int64)
+    for d in range(shape.depth + 1):
+        m = counts[key]  # (live,) siblings after each decode's node
+        w = int(m.max())
+        if w == 0:  # every decode left stands at a leaf: the bonus
+            X[d, idx], J[idx] = bonus(c, rng.random(len(idx))), d
+            break
+        U = rng.random((2 * w + 1, len(idx)))
+        kept, token = np.full(len(idx), -1), np.empty(len(idx), dtype=np.int64)
+        for s in slices(len(idx), P.shape[1]):
+            kept[s], token[s] = _level(P[c[s]], Q[c[s]], m[s], mode, U[:, s])
+        leaf = np.flatnonzero(m == 0)
+        token[leaf] = bonus(c[leaf], U[2 * w, leaf])
+        X[d, idx] = token
+        J[idx[kept < 0]] = d
+        on = kept >= 0
+        idx, c, key = idx[on], token[on], child[key[on], kept[on]]
+        if not len(idx):
+            break
+    L = J + 1
+    return X, L, J, X[J, np.arange(n)]
+
+
+def _level(p: np.ndarray, q: np.ndarray, m: np.ndarray, mode: str, U: np.ndarray):
+    """One node per decode, rows p, q (n, V) and m (n,) siblings: (the kept sibling or -1,
+    the kept token, or the one drawn from p_(m+1) when every sibling failed). Decodes at a
+    leaf (m = 0) are left to the caller."""
+    reads = _reads_tokens(mode)
+    p_j, taken = p.copy(), np.zeros(q.shape if reads else (0, 0), dtype=bool)
+    alive = m > 0
+    kept, token = np.full(len(m), -1), np.zeros(len(m), dtype=np.int64)
+    for j in range((U.shape[0] - 1) // 2):
+        qj = _rows_without(q, taken) if reads else q
+        rows = np.flatnonzero(alive & (m > j) & (qj.sum(axis=1) > 0 if reads else True))
+        if not len(rows):  # none left to try now, so none later
+            break
+        x = draw_rows(qj[rows], U[2 * j, rows])
+        seen = q if mode in ("as_iid", "first") else qj
+        ok = U[2 * j + 1, rows] < ratio(p_j[rows, x], seen[rows, x])
+        kept[rows[ok]], token[rows[ok]], alive[rows[ok]] = j, x[ok], False
+        fail = rows[~ok]
+        p_j[fail] = residual(p[fail] if mode == "first" else p_j[fail], seen[fail])
+        if reads:
+            taken[fail, x[~ok]] = True
+    rest = np.flatnonzero(alive)  # every sibling failed, or none was left to draw
+    token[rest] = draw_rows(p_j[rest], U[-1, rest])
+    return kept, token
+
+
+def _rows_without(q: np.ndarray, taken: np.ndarray) -> np.ndarray:
+    """q with the taken tokens removed, renormalised where mass is left. (n, V)"""
+    w = np.where(taken, 0.0, q)
+    s = w.sum(axis=1, keepdims=True)
+    return np.where(s > 0, w / np.where(s > 0, s, 1.0), 0.0)
