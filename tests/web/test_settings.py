@@ -11,7 +11,8 @@ import pytest
 from support import run_page
 
 from specviz.analysis import drafting, modelcfg, roofline, shape
-from specviz.core import tables, tree
+from specviz.core import tables
+from specviz.core.kinds import treeshape as tree
 from specviz.core.rules import RULES, reads_warp
 from specviz.llm import pair as llmpair
 from specviz.text import ngram
