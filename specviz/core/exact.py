@@ -18,6 +18,7 @@ import numpy as np
 
 from . import tree
 from .block import block_joint, joint_from_rounds, round_tables
+from .roundstats import RoundStats
 from .rule import overlap
 from .rules import RuleTables, apply_rule, get_rule
 from .tables import check_ctx, check_k, check_n, validate_pair, validate_table
@@ -95,16 +96,11 @@ def _step(rt: RuleTables, k: int, F, K, r: int, rows: np.ndarray) -> np.ndarray:
     return kept + _chain(REJ, F[k])
 
 
-@dataclass(frozen=True)
-class RoundLaw:
-    """Exact per-round metrics, for one start context or averaged over the long run."""
+@dataclass(frozen=True, kw_only=True, eq=False)
+class RoundLaw(RoundStats):
+    """The exact law of one round (histogram P(accepted drafts = j), tokens E[tokens]), for
+    one start context or averaged over the long run."""
 
-    k: int
-    histogram: np.ndarray  # (k+1,) P(accepted drafts = j)
-    tokens_per_call: float  # E[tokens emitted by the round] (one target call per round)
-    acceptance_rate: float  # E[accepted] / k (accepted / drafted)
-    per_position: np.ndarray  # (k,) P(position i accepted) = P(accepted >= i)
-    mean_acceptance_length: float  # 1 + E[accepted] (vLLM's name)
     alpha: float  # E[beta]: the mean of sum_x min(p, q) over the contexts the target visits
 
 
@@ -182,16 +178,8 @@ def round_law(
     if long_run:
         N = _next_context_law(rt, k) if N is None else N
     w = cesaro_stationary(N, e) if long_run else e  # (V,) weights
-    hist = w @ D  # (k+1,)
-    accepted = float(hist @ np.arange(k + 1))
-    per_position = hist[::-1].cumsum()[::-1][1:]  # P(J >= i), i = 1..k
     pi_target = cesaro_stationary(rt.P, e)  # where the target's own text spends its time
     return RoundLaw(
-        k=k,
-        histogram=hist,
-        tokens_per_call=float(w @ L),
-        acceptance_rate=accepted / k,
-        per_position=per_position,
-        mean_acceptance_length=1.0 + accepted,
+        histogram=w @ D, tokens=float(w @ L), drafted=k,  # (k+1,) P(J = j); E[tokens]
         alpha=min(1.0, float(pi_target @ overlap(rt.P, rt.Qs))),  # rounding can pass 1
     )
