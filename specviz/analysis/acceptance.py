@@ -131,9 +131,9 @@ def analyse(acc: Acceptance | Averages) -> AcceptanceReport:
     """Per-position and conditional rates with Wilson intervals, alpha, the i.i.d. test."""
     if isinstance(acc, Averages):
         return _from_averages(acc)
-    if acc.per_position is None:
+    if acc.accepted_at is None:
         return _from_totals(acc)
-    a = acc.per_position.astype(float)  # (k,)
+    a = acc.accepted_at.astype(float)  # (k,)
     tried = np.concatenate([[acc.rounds], a[:-1]])  # (k,)
     alpha = float(a.sum() / tried.sum())
     ci = wilson(a.sum(), tried.sum())
