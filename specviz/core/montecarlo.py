@@ -197,7 +197,7 @@ def simulate(
         c = np.full(size, ctx, dtype=np.int64)  # arrays hold the decodes still short of m
         while len(c):
             X, L, J, c_next = eng.round(c, k, rng)
-            counts += RoundStats.count(J, L, k=k)
+            counts = counts.tally(J, L)
             for t in range(min(k + 1, m)):  # append the round's tokens while there is room
                 room = (t < L) & (have + t < m)
                 code = np.where(room, code * V + X[t], code)
@@ -251,7 +251,7 @@ def long_decode(
             break
         interrupt.check(deadline=False)
         _, L, J, c = eng.round(c, k, rng)
-        stats += RoundStats.count(J, L, k=k)
+        stats = stats.tally(J, L)
         sum_sq += int((L * L).sum())
     mean = stats.tokens_per_call
     var = max(0.0, sum_sq / stats.rounds - mean * mean)

@@ -56,12 +56,6 @@ class RoundStats(Rates):
     tokens: float  # tokens emitted over the rounds (exact: E[tokens of a round])
     drafted: float  # drafts proposed over the rounds (exact: E[drafts of a round])
 
-    @classmethod
-    def count(cls, J: np.ndarray, L: np.ndarray, *, k: int) -> RoundStats:
-        """The rounds of one batch: J (n,) drafts kept, L (n,) tokens emitted."""
-        return cls(histogram=np.bincount(J, minlength=k + 1), tokens=int(L.sum()),
-                   drafted=k * len(J))
-
     def __eq__(self, other: object) -> bool:
         """Field by field, arrays by value (this record and every one extending it)."""
         if type(other) is not type(self):
@@ -75,11 +69,10 @@ class RoundStats(Rates):
         """The statistics of a richer record (a subclass's other fields dropped)."""
         return cls(histogram=stats.histogram, tokens=stats.tokens, drafted=stats.drafted)
 
-    def __add__(self, other: RoundStats) -> RoundStats:
-        """Two runs' rounds together (the same k)."""
-        return RoundStats(histogram=self.histogram + other.histogram,
-                          tokens=self.tokens + other.tokens,
-                          drafted=self.drafted + other.drafted)
+    def tally(self, J: np.ndarray, L: np.ndarray) -> RoundStats:
+        """These rounds and n more, each drafting k: J (n,) drafts kept, L (n,) tokens."""
+        return RoundStats(histogram=self.histogram + np.bincount(J, minlength=self.k + 1),
+                          tokens=self.tokens + int(L.sum()), drafted=self.drafted + self.k * len(J))
 
     @property
     def k(self) -> int:

@@ -45,9 +45,8 @@ def test_exact_law_of_one_round():
 
 
 def test_batches_add_up_and_nothing_counted_is_nan():
-    a = RoundStats.count(np.array([0, 2, 2]), np.array([1, 3, 3]), k=2)
-    b = RoundStats.count(np.array([0, 1, 2]), np.array([1, 2, 3]), k=2)
-    both = a + b
-    assert both.histogram.tolist() == H.tolist() and both.tokens == 13 and both.drafted == 12
     none = RoundStats(histogram=np.zeros(3, dtype=np.int64), tokens=0, drafted=0)
     assert math.isnan(none.tokens_per_call) and math.isnan(none.draft_acceptance_rate)
+    both = none.tally(np.array([0, 2, 2]), np.array([1, 3, 3]))
+    both = both.tally(np.array([0, 1, 2]), np.array([1, 2, 3]))
+    assert both.histogram.tolist() == H.tolist() and both.tokens == 13 and both.drafted == 12
