@@ -157,7 +157,7 @@ def main() -> int:
                     f"{f'{draft}-gram draft' if drafter == 'ngram' else 'prompt lookup'}")
             ok &= report(name, f"{st.seconds * 1e3:.0f} ms", "< 500 ms", st.seconds < 0.5)
             report("    tokens per call / acceptance (kept / drafted)",
-                   f"{st.tokens_per_call:.2f} / {st.acceptance_rate:.3f}")
+                   f"{st.tokens_per_call:.2f} / {st.draft_acceptance_rate:.3f}")
 
     report("\nprocess peak resident memory (VmHWM)", f"{hwm_mb():.0f} MB")
     print("\nall targets met" if ok else "\nsome targets missed")

@@ -102,38 +102,26 @@ def _shape(cond: np.ndarray, tried: np.ndarray, p: float) -> str:
     return "rises" if monotone else "varies"
 
 
-def _from_totals(acc: Acceptance) -> AcceptanceReport:
-    """Totals only: alpha from the draft acceptance rate under the i.i.d. model."""
-    k = acc.k
-    lo, hi = wilson(acc.accepted, acc.drafted)
-    to_alpha = theory.alpha_from_draft_acceptance_rate
+def _assumed_iid(acc: Acceptance | Averages) -> AcceptanceReport:
+    """Totals or an average only: alpha from the draft acceptance rate under the i.i.d.
+    model; an interval from the totals' counts, none from an average (no count behind it)."""
+    k, to_alpha = acc.k, theory.alpha_from_draft_acceptance_rate
     alpha = float(to_alpha(acc.draft_acceptance_rate, k))
-    ci = (float(to_alpha(lo, k)), float(to_alpha(hi, k)))
+    ci = None if isinstance(acc, Averages) else \
+        tuple(float(to_alpha(x, k)) for x in wilson(acc.accepted, acc.drafted))
+    lo, hi = ci or (None, None)
     r = alpha ** np.arange(1, k + 1)
     rows = [{"position": i + 1, "kept": None, "rate": r[i], "rate_lo": None, "rate_hi": None,
-             "conditional": alpha, "cond_lo": ci[0], "cond_hi": ci[1], "iid_rate": r[i]}
+             "conditional": alpha, "cond_lo": lo, "cond_hi": hi, "iid_rate": r[i]}
             for i in range(k)]
     return AcceptanceReport(acc, rows, alpha, ci, 0.0, 0, 1.0, "assumed i.i.d.", r, alpha)
 
 
-def _from_averages(av: Averages) -> AcceptanceReport:
-    """An average alone: the i.i.d. alpha with E[accepted] = (L - 1) = k rate, no interval."""
-    k = av.k
-    alpha = float(theory.alpha_from_draft_acceptance_rate(av.draft_acceptance_rate, k))
-    r = alpha ** np.arange(1, k + 1)
-    rows = [{"position": i + 1, "kept": None, "rate": r[i], "rate_lo": None, "rate_hi": None,
-             "conditional": alpha, "cond_lo": None, "cond_hi": None, "iid_rate": r[i]}
-            for i in range(k)]
-    return AcceptanceReport(av, rows, alpha, None, 0.0, 0, 1.0, "assumed i.i.d.", r, alpha)
-
-
 def analyse(acc: Acceptance | Averages) -> AcceptanceReport:
     """Per-position and conditional rates with Wilson intervals, alpha, the i.i.d. test."""
-    if isinstance(acc, Averages):
-        return _from_averages(acc)
-    if acc.per_position is None:
-        return _from_totals(acc)
-    a = acc.per_position.astype(float)  # (k,)
+    if acc.accepted_at is None:  # an average, or totals only
+        return _assumed_iid(acc)
+    a = acc.accepted_at.astype(float)  # (k,)
     tried = np.concatenate([[acc.rounds], a[:-1]])  # (k,)
     alpha = float(a.sum() / tried.sum())
     ci = wilson(a.sum(), tried.sum())

@@ -132,7 +132,7 @@ def _record(*, rounds: int, drafted: int, accepted: int, pos: np.ndarray | None,
     pos = pos.astype(np.int64)  # (k,) each <= rounds <= 2^53
     notes.append("per-position counts rebuilt from rates printed to 3 decimals")
     return make_acceptance(source=SRC, rounds=rounds, drafted=drafted,
-                           accepted=int(pos.sum()), k=len(pos), per_position=pos,
+                           accepted=int(pos.sum()), k=len(pos), accepted_at=pos,
                            notes=tuple(notes))
 
 

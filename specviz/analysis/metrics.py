@@ -46,7 +46,7 @@ def metrics_report(
          "measured": meas.mean_acceptance_length, "exact": ex.mean_acceptance_length,
          "theory": float(theory.mean_acceptance_length(a, k))},
         {"metric": "draft acceptance rate (accepted / drafted)",
-         "measured": meas.acceptance_rate, "exact": ex.acceptance_rate,
+         "measured": meas.draft_acceptance_rate, "exact": ex.draft_acceptance_rate,
          "theory": float(theory.draft_acceptance_rate(a, k))},
         {"metric": "tokens per target call", "measured": meas.tokens_per_call,
          "exact": ex.tokens_per_call, "theory": float(theory.expected_tokens(a, k))},
@@ -57,7 +57,7 @@ def metrics_report(
         k=k, rule=rule, alpha=a, rows=rows,
         per_position={"measured": meas.per_position, "exact": ex.per_position,
                       "theory": np.asarray(theory.per_position_acceptance(a, k))},
-        histogram={"measured": meas.histogram / meas.rounds, "exact": ex.histogram,
+        histogram={"measured": meas.shares, "exact": ex.histogram,
                    "theory": np.asarray(theory.acceptance_histogram(a, k))},
         rounds=meas.rounds,
     )

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..core.roundstats import Rates, accepted_at, quotient
 from ..core.tables import K_MAX
 from .pasted import listed, show, whole
 
@@ -33,7 +34,7 @@ class ModelChoice(MetricsError):
 
 
 @dataclass(frozen=True)
-class Acceptance:
+class Acceptance(Rates):
     """Acceptance counts of many rounds, whatever the server."""
 
     source: str  # which format it was read from
@@ -41,26 +42,16 @@ class Acceptance:
     drafted: int  # draft tokens proposed
     accepted: int  # draft tokens kept
     k: int  # draft tokens per round
-    per_position: np.ndarray | None = None  # (k,) rounds keeping draft i, i = 1..k; None: unknown
+    accepted_at: np.ndarray | None = None  # (k,) rounds keeping draft i, i = 1..k; None: unknown
     notes: tuple[str, ...] = field(default=())
     models: tuple[str, ...] = ()  # a scrape's model_name labels, where it holds several
 
     @property
-    def mean_acceptance_length(self) -> float:
-        """1 + accepted / rounds (vLLM's name; SGLang's accept length)."""
-        return 1.0 + self.accepted / self.rounds
-
-    @property
-    def draft_acceptance_rate(self) -> float:
-        """accepted / drafted: not alpha (later positions are tried less often)."""
-        return self.accepted / self.drafted
-
-    @property
     def histogram(self) -> np.ndarray | None:
         """(k+1,) rounds keeping exactly j drafts: h_j = a_j - a_(j+1), a_0 = rounds."""
-        if self.per_position is None:
+        if self.accepted_at is None:
             return None
-        a = np.concatenate([[self.rounds], self.per_position, [0]])
+        a = np.concatenate([[self.rounds], self.accepted_at, [0]])
         return a[:-1] - a[1:]
 
 
@@ -75,12 +66,12 @@ class Averages:
     k: int  # draft tokens per round
     notes: tuple[str, ...] = field(default=())
     models: tuple[str, ...] = ()  # a scrape's model_name labels, where it holds several
-    per_position: None = None  # never known from an average
+    accepted_at: None = None  # never known from an average
 
     @property
     def draft_acceptance_rate(self) -> float:
         """(L - 1) / k: accepted / drafted, had every round drafted k."""
-        return (self.mean_acceptance_length - 1.0) / self.k
+        return quotient(self.mean_acceptance_length - 1.0, self.k)
 
 
 # --------------------------------------------------------------------------- checks
@@ -102,7 +93,7 @@ def draft_length(x: object, what: str) -> int:
 
 
 def make_acceptance(*, source: str, rounds: int, drafted: int, accepted: int, k: int,
-                    per_position: np.ndarray | None = None,
+                    accepted_at: np.ndarray | None = None,
                     notes: tuple[str, ...] = ()) -> Acceptance:
     """A checked record: rounds > 0, accepted <= drafted, per-position counts that fall
     with the position and add up to accepted."""
@@ -119,8 +110,8 @@ def make_acceptance(*, source: str, rounds: int, drafted: int, accepted: int, k:
     if accepted > drafted:
         raise MetricsError(f"{source}: {accepted:,} accepted tokens exceed the {drafted:,} "
                            "drafted")
-    if per_position is not None:
-        a = np.asarray(per_position, dtype=np.int64)  # (k,)
+    if accepted_at is not None:
+        a = np.asarray(accepted_at, dtype=np.int64)  # (k,)
         if a.shape != (k,) or (a < 0).any():
             raise MetricsError(f"{source}: per-position counts must be {k} numbers >= 0")
         if a[0] > rounds or (np.diff(a) > 0).any():
@@ -131,8 +122,8 @@ def make_acceptance(*, source: str, rounds: int, drafted: int, accepted: int, k:
         if int(a.sum()) != accepted:
             raise MetricsError(f"{source}: per-position accepted counts add up to "
                                f"{int(a.sum()):,}, not the {accepted:,} accepted tokens")
-        per_position = a
-    return Acceptance(source, rounds, drafted, accepted, int(k), per_position, tuple(notes))
+        accepted_at = a
+    return Acceptance(source, rounds, drafted, accepted, int(k), accepted_at, tuple(notes))
 
 
 def from_histogram(hist: list, *, source: str, rounds: int | None = None,
@@ -157,9 +148,9 @@ def from_histogram(hist: list, *, source: str, rounds: int | None = None,
         if given is not None and count(given, what) != got:
             raise MetricsError(f"{source}: the histogram does not add up: it gives {got:,} "
                                f"{what}, the totals say {int(given):,}")
-    a = h[::-1].cumsum()[::-1][1:]  # (k,) a_i = sum_{j >= i} h_j
     return make_acceptance(source=source, rounds=n, drafted=drafted if drafted is not None
-                           else n * k, accepted=acc, k=k, per_position=a, notes=notes)
+                           else n * k, accepted=acc, k=k, accepted_at=accepted_at(h),
+                           notes=notes)
 
 
 def not_zero(length: float, *, source: str, what: str) -> None:

@@ -183,13 +183,13 @@ def _pool(records: list[Acceptance]) -> Acceptance:
     first = records[0]
     src = f"{first.source} ({len(records):,} responses pooled)"
     rounds = count(sum(r.rounds for r in records), f"{src}: rounds")  # bounds every a_i
-    if all(r.per_position is not None for r in records):  # shorter drafts: zeros after k
+    if all(r.accepted_at is not None for r in records):  # shorter drafts: zeros after k
         k = max(r.k for r in records)
-        pos = sum(np.pad(r.per_position, (0, k - r.k)) for r in records)
+        pos = sum(np.pad(r.accepted_at, (0, k - r.k)) for r in records)
     else:
         k, pos = first.k, None
     return make_acceptance(source=src, rounds=rounds, drafted=sum(r.drafted for r in records),
-                           accepted=sum(r.accepted for r in records), k=k, per_position=pos,
+                           accepted=sum(r.accepted for r in records), k=k, accepted_at=pos,
                            notes=first.notes)
 
 
@@ -251,7 +251,7 @@ def parse_hand(text: str, *, rounds: int | None = None) -> Acceptance:
             pos = np.round(r * rounds).astype(np.int64)
             return make_acceptance(source="hand-entered per-position rates", rounds=rounds,
                                    drafted=rounds * len(r), accepted=int(pos.sum()), k=len(r),
-                                   per_position=pos)
+                                   accepted_at=pos)
     except (TypeError, ValueError) as exc:
         if isinstance(exc, MetricsError):
             raise

@@ -186,7 +186,7 @@ def parse_prometheus(text: str, model: str | None = None) -> Acceptance:
         notes.append(f"drafted tokens ({drafted:,}) are not k x rounds ({k} x {rounds:,}): "
                      "rounds of different lengths were pooled")
     rec = make_acceptance(source="vLLM Prometheus", rounds=rounds, drafted=drafted,
-                          accepted=accepted, k=max(k, 1), per_position=a, notes=tuple(notes))
+                          accepted=accepted, k=max(k, 1), accepted_at=a, notes=tuple(notes))
     return replace(rec, models=models) if len(models) > 1 else rec
 
 

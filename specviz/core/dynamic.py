@@ -10,7 +10,7 @@ and each policy stays exact (Leviathan et al. 2022, Algorithm 1, with k varying)
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -18,6 +18,7 @@ from .draws import StreamDraws
 from .kinds import kind_of
 from .pair import TablePair
 from .round import play
+from .roundstats import RoundStats
 from .rules import Rule, get_rule
 from .sampling import draw_row
 from .tables import K_MAX, check_ctx
@@ -33,23 +34,17 @@ POLICY_LABELS = {
 TOKENS_MAX = 200_000
 
 
-@dataclass
-class PolicyRun:
-    tokens: int = 0
-    target_calls: int = 0  # rounds
-    draft_calls: int = 0  # drafted tokens
-    accepted: int = 0
-    ks: list[int] = field(default_factory=list)  # k used in each round
-    text: list[int] = field(default_factory=list)  # emitted tokens
+@dataclass(frozen=True, kw_only=True, eq=False)
+class PolicyRun(RoundStats):
+    """A policy's decode: its rounds (drafted: the k each chose, summed), the ks, the text."""
+
+    ks: list[int]  # k used in each round
+    text: list[int]  # emitted tokens
 
     def speedup(self, c: float) -> float:
         """Tokens per unit of time, against plain decoding's one token per target call:
         tokens / (target calls + c draft calls)."""
-        return self.tokens / (self.target_calls + c * self.draft_calls)
-
-    @property
-    def tokens_per_call(self) -> float:
-        return self.tokens / self.target_calls
+        return self.tokens / (self.rounds + c * self.drafted)
 
 
 def _stream(seed: int, size: int, m: int) -> StreamDraws:
@@ -109,7 +104,9 @@ def run_policy(
     pair = _check(P, Q, ctx, policy, k, k_max, length, threshold)
     r = get_rule(rule)
     draws = _stream(seed, length + k_max + 2, kind_of(r).columns(r, max(k, k_max)))
-    run = PolicyRun()
+    ks: list[int] = []
+    text: list[int] = []
+    kept = np.zeros(max(k, k_max) + 1, dtype=np.int64)  # rounds by drafts kept
     c, k_now = int(ctx), k
     while draws.start < length:
         if policy == "confidence":
@@ -117,17 +114,14 @@ def run_policy(
         d = play(pair, [c], k_max if policy == "oracle" else k_now, r, draws, light=True)
         drafted = d.k if policy != "oracle" else sum(
             1 for e in d.emitted if e.origin in ("accepted", "unverified"))
-        run.text += d.tokens
-        run.ks.append(drafted)
-        run.tokens += len(d.emitted)
-        run.target_calls += 1
-        run.draft_calls += drafted
-        run.accepted += d.accepted
+        text += d.tokens
+        ks.append(drafted)
+        kept[d.accepted] += 1
         draws.start += len(d.emitted)
         c = d.next_ctx
         if policy == "heuristic":
             k_now = min(k_max, k_now + 2) if d.accepted == k_now else max(1, k_now - 1)
-    return run
+    return PolicyRun(histogram=kept, tokens=len(text), drafted=sum(ks), ks=ks, text=text)
 
 
 def run_policies(

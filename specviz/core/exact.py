@@ -12,6 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .kinds import kind_of
+from .roundstats import RoundStats
 from .rule import overlap
 from .rules import RuleTables, apply_rule, get_rule
 from .tables import check_ctx, check_k, check_n, validate_pair, validate_table
@@ -48,16 +49,11 @@ def exact_joint(
     return kind_of(rt.rule).joint(rt, ctx, k, n)
 
 
-@dataclass(frozen=True)
-class RoundLaw:
-    """Exact per-round metrics, for one start context or averaged over the long run."""
+@dataclass(frozen=True, kw_only=True, eq=False)
+class RoundLaw(RoundStats):
+    """The exact law of one round (histogram P(accepted drafts = j), tokens E[tokens]), for
+    one start context or averaged over the long run."""
 
-    k: int
-    histogram: np.ndarray  # (k+1,) P(accepted drafts = j)
-    tokens_per_call: float  # E[tokens emitted by the round] (one target call per round)
-    acceptance_rate: float  # E[accepted] / k (accepted / drafted)
-    per_position: np.ndarray  # (k,) P(position i accepted) = P(accepted >= i)
-    mean_acceptance_length: float  # 1 + E[accepted] (vLLM's name)
     alpha: float  # E[beta]: the mean of sum_x min(p, q) over the contexts the target visits
 
 
@@ -101,16 +97,8 @@ def round_law(
     e = np.zeros(V)
     e[ctx] = 1.0
     w = cesaro_stationary(N, e) if long_run else e  # (V,) weights
-    hist = w @ D  # (k+1,)
-    accepted = float(hist @ np.arange(k + 1))
-    per_position = hist[::-1].cumsum()[::-1][1:]  # P(J >= i), i = 1..k
     pi_target = cesaro_stationary(rt.P, e)  # where the target's own text spends its time
     return RoundLaw(
-        k=k,
-        histogram=hist,
-        tokens_per_call=float(w @ L),
-        acceptance_rate=accepted / k,
-        per_position=per_position,
-        mean_acceptance_length=1.0 + accepted,
+        histogram=w @ D, tokens=float(w @ L), drafted=k,  # (k+1,) P(J = j); E[tokens]
         alpha=min(1.0, float(pi_target @ overlap(rt.P, rt.Qs))),  # rounding can pass 1
     )

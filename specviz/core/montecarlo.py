@@ -7,13 +7,14 @@ chunks, so memory stays bounded whatever n is.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
 from . import interrupt
 from .exact import N_TOKENS_MAX
 from .kinds import kind_of
+from .roundstats import RoundStats
 from .rules import RuleTables, apply_rule, get_rule
 from .sampling import BucketSampler, GuideSampler, InverseCDF
 from .tables import N_MAX, check_ctx, check_k, check_n, validate_pair
@@ -23,58 +24,13 @@ SMALL_V = 64  # up to this V, bucket tables (V rows x 2^14 / V buckets); above, 
 JOINT_MAX_CELLS = 20_000_000  # V^n_tokens: the size of the count table
 
 
-@dataclass
-class RoundCounts:
-    """Totals over the rounds a run executed; every metric is derived from these."""
-
-    k: int
-    histogram: np.ndarray  # (k+1,) rounds by accepted drafts j = 0..k
-    tokens: int = 0  # tokens emitted over all rounds
-
-    @property
-    def rounds(self) -> int:
-        """Target calls: one per round."""
-        return int(self.histogram.sum())
-
-    @property
-    def accepted(self) -> int:
-        return int(self.histogram @ np.arange(self.k + 1))
-
-    @property
-    def drafted(self) -> int:
-        return self.k * self.rounds
-
-    @property
-    def tokens_per_call(self) -> float:
-        return self.tokens / self.rounds
-
-    @property
-    def acceptance_rate(self) -> float:
-        """accepted / drafted (vLLM's draft acceptance rate; not alpha)."""
-        return self.accepted / self.drafted
-
-    @property
-    def mean_acceptance_length(self) -> float:
-        """1 + accepted / rounds (vLLM's mean acceptance length)."""
-        return 1.0 + self.accepted / self.rounds
-
-    @property
-    def per_position(self) -> np.ndarray:
-        """(k,) share of rounds whose position i was accepted, i = 1..k."""
-        return self.histogram[::-1].cumsum()[::-1][1:] / self.rounds
-
-    def add(self, J: np.ndarray, L: np.ndarray) -> None:
-        self.histogram += np.bincount(J, minlength=self.k + 1)
-        self.tokens += int(L.sum())
-
-
-@dataclass
-class SimResult(RoundCounts):
+@dataclass(frozen=True, kw_only=True, eq=False)
+class SimResult(RoundStats):
     """simulate(): counts of the first n_tokens emitted, and the rounds it took."""
 
-    joint: np.ndarray = field(default=None)  # (V,)*n_tokens counts
-    n: int = 0  # decodes run: the n asked for, or fewer when the time budget stopped them
-    asked: int = 0  # the n asked for
+    joint: np.ndarray  # (V,)*n_tokens counts
+    n: int  # decodes run: the n asked for, or fewer when the time budget stopped them
+    asked: int  # the n asked for
 
     @property
     def law(self) -> np.ndarray:
@@ -131,12 +87,12 @@ def simulate(
         raise ValueError(f"a joint of V^n_tokens = {V**m:,} cells is over the cap "
                          f"{JOINT_MAX_CELLS:,}; lower n_tokens")
     rng = np.random.default_rng(seed)
-    res = SimResult(k=k, histogram=np.zeros(k + 1, dtype=np.int64), n=n,
-                    joint=np.zeros(V**m, dtype=np.int64), asked=n)
+    counts = RoundStats(histogram=np.zeros(k + 1, dtype=np.int64), tokens=0, drafted=0)
+    joint, done_n = np.zeros(V**m, dtype=np.int64), n
     chunk = max(1, CHUNK_CELLS // (k + 1))
     for start in range(0, n, chunk):
         if start and interrupt.overdue():
-            res.n = start  # the decodes of the chunks done
+            done_n = start  # the decodes of the chunks done
             break
         interrupt.check(deadline=False)
         size = min(chunk, n - start)
@@ -145,29 +101,28 @@ def simulate(
         c = np.full(size, ctx, dtype=np.int64)  # arrays hold the decodes still short of m
         while len(c):
             X, L, J, c_next = eng.round(c, k, rng)
-            res.add(J, L)
+            counts = counts.tally(J, L)
             for t in range(min(k + 1, m)):  # append the round's tokens while there is room
                 room = (t < L) & (have + t < m)
                 code = np.where(room, code * V + X[t], code)
             have += L
             done = have >= m
-            res.joint += np.bincount(code[done], minlength=V**m)
+            joint += np.bincount(code[done], minlength=V**m)
             more = ~done
             code, have, c = code[more], have[more], c_next[more]
-    res.joint = res.joint.reshape((V,) * m)
-    return res
+    return SimResult(**vars(counts), joint=joint.reshape((V,) * m), n=done_n, asked=n)
 
 
-@dataclass
-class DecodeStats(RoundCounts):
+@dataclass(frozen=True, kw_only=True, eq=False)
+class DecodeStats(RoundStats):
     """long_decode(): what a server would log over long generations."""
+
+    tokens_per_call_var: float  # variance of a round's tokens
 
     @property
     def tokens_per_call_se(self) -> float:
         """Standard error of tokens per call, treating rounds as independent."""
         return float(np.sqrt(self.tokens_per_call_var / self.rounds))
-
-    tokens_per_call_var: float = 0.0
 
 
 def long_decode(
@@ -192,7 +147,7 @@ def long_decode(
     chains = check_n(chains, 100_000, "chains")
     chains = min(chains, n_rounds)
     rng = np.random.default_rng(seed)
-    stats = DecodeStats(k=k, histogram=np.zeros(k + 1, dtype=np.int64))
+    stats = RoundStats(histogram=np.zeros(k + 1, dtype=np.int64), tokens=0, drafted=0)
     c = np.full(chains, ctx, dtype=np.int64)
     sum_sq = 0
     for _ in range(n_rounds // chains):
@@ -200,8 +155,8 @@ def long_decode(
             break
         interrupt.check(deadline=False)
         _, L, J, c = eng.round(c, k, rng)
-        stats.add(J, L)
+        stats = stats.tally(J, L)
         sum_sq += int((L * L).sum())
     mean = stats.tokens_per_call
-    stats.tokens_per_call_var = max(0.0, sum_sq / stats.rounds - mean * mean)
-    return stats
+    var = max(0.0, sum_sq / stats.rounds - mean * mean)
+    return DecodeStats(**vars(stats), tokens_per_call_var=var)

@@ -386,7 +386,7 @@ def totals_metrics(t: Totals) -> list[tuple[str, str]]:
         ("rounds (target calls)", f"{t.rounds}"),
         ("tokens emitted", f"{t.tokens}"),
         ("tokens per target call", num(t.tokens_per_call)),
-        ("acceptance (kept / drafted)", num(t.acceptance_rate)),
+        ("acceptance (kept / drafted)", num(t.draft_acceptance_rate)),
     ]
 
 

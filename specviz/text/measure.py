@@ -17,6 +17,7 @@ from ..analysis.theory import speedup
 from ..core import interrupt
 from ..core.draws import RngDraws
 from ..core.round import play
+from ..core.roundstats import RoundStats
 from ..core.rules import get_rule
 from ..core.tables import check_k, check_n
 from .ngram import NGramCounts
@@ -27,30 +28,15 @@ N_MC_MAX = 1_000_000  # Monte Carlo samples per exactness check
 LENGTH_MAX = 1_000_000  # tokens one long decode may emit
 
 
-@dataclass(frozen=True)
-class TextDecodeStats:
-    """Totals of one long decode (one target call per round)."""
+@dataclass(frozen=True, kw_only=True, eq=False)
+class TextDecodeStats(RoundStats):
+    """The rounds of one long decode (one target call per round)."""
 
     drafter: str
     rule: str
-    k: int
-    rounds: int
-    tokens: int
-    drafted: int
-    accepted: int
     beta_mean: float  # mean of sum_x min(p, q) over the verified positions (nan if none)
-    per_position: tuple[float, ...]  # (k,) share of rounds whose position i was kept
     seconds: float  # wall time of the decode
     ids: tuple[int, ...]  # the generated tokens
-
-    @property
-    def tokens_per_call(self) -> float:
-        return self.tokens / self.rounds
-
-    @property
-    def acceptance_rate(self) -> float:
-        """accepted / drafted (nan when nothing was drafted)."""
-        return self.accepted / self.drafted if self.drafted else float("nan")
 
     def speedup(self, c: float) -> float:
         """tokens per call / (1 + k c) (Leviathan et al. 2022, Sec. 3.4); the lookup drafter
@@ -70,28 +56,24 @@ def long_text_decode(dec: TextDecoder, prompt: Sequence[int], k: int, length: in
     check_n(length, LENGTH_MAX, "length")
     draws = RngDraws(np.random.default_rng(seed))
     n0 = len(prefix)
-    rounds = drafted = accepted = 0
+    drafted = 0
     betas: list[float] = []
-    kept = np.zeros(k)
+    kept = np.zeros(k + 1, dtype=np.int64)  # rounds by drafts kept
     t0 = time.perf_counter()
     while len(prefix) - n0 < length:
-        if rounds and interrupt.overdue():
+        if kept.any() and interrupt.overdue():
             break
         interrupt.check(deadline=False)
         d = play(pair, prefix, k, r, draws, light=True, betas=True)
-        rounds += 1
         drafted += d.k
-        accepted += d.accepted
-        kept[: d.accepted] += 1
+        kept[d.accepted] += 1
         betas += d.beta
         prefix += d.tokens
     seconds = time.perf_counter() - t0
     return TextDecodeStats(
-        drafter=drafter, rule=r.name, k=k, rounds=rounds, tokens=len(prefix) - n0,
-        drafted=drafted, accepted=accepted,
-        beta_mean=float(np.mean(betas)) if betas else float("nan"),
-        per_position=tuple(float(v) for v in kept / rounds), seconds=seconds,
-        ids=tuple(prefix[n0:]),
+        histogram=kept, tokens=len(prefix) - n0, drafted=drafted, drafter=drafter,
+        rule=r.name, beta_mean=float(np.mean(betas)) if betas else float("nan"),
+        seconds=seconds, ids=tuple(prefix[n0:]),
     )
 
 
@@ -105,7 +87,7 @@ def order_sweep(counts: NGramCounts, target_order: int, prompt: Sequence[int], k
             continue
         st = long_text_decode(TextDecoder(counts, target_order, n, T_p, T_q), prompt, k,
                               length, seed)
-        rows.append({"draft order": n, "acceptance": st.acceptance_rate,
+        rows.append({"draft order": n, "acceptance": st.draft_acceptance_rate,
                      "beta": st.beta_mean, "tokens per call": st.tokens_per_call,
                      "speedup": st.speedup(c), "smaller than target": n < target_order,
                      "rounds": st.rounds, "tokens": st.tokens})
@@ -118,8 +100,8 @@ def drafter_comparison(dec: TextDecoder, prompt: Sequence[int], k: int, length: 
     rows = []
     for drafter in DRAFTERS:
         st = long_text_decode(dec, prompt, k, length, seed, rule, drafter)
-        rows.append({"drafter": drafter, "acceptance": st.acceptance_rate,
-                     "drafted per round": st.drafted / st.rounds,
+        rows.append({"drafter": drafter, "acceptance": st.draft_acceptance_rate,
+                     "drafted per round": st.drafted_per_round,
                      "tokens per call": st.tokens_per_call,
                      "c": 0.0 if drafter == "lookup" else float(c),
                      "speedup": st.speedup(c), "rounds": st.rounds, "tokens": st.tokens,

@@ -21,6 +21,7 @@ from ..core.exact import exact_joint, round_law, target_joint
 from ..core.montecarlo import long_decode, simulate
 from ..core.pair import TablePair
 from ..core.round import play_round
+from ..core.roundstats import RoundStats
 from ..core.rule import overlap, ratio, residual
 from ..core.rules import TUTORIAL_RULES, get_rule, with_tree
 from ..core.tables import check_ctx, junk_table, mix_draft, temper, token_name, validate_pair
@@ -69,8 +70,7 @@ class RuleAudit:
     lossless: bool
     exact_tv: float  # TV of the exact joint from the target law (the rule's bias)
     audit: Audit  # the Monte Carlo joint (n decodes) against the target law
-    acceptance_rate: float
-    tokens_per_call: float
+    rounds: RoundStats  # the rounds of the n decodes
     mc_law: np.ndarray  # (V,)*n_tokens
     exact_law: np.ndarray  # (V,)*n_tokens
 
@@ -112,7 +112,7 @@ def exactness(
         return RuleAudit(
             rule=name, lossless=get_rule(name).lossless, exact_tv=bias,
             audit=audit(sim.joint, target, biased=is_biased(bias)),
-            acceptance_rate=sim.acceptance_rate, tokens_per_call=sim.tokens_per_call,
+            rounds=RoundStats.of(sim),
             mc_law=sim.law, exact_law=ex,
         )
 
@@ -171,7 +171,7 @@ def exact_row(P: np.ndarray, Q: np.ndarray, ctx: int, k: int, c: float) -> Row:
     ex = round_law(P, Q, ctx, k, long_run=True)
     return {
         "alpha_eff": ex.alpha,  # E[sum_x min(p, q)] over the target's own text
-        "acceptance_exact": ex.acceptance_rate,
+        "acceptance_exact": ex.draft_acceptance_rate,
         "acceptance_theory": float(theory.draft_acceptance_rate(ex.alpha, k)),
         "tokens_per_call_exact": ex.tokens_per_call,
         "tokens_theory": float(theory.expected_tokens(ex.alpha, k)),
@@ -183,7 +183,7 @@ def exact_row(P: np.ndarray, Q: np.ndarray, ctx: int, k: int, c: float) -> Row:
 def _measure(P, Q, ctx, k, c, n_rounds, seed) -> Row:
     """Measured (long decode) and exact (long run) acceptance metrics for one draft."""
     meas = long_decode(P, Q, ctx, k, n_rounds=n_rounds, seed=seed)
-    return {**exact_row(P, Q, ctx, k, c), "acceptance": meas.acceptance_rate,
+    return {**exact_row(P, Q, ctx, k, c), "acceptance": meas.draft_acceptance_rate,
             "tokens_per_call": meas.tokens_per_call,
             "tokens_per_call_se": meas.tokens_per_call_se,
             "speedup": float(theory.speedup(meas.tokens_per_call, k, c))}
@@ -345,7 +345,7 @@ def summary(
     return {
         "round_text": " ".join(tr.name(e.token) for e in tr.emitted),
         "round_tokens": len(tr.emitted),
-        "acceptance_rate": law.acceptance_rate,
+        "acceptance_rate": law.draft_acceptance_rate,
         "alpha": alpha,
         "tokens_per_call": tokens,
         "speedup": float(theory.speedup(tokens, k, c)),

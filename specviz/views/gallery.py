@@ -25,6 +25,7 @@ from ..analysis.stats import GOF_ALPHA, sampling_floor, tv, tv_threshold  # noqa
 from ..core import interrupt
 from ..core.exact import exact_joint, round_law, target_joint
 from ..core.montecarlo import long_decode, simulate
+from ..core.roundstats import RoundStats
 from ..core.rules import FAMILIES, RULES, Rule, reads_warp, target_of, with_tree
 from ..core.warp import Warp
 from .demos import WORKERS, Row, stopped_note
@@ -62,10 +63,8 @@ class RuleResult:
     rule: Rule
     exact_tv: float  # TV of the exact two-token law from the target's: the rule's bias
     audit: Audit  # the Monte Carlo run (n decodes) against the rule's own target law
-    acceptance: float  # accepted / drafted over the run's rounds (they start at ctx)
-    tokens_per_call: float  # over the run's rounds
-    acceptance_long_run: float  # exact, a long decode from ctx (round_law, long_run)
-    tokens_per_call_long_run: float  # exact, a long decode
+    rounds: RoundStats  # the run's rounds (they start at ctx)
+    long_run: RoundStats  # a long decode from ctx: exact (round_law, long_run) or measured
     n_resolve: int | None  # smallest n that resolves the bias (None: no bias, or > cap)
     long_run_exact: bool = True  # False: the long-run numbers are measured (block, large k)
 
@@ -103,9 +102,7 @@ def _audit(P, Q, ctx, k, n, seed, rule: Rule, target) -> RuleResult:
                                       seed=seed), False
     return RuleResult(
         rule=rule, exact_tv=bias, audit=audit(sim.joint, target, biased=is_biased(bias)),
-        acceptance=sim.acceptance_rate, tokens_per_call=sim.tokens_per_call,
-        acceptance_long_run=law.acceptance_rate,
-        tokens_per_call_long_run=law.tokens_per_call,
+        rounds=RoundStats.of(sim), long_run=law,
         n_resolve=n_to_resolve(target, bias), long_run_exact=exact_long,
     )
 
@@ -179,10 +176,11 @@ def gallery_rows(g: Gallery) -> list[Row]:
         "family": r.rule.family, "rule": r.rule.name,
         "exact_tv": r.exact_tv if r.biased else 0.0,  # 0 up to rounding (<= BIAS_MIN)
         "mc_tv": r.audit.mc_tv, "verdict": r.verdict, "n_to_resolve": _n_text(r),
-        "acceptance_long_run": r.acceptance_long_run,
-        "tokens_per_call_long_run": r.tokens_per_call_long_run, "params": r.rule.param_text,
+        "acceptance_long_run": r.long_run.draft_acceptance_rate,
+        "tokens_per_call_long_run": r.long_run.tokens_per_call, "params": r.rule.param_text,
         "long_run": "exact" if r.long_run_exact else "measured",
-        "label": r.rule.label, "acceptance": r.acceptance, "tokens_per_call": r.tokens_per_call,
+        "label": r.rule.label, "acceptance": r.rounds.draft_acceptance_rate,
+        "tokens_per_call": r.rounds.tokens_per_call,
         "p_value": r.audit.p_value, "exact_here": not r.biased,
         "floor": r.audit.floor, "threshold": r.audit.threshold,
         "source": r.rule.source,

@@ -219,7 +219,7 @@ def here(label: str, mode: str, k: int, rounds: int, accepted_at: Sequence[int],
     try:
         rec = make_acceptance(source=what, rounds=rounds, drafted=rounds * k,
                               accepted=int(sum(accepted_at)), k=k,
-                              per_position=np.asarray(accepted_at))
+                              accepted_at=np.asarray(accepted_at))
     except MetricsError as exc:
         raise ValueError(str(exc)) from None
     return MeasuredHere(what + (f", prompt '{show(prompt[:40])}'" if prompt else ""), rec,

@@ -88,6 +88,6 @@ def warp_sweep(P: np.ndarray, Q: np.ndarray, ctx: int, *, k: int, draft: bool,
               for v in temperatures]
     for knob, v, rule in knobs:
         law = round_law(P, Q, ctx, k, rule=rule, long_run=True)
-        rows.append({"knob": knob, "value": float(v), "acceptance": law.acceptance_rate,
+        rows.append({"knob": knob, "value": float(v), "acceptance": law.draft_acceptance_rate,
                      "tokens_per_call": law.tokens_per_call, "alpha": law.alpha})
     return rows

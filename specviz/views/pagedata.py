@@ -83,7 +83,8 @@ def exactness_rows(ex: Exactness) -> list[Row]:
     return [{"rule": a.rule, "lossless": a.lossless, "mc_tv": a.audit.mc_tv,
              "exact_tv": a.exact_tv, "floor": a.audit.floor, "threshold": a.audit.threshold,
              "at_floor": a.audit.at_floor, "p_value": a.audit.p_value,
-             "acceptance_rate": a.acceptance_rate, "tokens_per_call": a.tokens_per_call,
+             "acceptance_rate": a.rounds.draft_acceptance_rate,
+             "tokens_per_call": a.rounds.tokens_per_call,
              "verdict": a.audit.verdict} for a in ex.audits]
 
 
@@ -299,8 +300,8 @@ def policy_rows(runs: dict[str, PolicyRun], c: float) -> list[Row]:
     """One row per policy: calls, tokens per target call, mean k, and the speedup
     tokens / (target calls + c draft calls) against plain decoding (one token per call)."""
     return [{"policy": name, "label": POLICY_LABELS.get(name, name), "tokens": r.tokens,
-             "target_calls": r.target_calls, "draft_calls": r.draft_calls,
-             "accepted": r.accepted, "mean_k": r.draft_calls / r.target_calls,
+             "target_calls": r.rounds, "draft_calls": r.drafted,
+             "accepted": r.accepted, "mean_k": r.drafted_per_round,
              "tokens_per_call": r.tokens_per_call, "speedup": r.speedup(c)}
             for name, r in runs.items()]
 

@@ -161,7 +161,7 @@ def running_metrics(t: Totals, k: int, c: float, drafter: str) -> list[tuple[str
         ("rounds (target calls)", f"{t.rounds}"),
         ("tokens emitted", f"{t.tokens}"),
         ("tokens per target call", num(t.tokens_per_call)),
-        ("acceptance (kept / drafted)", num(t.acceptance_rate)),
+        ("acceptance (kept / drafted)", num(t.draft_acceptance_rate)),
         (f"speedup at c = {cost:g}", "–" if math.isnan(s) else f"{s:.3f}x"),
     ]
 

@@ -9,9 +9,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..core.kinds.treeshape import Paths
 from ..core.pair import ModelPair
 from ..core.round import play_rounds
+from ..core.roundstats import RoundStats
 from ..core.rules import drafted, with_tree
 from ..core.trace import ORIGINS, RoundDigest, RoundTrace
 from .demos import Row
@@ -28,31 +31,21 @@ ROUND_ROWS_MAX = 150_000
 TRANSCRIPT_SHOWN = 12  # earlier rounds listed under the animation (totals cover them all)
 
 
-@dataclass(frozen=True)
-class Totals:
+@dataclass(frozen=True, kw_only=True, eq=False)
+class Totals(RoundStats):
     """Running totals over a run of rounds (one target call per round)."""
 
-    rounds: int
-    tokens: int  # emitted tokens, every origin
-    drafted: int  # k per round
-    accepted: int  # drafts kept by a coin
     by_origin: dict[str, int]  # origin -> emitted tokens of that origin
-    tokens_per_call: float  # tokens / rounds (nan before the first round)
-    acceptance_rate: float  # accepted / drafted (nan before the first round)
 
 
 def transcript_totals(traces: Sequence[RoundTrace | RoundDigest]) -> Totals:
-    """Tokens per target call = emitted / rounds; acceptance = accepted / drafted."""
-    rounds = len(traces)
-    tokens = sum(len(t.emitted) for t in traces)
-    drafted = sum(t.k for t in traces)
-    accepted = sum(t.accepted for t in traces)
+    """The rounds by drafts kept (k: the most any round drafted), tokens of every origin."""
+    kept = np.array([t.accepted for t in traces], dtype=np.int64)  # (rounds,)
+    k = max((t.k for t in traces), default=0)
     by_origin = {o: sum(1 for t in traces for e in t.emitted if e.origin == o) for o in ORIGINS}
-    return Totals(
-        rounds, tokens, drafted, accepted, by_origin,
-        tokens / rounds if rounds else float("nan"),
-        accepted / drafted if drafted else float("nan"),
-    )
+    return Totals(histogram=np.bincount(kept, minlength=k + 1),
+                  tokens=sum(len(t.emitted) for t in traces),
+                  drafted=sum(t.k for t in traces), by_origin=by_origin)
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,7 @@ def chain_counts(rng, n: int, cond) -> np.ndarray:
 
 def record(a, n):
     return make_acceptance(source="test", rounds=n, drafted=n * len(a),
-                           accepted=int(np.sum(a)), k=len(a), per_position=a)
+                           accepted=int(np.sum(a)), k=len(a), accepted_at=a)
 
 
 @settings(deadline=None, max_examples=60)

@@ -237,7 +237,7 @@ def test_the_old_format_and_a_log_line_still_read():
             "statistics draft: #gen drafts =     87, #acc drafts =    70\n")
     rec = parse_any(line)
     assert (rec.rounds, rec.k, rec.drafted) == (87, 3, 259)
-    assert rec.per_position.tolist() == [70, 55, 42]  # round(rate x 87)
+    assert rec.accepted_at.tolist() == [70, 55, 42]  # round(rate x 87)
 
 
 # --------------------------------------------------------------------------- item: memory

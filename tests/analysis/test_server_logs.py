@@ -42,14 +42,14 @@ def test_many_requests_are_read_from_the_last_cumulative_statistics_line():
            + timing(2) + slot(2, 150, 240) + stats("draft", 3, 150, 600, 360))
     rec = parse_any(log)
     assert (rec.rounds, rec.drafted, rec.accepted, rec.k) == (150, 600, 360, 4)
-    assert rec.per_position is None and "statistics line of draft" in rec.notes[0]
+    assert rec.accepted_at is None and "statistics line of draft" in rec.notes[0]
 
 
 def test_newer_statistics_give_per_position_counts():
     tail = ", #mean acc len = 3.40, #acc rate/pos = (0.900, 0.700, 0.500, 0.300)"
     rec = parse_any(slot(0, 240, 400) + stats("draft-mtp", 1, 100, 400, 240, tail))
     assert (rec.rounds, rec.k) == (100, 4)
-    assert rec.per_position.tolist() == [90, 70, 50, 30] and rec.accepted == 240
+    assert rec.accepted_at.tolist() == [90, 70, 50, 30] and rec.accepted == 240
 
 
 def test_older_builds_and_two_implementations_are_added():
@@ -74,7 +74,7 @@ def test_request_lines_alone_are_pooled():
                               "(0.600, 0.300)"))
     rec = parse_any(log)
     assert rec.rounds == 50 + 100  # 60 / 1.2, 90 / 0.9
-    assert rec.per_position.tolist() == [35 + 60, 25 + 30]
+    assert rec.accepted_at.tolist() == [35 + 60, 25 + 30]
     assert rec.drafted == 350 and "2 requests pooled" in rec.notes
 
 
@@ -89,9 +89,9 @@ def test_the_newest_lines_mean_len_and_a_trace_line_of_rates():
              "(0.700, 0.500)\n")
     rec = parse_any(log)
     assert (rec.rounds, rec.drafted, rec.k) == (100 + 50, 300, 2)  # 150 / 1.5, 60 / 1.2
-    assert rec.per_position.tolist() == [90 + 35, 60 + 25]
+    assert rec.accepted_at.tolist() == [90 + 35, 60 + 25]
     bare = parse_any(slot(0, 150, 200, ", mean len =  2.50"))  # the trace line not logged
-    assert bare.rounds == 100 and bare.per_position is None
+    assert bare.rounds == 100 and bare.accepted_at is None
 
 
 def test_old_request_lines_need_k_and_say_so():
@@ -126,4 +126,4 @@ def test_the_shipped_example_still_reads():
 
     rec = parse_any(pv.example_text("llamacpp_log.txt"))
     assert (rec.rounds, rec.k, rec.drafted) == (87, 3, 259)
-    assert np.allclose(rec.per_position / 87, [0.805, 0.632, 0.483], atol=0.006)
+    assert np.allclose(rec.accepted_at / 87, [0.805, 0.632, 0.483], atol=0.006)

@@ -47,7 +47,7 @@ def test_openmetrics_names_escaped_to_underscores():
                       f'position="{i}"}} {v}\n' for i, v in enumerate((70.0, 50.0, 30.0)))
             + "# EOF\n")
     rec = parse_any(text)
-    assert (rec.rounds, rec.k, rec.per_position.tolist()) == (100, 3, [70, 50, 30])
+    assert (rec.rounds, rec.k, rec.accepted_at.tolist()) == (100, 3, [70, 50, 30])
 
 
 def two_models() -> str:
@@ -85,7 +85,7 @@ def test_sglang_k_comes_from_proposed_drafts_over_verify_count():
                         "spec_correct_drafts_histogram": [20, 10, 10]}}
     rec = parse_any(json.dumps(mi))
     assert rec.k == 4 and rec.histogram.tolist() == [20, 10, 10, 0, 0]
-    assert rec.per_position.tolist() == [20, 10, 0, 0]
+    assert rec.accepted_at.tolist() == [20, 10, 0, 0]
 
 
 def test_older_sglang_meta_info_needs_k():
@@ -107,12 +107,12 @@ def test_vllm_histograms_by_draft_length():
     """One length: the histogram as it is. Several (variable-length drafting, grammar-cut
     drafts): the law comes from the steps that drafted the longest, saying so."""
     one = parse_any(json.dumps({"metrics": {"speculative_decoding": VLLM_DOC}}))
-    assert (one.rounds, one.k, one.per_position.tolist()) == (43, 3, [4, 3, 3])
+    assert (one.rounds, one.k, one.accepted_at.tolist()) == (43, 3, [4, 3, 3])
     mixed = {**VLLM_DOC, "acceptance_histogram": [45, 3, 0, 3], "num_spec_steps": 51,
              "num_accepted_draft_tokens": 12, "num_draft_tokens": 139,
              "acceptance_histogram_by_draft_length": {"3": [39, 1, 0, 3], "1": [6, 2]}}
     rec = parse_any(json.dumps({"metrics": {"speculative_decoding": mixed}}))
-    assert (rec.rounds, rec.k, rec.per_position.tolist()) == (43, 3, [4, 3, 3])
+    assert (rec.rounds, rec.k, rec.accepted_at.tolist()) == (43, 3, [4, 3, 3])
     assert "steps by length: 1: 8, 3: 43" in rec.notes[0]
     bad = {**mixed, "acceptance_histogram_by_draft_length": {"3": [1, 2], "1": [6, 2]}}
     with pytest.raises(MetricsError, match="maps a draft length k .* to k \\+ 1 counts"):

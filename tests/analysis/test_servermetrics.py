@@ -20,25 +20,25 @@ def read(name: str) -> str:
 def test_two_scrapes_are_differenced_with_total_and_extra_labels():
     a = parse_any(read("vllm_metrics.prom"))
     assert (a.rounds, a.drafted, a.k) == (120_000, 480_000, 4)  # 170,000 - 50,000 rounds
-    assert a.per_position.tolist() == [96_000, 72_000, 50_400, 33_264]
-    assert a.accepted == sum(a.per_position)
+    assert a.accepted_at.tolist() == [96_000, 72_000, 50_400, 33_264]
+    assert a.accepted == sum(a.accepted_at)
     assert a.mean_acceptance_length == pytest.approx(1 + a.accepted / 120_000)
     assert any("2 scrapes" in n for n in a.notes)
     one = parse_any(read("vllm_one_scrape.prom"))
-    assert one.per_position.tolist() == a.per_position.tolist()
+    assert one.accepted_at.tolist() == a.accepted_at.tolist()
 
 
 def test_without_total_suffix_and_engines_added():
     a = parse_any(read("vllm_no_total.prom"))
-    assert (a.rounds, a.per_position.tolist()) == (1000, [700, 490, 343])
+    assert (a.rounds, a.accepted_at.tolist()) == (1000, [700, 490, 343])
     b = parse_any(read("vllm_two_engines.prom"))
-    assert (b.rounds, b.per_position.tolist()) == (4000, [3200, 2400, 1600])
+    assert (b.rounds, b.accepted_at.tolist()) == (4000, [3200, 2400, 1600])
 
 
 def test_several_models_need_a_choice():
     with pytest.raises(MetricsError, match="2 models"):
         parse_any(read("vllm_two_models.prom"))
-    assert parse_prometheus(read("vllm_two_models.prom"), model="b").per_position.tolist() == \
+    assert parse_prometheus(read("vllm_two_models.prom"), model="b").accepted_at.tolist() == \
         [500, 250]
 
 
@@ -54,7 +54,7 @@ def test_sglang_new_and_old_names():
     assert (a.rounds, a.accepted, a.drafted, a.k) == (43, 63, 215, 5)
     assert a.histogram.tolist() == [11, 14, 11, 4, 0, 3]
     old = parse_any(read("sglang_old_names.json"))
-    assert (old.rounds, old.drafted, old.accepted, old.k, old.per_position) == \
+    assert (old.rounds, old.drafted, old.accepted, old.k, old.accepted_at) == \
         (188, 940, 11, 5, None)
 
 
@@ -62,17 +62,17 @@ def test_llamacpp_timings_and_log():
     with pytest.raises(MetricsError, match="draft length"):
         parse_any(read("llamacpp_timings.json"))
     t = parse_any(read("llamacpp_timings.json"), k=8)
-    assert (t.drafted, t.accepted, t.per_position) == (347, 65, None)
+    assert (t.drafted, t.accepted, t.accepted_at) == (347, 65, None)
     log = parse_any(read("llamacpp_log.txt"))
     assert (log.rounds, log.k, log.drafted) == (87, 3, 259)
-    assert np.allclose(log.per_position / 87, [0.805, 0.632, 0.483], atol=0.006)
+    assert np.allclose(log.accepted_at / 87, [0.805, 0.632, 0.483], atol=0.006)
 
 
 def test_hand_entered():
     h = parse_any(read("hand_histogram.csv"))
     assert h.histogram.tolist() == [300, 220, 160, 120, 200]
     r = parse_any(read("hand_rates.csv"), rounds=1000)
-    assert r.per_position.tolist() == [800, 600, 450]
+    assert r.accepted_at.tolist() == [800, 600, 450]
     with pytest.raises(MetricsError, match="number of rounds"):
         parse_any(read("hand_rates.csv"))
 

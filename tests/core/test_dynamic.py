@@ -18,7 +18,7 @@ Q_DISJOINT = np.array([[0.0, 0.5, 0.5]] * 3)  # never a token p allows: every dr
 def test_constant_always_accepting():
     run = run_policy(SAME, SAME, 0, policy="constant", k=4, length=50)
     assert run.ks == [4] * 10 and run.tokens == 50
-    assert run.target_calls == 10 and run.draft_calls == 40
+    assert run.rounds == 10 and run.drafted == 40
     assert run.speedup(0.0) == pytest.approx(5.0)
     assert run.speedup(0.25) == pytest.approx(50 / (10 + 10))
 
@@ -38,7 +38,7 @@ def test_heuristic_shrinks_by_one_to_one():
 
 def test_oracle_drafts_nothing_when_everything_would_be_rejected():
     run = run_policy(P_DISJOINT, Q_DISJOINT, 0, policy="oracle", k=4, length=5)
-    assert run.ks == [0] * 5 and run.draft_calls == 0
+    assert run.ks == [0] * 5 and run.drafted == 0
     assert run.speedup(0.5) == pytest.approx(1.0)  # no worse than plain decoding
     assert run.text == [0] * 5
 
@@ -51,8 +51,8 @@ def test_oracle_drafts_up_to_k_max_when_all_would_pass():
 def test_oracle_text_is_that_of_k_max_with_fewer_drafts():
     oracle = run_policy(T.P, T.Q, 0, policy="oracle", length=500, seed=4, k_max=8)
     full = run_policy(T.P, T.Q, 0, policy="constant", k=8, length=500, seed=4)
-    assert oracle.text == full.text and oracle.target_calls == full.target_calls
-    assert oracle.draft_calls < full.draft_calls
+    assert oracle.text == full.text and oracle.rounds == full.rounds
+    assert oracle.drafted < full.drafted
 
 
 def test_confidence_threshold_hand_worked():

@@ -103,7 +103,7 @@ def test_identical_rows_give_the_closed_form():
         np.testing.assert_allclose(law.histogram, theory.acceptance_histogram(alpha, k), atol=1e-12)
         np.testing.assert_allclose(law.per_position, theory.per_position_acceptance(alpha, k),
                                    atol=1e-12)
-        assert law.acceptance_rate == pytest.approx(theory.draft_acceptance_rate(alpha, k))
+        assert law.draft_acceptance_rate == pytest.approx(theory.draft_acceptance_rate(alpha, k))
         long = round_law(P, Q, 1, k, long_run=True)
         assert long.tokens_per_call == pytest.approx(law.tokens_per_call, abs=1e-12)
         assert long.alpha == pytest.approx(alpha, abs=1e-12)
@@ -122,4 +122,4 @@ def test_long_run_is_a_time_average_even_for_a_periodic_chain():
     Q = np.array([[0.5, 0.5], [0.5, 0.5]])
     law = round_law(P, Q, 0, 1, long_run=True)
     assert law.alpha == pytest.approx(0.5, abs=1e-12)
-    assert law.acceptance_rate == pytest.approx(0.5, abs=1e-12)
+    assert law.draft_acceptance_rate == pytest.approx(0.5, abs=1e-12)

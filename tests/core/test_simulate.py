@@ -139,7 +139,7 @@ def test_long_decode_matches_exact_long_run(rule):
 
 def test_metrics_are_consistent():
     sim = simulate(T.P, T.Q, 0, 4, n=50_000, seed=4)
-    assert sim.acceptance_rate == pytest.approx(sim.accepted / (4 * sim.rounds))
+    assert sim.draft_acceptance_rate == pytest.approx(sim.accepted / (4 * sim.rounds))
     assert sim.mean_acceptance_length == pytest.approx(1 + sim.accepted / sim.rounds)
     assert sim.per_position[0] == pytest.approx(1 - sim.histogram[0] / sim.rounds)
     assert np.all(np.diff(sim.per_position) <= 0)

@@ -151,7 +151,7 @@ def test_dynamic_policies_run_trees_and_refuse_block():
     from specviz.core.dynamic import run_policy
 
     run = run_policy(T.P, T.Q, 0, policy="constant", k=3, length=300, seed=1, rule="tree_wor")
-    assert run.tokens >= 300 and run.accepted <= 3 * run.target_calls
+    assert run.tokens >= 300 and run.accepted <= 3 * run.rounds
     with pytest.raises(ValueError, match="block"):
         run_policy(T.P, T.Q, 0, policy="constant", k=3, length=300, seed=1, rule="block")
 

@@ -272,7 +272,7 @@ def test_transcript_totals_and_what_is_counted_at_a_step():
     tokens = sum(len(t.emitted) for t in rounds)
     assert tr.through.tokens == tokens and tr.through.rounds == 21
     assert tr.through.tokens_per_call == pytest.approx(tokens / 21)
-    assert tr.through.acceptance_rate == pytest.approx(sum(t.accepted for t in rounds) / 84)
+    assert tr.through.draft_acceptance_rate == pytest.approx(sum(t.accepted for t in rounds) / 84)
     assert sum(tr.through.by_origin.values()) == tokens
     assert tr.before.rounds == 20
     last = stepping.last_step(tr.current)

@@ -460,8 +460,8 @@ def test_policy_rows_and_k_figure(pair):
     rows = pagedata.policy_rows(runs, 0.25)
     for r in rows:
         run = runs[r["policy"]]
-        assert r["speedup"] == pytest.approx(run.tokens / (run.target_calls
-                                                           + 0.25 * run.draft_calls))
+        assert r["speedup"] == pytest.approx(run.tokens / (run.rounds
+                                                           + 0.25 * run.drafted))
         assert r["mean_k"] == pytest.approx(np.mean(run.ks))
     fig = rulecharts.policy_k_figure(runs, rows, shown=50)
     assert len(fig.data) == 4

@@ -226,7 +226,7 @@ def test_long_decode_counts(chars):
     dec = tp.TextDecoder(chars, 5, 2)
     st = measure.long_text_decode(dec, dec.encode("Return the "), 4, 1_000, seed=1)
     assert st.tokens >= 1_000 and len(st.ids) == st.tokens
-    assert 1.0 <= st.tokens_per_call <= 5.0 and 0.0 <= st.acceptance_rate <= 1.0
+    assert 1.0 <= st.tokens_per_call <= 5.0 and 0.0 <= st.draft_acceptance_rate <= 1.0
     assert st.drafted == 4 * st.rounds and st.accepted <= st.drafted
     assert st.tokens == st.rounds + st.accepted  # each round: its kept drafts, then one more
     assert 0.0 < st.beta_mean < 1.0
@@ -238,7 +238,7 @@ def test_long_decode_counts(chars):
 def test_a_draft_equal_to_the_target_is_always_kept(chars):
     dec = tp.TextDecoder(chars, 4, 4, 0.8, 0.8)
     st = measure.long_text_decode(dec, dec.encode("Return "), 3, 200)
-    assert st.acceptance_rate == 1.0 and st.tokens_per_call == 4.0
+    assert st.draft_acceptance_rate == 1.0 and st.tokens_per_call == 4.0
 
 
 def test_order_sweep_and_drafter_comparison(chars):

@@ -87,7 +87,7 @@ def test_plan_takes_the_measured_here_source():
                         draft_preset="Qwen3-0.6B", accel=pv.accelerator("H100"), here=here)
     assert not page.errors, page.errors
     assert page.report.k == 3 and page.report.record.rounds == 40
-    assert page.report.record.per_position.tolist() == [20, 10, 4]
+    assert page.report.record.accepted_at.tolist() == [20, 10, 4]
     assert any("measured here on this machine" in n for n in page.notes)
     m = {r["quantity"]: r for r in page.tables["measured"]}
     assert m["target pass, 1 token (ms)"]["measured"] == pytest.approx(50.0)

@@ -51,7 +51,7 @@ def test_warp_sweep_top_p_one_and_temperature_one_are_the_plain_rule():
     ones = [r for r in rows if r["value"] == 1.0]
     assert len(ones) == 2
     for r in ones:
-        assert np.isclose(r["acceptance"], plain.acceptance_rate, atol=1e-12)
+        assert np.isclose(r["acceptance"], plain.draft_acceptance_rate, atol=1e-12)
     assert {r["knob"] for r in rows} == {"top_p", "temperature"}
 
 
