@@ -22,7 +22,7 @@ from ..core.tables import mix_draft, temper
 from ..core.tree import PATHS_TEXT_MAX, Paths, parse_paths
 from ..core.warp import Warp, warp_tables
 from ..views import site
-from . import guard, narrow, present, server, share, stagekeys, tableedit
+from . import guard, narrow, present, server, share, show, stagekeys, tableedit
 from . import settings as S
 from .binding import assign, bind, clamp, set_params, tabs  # noqa: F401
 from .notation import LETTERS, md, tables
@@ -96,6 +96,7 @@ def page(title: str, keys: Sequence[str] = (), layout: str = "wide", *,
     mode, which hides the sidebar, they sit in a bar at the page's top, with the pages."""
     server.install()
     guard.install_stop_check()
+    show.new_run()
     guard.session_uploads(guard.uploads_in_use())
     url, notes = url_settings()
     st.set_page_config(page_title=f"specviz · {title}", layout=layout,
@@ -211,10 +212,10 @@ def _warp_controls(sb) -> Warp:
 
 
 def finish(app: AppState, settings: S.Settings, keys: Sequence[str] = ()) -> None:
-    """Rewrite the URL from the shared controls, the page's own keys and edited tables; then
-    the sidebar's share box shows that URL."""
+    """Rewrite the URL from the shared controls, the page's own keys, edited tables and the
+    open folded sections; then the sidebar's share box shows that URL."""
     q, notes = S.fit_query({**S.to_query(settings, SHARED_KEYS + tuple(keys)),
-                            **tableedit.table_query()})
+                            **tableedit.table_query(), **show.fold_query()})
     if q != st.query_params.to_dict():
         st.query_params.from_dict(q)
     share.share_box(q, notes)
