@@ -18,12 +18,11 @@ RULES_PAGE = next(ROOT.glob("pages/*_rules.py"))
 
 
 def run(path: Path = RULES_PAGE, **params: str) -> AppTest:
-    """The page with its verdicts and production tables opened (by the URL, as a link)."""
+    """The page with its production table opened (by the URL, as a link)."""
     return run_page(path, 60, **{"open": OPEN_TABLES, **params})
 
 
-OPEN_TABLES = ("every_rule_s_verdict_tv_and_acceptance_table,"
-               "the_production_metrics_measured_exact_and_theory_table")
+OPEN_TABLES = "the_production_metrics_measured_exact_and_theory_table"
 PRODUCTION_CHART = "the_production_metrics_by_position_and_as_a_histogram_chart"
 
 
