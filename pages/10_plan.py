@@ -87,11 +87,11 @@ if page.plan is not None:
     every = st.toggle("show every k on the frontier", value=True, key="plan_every_k")
     ui.chart(figs.frontier_figure(page.plan, every_k=every), key="plan_frontier")
     files.download_table(page.tables["frontier"], "plan_frontier")
-    ui.chart(figs.best_k_figure(page.plan), key="plan_best_k")
+    ui.chart(figs.best_k_figure(page.plan), key="plan_best_k", fold="best k by batch (chart)")
     files.download_table(page.tables["by_batch"], "plan_by_batch")
     ui.table(page.tables["by_batch"], columns.PLAN_BY_BATCH, fold="the table by batch size")
 if rep is not None:
-    ui.chart(figs.acceptance_figure(rep), key="plan_acceptance")
+    ui.chart(figs.acceptance_figure(rep), key="plan_acceptance", fold="acceptance (chart)")
     files.download_table(page.tables["acceptance"], "plan_acceptance")
 if page.plan is not None:
     st.subheader("Tokens per call by k")

@@ -57,12 +57,14 @@ threshold = ui.bind("threshold", st.slider, notation.text("confidence threshold 
 runs = ui.cached(pagedata.dynamic_runs)(app.P, app.Q, app.ctx, s.k, pagedata.DYN_TOKENS, s.seed,
                                      float(threshold))
 policy = pagedata.policy_rows(runs, s.c)
-ui.table(policy, columns.policy_columns(s.c))
+ui.table(policy, columns.policy_columns(s.c),
+         fold="Each policy's tokens, calls and speedup (table)")
 files.download_csv(policy, f"dynamic_k{s.k}_c{s.c:g}")
 st.caption(notation.text(
     f"About {pagedata.DYN_TOKENS:,} tokens per policy from context '{s.ctx}', seed {s.seed}, "
     f"starting at the sidebar's k = {s.k}; a policy drafts at most "
     f"{pagedata.dynamic_k_max(s.k)} per round. Speedup = tokens / (target calls + c x draft "
     "calls), against plain decoding's one token per target call."))
-ui.chart(rulecharts.policy_k_figure(runs, policy, pagedata.DYN_SHOWN_ROUNDS), key="dynamic_k")
+ui.chart(rulecharts.policy_k_figure(runs, policy, pagedata.DYN_SHOWN_ROUNDS), key="dynamic_k",
+         fold="k drafted in each round, by policy (chart)")
 ui.finish(app)

@@ -55,7 +55,7 @@ st.caption(notation.text(f"Two counts, both shown: the **{pagedata.TUTORIAL_LABE
                          "every weight (and the KV cache) once per pass, as the tutorial counts "
                          "them (a pass itself gathers only its tokens' rows of an untied input "
                          "embedding); MACs grow with tokens x batch."))
-ui.chart(costcharts.pass_time_figure(page), key="pass_time")
+ui.chart(costcharts.pass_time_figure(page), key="pass_time", fold="The pass time by tokens (chart)")
 
 st.subheader("Accelerators")
 ui.table(page.accelerators, columns.ACCELERATORS, fold="The accelerators' numbers (table)")
@@ -103,10 +103,10 @@ if kv and curve.free_throughout:
 elif curve.free_throughout:
     st.info(notation.text(f"The verify pass stays memory-bound at every batch up to "
                           f"{curve.max_batch:,} on {accel}."))
-ui.chart(rulecharts.batch_figure(curve, int(batch)), key="batch")
+ui.chart(rulecharts.batch_figure(curve, int(batch)), key="batch",
+         fold="The speedup by batch size (chart)", caption=(
+             f"B runs over 1..{curve.max_batch:,}; 'never' means not within that range. The blue "
+             "dot is the batch chosen above. c is the draft's cost per token as a fraction of a "
+             "plain decode step at the same batch, so it is held fixed as B grows."))
 files.download_csv(curve.rows, f"batch_speedup_{preset}_{dtype}_k{s.k}")
-st.caption(notation.text(
-    f"B runs over 1..{curve.max_batch:,}; 'never' means not within that range. The blue dot "
-    "is the batch chosen above. c is the draft's cost per token as a fraction "
-    "of a plain decode step at the same batch, so it is held fixed as B grows."))
 ui.finish(app)

@@ -76,11 +76,10 @@ notation.md(
     + ". Below: what the correctly verified warp does to acceptance on these tables.")
 sweep = ui.cached(method_rows.warp_sweep)(app.P_raw, app.Q_raw, app.ctx, k=s.k,
                                           draft=app.warp.draft)
-ui.chart(methods.warp_figure(sweep), key="warps")
-st.caption(notation.text(
-    "Exact long-run acceptance (accepted / drafted) and alpha (the mean overlap of the "
-    "warped target with the row the draft samples from). With the draft left unwarped, "
-    "sharpening the target moves it away from the draft."))
+ui.chart(methods.warp_figure(sweep), key="warps", fold="Acceptance under each warp (chart)",
+         caption="Exact long-run acceptance (accepted / drafted) and alpha (the mean overlap of "
+         "the warped target with the row the draft samples from). With the draft left "
+         "unwarped, sharpening the target moves it away from the draft.")
 
 st.subheader("What each rule does, and where it comes from")
 rulesui.rule_notes(gallery.rule_notes(g))
@@ -103,7 +102,8 @@ pm[0].metric(notation.text("mean acceptance length (measured)"), f"{rep.rows[0][
 pm[1].metric(notation.text("draft acceptance rate (measured)"), f"{rep.rows[1]['measured']:.4f}")
 pm[2].metric(notation.text("alpha = E[sum min(p, q)] (exact)"), f"{rep.alpha:.4f}")
 rulesui.production_table(rep)
-ui.chart(rulecharts.production_figure(rep), key="production")
+ui.chart(rulecharts.production_figure(rep), key="production",
+         fold="The production metrics by position and as a histogram (chart)")
 files.download_csv(gallery.production_rows(rep), f"production_metrics_{s.rule}_k{s.k}")
 st.caption(notation.text(
     "Where the exact values leave the theory, acceptance is not i.i.d. on these tables: how "

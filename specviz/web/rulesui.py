@@ -48,7 +48,8 @@ def production_table(rep) -> None:
     """The production metrics, measured beside exact and the i.i.d. theory."""
     summary = pd.DataFrame(rep.rows)
     summary["metric"] = summary["metric"].map(notation.text)
-    ui.table(summary, columns.production_columns(rep.rounds or gallery.METRICS_ROUNDS))
+    ui.table(summary, columns.production_columns(rep.rounds or gallery.METRICS_ROUNDS),
+             fold="The production metrics: measured, exact and theory (table)")
 
 
 def converter(k: int) -> None:

@@ -17,6 +17,9 @@ from .notation import reader_notation, swap_figure, text
 from .urlstate import presenter_active
 
 FOLD_PREFIX = "fold_"  # session keys of the expanders that draw their body only when open
+OPEN_PARAM = "open"  # the URL parameter: the open folded sections, comma-separated
+FOLDS_RUN, URL_OPEN = "_folds_run", "_url_open"  # session keys: this run's folds (name ->
+# open), the sections the URL opened
 
 
 def table(rows, columns: dict[str, tuple[str, str | None]], *, fold: str | None = None,
@@ -53,12 +56,40 @@ def _cell(value, fmt: str | None) -> str:
 
 def folded_open(label: str):
     """A closed expander whose body is drawn only once the reader opens it (the page then
-    reruns): the expander while open, else None. A table kept in one costs a page nothing
-    until then; Streamlit's table component is 0.3-0.4 s of the browser's time to load
-    (benchmarks/bench_chartlib.py). The open state is the session's, under FOLD_PREFIX."""
-    key = FOLD_PREFIX + re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")
-    box = st.expander(text(label), key=key, on_change="rerun")
+    reruns): the expander while open, else None. A table or chart kept in one costs a page
+    nothing until then (Streamlit's table component is 0.3-0.4 s of the browser's time to
+    load, each Plotly chart its own drawing). The open state is the session's, under
+    FOLD_PREFIX, and the URL's: OPEN_PARAM lists the open sections, so a link reopens them."""
+    name = fold_name(label)
+    key = FOLD_PREFIX + name
+    box = st.expander(text(label), key=key, on_change="rerun", expanded=name in _url_open())
+    st.session_state.setdefault(FOLDS_RUN, {})[name] = box.open
     return box if box.open else None
+
+
+def fold_name(label: str) -> str:
+    """A folded section's name in the URL and the session: its label, lower case, runs of
+    other characters as one underscore."""
+    return re.sub(r"[^a-z0-9]+", "_", label.lower()).strip("_")
+
+
+def _url_open() -> frozenset[str]:
+    """The sections the URL opened, as the session first read it (as web.urlstate)."""
+    if URL_OPEN not in st.session_state:
+        raw = st.query_params.get(OPEN_PARAM, "")
+        st.session_state[URL_OPEN] = frozenset(x for x in raw.split(",") if x)
+    return st.session_state[URL_OPEN]
+
+
+def fold_query() -> dict[str, str]:
+    """The URL parameter of the folded sections open on this run ({} when none is)."""
+    shown = sorted(n for n, is_open in st.session_state.get(FOLDS_RUN, {}).items() if is_open)
+    return {OPEN_PARAM: ",".join(shown)} if shown else {}
+
+
+def new_run() -> None:
+    """Forget the folded sections of the last run (a page's run starts)."""
+    st.session_state[FOLDS_RUN] = {}
 
 
 def _column(label: str, fmt: str | None, width: int | None = None):
@@ -69,17 +100,25 @@ def _column(label: str, fmt: str | None, width: int | None = None):
     return st.column_config.TextColumn(text(label), width=width)
 
 
-def chart(fig, key: str | None = None, *, swap_letters: bool = True, **kwargs) -> None:
+def chart(fig, key: str | None = None, *, swap_letters: bool = True, fold: str | None = None,
+          caption: str | None = None, **kwargs) -> None:
     """st.plotly_chart in the reader's letters (and, in presenter mode, larger type), with
-    its title also as text that a narrow screen shows in its place (web.narrow)."""
+    its title also as text that a narrow screen shows in its place (web.narrow), and its
+    caption under it (in the reader's letters). With fold, a label: the chart and its caption
+    wait in a closed expander (folded_open), drawn only once it is opened."""
+    box = st if fold is None else folded_open(fold)
+    if box is None:
+        return
     if swap_letters:
         fig = swap_figure(fig, reader_notation())
     fig.update_layout(template="none")  # Streamlit's theme styles it; saves ~6 kB a chart
     if presenter_active():
         fig = present_figure(fig)
     if title := narrow.figure_title(fig):
-        st.html(narrow.title_html(title))
-    st.plotly_chart(fig, key=key, config=narrow.CHART_CONFIG, **kwargs)
+        box.html(narrow.title_html(title))
+    box.plotly_chart(fig, key=key, config=narrow.CHART_CONFIG, **kwargs)
+    if caption:
+        box.caption(text(caption))
 
 
 def present_figure(fig):

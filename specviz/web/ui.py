@@ -22,7 +22,7 @@ from ..core.pair import TablePair
 from ..core.tables import mix_draft, temper
 from ..core.warp import Warp, warp_tables
 from ..views import site
-from . import binding, guard, narrow, present, server, share, stagekeys, tableedit
+from . import binding, guard, narrow, present, server, share, show, stagekeys, tableedit
 from . import settings as S
 from .binding import assign, bind, clamp, hold, keep, set_params, tabs  # noqa: F401
 from .notation import LETTERS, md, tables
@@ -94,6 +94,7 @@ def page(title: str, layout: str = "wide", *, story: Sequence[str] = ()) -> AppS
     server.install()
     binding.begin()
     guard.install_stop_check()
+    show.new_run()
     guard.session_uploads(guard.uploads_in_use())
     url, notes = url_settings()
     st.set_page_config(page_title=f"specviz · {title}", layout=layout,
@@ -201,13 +202,13 @@ def _warp_controls(sb) -> Warp:
 
 
 def finish(app: AppState, **values) -> None:
-    """Rewrite the URL from the shared controls, the fields the page bound (binding.drawn)
-    and edited tables, with values (what the page holds itself: the stage's step, a blob)
-    on top; then the sidebar's share box shows that URL."""
+    """Rewrite the URL from the shared controls, the fields the page bound (binding.drawn),
+    edited tables and the open folded sections, with values (what the page holds itself:
+    the stage's step, a blob) on top; then the sidebar's share box shows that URL."""
     own = binding.drawn() | values
     keys = S.SHARED_KEYS + tuple(k for k in S.KEYS if k in own)
     q, notes = S.fit_query({**S.to_query(replace(app.settings, **own), keys),
-                            **tableedit.table_query()})
+                            **tableedit.table_query(), **show.fold_query()})
     if q != st.query_params.to_dict():
         st.query_params.from_dict(q)
     share.share_box(q, notes)

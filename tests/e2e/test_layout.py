@@ -23,6 +23,18 @@ TABLE_PAGES = ("/rules", "/roofline", "/acceptance", "/acceptance?tab=T", "/draf
 CHART_PAGES = ("/cost", "/acceptance", "/exactness", "/draft-length", "/roofline", "/rules",
                "/plan")
 TABLE_EXPANDERS = ("table", "This run", "exact and theory")  # expanders that hold a table
+CHART_EXPANDERS = ("(chart)",)  # expanders that hold a chart, drawn once opened
+
+
+def unfold(page: Page, words: tuple[str, ...], inside: str) -> None:
+    """Open each folded section whose label has one of words, as a reader would, and wait
+    for what it holds (a selector) to be drawn on the rerun it asks for."""
+    summaries = page.locator("[data-testid=stExpander] summary")
+    for i in range(summaries.count()):
+        if any(word in summaries.nth(i).inner_text() for word in words):
+            summaries.nth(i).click()
+            summaries.nth(i).locator("xpath=..").locator(inside).first.wait_for(
+                timeout=120_000)
 
 TABLES_JS = """() => {
   const main = document.querySelector('[data-testid=stMainBlockContainer]')
@@ -95,12 +107,7 @@ def _name(path: str) -> str:
 def test_tables_fit_at_1440(server, browser, path):
     ctx, page = open_at(browser, server.url + path, 1440, 900)
     try:
-        summaries = page.locator("[data-testid=stExpander] summary")
-        for i in range(summaries.count()):  # a folded table is drawn on the rerun it asks for
-            if any(word in summaries.nth(i).inner_text() for word in TABLE_EXPANDERS):
-                summaries.nth(i).click()
-                summaries.nth(i).locator("xpath=..").locator(
-                    "[data-testid=stDataFrame]").first.wait_for(timeout=120_000)
+        unfold(page, TABLE_EXPANDERS, "[data-testid=stDataFrame]")
         settle(page)
         page.wait_for_function("() => [...document.querySelectorAll("
                                "'[data-testid=stDataFrame]')].every(d => "
@@ -120,6 +127,7 @@ def test_tables_fit_at_1440(server, browser, path):
 def test_charts_read_cleanly_on_a_phone(server, browser, path):
     ctx, page = open_at(browser, server.url + path, 390, 844, is_mobile=True, has_touch=True)
     try:
+        unfold(page, CHART_EXPANDERS, ".stPlotlyChart .main-svg")  # folded charts too
         page.mouse.wheel(0, 20_000)  # charts lower down are drawn too
         settle(page)
         width = page.evaluate("() => document.documentElement.clientWidth")

@@ -203,7 +203,8 @@ def _frame_with(at: AppTest, column: str):
 
 
 def test_draft_length_dynamic_section():
-    at = run("draft-length", k="3", c="0.2")
+    at = run("draft-length", k="3", c="0.2", open="each_policy_s_tokens_calls_and_speedup_table,"
+             "k_drafted_in_each_round_by_policy_chart")  # the section's table and chart, opened
     pol = _frame_with(at, "target_calls").set_index("policy")
     assert list(pol.index) == ["constant", "heuristic", "confidence", "oracle"]
     assert pol.loc["constant", "draft_calls"] == 3 * pol.loc["constant", "target_calls"]
@@ -226,7 +227,7 @@ def test_draft_length_dynamic_section():
 def test_roofline_batch_section_kv_toggle():
     """By default (weights only) the batch chart shows the turn; with the KV-cache read it
     stays flat and says why."""
-    at = run("roofline")
+    at = run("roofline", open="the_speedup_by_batch_size_chart")  # the chart, opened
     m = metrics(at)
     free, paying = int(m["verifying stops being free at B"]), int(
         m["speculation stops paying at B"])

@@ -18,7 +18,12 @@ RULES_PAGE = next(ROOT.glob("pages/*_rules.py"))
 
 
 def run(path: Path = RULES_PAGE, **params: str) -> AppTest:
-    return run_page(path, 60, **params)
+    """The page with its production table opened (by the URL, as a link)."""
+    return run_page(path, 60, **{"open": OPEN_TABLES, **params})
+
+
+OPEN_TABLES = "the_production_metrics_measured_exact_and_theory_table"
+PRODUCTION_CHART = "the_production_metrics_by_position_and_as_a_histogram_chart"
 
 
 def table(at: AppTest):
@@ -138,7 +143,7 @@ def test_invalid_url_params_give_notes(params, key):
 
 # ----------------------------------------------------------------- production metrics
 def test_production_metrics_follow_the_sidebar_rule():
-    at = run(rule="multi_draft", k="3")
+    at = run(rule="multi_draft", k="3", open=OPEN_TABLES + "," + PRODUCTION_CHART)
     md = " ".join(m.value for m in at.markdown)
     assert "'multi_draft'" in md
     prod = production(at)

@@ -1,0 +1,96 @@
+"""What a page's first load sends: charts and tables below the first screen wait in closed
+sections, drawn once opened, and the URL says which sections are open (a link reopens them).
+
+Each Plotly chart is drawn by the browser on the page's first load, and the first table
+grid loads Streamlit's table component (benchmarks/bench_browser.py, bench_chartlib.py);
+what a reader has not reached or opened should cost the first load nothing.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from support import run_page, unfold
+
+from specviz.views import site
+from specviz.web.ui import FOLD_PREFIX
+
+# page -> (charts on the first load at most, the chart keys drawn only once opened)
+FIRST_LOAD = {
+    "roofline": (1, {"pass_time", "batch"}),
+    "rules": (1, {"warps", "production"}),
+    "plan": (1, {"plan_best_k", "plan_acceptance"}),
+    "draft-length": (1, {"dynamic_k"}),
+}
+CHART_JSON_MAX = 40_000  # bytes of figure JSON on a first load, all charts together
+
+
+def run(path: str, **params: str):
+    return run_page(site.BY_PATH[path].script, 120, **params)
+
+
+def chart_keys(at) -> set[str]:
+    return {c.proto.id.rsplit("-", 1)[-1] for c in at.get("plotly_chart")}
+
+
+def table_grids(at) -> list:
+    return [d for d in at.dataframe if d.key is None]  # the sidebar's editors have keys
+
+
+def folds(at) -> list[str]:
+    keys = [e.proto.id.rsplit("-", 1)[-1] for e in at.expander]
+    return [k.removeprefix(FOLD_PREFIX) for k in keys if k.startswith(FOLD_PREFIX)]
+
+
+@pytest.mark.parametrize("path", list(FIRST_LOAD))
+def test_a_first_load_draws_only_the_leading_chart(path):
+    most, later = FIRST_LOAD[path]
+    at = run(path)
+    charts = at.get("plotly_chart")
+    assert len(charts) <= most, chart_keys(at)
+    assert not chart_keys(at) & later
+    assert sum(len(c.proto.spec) for c in charts) <= CHART_JSON_MAX
+    unfold(at, 120)
+    assert later <= chart_keys(at)  # every chart is still there, once opened
+    assert not at.exception
+
+
+@pytest.mark.parametrize("path,first,grids", [("rules", 1, 3), ("draft-length", 0, 3)])
+def test_a_first_load_draws_few_table_grids(path, first, grids):
+    at = run(path)  # /rules: the verdicts only (a folded table is narrower: it would scroll)
+    assert len(table_grids(at)) == first
+    assert len(table_grids(unfold(at, 120))) >= grids  # every table, once opened
+
+
+def test_an_opened_section_is_in_the_url_and_a_link_reopens_it():
+    at = run("roofline")
+    assert "open" not in at.query_params
+    batch = next(f for f in folds(at) if "batch" in f)
+    at.session_state[FOLD_PREFIX + batch] = True  # the reader opens the batch chart
+    at.run(timeout=120)
+    assert at.query_params["open"] == batch
+    assert "batch" in chart_keys(at) and "pass_time" not in chart_keys(at)
+    again = run("roofline", open=batch)  # the link, in a new session
+    assert chart_keys(again) == chart_keys(at)
+    assert again.query_params["open"] == batch
+
+
+def test_the_url_lists_every_open_section_and_ignores_unknown_ones():
+    at = run("rules", open="nothing_here")
+    assert "open" not in at.query_params and len(at.get("plotly_chart")) == 1
+    names = sorted(folds(at))
+    both = ",".join(n for n in names if n.endswith("_chart"))
+    at = run("rules", open=both)
+    assert {"warps", "production"} <= chart_keys(at)
+    assert at.query_params["open"] == both
+
+
+def test_a_folded_chart_keeps_its_caption_inside():
+    at = run("roofline", open="the_speedup_by_batch_size_chart")
+    batch = json.loads(next(c.proto.spec for c in at.get("plotly_chart")
+                            if c.proto.id.endswith("batch")))
+    assert batch["data"]
+    assert any("B runs over 1.." in c.value for c in at.caption)
+    shut = run("roofline")
+    assert not any("B runs over 1.." in c.value for c in shut.caption)
