@@ -6,7 +6,7 @@ import streamlit as st
 from specviz.views import demos
 from specviz.web import notation, ui
 
-app = ui.page("speculative decoding")
+app = ui.page("speculative decoding", path="")
 s = app.settings
 st.title("specviz: speculative decoding, watched, checked and priced")
 notation.md(

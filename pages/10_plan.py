@@ -9,7 +9,7 @@ from specviz.web import files, guard, notation, planinputs, ui, urlcodec
 
 MAX_BYTES = 2_000_000
 
-app = ui.page("plan")
+app = ui.page("plan", path="plan")
 st.title("Plan: does a draft model pay on your server?")
 notation.md("Bring what your server measured, your models' `config.json` and your accelerator. "
             "Each forward pass is priced by the roofline (bytes over bandwidth or MACs over peak, "

@@ -10,7 +10,7 @@ import streamlit as st
 from specviz.views import llmpage
 from specviz.web import llmstage, stage, ui
 
-app = ui.page("real model", story=("k",))
+app = ui.page("real model", path="llm", story=("k",))
 s = app.settings
 st.title("A real model: Gemma 3 270M, drafted and verified token by token")
 ui.intro(

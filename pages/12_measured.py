@@ -7,7 +7,7 @@ from specviz.views import measured as mv
 from specviz.views import realrows as rr
 from specviz.web import files, guard, measuredhere, notation, ui
 
-app = ui.page("measured here")
+app = ui.page("measured here", path="measured")
 st.title("The real model, measured here")
 ui.intro("Gemma 3 270M runs in NumPy on this server's CPU, with drafts made from itself "
          "(early exit, skipped layers, a trimmed head), prompt lookup and an n-gram model. "

@@ -8,7 +8,7 @@ import streamlit as st
 
 from specviz.web import stage, ui
 
-app = ui.page("one round")
+app = ui.page("one round", path="round")
 s = app.settings
 st.title("One round, token by token")
 ui.intro(

@@ -8,7 +8,7 @@ from specviz.views import columns, demos, pagedata
 from specviz.web import files, notation, ui
 from specviz.web import settings as S
 
-app = ui.page("exactness")
+app = ui.page("exactness", path="exactness")
 s = app.settings
 st.title("Exactness: is the text distributed as the target's?")
 notation.md(

@@ -6,7 +6,7 @@ from specviz.figures import charts
 from specviz.views import columns, demos, pagedata
 from specviz.web import files, notation, ui
 
-app = ui.page("acceptance", story=("k", "c"))
+app = ui.page("acceptance", path="acceptance", story=("k", "c"))
 s = app.settings
 st.title("Acceptance: how draft quality turns into speed")
 notation.md(

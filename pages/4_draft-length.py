@@ -6,7 +6,7 @@ from specviz.figures import charts, rulecharts
 from specviz.views import columns, demos, pagedata
 from specviz.web import files, notation, ui
 
-app = ui.page("draft length", story=("k", "c"))
+app = ui.page("draft length", path="draft-length", story=("k", "c"))
 s = app.settings
 st.title("Draft length k: where more guessing stops paying")
 notation.md(

@@ -6,7 +6,7 @@ from specviz.figures import costcharts
 from specviz.views import columns, demos, pagedata
 from specviz.web import files, notation, ui
 
-app = ui.page("cost", story=("k", "c"))
+app = ui.page("cost", path="cost", story=("k", "c"))
 s = app.settings
 st.title("Cost: when a draft is too dear to pay")
 notation.md(

@@ -6,7 +6,7 @@ from specviz.figures import costcharts, rulecharts
 from specviz.views import columns, demos, pagedata
 from specviz.web import files, notation, ui
 
-app = ui.page("roofline", story=("k",))
+app = ui.page("roofline", path="roofline", story=("k",))
 s = app.settings
 st.title("Roofline: why scoring k + 1 tokens is nearly free")
 notation.md(

@@ -11,7 +11,7 @@ from specviz.figures import textfigs
 from specviz.views import pagedata, textpage
 from specviz.web import notation, stage, textmodels, ui
 
-app = ui.page("text", story=("k", "T"))
+app = ui.page("text", path="text", story=("k", "T"))
 s = app.settings
 st.title("Real text: speculative decoding on n-gram models")
 INTRO = (

@@ -7,7 +7,7 @@ from specviz.views import columns, gallery, pagedata
 from specviz.views import methods as method_rows
 from specviz.web import files, notation, rulesui, ui
 
-app = ui.page("rules")
+app = ui.page("rules", path="rules")
 s = app.settings
 st.title("The rules gallery: every verification rule, audited")
 finding, controls = st.container(), st.container()  # the chart leads; drawn once it is run

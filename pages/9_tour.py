@@ -6,7 +6,7 @@ import streamlit as st
 from specviz.views import tour
 from specviz.web import notation, ui
 
-app = ui.page("tour")
+app = ui.page("tour", path="tour")
 s = app.settings
 presenting = ui.presenter_active()
 

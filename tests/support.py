@@ -46,11 +46,12 @@ def run_page(path: str, timeout: float = 30, **params: str) -> AppTest:
 
 def bound_undeclared(at: AppTest, path: str) -> set[str]:
     """The fields the page at site path `path` bound in its last run that are declared
-    neither for it nor for the sidebar (settings.FIELDS): a page key not declared."""
+    neither for it nor for the sidebar controls it reads (settings.FIELDS): a page key, or a
+    sidebar control the page does not read, drawn anyway."""
     from specviz.web import binding
     from specviz.web import settings as S
 
-    return set(at.session_state[binding.BOUND]) - {*S.SHARED_KEYS, *S.page_keys(path)}
+    return set(at.session_state[binding.BOUND]) - {*S.sidebar_keys(path), *S.page_keys(path)}
 
 
 def chips(at: AppTest) -> str:

@@ -56,10 +56,16 @@ def hold(key: str, value):
     return value
 
 
+def last(key: str):
+    """Field `key`'s value where this run does not draw its widget: the widget's last, else
+    the URL's (a sidebar control another page reads stays in the link)."""
+    return st.session_state.get(f"v_{key}", getattr(url_settings()[0], key))
+
+
 def keep(key: str):
-    """Field `key` keeps its value (the widget's last, else the URL's) in a run that does
-    not draw its widget: a hidden box's text stays in the link. Returns it."""
-    return hold(key, st.session_state.get(f"v_{key}", getattr(url_settings()[0], key)))
+    """Field `key` keeps its value (binding.last) in a run that does not draw its widget: a
+    hidden box's text stays in the link. Returns it."""
+    return hold(key, last(key))
 
 
 def drawn() -> dict:

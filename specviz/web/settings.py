@@ -54,25 +54,39 @@ SEED_MAX = 2**31 - 1
 CTX_LEN_MAX = 131_072  # context length on the roofline
 BATCH_MAX = 4_096
 HERE_LABEL_CHARS = 300  # /plan: a measured-here source's label
-ALL = ("*",)  # a field of the sidebar, on every page
+ALL = ("*",)  # every page
 STAGE = ("round", "text", "llm")  # the animated pages
+# the pages that read the toy tables (the sidebar's editor, its context token, the warp of
+# the target), those that draft from the sidebar's draft (the table or the mix, at T), those
+# that play the sidebar's rule from its seed and those that price a round at its c
+TABLES = ("", "round", "exactness", "acceptance", "draft-length", "cost", "roofline", "rules")
+DRAFTED = tuple(p for p in TABLES if p != "acceptance")  # /acceptance sweeps its own drafts
+RULED = ("", "round", "text", "llm", "exactness", "rules")
+SEEDED = (*RULED, "acceptance", "draft-length")
+PRICED = ("", "text", "acceptance", "draft-length", "cost", "roofline")
 
 
 @dataclass(frozen=True)
 class Field:
     """One URL parameter, declared once: its default, its parser (which holds the range the
-    URL and the widget share) and the step of its widget; pages: the pages that draw it
-    (ALL: the sidebar's, on every page)."""
+    URL and the widget share) and the step of its widget; pages: the pages that read it
+    (ALL: every page); shared: a control of the sidebar, drawn on those pages only and kept
+    in the link on the others."""
 
     name: str
     default: object
     parse: Callable[[str], object]
     step: float | None = None
     pages: tuple[str, ...] = ALL
+    shared: bool = False
 
 
 def _on(pages: str | tuple[str, ...], *group: Field) -> tuple[Field, ...]:
     return tuple(replace(f, pages=(pages,) if isinstance(pages, str) else pages) for f in group)
+
+
+def _sidebar(pages: tuple[str, ...], *group: Field) -> tuple[Field, ...]:
+    return tuple(replace(f, pages=pages, shared=True) for f in group)
 
 
 def _rule_fields() -> tuple[Field, ...]:
@@ -87,14 +101,16 @@ def _rule_fields() -> tuple[Field, ...]:
 _PLAN_MS = F.float_in(0.0, 1000.0)
 _PLAN_TIMED = F.float_in(0.0, 100_000.0)
 FIELDS = (
-    Field("k", 4, F.int_in(1, K_APP_MAX)),  # drafted tokens per round
-    Field("c", 0.1, F.float_in(0.0, 2.0), 0.01),  # draft cost per token (x one target call)
-    Field("draft", "table", F.choice(("table", "mix"))),  # table Q, or alpha P + (1-alpha) junk
-    Field("alpha", 0.6, F.float_in(0.0, 1.0), 0.01),  # the mix's quality (1 copies the target)
-    Field("T", 1.0, F.float_in(0.05, 10.0), 0.05),  # draft temperature
-    Field("seed", 0, F.int_in(0, SEED_MAX)),  # every random draw follows from it
-    Field("rule", "correct", F.choice(RULES)),  # verification rule
-    Field("ctx", "a", F.choice(VOCAB)),  # context token, by name
+    *_sidebar(tuple(dict.fromkeys(SEEDED + PRICED)),  # drafted tokens per round
+              Field("k", 4, F.int_in(1, K_APP_MAX))),
+    *_sidebar(PRICED, Field("c", 0.1, F.float_in(0.0, 2.0), 0.01)),  # x one target call
+    *_sidebar(DRAFTED,
+              Field("draft", "table", F.choice(("table", "mix"))),  # Q, or the mix of P, junk
+              Field("alpha", 0.6, F.float_in(0.0, 1.0), 0.01)),  # the mix's quality
+    *_sidebar((*DRAFTED, "text"), Field("T", 1.0, F.float_in(0.05, 10.0), 0.05)),  # draft's
+    *_sidebar(SEEDED, Field("seed", 0, F.int_in(0, SEED_MAX))),  # every random draw's
+    *_sidebar(RULED, Field("rule", "correct", F.choice(RULES))),  # verification rule
+    *_sidebar(TABLES, Field("ctx", "a", F.choice(VOCAB))),  # context token, by name
     *_on("exactness", Field("n", 60_000, F.int_in(1, N_APP_MAX), 10_000)),  # decodes per rule
     *_on(STAGE,
          Field("step", 0, F.int_in(0, STEP_MAX)),  # animation frame
@@ -109,20 +125,21 @@ FIELDS = (
          Field("batch", 1, F.int_in(1, BATCH_MAX)),  # batch size
          Field("accel", "H100 SXM", F.choice(ACCELERATORS))),  # accelerator
     # letters: leviathan (p = target) or chen (p = draft); presenter mode: 1 = large type
-    Field("notation", "leviathan", F.choice(("leviathan", "chen"))),
-    Field("present", 0, F.int_in(0, 1)),
+    *_sidebar(ALL, Field("notation", "leviathan", F.choice(("leviathan", "chen"))),
+              Field("present", 0, F.int_in(0, 1))),
     *_on("tour", Field("chapter", 0, F.int_in(0, CHAPTER_MAX))),  # the chapter in focus
     *_on("rules", *_rule_fields()),
     # a token tree for every tree rule: paths [[0], [1], [0, 0]] (Medusa's choices) or a
     # branching 3-2-1; "" drafts each rule's preset
-    Field("tree", "", F.tree()),
+    *_sidebar(tuple(p for p in RULED if p != "llm"), Field("tree", "", F.tree())),
     # the request's sampling warp of the target (core.warp): temperature, top-k (0 = off),
     # top-p, min-p, and 1 when the draft samples from its warped row too
-    Field("wT", 1.0, F.float_in(0.05, 5.0), 0.05),
-    Field("wtopk", 0, F.int_in(0, 4096)),
-    Field("wtopp", 1.0, F.float_in(0.01, 1.0), 0.01),
-    Field("wminp", 0.0, F.float_in(0.0, 1.0), 0.01),
-    Field("wdraft", 0, F.int_in(0, 1)),
+    *_sidebar((*TABLES, "text", "llm"),
+              Field("wT", 1.0, F.float_in(0.05, 5.0), 0.05),
+              Field("wtopk", 0, F.int_in(0, 4096)),
+              Field("wtopp", 1.0, F.float_in(0.01, 1.0), 0.01),
+              Field("wminp", 0.0, F.float_in(0.0, 1.0), 0.01),
+              Field("wdraft", 0, F.int_in(0, 1))),
     *_on("rules",
          Field("rules_n", 200_000, F.int_choice(GALLERY_NS)),  # Monte Carlo decodes per rule
          Field("conv_given", "alpha", F.choice(("alpha", "rate", "length"))),  # the converter's
@@ -200,7 +217,7 @@ def by_name(fields: tuple[Field, ...]) -> dict[str, Field]:
 
 FIELD = by_name(FIELDS)
 KEYS = tuple(FIELD)
-SHARED_KEYS = tuple(f.name for f in FIELDS if f.pages == ALL)  # the sidebar's, every page's
+SHARED_KEYS = tuple(f.name for f in FIELDS if f.shared)  # the sidebar's, in every link
 Settings = make_dataclass("Settings", [(f.name, type(f.default), dc_field(default=f.default))
                                        for f in FIELDS], frozen=True)
 Settings.__module__ = __name__
@@ -210,7 +227,13 @@ DEFAULTS = Settings()
 
 def page_keys(path: str) -> tuple[str, ...]:
     """The URL fields a page (its views.site path) draws itself, beside the sidebar's."""
-    return tuple(f.name for f in FIELDS if path in f.pages)
+    return tuple(f.name for f in FIELDS if path in f.pages and not f.shared)
+
+
+def sidebar_keys(path: str) -> tuple[str, ...]:
+    """The sidebar's fields a page (its views.site path) reads, so draws; the others only
+    travel in its link."""
+    return tuple(f.name for f in FIELDS if f.shared and (f.pages == ALL or path in f.pages))
 
 
 def widget_bounds(key: str, widget: str) -> dict:

@@ -9,6 +9,7 @@ the URL is rewritten from the widgets, so a copied link reopens the same state.
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -86,11 +87,13 @@ def cached(fn: Callable) -> Callable:
 
 
 # ----------------------------------------------------------------------------- the page
-def page(title: str, layout: str = "wide", *, story: Sequence[str] = ()) -> AppState:
-    """Set a page up: config, the shared sidebar, the URL notes. Page-specific controls are
-    drawn by the page with bind(); call finish(state) at the end to rewrite the URL.
-    story: the shared controls the page's story turns on (say "k", "c"); in presenter
-    mode, which hides the sidebar, they sit in a bar at the page's top, with the pages."""
+def page(title: str, layout: str = "wide", *, path: str, story: Sequence[str] = ()) -> AppState:
+    """Set a page up: config, the shared sidebar, the URL notes. path: the page's views.site
+    path; the sidebar draws the shared controls it reads (settings.sidebar_keys) and keeps
+    the others in the link. Page-specific controls are drawn by the page with bind(); call
+    finish(state) at the end to rewrite the URL. story: the shared controls the page's story
+    turns on (say "k", "c"); in presenter mode, which hides the sidebar, they sit in a bar
+    at the page's top, with the pages."""
     server.install()
     binding.begin()
     guard.install_stop_check()
@@ -104,30 +107,14 @@ def page(title: str, layout: str = "wide", *, story: Sequence[str] = ()) -> AppS
         _presenter()
     state = tableedit.tables_state()
     _navigation()
-    sb = st.sidebar
-    at = _presenter_bar(story) if url.present else {}
-    sb.header("Settings")
-    (k_at, k_kw), (c_at, c_kw) = (at.get(key, (sb, {})) for key in ("k", "c"))
-    k = bind("k", k_at.slider, "k: drafted tokens per round", **k_kw)
-    c = bind("c", c_at.slider, "c: draft cost per token (x one target call)", **c_kw)
-    draft = bind("draft", sb.radio, "Draft model", horizontal=True,
-                 format_func=lambda d: tables({"table": "table Q", "mix": "mix of P and junk"}[d]))
-    alpha = bind("alpha", sb.slider, "alpha: draft quality (1 copies the target)",
-                 disabled=draft != "mix")
-    T_at, T_kw = at.get("T", (sb, None))  # in the bar: a slider named on its thumb, as k, c
-    T = bind("T", T_at.slider if T_kw else sb.number_input, "T: draft temperature",
-             **(T_kw or {}))
-    seed = bind("seed", sb.number_input, "seed")
-    rule = bind("rule", sb.selectbox, "rule")
-    ctx = bind("ctx", sb.selectbox, "context token", options=state["vocab"])
-    notation = bind("notation", sb.radio, "Letters", format_func=lambda n: LETTERS[n].label)
-    warp = _warp_controls(sb)
-    tree_text, paths = _tree_control(sb)
-    tableedit.table_editor()
-    s = replace(url, k=int(k), c=float(c), draft=draft, alpha=float(alpha), T=float(T),
-                seed=int(seed), rule=rule, ctx=ctx, notation=notation, wT=warp.temperature,
-                wtopk=warp.top_k, wtopp=warp.top_p, wminp=warp.min_p, wdraft=int(warp.draft),
-                tree=tree_text)
+    reads = S.sidebar_keys(path)
+    at = _presenter_bar([key for key in story if key in reads]) if url.present else {}
+    st.sidebar.header("Settings")
+    v, warp, paths = _shared_controls(st.sidebar, at, reads, state["vocab"])
+    if path in S.TABLES:
+        tableedit.table_editor()
+    s = replace(url, **v, wT=warp.temperature, wtopk=warp.top_k, wtopp=warp.top_p,
+                wminp=warp.min_p, wdraft=int(warp.draft))
     if not st.session_state.get("_notes_shown"):  # on the run that read the URL
         st.session_state["_notes_shown"] = True
         for note in notes + ([state["note"]] if state["note"] else []):
@@ -138,6 +125,38 @@ def page(title: str, layout: str = "wide", *, story: Sequence[str] = ()) -> AppS
         Q = temper(Q, s.T)
     Pw, Qw = warp_tables(P, Q, warp)
     return AppState(s, Pw, Qw, Q_table, state["vocab"], warp, P, Q, paths)
+
+
+def _shared_controls(sb, at: dict, reads: tuple[str, ...],
+                     vocab: tuple[str, ...]) -> tuple[dict, Warp, Paths]:
+    """The sidebar's controls the page reads, drawn (k, c, T in the presenter bar when at
+    holds them); every other shared field keeps its value (binding.last), so that the link
+    carries it to the pages that read it. Returns the values, the warp and the tree."""
+    v = {}
+
+    def put(key: str, draw: Callable) -> None:
+        v[key] = type(getattr(S.DEFAULTS, key))(draw() if key in reads else binding.last(key))
+
+    (k_at, k_kw), (c_at, c_kw) = (at.get(key, (sb, {})) for key in ("k", "c"))
+    T_at, T_kw = at.get("T", (sb, None))  # in the bar: a slider named on its thumb, as k, c
+    put("k", lambda: bind("k", k_at.slider, "k: drafted tokens per round", **k_kw))
+    put("c", lambda: bind("c", c_at.slider, "c: draft cost per token (x one target call)",
+                          **c_kw))
+    put("draft", lambda: bind("draft", sb.radio, "Draft model", horizontal=True,
+                              format_func=lambda d: tables({"table": "table Q",
+                                                            "mix": "mix of P and junk"}[d])))
+    put("alpha", lambda: bind("alpha", sb.slider, "alpha: draft quality (1 copies the target)",
+                              disabled=v["draft"] != "mix"))
+    put("T", lambda: bind("T", T_at.slider if T_kw else sb.number_input,
+                          "T: draft temperature", **(T_kw or {})))
+    put("seed", lambda: bind("seed", sb.number_input, "seed"))
+    put("rule", lambda: bind("rule", sb.selectbox, "rule"))
+    put("ctx", lambda: bind("ctx", sb.selectbox, "context token", options=vocab))
+    put("notation", lambda: bind("notation", sb.radio, "Letters",
+                                 format_func=lambda n: LETTERS[n].label))
+    warp = _warp_controls(sb, drawn="wT" in reads)
+    v["tree"], paths = _tree_control(sb, drawn="tree" in reads)
+    return v, warp, paths
 
 
 STORY_KEYS = ("k", "c", "T")  # the shared controls a presenter bar can hold
@@ -162,22 +181,27 @@ def _presenter_bar(story: Sequence[str]) -> dict[str, tuple]:
     return {key: (col, extra[key]) for key, col in zip(shown, cols, strict=False)}
 
 
-def _tree_control(sb) -> tuple[str, Paths]:
-    """The token tree of the tree rules, as text; (text, paths), ("", ()) when empty or
-    malformed (then with a message saying what is wrong)."""
-    with sb.expander("Token tree (rules tree_*)"):
-        text = bind("tree", st.text_input, "tree: paths or branching",
-                    placeholder="[[0], [1], [0, 0], [0, 1], [1, 0]]  or  3-2-1",
-                    help="A list of paths of sibling indices, as Medusa's choices: [0] is the "
-                         "first candidate after the context, [0, 1] the second child of it. "
-                         "Or a branching per depth: 3-2-1. Cut to depth k; empty: each tree "
-                         "rule's own preset.")
-        try:
-            return text.strip(), parse_paths(text) if text.strip() else ()
-        except ValueError as exc:
+def _tree_control(sb, *, drawn: bool) -> tuple[str, Paths]:
+    """The token tree of the tree rules, as text (drawn: in the sidebar; else its last
+    value); (text, paths), ("", ()) when empty or malformed (then, where drawn, with a
+    message saying what is wrong)."""
+    if drawn:
+        with sb.expander("Token tree (rules tree_*)"):
+            text = bind("tree", st.text_input, "tree: paths or branching",
+                        placeholder="[[0], [1], [0, 0], [0, 1], [1, 0]]  or  3-2-1",
+                        help="A list of paths of sibling indices, as Medusa's choices: [0] is "
+                             "the first candidate after the context, [0, 1] the second child "
+                             "of it. Or a branching per depth: 3-2-1. Cut to depth k; empty: "
+                             "each tree rule's own preset.")
+    else:
+        text = binding.last("tree")
+    try:
+        return text.strip(), parse_paths(text) if text.strip() else ()
+    except ValueError as exc:
+        if drawn:
             st.error(guard.plain(f"Token tree not used: {exc}. The tree rules draft their "
                                  "presets."))
-            return "", ()
+        return "", ()
 
 
 def _navigation() -> None:
@@ -188,16 +212,21 @@ def _navigation() -> None:
         nav.page_link(p.script, label=p.title, icon=p.icon)
 
 
-def _warp_controls(sb) -> Warp:
+def _warp_controls(sb, *, drawn: bool) -> Warp:
     """The request's sampling warp: temperature, top-k, top-p, min-p of the target, and
-    whether the draft samples from its warped row too."""
-    with sb.expander("Sampling warp (temperature, top-k, top-p, min-p)"):
-        wT = bind("wT", st.number_input, "temperature")
-        topk = bind("wtopk", st.number_input, "top-k (0 = off)")
-        topp = bind("wtopp", st.slider, "top-p")
-        minp = bind("wminp", st.slider, "min-p")
-        wdraft = bind("wdraft", st.toggle, "the draft samples from its warped row too",
-                      cast=bool)
+    whether the draft samples from its warped row too (drawn: in the sidebar; else their
+    last values)."""
+    def field(key: str, widget: Callable, label: str, **kwargs):
+        return bind(key, widget, label, **kwargs) if drawn else binding.last(key)
+
+    with sb.expander("Sampling warp (temperature, top-k, top-p, min-p)") if drawn \
+            else contextlib.nullcontext():
+        wT = field("wT", st.number_input, "temperature")
+        topk = field("wtopk", st.number_input, "top-k (0 = off)")
+        topp = field("wtopp", st.slider, "top-p")
+        minp = field("wminp", st.slider, "min-p")
+        wdraft = field("wdraft", st.toggle, "the draft samples from its warped row too",
+                       cast=bool)
     return Warp(float(wT), int(topk), float(topp), float(minp), bool(wdraft))
 
 

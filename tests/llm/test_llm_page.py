@@ -172,3 +172,34 @@ def test_hostile_values_of_the_pages_own_fields():
     from specviz.web import settings as S
 
     assert S.parse_query(dict(at.query_params))[1] == []  # the rewritten URL is valid
+
+
+def test_a_hostile_url_binds_only_the_fields_declared_for_llm():
+    """tests/pages' hostile-URL check, applied to /llm: every note the URL layer makes is
+    shown, the page binds only the fields declared for it (its own and the sidebar controls
+    it reads: no toy tables, c or tree here), the rewritten URL is valid and a valid shared
+    field the page does not read stays in the link for the pages that do."""
+    from urllib.parse import parse_qs, urlencode
+
+    from support import bound_undeclared
+
+    from specviz.web import settings as S
+
+    nan_table = ";".join([",".join(["nan"] * 6)] * 6)
+    query = dict(k="<script>alert(1)</script>", seed="-5", rule="<img src=x onerror=1>",
+                 c="0.3", alpha="1.5", ctx="z", draft="<b>mix</b>", tree="((", wtopk="-1",
+                 T="0", m_k="99", plan_gpu="x", P=nan_table, **FAST)
+    at = _run(**query)
+    _, notes = S.parse_query(parse_qs(urlencode(query), keep_blank_values=True))
+    warnings = [w.value for w in at.warning]
+    for note in notes:
+        assert note in warnings, (note, warnings)
+    assert any("tables in the URL were not used" in w for w in warnings), warnings
+    assert not at.error and "alert(1)" not in _notes(at)
+    assert not bound_undeclared(at, "llm"), bound_undeclared(at, "llm")
+    assert not {w.key for w in at.sidebar.slider} & {"w_c", "w_alpha"}
+    assert not at.sidebar.get("data_editor") and "w_ctx" not in {
+        w.key for w in at.sidebar.selectbox}
+    assert S.parse_query(dict(at.query_params))[1] == []
+    assert set(at.query_params) - {"P", "Q"} <= {*S.SHARED_KEYS, *S.page_keys("llm")}
+    assert at.query_params["c"] == "0.3" and "Round 0" in frame(at)
