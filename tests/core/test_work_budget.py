@@ -13,7 +13,7 @@ from specviz.core.montecarlo import CHUNK_CELLS, long_decode, simulate
 from specviz.core.pair import TablePair
 from specviz.core.round import play_rounds
 from specviz.core.rules import drafted, get_rule, rules_cost, with_tree
-from specviz.core.tables import WORK_APP_MAX, WORK_REQUEST_MAX, n_cap
+from specviz.views.work import WORK_APP_MAX, WORK_REQUEST_MAX, n_cap
 
 T = default_tables()
 WIDE = parse_paths("16-15")  # 16 candidates, 15 under each: 256 nodes, the app's cap
