@@ -1,8 +1,5 @@
-"""The app's work policy: its caps and budgets, and which page computations are heavy.
-
-The engine's own limits (core.tables: K_MAX, N_MAX, V_MAX) protect the library from any
-caller; these keep one request of the app within seconds and ~200 MB.
-"""
+"""The app's work policy: its caps and budgets (within the engine's own limits, core.tables'
+K_MAX, N_MAX, V_MAX), and which page computations are heavy."""
 
 from __future__ import annotations
 
