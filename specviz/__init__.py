@@ -48,7 +48,6 @@ from .core.round import play_round, play_rounds
 from .core.roundstats import RoundStats
 from .core.rule import accept_prob, accepts, overlap, ratio, residual
 from .core.rules import RULES, Rule, get_rule
-from .core.steps import Step
 from .core.tables import (
     K_MAX,
     N_MAX,
@@ -69,7 +68,7 @@ __all__ = [
     "ACCELERATORS", "DTYPE_BYTES", "POLICIES", "PolicyRun", "run_policies", "run_policy",
     "K_MAX", "N_MAX", "PRESETS", "RULES", "VOCAB", "V_MAX",
     "Accelerator", "DecodeStats", "Emitted", "ModelShape", "PassCost", "Position", "RoundLaw",
-    "RoundStats", "RoundTrace", "Rule", "SimResult", "Step", "Tables",
+    "RoundStats", "RoundTrace", "Rule", "SimResult", "Tables",
     "accept_prob", "acceptance_histogram", "accepts", "alpha_from_draft_acceptance_rate",
     "arithmetic_increase", "best_k", "break_even_cost", "chi2_sf", "default_tables",
     "draft_acceptance_rate", "empirical", "exact_joint", "expected_tokens", "free_tokens",

@@ -81,3 +81,12 @@ def unfold(at: AppTest, timeout: float = 60) -> AppTest:
         at.session_state[key] = True
     at.run(timeout=timeout)
     return at
+
+
+def narrated_round(pair, prefix, k: int, *, rng: np.random.Generator, rule="correct"):
+    """core.round.play_round, narrated as the app narrates a round (views.narration)."""
+    from specviz.core.round import play_round
+    from specviz.views.narration import narrate
+
+    return narrate(play_round(pair, prefix, k, rng=rng, rule=rule), pair=pair, rule=rule,
+                   prefix=pair.check_prefix(prefix), k=k)

@@ -1,7 +1,8 @@
 """The house's one-way data flow, checked on the source: an import may only point down.
 
 core -> text / llm / analysis -> views -> figures -> web -> pages (and the CLI). Streamlit is
-imported in specviz/web/ only.
+imported in specviz/web/ only. The core is the engine alone: the app's caps and budgets
+(views.work), its stores (web.guard) and the round's captions (views.narration) live above.
 """
 
 from __future__ import annotations
@@ -99,3 +100,42 @@ def test_llm_imports_only_core():
            for path in (PKG / "llm").rglob("*.py") for line, module in _imports(path)
            if module.split(".")[0] == "specviz" and module.split(".")[1] not in ("core", "llm")]
     assert not bad, "specviz.llm imports outside core:\n" + "\n".join(bad)
+
+
+APP_ABOVE_CORE = ("K_APP_MAX", "N_APP_MAX", "WORK_APP_MAX", "WORK_REQUEST_MAX", "WORK_STOP_S",
+                  "n_cap", "ByteLRU", "Step", "Narrated", "wording")
+
+
+def _defines(path: Path):
+    """(line, name) of what a module defines: its top-level names, its classes' members."""
+    for node in ast.parse(path.read_text(), filename=str(path)).body:
+        inner = node.body if isinstance(node, ast.ClassDef) else []
+        for n in [node, *inner]:
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                yield n.lineno, n.name
+            targets = n.targets if isinstance(n, ast.Assign) else (
+                [n.target] if isinstance(n, ast.AnnAssign) else [])
+            yield from ((n.lineno, t.id) for t in targets if isinstance(t, ast.Name))
+
+
+def test_core_holds_no_app_policy_store_or_caption():
+    """No cap, budget, store or frame of the app in specviz/core, no caption or describe_
+    function, and no frozen object patched after the fact (object.__setattr__)."""
+    bad = []
+    for path in (PKG / "core").rglob("*.py"):
+        rel = path.relative_to(ROOT)
+        bad += [f"{rel}:{line} defines {name}" for line, name in _defines(path)
+                if name in APP_ABOVE_CORE or "caption" in name.lower()
+                or name.lower().startswith(("describe", "steps_", "narrat"))]
+        if "object.__setattr__" in path.read_text():
+            bad.append(f"{rel} patches a frozen object (object.__setattr__)")
+    assert not bad, "app policy or narration in the core:\n" + "\n".join(bad)
+
+
+def test_the_app_policy_has_one_home_each():
+    homes: dict[str, list[str]] = {name: [] for name in APP_ABOVE_CORE}
+    for path in PKG.rglob("*.py"):
+        for _, name in _defines(path):
+            if name in homes:
+                homes[name].append(str(path.relative_to(ROOT)))
+    assert all(len(where) == 1 for where in homes.values()), homes

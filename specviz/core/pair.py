@@ -91,18 +91,6 @@ class ModelPair:
             raise ValueError("the prompt must hold at least one token")
         return ids
 
-    # words for the round's captions
-    def describe_start(self, prefix: Sequence[int], n_drafts: int, proposed: bool) -> str:
-        return f"Context '{self.name(prefix[-1])}'. The draft will guess {n_drafts} tokens."
-
-    def describe_draft(self, i: int, token: int, context: int, q: float, proposed: bool) -> str:
-        return (f"Draft {i}: '{self.name(token)}' drawn from q(.|'{self.name(context)}'), "
-                f"q = {q:.4f}.")
-
-    def describe_bonus(self, n_drafts: int, token: int, last: int) -> str:
-        return (f"All {n_drafts} kept: bonus token '{self.name(token)}' from "
-                f"p(.|'{self.name(last)}') at no extra target call.")
-
 
 class TablePair(ModelPair):
     """V x V tables: p(. | prefix) = P[prefix[-1]], q(. | prefix) = Q[prefix[-1]]."""

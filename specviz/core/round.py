@@ -5,9 +5,8 @@ The rule's kind plays it (specviz.core.kinds): a chain of drafts verified token 
 siblings are tried in turn (SpecInfer's m candidates a position among them).
 
 The trace (core.trace) holds every draw (drafts, coins, the last token), so the app
-animates a round by moving an index through trace.steps; it never draws again. Uniforms
-are taken in this order: one per drafted token, one coin per verified position, one for
-the last token.
+animates a round (views.narration) without drawing again. Uniforms are taken in this
+order: one per drafted token, one coin per verified position, one for the last token.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
 """What a played round holds: every draw and verification of one round, frozen.
 
 A RoundTrace records the drafts (Position), each candidate tried at a multi-draft or tree
-position (Try), the emitted tokens (Emitted) and the round's frames (steps), so the app
-animates a round by moving an index through trace.steps and never draws again. A
-RoundDigest keeps only what running totals need.
+position (Try) and the emitted tokens (Emitted), so the app animates a round without
+drawing again (views.narration gives it its frames). A RoundDigest keeps only what running
+totals need.
 """
 
 from __future__ import annotations
@@ -11,8 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-
-from .steps import Step
 
 ORIGINS = ("accepted", "resampled", "bonus", "unverified")
 
@@ -96,8 +94,9 @@ class RoundTrace(_Output):
     final_u: float  # the uniform behind the rejection or bonus draw
     emitted: tuple[Emitted, ...]
     flushed: tuple[int, ...]  # 1-based positions of drafts thrown away
-    steps: tuple[Step, ...]
     tree: tuple[tuple[tuple[int, ...], int], ...] = ()  # a token tree: (path, token), drafted
+    proposed: bool = False  # the drafts are the pair's proposal (prompt lookup), not from q
+    weights: tuple[float, ...] = ()  # block verification: w_0..w_k along the block
 
     @property
     def accepted(self) -> int:

@@ -1,6 +1,6 @@
 """Pure builders for the /round page: one frame of one traced round, as Plotly and HTML.
 
-Every builder takes a RoundTrace (specviz.round) and a step index into trace.steps, and
+Every builder takes a narrated round (views.narration) and a step index into its steps, and
 draws only what a viewer has been shown by that step: a draft appears at its draft
 step, its coin at its verify step, the residual (or bonus) draw at the step that makes
 it. Nothing here draws a random number; the trace holds every draw.

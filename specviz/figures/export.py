@@ -1,13 +1,13 @@
 """Exports for sharing: one round's animation as a standalone HTML file.
 
-The HTML file is one Plotly figure with one frame per step of the round (specviz.round's
-trace.steps): the round's tokens as markers (a shape, a colour and a word per status),
+The HTML file is one Plotly figure with one frame per step of the round (its steps,
+views.narration): the round's tokens as markers (a shape, a colour and a word per status),
 p and q at the position in focus with the law of the last token, and the coin; under it,
 for a token tree, the tree as the /round page shows it at the same step. Play, pause and
 a step slider drive the frames in the browser, and so do the stage's keys (← → step, space
 plays and pauses), playing on from the step shown; its text is at the stage's presenter
 sizes. plotly.js is written into the file, so it opens offline, with no server. Pure: a
-RoundTrace in, text or bytes out.
+narrated round in, text or bytes out.
 """
 
 from __future__ import annotations

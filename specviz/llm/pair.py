@@ -202,16 +202,3 @@ class LLMPair(ModelPair):
         text = self.model.tokenizer.decode(prefix[-TAIL_CHARS:])
         cut = text[-TAIL_CHARS:]
         return ("…" if len(cut) < len(text) or len(prefix) > TAIL_CHARS else "") + show(cut)
-
-    def describe_start(self, prefix: Sequence[int], n_drafts: int, proposed: bool) -> str:
-        if self.spec.kind != "lookup":
-            return (f"Context '{self.tail(prefix)}'. The {self.spec.label} draft will guess "
-                    f"{n_drafts} tokens.")
-        what = (f"prompt lookup copies the {n_drafts} token(s) that followed an earlier "
-                "match" if n_drafts else "prompt lookup found no earlier match: nothing is "
-                "drafted")
-        return f"Context '{self.tail(prefix)}': {what}."
-
-    def describe_draft(self, i: int, token: int, context: int, q: float, proposed: bool) -> str:
-        src = "the text after the match" if proposed else f"q of the {self.spec.label} draft"
-        return f"Draft {i}: '{self.name(token)}' from {src}, q = {q:.4f}."

@@ -150,24 +150,3 @@ class TextPair(ModelPair):
             return None
         lo, hi = LOOKUP_NGRAM[self.dec.level]
         return lookup_draft(prefix, k, hi, lo)
-
-    def describe_start(self, prefix: Sequence[int], n_drafts: int, proposed: bool) -> str:
-        tail = self.dec.tail(prefix)
-        if not proposed:
-            return (f"Context '{tail}'. The {self.dec.draft_order}-gram draft will guess "
-                    f"{n_drafts} tokens.")
-        what = (f"Prompt lookup found a match and copies the {n_drafts} token(s) that "
-                "followed it" if n_drafts else
-                "Prompt lookup found no earlier match: nothing is drafted")
-        return f"Context '{tail}'. {what}."
-
-    def describe_draft(self, i: int, token: int, context: int, q: float, proposed: bool) -> str:
-        src = "the text after the match (q = 1)" if proposed else f"q(.|…'{self.name(context)}')"
-        return f"Draft {i}: '{self.name(token)}' from {src}, q = {q:.4f}."
-
-    def describe_bonus(self, n_drafts: int, token: int, last: int) -> str:
-        if not n_drafts:
-            return (f"Nothing drafted, so this is plain decoding: one target call, one "
-                    f"token from p: '{self.name(token)}'.")
-        return (f"All {n_drafts} kept: bonus token '{self.name(token)}' from p at the last "
-                "prefix, at no extra target call.")

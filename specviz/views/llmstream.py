@@ -3,10 +3,10 @@
 A round of Gemma 3 270M costs most of a second here, so /llm does not replay rounds 0..rnd
 from the seed at every new round as /round does. A Stream keeps the pair (its KV caches),
 the generator and the prefix it has reached, and plays the next round on them through the
-one engine (core.round.play_rounds, drawing on from the stream's generator). Those are the
-draws and the model calls that play_rounds from the seed makes in one call, so a link
-reopens the same round; a stream the server has let go is played again from the seed,
-the same calls in the same order.
+one engine (core.round.play_rounds, drawing on from the stream's generator; each round
+narrated as it is played, views.narration). Those are the draws and the model calls that
+play_rounds from the seed makes in one call, so a link reopens the same round; a stream
+the server has let go is played again from the seed, the same calls in the same order.
 
 Only the last KEPT_TRACES rounds keep their rows and frames (a row is V = 262,144 floats);
 a round further back is played again from the seed when asked for.
@@ -22,8 +22,8 @@ import numpy as np
 from ..core import interrupt
 from ..core.draws import RngDraws
 from ..core.pair import ModelPair
-from ..core.round import play_rounds
 from ..core.trace import RoundDigest, RoundTrace
+from .narration import play_narrated
 from .transcript import RoundTranscript, transcript_of
 
 KEPT_TRACES = 3  # rounds that keep their frames: this one, the one before (prev), one more
@@ -83,8 +83,8 @@ class Stream:
             while self.played <= rnd:
                 if self.played > start and interrupt.overdue():
                     break
-                (tr,) = play_rounds(self.pair, self.prefix, self.k, n_rounds=1,
-                                    rule=self.rule, draws=self.draws)
+                (tr,) = play_narrated(self.pair, self.prefix, self.k, n_rounds=1,
+                                      rule=self.rule, draws=self.draws)
                 if self.settle is not None:
                     self.settle()
                 self.rounds.append(tr)

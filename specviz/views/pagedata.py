@@ -22,11 +22,7 @@ from ..analysis.roofline import (  # noqa: F401 (for /roofline)
 from ..core.dynamic import POLICY_LABELS, PolicyRun, run_policies
 from ..core.exact import round_law
 from ..core.rules import TUTORIAL_RULES, get_rule, rules_cost
-from ..core.tables import (
-    K_APP_MAX,
-    n_cap,
-    token_name,
-)
+from ..core.tables import token_name
 from ..llm import machine
 from .demos import (
     CostModel,
@@ -38,7 +34,7 @@ from .demos import (
     roofline_rows,
     sweep_drafts,
 )
-from .work import heavy
+from .work import K_APP_MAX, heavy, n_cap
 
 CONVERGENCE_NS = (100, 300, 1_000, 3_000, 10_000, 30_000, 100_000)  # the page's n sweep
 ALPHA_POINTS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0)  # measured
@@ -58,7 +54,7 @@ PAGE_ROUNDS = 10_000  # long-decode rounds per measured point (keeps a k change 
 
 def capped_n(n: int, k: int, rules: Sequence[str], params: dict | None = None,
              tree: Sequence[Sequence[int]] = ()) -> tuple[int, str | None]:
-    """n held at the request's work cap for these rules at k (tables.n_cap), and the note
+    """n held at the request's work cap for these rules at k (work.n_cap), and the note
     that says so: a rule is priced by the rows its round scores (rules.rules_cost: a tree
     its nodes, multi-draft m candidates a position), n (k + 1) x that <= WORK_REQUEST_MAX."""
     cost, widest = rules_cost(rules, k, params, tree)

@@ -1,7 +1,7 @@
 """Stepping through a played round: which frame is on screen, and what it has shown.
 
-A round is played once into a trace; stepping only moves an index into trace.steps, and
-a View says what a viewer has been shown by that index.
+A round is played and narrated once (views.narration); stepping only moves an index into
+its steps, and a View says what a viewer has been shown by that index.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.rules import get_rule
-from ..core.trace import RoundTrace
+from .narration import Narrated
 from .transcript import RND_MAX, RoundTranscript, Totals
 
 
@@ -36,19 +36,19 @@ class View:
     # i decides i, and a kept i decides 1..i too (block verification's backward coins)
 
 
-def step_label(trace: RoundTrace, step: int) -> str:
+def step_label(trace: Narrated, step: int) -> str:
     """The step's kind as the counter names it: a round that drafted nothing has no bonus,
     its one token is plain decoding."""
     kind = trace.steps[step].kind
     return "plain decoding" if kind == "bonus" and trace.k == 0 else kind
 
 
-def last_step(trace: RoundTrace) -> int:
+def last_step(trace: Narrated) -> int:
     """Index of the round's last step."""
     return len(trace.steps) - 1
 
 
-def clamp_step(trace: RoundTrace, step: int) -> tuple[int, str | None]:
+def clamp_step(trace: Narrated, step: int) -> tuple[int, str | None]:
     """step moved into 0..last_step(trace), with a note for the user when it had to move."""
     last = last_step(trace)
     if step < 0:
@@ -59,7 +59,7 @@ def clamp_step(trace: RoundTrace, step: int) -> tuple[int, str | None]:
     return int(step), None
 
 
-def view(trace: RoundTrace, step: int) -> View:
+def view(trace: Narrated, step: int) -> View:
     """Replay trace.steps[0..step] and report what is on screen at that step."""
     if not 0 <= step <= last_step(trace):
         raise ValueError(f"step must be in 0..{last_step(trace)}; got {step}")
@@ -91,7 +91,7 @@ def view(trace: RoundTrace, step: int) -> View:
                 frozenset(decided))
 
 
-def coin_at(trace: RoundTrace, v: View) -> tuple[int, float, float, bool] | None:
+def coin_at(trace: Narrated, v: View) -> tuple[int, float, float, bool] | None:
     """(token, threshold, u, kept) of the coin in focus, the sibling's in a token tree;
     None before it is shown."""
     if v.focus is None or v.verified < v.focus:
@@ -118,7 +118,7 @@ class SiblingResidual:
     q_row: np.ndarray  # (V,) q_j, the row the sibling was drawn from
 
 
-def sibling_residual(trace: RoundTrace, v: View) -> SiblingResidual | None:
+def sibling_residual(trace: Narrated, v: View) -> SiblingResidual | None:
     """The residual bars of a token tree's verify frame (None off those frames)."""
     if v.sibling is None or v.final or v.kind != "verify":
         return None
@@ -133,14 +133,14 @@ def sibling_residual(trace: RoundTrace, v: View) -> SiblingResidual | None:
     return SiblingResidual(pos.i, j, t.token, t.accepted, label, row, pos.p_row, t.drawn_from)
 
 
-def advance(trace: RoundTrace, step: int, rnd: int) -> tuple[int, int]:
+def advance(trace: Narrated, step: int, rnd: int) -> tuple[int, int]:
     """(step, rnd) one frame on: the next step, or step 0 of the next round after the last."""
     if step < last_step(trace):
         return step + 1, rnd
     return (0, rnd + 1) if rnd < RND_MAX else (step, rnd)
 
 
-def retreat(step: int, rnd: int, previous: RoundTrace | None) -> tuple[int, int]:
+def retreat(step: int, rnd: int, previous: Narrated | None) -> tuple[int, int]:
     """(step, rnd) one frame back: the step before, or the last step of the previous round."""
     if step > 0:
         return step - 1, rnd
@@ -152,8 +152,6 @@ def retreat(step: int, rnd: int, previous: RoundTrace | None) -> tuple[int, int]
 def round_after(rnd: int) -> int:
     """The next round's index (stays at RND_MAX)."""
     return min(rnd + 1, RND_MAX)
-
-
 
 
 @dataclass(frozen=True)
@@ -170,7 +168,7 @@ class Chip:
     coin: bool = False  # its coin has been shown
 
 
-def _draft_status(trace: RoundTrace, v: View, i: int, accepted: bool | None) -> str:
+def _draft_status(trace: Narrated, v: View, i: int, accepted: bool | None) -> str:
     """Its verdict from the step that decides it; struck through once thrown away."""
     if v.settled and i in trace.flushed:
         return "flushed"
@@ -181,7 +179,7 @@ def _draft_status(trace: RoundTrace, v: View, i: int, accepted: bool | None) -> 
     return "drafted"
 
 
-def chips(trace: RoundTrace, step: int) -> list[Chip]:
+def chips(trace: Narrated, step: int) -> list[Chip]:
     """The context, each draft slot (pending until drafted, then its verdict once its coin
     is shown), the redrawn or bonus token once drawn. A round that drafted nothing emits
     its one token by plain decoding."""

@@ -13,11 +13,11 @@ import numpy as np
 
 from ..core.kinds.treeshape import Paths
 from ..core.pair import ModelPair
-from ..core.round import play_rounds
 from ..core.roundstats import RoundStats
 from ..core.rules import drafted, with_tree
 from ..core.trace import ORIGINS, RoundDigest, RoundTrace
 from .demos import Row
+from .narration import Narrated, play_narrated
 from .work import heavy
 
 RND_MAX = 999  # last round of a seeded transcript the app replays
@@ -54,8 +54,8 @@ class RoundTranscript:
 
     rnd: int  # index of the current round (0 = the first)
     k: int  # drafted tokens asked for per round
-    current: RoundTrace  # round rnd
-    earlier: tuple[RoundTrace | RoundDigest, ...]  # rounds first..rnd-1 (at most `shown`)
+    current: Narrated  # round rnd
+    earlier: tuple[Narrated | RoundDigest, ...]  # rounds first..rnd-1 (at most `shown`)
     first: int  # round index of earlier[0]
     before: Totals  # rounds 0..rnd-1
     through: Totals  # rounds 0..rnd
@@ -63,7 +63,7 @@ class RoundTranscript:
     prompt_len: int
 
     @property
-    def previous(self) -> RoundTrace | RoundDigest | None:
+    def previous(self) -> Narrated | RoundDigest | None:
         """The round before the current one (None for round 0)."""
         return self.earlier[-1] if self.earlier else None
 
@@ -82,20 +82,20 @@ def round_transcript(
     traced: int | None = None,
     tree: Paths = (),
 ) -> RoundTranscript:
-    """Rounds 0..rnd of play_rounds from the prompt on one seeded stream; `key` names the
-    pair for caches. Only the last `traced` rounds (default: the shown ones) keep their
-    rows and frames, so a cached copy stays small whatever rnd is. tree: the paths a tree
-    rule drafts instead of its preset."""
-    rounds = play_rounds(_pair, prompt, k, n_rounds=int(rnd) + 1, seed=seed,
-                         rule=with_tree(rule, tree),
-                         traced=int(shown) + 1 if traced is None else int(traced))
+    """Rounds 0..rnd of play_rounds from the prompt on one seeded stream, narrated; `key`
+    names the pair for caches. Only the last `traced` rounds (default: the shown ones) keep
+    their rows and frames, so a cached copy stays small whatever rnd is. tree: the paths a
+    tree rule drafts instead of its preset."""
+    rounds = play_narrated(_pair, prompt, k, n_rounds=int(rnd) + 1, seed=seed,
+                           rule=with_tree(rule, tree),
+                           traced=int(shown) + 1 if traced is None else int(traced))
     return transcript_of(rounds, _pair.check_prefix(prompt), k, shown=shown)
 
 
-def transcript_of(rounds: Sequence[RoundTrace | RoundDigest], prompt: Sequence[int], k: int,
+def transcript_of(rounds: Sequence[Narrated | RoundDigest], prompt: Sequence[int], k: int,
                   *, shown: int = TRANSCRIPT_SHOWN) -> RoundTranscript:
     """The transcript at the last of rounds (rounds 0..rnd, chained from the prompt's ids;
-    the last one a RoundTrace)."""
+    the last one narrated)."""
     rnd = len(rounds) - 1
     context = list(prompt)
     for r in rounds[:-1]:

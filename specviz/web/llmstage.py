@@ -15,8 +15,6 @@ import numpy as np
 import streamlit as st
 
 from ..core import interrupt
-from ..core.bounded import ByteLRU
-from ..core.tables import WORK_STOP_S
 from ..core.warp import Warp
 from ..figures import animation, textfigs
 from ..llm import store
@@ -24,6 +22,7 @@ from ..llm.gemma import ModelFileError
 from ..llm.pair import DraftError, DraftSpec, token_counts
 from ..views import llmpage, llmstream, stepping, textpage
 from ..views.transcript import RoundTranscript
+from ..views.work import WORK_STOP_S
 from . import files, guard, server, textmodels, ui
 from . import settings as S
 from .stage import Stage
@@ -146,7 +145,7 @@ def k_and_rule(s: S.Settings) -> tuple[int, str]:
 def _played(key: tuple, make, rnd: int) -> tuple[llmstream.Stream, int]:
     """The stream under key with round rnd played, or as far as this request's time
     allowed; a round it no longer keeps is played again from the seed."""
-    streams = server.once(STREAMS, lambda: ByteLRU(STREAM_BYTES))
+    streams = server.once(STREAMS, lambda: guard.ByteLRU(STREAM_BYTES))
     s = streams.get(key)
     if s is None or (rnd < s.played and not s.kept(rnd)):
         s = make()

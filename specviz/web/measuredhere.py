@@ -18,7 +18,6 @@ import streamlit as st
 
 from ..analysis.planner import MeasuredHere
 from ..core import interrupt
-from ..core.bounded import ByteLRU
 from ..views import measured as mv
 from . import guard, llmstage, server, ui
 
@@ -27,8 +26,8 @@ LISTED = 32  # measurements /plan offers, newest first
 _keys_lock = threading.Lock()
 
 
-def _results() -> ByteLRU:
-    return server.once("measured here results", lambda: ByteLRU(RESULT_BYTES))
+def _results() -> guard.ByteLRU:
+    return server.once("measured here results", lambda: guard.ByteLRU(RESULT_BYTES))
 
 
 def _keys() -> deque:

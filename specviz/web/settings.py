@@ -21,16 +21,7 @@ from ..analysis.modelcfg import PRESETS, preset_names
 from ..analysis.roofline import ACCELERATORS
 from ..analysis.shape import DTYPE_BYTES, SERVED_DTYPES
 from ..core.rules import RULES, reads_warp
-from ..core.tables import (  # noqa: F401
-    K_APP_MAX,
-    N_APP_MAX,
-    T_MAX,
-    T_MIN,
-    VOCAB,
-    WORK_APP_MAX,
-    WORK_REQUEST_MAX,
-    n_cap,
-)
+from ..core.tables import T_MAX, T_MIN, VOCAB
 from ..llm.pair import KINDS as LLM_KINDS
 from ..text.ngram import LEVELS as TEXT_LEVELS
 from ..text.pair import DRAFTERS as TEXT_DRAFTERS
@@ -45,6 +36,7 @@ from ..views.plan import EXAMPLES, MODEL_NAME_MAX_CHARS
 from ..views.textpage import DEFAULT_PROMPT, PROMPT_MAX_CHARS
 from ..views.tour import CHAPTER_MAX
 from ..views.transcript import RND_MAX
+from ..views.work import K_APP_MAX, N_APP_MAX, WORK_APP_MAX, WORK_REQUEST_MAX, n_cap  # noqa: F401
 from . import fieldparse as F
 from .fieldparse import Capped  # noqa: F401 (the settings' callers catch it here)
 from .urlcodec import TABLE_URL_MAX_CHARS

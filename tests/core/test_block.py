@@ -9,7 +9,7 @@ import pytest
 from brute import block_outcomes, brute_array
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import random_tables
+from support import narrated_round, random_tables
 
 from specviz import default_tables, exact_joint, round_law, simulate, target_joint, tv
 from specviz.analysis.stats import tv_threshold
@@ -105,7 +105,7 @@ def test_negative_control_token_by_token_histogram_is_refused():
 def test_scalar_round_steps_and_totals():
     pair = TablePair(T.P, T.Q)
     for seed in range(30):
-        tr = play_round(pair, 0, 4, rng=np.random.default_rng(seed), rule="block")
+        tr = narrated_round(pair, 0, 4, rng=np.random.default_rng(seed), rule="block")
         kinds = [s.kind for s in tr.steps]
         assert kinds[0] == "start" and kinds[-1] == "done" and kinds.count("draft") == 4
         assert tr.accepted == sum(1 for e in tr.emitted if e.origin == "accepted")

@@ -23,9 +23,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from golden import KS, PROMPTS, SEEDS, TEXT, TEXT_ORDERS, load, record_of, single_rules
+from support import narrated_round
 
 from specviz.core.pair import TablePair
-from specviz.core.round import play_round
 from specviz.core.rules import RULES
 from specviz.core.tables import default_tables, mix_draft
 from specviz.text.ngram import train
@@ -80,7 +80,7 @@ def test_tables_replay_the_recorded_rounds(rule):
     for name, pair in _tables().items():
         for k in KS:
             for seed in SEEDS:
-                tr = play_round(pair, seed % 6, k, rng=np.random.default_rng(seed), rule=rule)
+                tr = narrated_round(pair, seed % 6, k, rng=np.random.default_rng(seed), rule=rule)
                 _compare(record_of(tr), GOLDEN[f"{name}|{rule}|{k}|{seed}"], False)
 
 
@@ -90,7 +90,7 @@ def test_text_replays_the_recorded_rounds(rule):
     for name, (pair, prompt) in _text().items():
         for k in KS:
             for seed in SEEDS:
-                tr = play_round(pair, prompt, k, rng=np.random.default_rng(seed), rule=rule)
+                tr = narrated_round(pair, prompt, k, rng=np.random.default_rng(seed), rule=rule)
                 _compare(record_of(tr), GOLDEN[f"{name}|{rule}|{k}|{seed}"], skip)
 
 
@@ -102,7 +102,7 @@ def test_the_threshold_exception_is_real():
         for rule in sorted(set(single_rules()) - STANDARD_THRESHOLD):
             for k in KS:
                 for seed in SEEDS:
-                    tr = play_round(pair, prompt, k, rng=np.random.default_rng(seed), rule=rule)
+                    tr = narrated_round(pair, prompt, k, rng=np.random.default_rng(seed), rule=rule)
                     if record_of(tr)["thresholds"] != GOLDEN[f"{name}|{rule}|{k}|{seed}"][
                             "thresholds"]:
                         differs.append(rule)

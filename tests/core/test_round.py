@@ -6,15 +6,17 @@ import dataclasses
 
 import numpy as np
 import pytest
+from support import narrated_round
 
-from specviz import RULES, RoundTrace, default_tables, play_round, play_rounds
+from specviz import RULES, RoundTrace, default_tables, play_rounds
 from specviz.core.pair import TablePair
 
 T = default_tables()
 
 
 def _round(seed, rule="correct", k=4, ctx=0):
-    return play_round(TablePair(T.P, T.Q), ctx, k, rng=np.random.default_rng(seed), rule=rule)
+    return narrated_round(TablePair(T.P, T.Q), ctx, k, rng=np.random.default_rng(seed),
+                          rule=rule)
 
 
 SINGLE = [r for r in RULES if RULES[r].kind == "chain"]

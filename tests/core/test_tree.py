@@ -9,7 +9,7 @@ import re
 import numpy as np
 import pytest
 from brute import brute_array, tree_outcomes
-from support import random_tables
+from support import narrated_round, random_tables
 
 from specviz import default_tables, exact_joint, round_law, simulate, target_joint, tv
 from specviz.analysis.stats import tv_threshold
@@ -135,7 +135,7 @@ def test_scalar_tree_rounds_follow_the_exact_law_and_step_in_order():
     rng = np.random.default_rng(9)
     hist = np.zeros(4)
     for _ in range(n):
-        tr = play_round(pair, 1, 3, rng=rng, rule="tree_wor")
+        tr = narrated_round(pair, 1, 3, rng=rng, rule="tree_wor")
         hist[tr.accepted] += 1
     law = round_law(T.P, T.Q, 1, 3, rule="tree_wor").histogram
     assert tv(hist / n, law) <= tv_threshold(law, n)

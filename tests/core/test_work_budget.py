@@ -13,7 +13,8 @@ from specviz.core.montecarlo import CHUNK_CELLS, long_decode, simulate
 from specviz.core.pair import TablePair
 from specviz.core.round import play_rounds
 from specviz.core.rules import drafted, get_rule, rules_cost, with_tree
-from specviz.core.tables import WORK_APP_MAX, WORK_REQUEST_MAX, n_cap
+from specviz.core.tables import K_MAX, N_MAX
+from specviz.views.work import K_APP_MAX, N_APP_MAX, WORK_APP_MAX, WORK_REQUEST_MAX, n_cap
 
 T = default_tables()
 WIDE = parse_paths("16-15")  # 16 candidates, 15 under each: 256 nodes, the app's cap
@@ -32,6 +33,13 @@ def test_a_wide_tree_is_priced_by_its_node_count():
     cap = n_cap(4, total, widest)
     assert cap * 5 * total <= WORK_REQUEST_MAX and cap * 5 * widest <= WORK_APP_MAX
     assert cap < n_cap(4, 2.0)  # the same two rules priced as chains would run far more
+
+
+def test_the_app_caps_sit_inside_the_engine_limits():
+    """The app's caps (views.work) are its policy, never past what the engine accepts."""
+    assert 1 <= K_APP_MAX <= K_MAX and 1 <= N_APP_MAX <= N_MAX
+    assert all(1 <= n_cap(k) <= N_APP_MAX for k in (1, K_APP_MAX))
+    assert n_cap(K_APP_MAX) * (K_APP_MAX + 1) <= WORK_APP_MAX <= WORK_REQUEST_MAX
 
 
 def tree_nodes_of_the_preset(k: int) -> int:

@@ -9,11 +9,13 @@ from html.parser import HTMLParser
 import numpy as np
 import plotly.graph_objects as go
 import pytest
+from support import narrated_round
 
-from specviz import default_tables, play_round, play_rounds, residual
+from specviz import default_tables, residual
 from specviz.core.pair import TablePair
 from specviz.figures import animation as A
 from specviz.views import stepping, transcript
+from specviz.views.narration import play_narrated
 from specviz.views.stepping import totals_at
 
 
@@ -25,7 +27,8 @@ BAR_ATOL = 0.5 * 10.0 ** -A.FIGURE_DECIMALS  # bars travel rounded to this many 
 
 
 def _round(seed: int, rule: str = "correct", k: int = 4, vocab=None):
-    return play_round(TablePair(T.P, T.Q, vocab), 0, k, rng=np.random.default_rng(seed), rule=rule)
+    return narrated_round(TablePair(T.P, T.Q, vocab), 0, k, rng=np.random.default_rng(seed),
+                          rule=rule)
 
 
 def _find(pred, rule: str = "correct", k: int = 4, vocab=None):
@@ -157,7 +160,7 @@ def test_chips_bonus_only_once_drawn_and_unverified_for_continue():
 def test_token_names_are_escaped_everywhere():
     vocab = ("<b>", "a&b", "<script>x</script>", "d", "e", '"f"')
     tr = _round(1, vocab=vocab)
-    rounds = play_rounds(TablePair(T.P, T.Q, vocab), 2, 4, n_rounds=5, seed=1)
+    rounds = play_narrated(TablePair(T.P, T.Q, vocab), 2, 4, n_rounds=5, seed=1)
     for text in [A.chips_html(tr, s) for s in range(len(tr.steps))] + [
         A.transcript_html(rounds)
     ]:
@@ -253,7 +256,7 @@ def test_no_resample_rule_redraws_from_p():
 
 # ----------------------------------------------------------------------------- transcript
 def test_transcript_lists_each_round_and_marks_origins():
-    rounds = play_rounds(TablePair(T.P, T.Q), 0, 4, n_rounds=8, seed=3)
+    rounds = play_narrated(TablePair(T.P, T.Q), 0, 4, n_rounds=8, seed=3)
     text = A.transcript_html(rounds, first=10)
     assert text.count('class="sv-round"') == 8
     assert re.findall(r'data-round="(\d+)"', text) == [str(r) for r in range(10, 18)]
@@ -265,7 +268,7 @@ def test_transcript_lists_each_round_and_marks_origins():
 
 def test_transcript_totals_and_what_is_counted_at_a_step():
     tr = _transcript(TablePair(T.P, T.Q), 0, 4, rnd=20, seed=3, shown=5)
-    rounds = play_rounds(TablePair(T.P, T.Q), 0, 4, n_rounds=21, seed=3)
+    rounds = play_narrated(TablePair(T.P, T.Q), 0, 4, n_rounds=21, seed=3)
     assert _key(tr.current) == _key(rounds[20]) and tr.first == 15
     assert [_key(t) for t in tr.earlier] == [_key(t) for t in rounds[15:20]]
     assert tr.previous is tr.earlier[-1]

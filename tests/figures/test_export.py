@@ -122,12 +122,12 @@ def test_html_is_standalone_and_lists_the_steps(traces):
 
 def test_token_names_are_escaped():
     import numpy as np
-
-    from specviz.core.round import play_round
+    from support import narrated_round
 
     d = default_tables()
     vocab = ("<b>", "a&b", "c", "d", "e", "f")
-    tr = play_round(TablePair(d.P, d.Q, vocab), 0, 3, rng=np.random.default_rng(0), rule="correct")
+    tr = narrated_round(TablePair(d.P, d.Q, vocab), 0, 3, rng=np.random.default_rng(0),
+                        rule="correct")
     page = export.round_html(tr, 0)
     assert "<b>" not in page.split("</title>")[0]
     assert "Context &#x27;&lt;b&gt;&#x27;" in page  # the step list

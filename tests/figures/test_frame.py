@@ -178,14 +178,15 @@ def test_the_break_even_marker_has_no_label_of_its_own_beside_it():
 def test_plotly_text_escapes_tags_but_keeps_quotes():
     """A token '"' must read as '"' on a bar's tick (Plotly prints &quot; as it stands),
     and a token '<b>' as text, not bold."""
+    from support import narrated_round
+
     from specviz.core.pair import TablePair
-    from specviz.core.round import play_round
     from specviz.figures import animation
     from specviz.figures.frame import svg_text
 
     assert svg_text('"<b>&\'') == '"&lt;b&gt;&amp;\''
     P = np.full((3, 3), 1 / 3)
-    tr = play_round(TablePair(P, P, ('"', "<b>", "a")), 0, 2, rng=np.random.default_rng(0))
+    tr = narrated_round(TablePair(P, P, ('"', "<b>", "a")), 0, 2, rng=np.random.default_rng(0))
     ticks = animation.bars_figure(tr, 1).layout.xaxis.ticktext or ()
     text = json.dumps(animation.bars_figure(tr, 1).to_plotly_json())
     assert "&quot;" not in text and "&lt;b&gt;" in text, ticks

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import numpy as np
+from support import narrated_round
 
 from specviz.core.pair import TablePair
-from specviz.core.round import play_round
 from specviz.core.tables import default_tables
 from specviz.figures.treeview import kept_path, tree_html
 
@@ -13,7 +13,7 @@ T = default_tables()
 
 
 def _round(seed: int, rule: str = "tree_wor"):
-    return play_round(TablePair(T.P, T.Q), 0, 3, rng=np.random.default_rng(seed), rule=rule)
+    return narrated_round(TablePair(T.P, T.Q), 0, 3, rng=np.random.default_rng(seed), rule=rule)
 
 
 def test_levels_appear_at_their_draft_frames_and_pruning_at_the_flush():
@@ -34,7 +34,7 @@ def test_levels_appear_at_their_draft_frames_and_pruning_at_the_flush():
 
 
 def test_chains_have_no_tree_view_and_names_are_escaped():
-    tr = play_round(TablePair(T.P, T.Q, vocab=("<a>", "b", "c", "d", "e", "f")), 0, 3,
-                    rng=np.random.default_rng(1), rule="tree_iid")
+    tr = narrated_round(TablePair(T.P, T.Q, vocab=("<a>", "b", "c", "d", "e", "f")), 0, 3,
+                        rng=np.random.default_rng(1), rule="tree_iid")
     assert "<a>" not in tree_html(tr, len(tr.steps) - 1)
     assert tree_html(_round(1, "correct"), 0) == ""

@@ -9,8 +9,9 @@ import re
 
 import numpy as np
 import pytest
+from support import narrated_round
 
-from specviz import default_tables, play_round
+from specviz import default_tables
 from specviz.core.pair import TablePair
 from specviz.figures import animation, export, treeview
 from specviz.views import stepping
@@ -21,7 +22,7 @@ BAR_ATOL = 0.5 * 10.0 ** -animation.FIGURE_DECIMALS
 
 
 def _round(seed: int, rule: str, k: int = 4):
-    return play_round(PAIR, 0, k, rng=np.random.default_rng(seed), rule=rule)
+    return narrated_round(PAIR, 0, k, rng=np.random.default_rng(seed), rule=rule)
 
 
 @pytest.mark.parametrize("rule", ["correct", "block", "tree_iid", "tree_wor"])

@@ -91,3 +91,26 @@ def test_sliding_flags_and_the_local_base_come_from_the_file_when_there(tmp_path
 def test_a_wrong_file_is_refused_by_name(tmp_path, kwargs, words):
     with pytest.raises(ModelFileError, match=words):
         store.read_model(write_tiny(tmp_path / "t.gguf", **kwargs))
+
+
+def test_the_real_pair_captions_its_rounds_in_its_own_words(tmp_path):
+    """The real pair's words (views.narration.LLMWording): the context as text, the draft
+    by its label, prompt lookup's copy; a warped real pair keeps them."""
+    from specviz.core.warp import Warp, WarpedPair
+    from specviz.llm.pair import LLMPair, parse_draft
+    from specviz.views.narration import play_narrated
+
+    m = store.read_model(write_tiny(tmp_path / "t.gguf"))
+    real = LLMPair(m, parse_draft("early-exit:1", n_layers=2, V=m.cfg.V))
+    for pair in (real, WarpedPair(real, Warp(0.7, 5, 1.0, 0.0))):
+        (tr,) = play_narrated(pair, [5, 9, 70], 2, n_rounds=1, seed=0)
+        assert tr.steps[0].caption == (f"Context '{real.tail([5, 9, 70])}'. The early-exit:1 "
+                                       "draft will guess 2 tokens.")
+        assert tr.steps[1].caption == (
+            f"Draft 1: '{m.tokenizer.shown[tr.positions[0].token]}' from q of the "
+            f"early-exit:1 draft, q = {tr.positions[0].q:.4f}.")
+    lookup = LLMPair(m, parse_draft("lookup", n_layers=2, V=m.cfg.V))
+    (tr,) = play_narrated(lookup, [5, 6, 7, 5, 6, 7, 5, 6], 2, n_rounds=1, seed=0)
+    assert tr.steps[0].caption.endswith(": prompt lookup copies the 2 token(s) that followed "
+                                        "an earlier match.")
+    assert "' from the text after the match, q = 1.0000." in tr.steps[1].caption

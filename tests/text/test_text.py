@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from support import narrated_round
 
 from specviz.analysis.audit import CAUGHT, CONSISTENT
 from specviz.core.lookup import lookup_draft
 from specviz.core.pair import TablePair  # noqa: F401
-from specviz.core.round import play_round, play_rounds
+from specviz.core.round import play_rounds
 from specviz.core.sampling import draw_row
 from specviz.core.tables import temper_rows
 from specviz.core.trace import RoundDigest, RoundTrace
@@ -20,7 +21,7 @@ from specviz.views import pagedata, stepping, textpage, transcript
 
 
 def play_text_round(dec, context, k, rng, rule="correct", drafter="ngram"):
-    return play_round(dec.pair(drafter), list(context), k, rng=rng, rule=rule)
+    return narrated_round(dec.pair(drafter), list(context), k, rng=rng, rule=rule)
 
 
 def text_transcript(dec, prompt, k, rnd, seed=0, drafter="ngram", shown=12):

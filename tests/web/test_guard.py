@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from specviz.core import interrupt
-from specviz.core.bounded import ByteLRU
 from specviz.core.tables import default_tables
 from specviz.text import ngram
 from specviz.web import guard
+from specviz.web.guard import ByteLRU
 
 
 @pytest.mark.parametrize("text, banned", [

@@ -17,7 +17,17 @@ from specviz.core.rules import RULES, reads_warp
 from specviz.llm import pair as llmpair
 from specviz.text import ngram
 from specviz.text import pair as textpair
-from specviz.views import gallery, llmpage, measured, plan, site, textpage, tour, transcript
+from specviz.views import (
+    gallery,
+    llmpage,
+    measured,
+    plan,
+    site,
+    textpage,
+    tour,
+    transcript,
+    work,
+)
 from specviz.views.gallery import warp_params
 from specviz.web import settings as S
 from specviz.web import urlcodec
@@ -73,9 +83,9 @@ def test_a_field_declared_twice_is_refused():
 
 
 OWNED = {  # field -> the owner of its bounds (lo, hi), read here from the owner
-    "k": lambda: (1, tables.K_APP_MAX),
-    "n": lambda: (1, tables.N_APP_MAX),
-    "conv_value": lambda: (0, tables.K_APP_MAX + 1),
+    "k": lambda: (1, work.K_APP_MAX),
+    "n": lambda: (1, work.N_APP_MAX),
+    "conv_value": lambda: (0, work.K_APP_MAX + 1),
     "rnd": lambda: (0, transcript.RND_MAX),
     "chapter": lambda: (0, len(tour.CHAPTERS) - 1),
     "m_k": lambda: (1, measured.K_MAX),
@@ -125,7 +135,7 @@ def test_a_texts_cap_comes_from_its_owner(key):
 def test_a_cap_changed_at_its_owner_moves_the_parser_and_the_widget(redeclared):
     """One declaration: the app's k cap changed where it lives moves the URL's cap and the
     sidebar's slider together (a copy of 32 anywhere would stay behind)."""
-    redeclared(tables, "K_APP_MAX", 17)
+    redeclared(work, "K_APP_MAX", 17)
     s, notes = S.parse_query({"k": "20", "conv_value": "30"})
     assert s.k == 17 and "an integer 1..17" in notes[0] and s.conv_value == 18.0
     assert S.widget_bounds("k", "slider") == {"min_value": 1, "max_value": 17}

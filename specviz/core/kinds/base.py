@@ -14,7 +14,6 @@ from __future__ import annotations
 import numpy as np
 
 from ..sampling import draw_row
-from ..steps import Step
 from ..trace import Emitted, RoundTrace, frozen
 from ..verify import draft_row, reads_target_to_draft, target_row
 
@@ -57,7 +56,7 @@ def last_token(pair, rule, prefix, cur, u: float, rejection) -> Emitted:
 
 
 def make_trace(pair, rule, prefix, k, positions, emitted, final_u, rejected_at, row, context,
-               flushed=(), tree=()) -> RoundTrace:
+               flushed=(), tree=(), proposed=False, weights=()) -> RoundTrace:
     """A played round, frozen: its last token came from `row` at `context`, the rejection
     law when rejected_at is set, else the bonus row."""
     ended = rejected_at is not None
@@ -66,13 +65,9 @@ def make_trace(pair, rule, prefix, k, positions, emitted, final_u, rejected_at, 
         rejected_at=rejected_at, rejection_row=frozen(row) if ended else None,
         rejection_context=context if ended else None,
         bonus_row=None if ended else frozen(row), bonus_context=None if ended else context,
-        final_u=final_u, emitted=tuple(emitted), flushed=tuple(flushed), steps=(), tree=tree,
+        final_u=final_u, emitted=tuple(emitted), flushed=tuple(flushed), tree=tree,
+        proposed=proposed, weights=tuple(float(x) for x in weights),
     )
-
-
-def with_steps(trace: RoundTrace, steps: tuple[Step, ...]) -> RoundTrace:
-    object.__setattr__(trace, "steps", steps)
-    return trace
 
 
 # ------------------------------------------------------------------ vectorised rounds

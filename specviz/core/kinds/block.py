@@ -38,9 +38,8 @@ from ..pair import ModelPair
 from ..rule import RESIDUAL_EPS, ratio
 from ..ruledefs import Rule, RuleTables
 from ..sampling import draw_rows
-from ..steps import steps_block
 from ..trace import Emitted, Position, RoundDigest, RoundTrace, frozen
-from .base import draft_chain, joint_from_rounds, last_token, make_trace, slices, with_steps
+from .base import draft_chain, joint_from_rounds, last_token, make_trace, slices
 
 BLOCK_STATES_MAX = 1_000_000  # merged (start, token, w) states per level of the exact walk
 VALUE_CELLS_MAX = 12_000_000  # kinks x (levels + V) of one level of the value functions
@@ -115,10 +114,9 @@ class Block:
             q_row=frozen(qs_rows[i]), p=float(p_rows[i][x]), q=float(qs_rows[i][x]),
             ratio=float(ratio(p_rows[i][x], qs_rows[i][x])), threshold=float(h[i + 1]),
             u=coins[i], accepted=i < tau) for i, x in enumerate(drafts))
-        trace = make_trace(pair, rule, prefix, n, positions, emitted, final_u,
-                           None if tau == n else tau + 1, p_rows[n] if row is None else row,
-                           last[tau], range(tau + 2, n + 1))
-        return with_steps(trace, steps_block(pair, rule, prefix, trace, w, proposed))
+        return make_trace(pair, rule, prefix, n, positions, emitted, final_u,
+                          None if tau == n else tau + 1, p_rows[n] if row is None else row,
+                          last[tau], range(tau + 2, n + 1), proposed=proposed, weights=w)
 
     def round(self, eng, ctx: np.ndarray, k: int, rng: np.random.Generator):
         return block_round(eng.rt.P, eng.rt.Qs, eng.draft, eng.bonus, ctx, k, rng)

@@ -26,10 +26,9 @@ from ..draws import Draws
 from ..pair import ModelPair
 from ..rule import overlap, ratio
 from ..ruledefs import Rule, RuleTables, coin_passes, keep_prob
-from ..steps import steps_single
 from ..trace import Emitted, Position, RoundDigest, RoundTrace, frozen
 from ..verify import rejection_row, target_row, threshold
-from .base import draft_chain, last_token, make_trace, with_steps
+from .base import draft_chain, last_token, make_trace
 
 
 class Chain:
@@ -87,9 +86,8 @@ class Chain:
             for i, x in enumerate(drafts)
         )
         row = target_row(rule, pair.p(prefix + drafts)) if rejection is None else rejection
-        trace = make_trace(pair, rule, prefix, n, positions, emitted, final_u, rejected_at,
-                           row, last[n_acc], flushed)
-        return with_steps(trace, steps_single(pair, rule, prefix, trace, proposed))
+        return make_trace(pair, rule, prefix, n, positions, emitted, final_u, rejected_at,
+                          row, last[n_acc], flushed, proposed=proposed)
 
     def round(self, eng, ctx: np.ndarray, k: int, rng: np.random.Generator):
         """One round for each context in ctx (n,) -> emitted (k+1, n), lengths, accepted, next."""

@@ -24,9 +24,8 @@ from ..pair import ModelPair
 from ..rule import ratio, residual
 from ..ruledefs import Rule, RuleTables
 from ..sampling import draw_row, draw_rows
-from ..steps import steps_tree
 from ..trace import Emitted, Position, RoundDigest, RoundTrace, Try, frozen
-from .base import joint_from_rounds, last_token, make_trace, slices, with_steps
+from .base import joint_from_rounds, last_token, make_trace, slices
 from .treeshape import rule_shape
 
 MODES = ("iid", "wor", "first", "as_iid")  # sibling draws and their verification
@@ -58,12 +57,10 @@ class Tree:
         emitted.append(last_token(pair, rule, prefix, cur, final_u, end))
         if light:
             return RoundDigest(prefix[-1], len(positions), tuple(emitted), len(emitted) - 1)
-        pruned = len(tokens) - sum(len(p.tries) for p in positions)
-        trace = make_trace(pair, rule, prefix, len(positions), positions, emitted, final_u,
-                           None if end is None else len(positions),
-                           pair.p(cur) if end is None else end, cur[-1],
-                           tree=tuple(sorted(tokens.items(), key=lambda pt: (len(pt[0]), pt[0]))))
-        return with_steps(trace, steps_tree(pair, rule, prefix, trace, shape, tokens, pruned))
+        return make_trace(pair, rule, prefix, len(positions), positions, emitted, final_u,
+                          None if end is None else len(positions),
+                          pair.p(cur) if end is None else end, cur[-1],
+                          tree=tuple(sorted(tokens.items(), key=lambda pt: (len(pt[0]), pt[0]))))
 
     def round(self, eng, ctx: np.ndarray, k: int, rng: np.random.Generator):
         rule = eng.rt.rule

@@ -1,0 +1,71 @@
+"""The round's frames and captions, composed above the core (views.narration): once per
+played round, in the words of the pair it was played on (a warp changes rows, not words)."""
+
+from __future__ import annotations
+
+import numpy as np
+from support import narrated_round
+
+from specviz.core.pair import TablePair
+from specviz.core.round import play_round
+from specviz.core.tables import default_tables
+from specviz.core.warp import Warp, WarpedPair
+from specviz.figures import animation
+from specviz.text.ngram import train
+from specviz.text.pair import TextDecoder
+from specviz.views import narration, stepping, transcript
+
+T = default_tables()
+TEXT = "the cat sat on the mat. the dog sat on the log. the cat ran to the log.\n" * 3
+WARP = Warp(0.5, 0, 0.9, 0.0)
+
+
+def test_a_narrated_round_is_its_trace_with_frames():
+    pair = TablePair(T.P, T.Q)
+    tr = play_round(pair, 0, 4, rng=np.random.default_rng(2))
+    told = narrated_round(pair, 0, 4, rng=np.random.default_rng(2))
+    assert isinstance(told, narration.Narrated) and not hasattr(tr, "steps")
+    assert told.tokens == tr.tokens and told.positions[2].u == tr.positions[2].u
+    assert told.steps[0].caption == "Context 'a'. The draft will guess 4 tokens."
+    drafted = [s for s in told.steps if s.kind == "draft"]
+    assert [s.caption for s in drafted] == [
+        f"Draft {p.i}: '{T.vocab[p.token]}' drawn from q(.|'{T.vocab[p.context]}'), "
+        f"q = {T.Q[p.context, p.token]:.4f}." for p in tr.positions]
+
+
+def test_each_pair_speaks_in_its_own_words_and_a_warp_keeps_them():
+    table = TablePair(T.P, T.Q)
+    assert type(narration.wording(table)) is narration.Wording
+    assert type(narration.wording(WarpedPair(table, WARP))) is narration.Wording
+    dec = TextDecoder(train(TEXT, "char", 4), 4, 2)
+    prefix = dec.encode("the dog sat on the l")
+    for drafter, proposed in (("ngram", False), ("lookup", True)):
+        words = narration.wording(dec.pair(drafter))
+        warped = narration.wording(WarpedPair(dec.pair(drafter), WARP))
+        assert type(words) is type(warped) is narration.TextWording
+        assert warped.start(prefix, 3, proposed) == words.start(prefix, 3, proposed)
+        assert warped.draft(1, 5, 6, 0.5, proposed) == words.draft(1, 5, 6, 0.5, proposed)
+    assert narration.wording(dec.pair("ngram")).start(prefix, 3, False) == (
+        f"Context '{dec.tail(prefix)}'. The 2-gram draft will guess 3 tokens.")
+    assert narration.wording(dec.pair("lookup")).start(prefix, 0, True) == (
+        f"Context '{dec.tail(prefix)}'. Prompt lookup found no earlier match: nothing is "
+        "drafted.")
+
+
+def test_a_transcript_narrates_each_round_once_and_stepping_only_reads(monkeypatch):
+    calls = []
+    real = narration.narrate
+
+    def counted(trace, **kw):
+        calls.append(trace)
+        return real(trace, **kw)
+
+    monkeypatch.setattr(narration, "narrate", counted)
+    pair = TablePair(T.P, T.Q)
+    tr = transcript.round_transcript(pair, pair.fingerprint, 0, 4, rnd=6, seed=1, shown=2)
+    assert len(calls) == 3  # the rounds that keep their frames: the shown ones and this one
+    assert isinstance(tr.current, narration.Narrated) and tr.current.steps
+    for step in range(stepping.last_step(tr.current) + 1):
+        stepping.view(tr.current, step)
+        animation.step_html(tr.current, step, tr.rnd)
+    assert len(calls) == 3
