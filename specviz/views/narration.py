@@ -227,9 +227,8 @@ def _tree(words, rule, prefix, tr, k) -> tuple[Step, ...]:
     """Frames of a token-tree round: the drafted tree level by level, each node on the
     kept path with its siblings tried in turn, the last token, and the pruned branches."""
     name, shape, tokens = words.name, rule_shape(rule, k), dict(tr.tree)
-    steps = [Step("start", None, f"Context '{name(prefix[-1])}'. A tree of "
-                  f"{len(tokens)} drafted tokens ({shape.name}), verified in one target "
-                  "pass.")]
+    steps = [Step("start", None, f"Context '{name(prefix[-1])}'. " + _tree_size(shape, tokens)
+                  + ", verified in one target pass.")]
     depth = max((len(p) for p in tokens), default=0)
     for d in range(1, len(tr.positions) + 1):  # the last frame also shows the deeper levels
         upto = depth if d == len(tr.positions) else d
@@ -253,10 +252,20 @@ def _tree(words, rule, prefix, tr, k) -> tuple[Step, ...]:
         steps.append(Step("bonus", tr.k + 1, f"A leaf was kept: bonus token "
                           f"'{name(tr.emitted[-1].token)}' from p."))
     pruned = len(tokens) - sum(len(p.tries) for p in tr.positions)
-    if pruned:
+    if pruned > 0:
         steps.append(Step("flush", None, f"The {pruned} drafted token(s) off the kept path "
                           "are pruned."))
     return tuple(steps + [_done(words, tr.emitted)])
+
+
+def _tree_size(shape, tokens: dict) -> str:
+    """How big the drafted tree is; a lazy one (m i.i.d. candidates after every node) draws
+    only the nodes the verification reaches, which leaves the output's law unchanged."""
+    if getattr(shape, "lazy", False):
+        return (f"A tree of {shape.width} candidates after every node, depth {shape.depth}: "
+                f"only the nodes the coins reach can change the output, so only those are "
+                f"drawn ({len(tokens)} this round)")
+    return f"A tree of {len(tokens)} drafted tokens ({shape.name})"
 
 
 def _sibling_steps(words, pos, m: int) -> list[Step]:

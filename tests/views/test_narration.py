@@ -8,6 +8,7 @@ from support import narrated_round
 
 from specviz.core.pair import TablePair
 from specviz.core.round import play_round
+from specviz.core.rules import get_rule
 from specviz.core.tables import default_tables
 from specviz.core.warp import Warp, WarpedPair
 from specviz.figures import animation
@@ -69,3 +70,20 @@ def test_a_transcript_narrates_each_round_once_and_stepping_only_reads(monkeypat
         stepping.view(tr.current, step)
         animation.step_html(tr.current, step, tr.rnd)
     assert len(calls) == 3
+
+
+def test_a_lazily_drafted_tree_says_how_big_it_is_and_how_much_was_drawn():
+    """Multi-draft (m i.i.d. candidates after every node, SpecInfer) draws only the nodes the
+    coins reach: the caption names m and the depth, and counts the nodes drawn, not a tree
+    of that many drafted tokens."""
+    pair = TablePair(T.P, T.Q)
+    for m, k, seed in ((8, 1, 0), (3, 4, 1), (2, 6, 5)):
+        rule = get_rule("multi_draft").with_params(m=m)
+        told = narrated_round(pair, 0, k, rng=np.random.default_rng(seed), rule=rule)
+        drawn = len(dict(told.tree))
+        assert 1 <= drawn <= m * k
+        assert told.steps[0].caption == (
+            f"Context 'a'. A tree of {m} candidates after every node, depth {k}: only the "
+            f"nodes the coins reach can change the output, so only those are drawn ({drawn} "
+            "this round), verified in one target pass.")
+        assert not any("The -" in s.caption or "pruned" in s.caption for s in told.steps)
