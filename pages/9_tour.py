@@ -52,7 +52,7 @@ for i, row in enumerate(tour.outline()):
                 f"[question]({tour.href(other.preset, presenting)}) · "
                 f"[answer]({tour.href(other.answer_url, presenting)})")
 st.caption("The numbers in the answers are those of the default tables (the real-model chapter's: "
-           "Gemma 3 270M's); with your own tables (sidebar) the shapes hold but the numbers "
-           "move. Presenting? Add present=1 to any address for large type and no sidebar; "
-           "the tour's links keep it.")
+           "Gemma 3 270M's); with your own tables (edited in the sidebar of the pages that "
+           "play them) the shapes hold but the numbers move. Presenting? Add present=1 to any "
+           "address for large type and no sidebar; the tour's links keep it.")
 ui.finish(app)
