@@ -130,7 +130,7 @@ def test_rules_from_the_url():
     assert any("greedy" in w.value for w in at.warning)
     at = _run(rule="multi_draft", step="0")  # SpecInfer's candidates play on text too
     assert not at.exception and not any("uses 'correct'" in w.value for w in at.warning)
-    assert "3 candidates a position" in frame(at)  # its tree: m candidates at each depth
+    assert "3 candidates after every node" in frame(at)  # its tree: m candidates at each depth
 
 
 def test_prompt_lookup_in_the_animation():
