@@ -148,7 +148,26 @@ class GuideSampler:
 def draw_rows(W: np.ndarray, u: np.ndarray) -> np.ndarray:
     """x_i ~ W[i] / sum W[i] by inverse CDF, one row per uniform; never a token of zero
     mass. W: (n, V) non-negative, each row with mass; u: (n,) -> (n,) tokens."""
-    cdf = np.cumsum(W, axis=1)
-    x = (cdf <= (u * cdf[:, -1])[:, None]).sum(axis=1)
-    last = W.shape[1] - 1 - np.argmax(W[:, ::-1] > 0, axis=1)
+    return draw_summed(np.cumsum(W, axis=1), last_mass(W), u)
+
+
+DRAW_COLUMNS_MAX = 32  # up to this V, draw_summed counts cdf <= t a column at a time
+
+
+def draw_summed(cdf: np.ndarray, last: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """draw_rows from rows summed ahead: x = #{cdf <= u cdf[-1]}, at most the row's last
+    token of positive mass. cdf (n, V) = cumsum of W, last (n,) = last_mass(W), u (n,) or
+    (b, n) for b draws from each row -> u's shape. Small V: the same count, column by
+    column (V passes over u's shape, no (..., V) array)."""
+    t = u * cdf[:, -1]  # u's shape
+    if cdf.shape[1] > DRAW_COLUMNS_MAX:
+        return np.minimum((cdf <= t[..., None]).sum(axis=-1), last)
+    x = np.zeros(t.shape, dtype=np.int64)
+    for col in cdf.T:
+        x += col <= t
     return np.minimum(x, last)
+
+
+def last_mass(W: np.ndarray) -> np.ndarray:
+    """The last token of positive mass of each row of W. (...,)"""
+    return W.shape[-1] - 1 - np.argmax(W[..., ::-1] > 0, axis=-1)
