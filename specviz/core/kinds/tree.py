@@ -25,7 +25,7 @@ from ..draws import Draws
 from ..pair import ModelPair
 from ..rule import ratio, residual
 from ..ruledefs import Rule, RuleTables
-from ..sampling import draw_row, draw_rows, draw_summed, last_mass
+from ..sampling import BucketSampler, draw_row, draw_rows
 from ..trace import Emitted, Position, RoundDigest, RoundTrace, Try, frozen
 from .base import SLICE_CELLS, joint_from_rounds, last_token, make_trace, slices
 from .treeshape import rule_shape
@@ -366,51 +366,49 @@ def _rows_without(q: np.ndarray, taken: np.ndarray) -> np.ndarray:
     return np.where(s > 0, w / np.where(s > 0, s, 1.0), 0.0)
 
 
-SIBLING_CELLS_MAX = 1 << 21  # entries of one (width + 1, V, V) table: 16 MB of float64
+SIBLING_CELLS_MAX = 1 << 21  # entries of one (width + 1, V, max(V, 2^14 / V)) table: 16 MB
 
 
 class SiblingTables(NamedTuple):
     """Siblings that do not read the earlier tokens, tabled by (j, context c)."""
 
     A: np.ndarray  # (width V V,) A_j[c, x] = p_j(x|c) / q(x|c) at (j V + c) V + x
-    q_cdf: np.ndarray  # (V, V) cumsum of q(.|c)
-    q_last: np.ndarray  # (V,) q's last token of positive mass
-    p_cdf: np.ndarray  # (width + 1, V, V) cumsum of p_j(.|c)
-    p_last: np.ndarray  # (width + 1, V)
+    draft: BucketSampler  # x ~ q(.|c), the same token as draw_rows(q(.|c), u)
+    last: BucketSampler  # row j V + c: y ~ p_(j+1)(.|c), the same token as draw_rows's
 
 
 def sibling_tables(P, Q, width: int, mode: str) -> SiblingTables | None:
     """For i.i.d. siblings the j-th try depends on the context alone: p_1 = p,
     p_(j+1) = norm(max(0, p_j - q)) ('first': norm(max(0, p - q))), A_j = p_j / q, for
     j = 1..width (p_(width+1) for the token after every sibling failed). None for siblings
-    drawn without replacement, or where (width + 1) V^2 is over SIBLING_CELLS_MAX."""
-    if _reads_tokens(mode) or (width + 1) * P.size > SIBLING_CELLS_MAX:
+    drawn without replacement, or where a table, (width + 1) V^2 thresholds or sums, or
+    buckets (BucketSampler: about 2^14 a context), is over SIBLING_CELLS_MAX."""
+    if _reads_tokens(mode) or (width + 1) * max(P.size, 1 << 14) > SIBLING_CELLS_MAX:
         return None
     p_j = [np.asarray(P, dtype=np.float64)]
     for _ in range(width):
         p_j.append(residual(P if mode == "first" else p_j[-1], Q))
     T = np.stack(p_j)  # (width + 1, V, V)
-    return SiblingTables(ratio(T[:-1], Q).ravel(), np.cumsum(Q, axis=1), last_mass(Q),
-                         np.cumsum(T, axis=2), last_mass(T))
+    return SiblingTables(ratio(T[:-1], Q).ravel(), BucketSampler(Q, normalise=False),
+                         BucketSampler(T.reshape(-1, T.shape[2]), normalise=False))
 
 
 def _level_tabled(tab: SiblingTables, c: np.ndarray, m: np.ndarray, U: np.ndarray):
     """_level for i.i.d. siblings, read from tab: the j-th draft x ~ q(.|c) is kept if
     u < A_j[c, x] and no earlier one was; if none of the m is, y ~ p_(m+1)(.|c). c, m (n,)
-    A block of siblings at a time, its (block, n, V) comparisons within SLICE_CELLS."""
-    n, V = len(c), tab.q_cdf.shape[0]
-    cdf, last, d = tab.q_cdf[c], tab.q_last[c], np.arange(n)  # (n, V), (n,), (n,)
+    A block of siblings at a time, its (block, n) arrays within SLICE_CELLS."""
+    n, V = len(c), tab.draft.V
+    d = np.arange(n)
     kept, token = np.full(n, -1), np.zeros(n, dtype=np.int64)
-    w, step = int(m.max(initial=0)), max(1, SLICE_CELLS // max(1, n * V))
+    w, step = int(m.max(initial=0)), max(1, SLICE_CELLS // max(1, n))
     for a in range(0, w, step):
         b = min(w, a + step)
         j = np.arange(a, b)[:, None]  # (b - a, 1)
-        x = draw_summed(cdf, last, U[2 * a:2 * b:2])  # (b - a, n) the drafts
+        x = tab.draft(c, U[2 * a:2 * b:2])  # (b - a, n) the drafts
         ok = (m > j) & (U[2 * a + 1:2 * b:2] < tab.A[(j * V + c) * V + x])  # (b - a, n)
         first = ok.argmax(axis=0)  # (n,) the first kept in the block
         hit = np.flatnonzero((kept < 0) & ok[first, d])
         kept[hit], token[hit] = a + first[hit], x[first[hit], hit]
     rest = np.flatnonzero((kept < 0) & (m > 0))
-    at = (m[rest], c[rest])
-    token[rest] = draw_summed(tab.p_cdf[at], tab.p_last[at], U[-1, rest])
+    token[rest] = tab.last(m[rest] * V + c[rest], U[-1, rest])
     return kept, token
