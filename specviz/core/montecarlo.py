@@ -51,6 +51,7 @@ class _Engine:
         self.A = rt.A.ravel()  # (V*V,) the coin's threshold at (c, x)
         if rt.rule.rejection_skips_draft:
             self.R_cdf = InverseCDF(rt.R)
+        self.memo: dict = {}  # what a kind tables once for this call's rounds, by its key
 
     def bonus(self, c: np.ndarray, u: np.ndarray) -> np.ndarray:
         """y ~ P[c] for each decode. (n,)"""

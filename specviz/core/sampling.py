@@ -57,32 +57,33 @@ class BucketSampler:
     one lies inside a single token's interval). floor(u G) is exact for a power of two, so
     a bucket wholly inside token x's interval [cdf(x-1), cdf(x)) gives x for every u in
     it; the few buckets holding an interval's edge are marked -1 and those draws count
-    cdf <= u directly. The same token as `draw` for every u. W: (R, V)"""
+    cdf <= u directly. The same token as `draw` for every u; with normalise=False, cdf is
+    left unnormalised and the token is draw_rows's, #{cdf <= u cdf[-1]}. W: (R, V)"""
 
-    def __init__(self, W: np.ndarray, cells: int = 1 << 14) -> None:
+    def __init__(self, W: np.ndarray, cells: int = 1 << 14, *, normalise: bool = True) -> None:
         self.R, self.V = W.shape
         self.shift = max(6, int(cells // self.V).bit_length() - 1)  # G = 2^shift
         G = 1 << self.shift
         cdf = np.cumsum(W, axis=1)
-        self.cdf = cdf / cdf[:, -1:]  # (R, V), ends at exactly 1
-        last = self.V - 1 - np.argmax(W[:, ::-1] > 0, axis=1)  # (R,) last token with mass
+        self.cdf = cdf / cdf[:, -1:] if normalise else cdf  # (R, V)
+        last = last_mass(W)  # (R,) last token with mass
         start = np.arange(G) / G  # (G,) bucket starts, exact
         table = np.empty((self.R, G), dtype=np.int64)
         for r in range(self.R):
-            lo = np.searchsorted(self.cdf[r], start, side="right")  # token at the start
-            hi = np.searchsorted(self.cdf[r], start + 1.0 / G, side="left")  # edges before end
+            tot = self.cdf[r, -1]  # u tot only grows with u, rounded too
+            lo = np.searchsorted(self.cdf[r], start * tot, side="right")  # token at the start
+            hi = np.searchsorted(self.cdf[r], (start + 1.0 / G) * tot, side="right")  # at end
             table[r] = np.where(hi > lo, -1, np.minimum(lo, last[r]))
         self.table = table.ravel()  # (R*G,)
         self.last = last
 
     def __call__(self, rows: np.ndarray, u: np.ndarray) -> np.ndarray:
-        """rows: (n,) int, u: (n,) in [0, 1) -> (n,) tokens."""
+        """rows: (n,) int, u: (n,) or (b, n) in [0, 1) -> u's shape of tokens."""
         x = self.table[(rows << self.shift) + (u * (1 << self.shift)).astype(np.int64)]
-        edge = np.flatnonzero(x < 0)
-        if len(edge):  # an interval's edge inside the bucket: count cdf <= u exactly
-            r = rows[edge]
-            cnt = (self.cdf[r] <= u[edge, None]).sum(axis=1)
-            x[edge] = np.minimum(cnt, self.last[r])
+        edge = np.nonzero(x < 0)
+        if len(edge[0]):  # an interval's edge inside the bucket: count cdf <= u tot exactly
+            r = np.broadcast_to(rows, x.shape)[edge]
+            x[edge] = draw_summed(self.cdf[r], self.last[r], u[edge])
         return x
 
 
@@ -148,7 +149,26 @@ class GuideSampler:
 def draw_rows(W: np.ndarray, u: np.ndarray) -> np.ndarray:
     """x_i ~ W[i] / sum W[i] by inverse CDF, one row per uniform; never a token of zero
     mass. W: (n, V) non-negative, each row with mass; u: (n,) -> (n,) tokens."""
-    cdf = np.cumsum(W, axis=1)
-    x = (cdf <= (u * cdf[:, -1])[:, None]).sum(axis=1)
-    last = W.shape[1] - 1 - np.argmax(W[:, ::-1] > 0, axis=1)
+    return draw_summed(np.cumsum(W, axis=1), last_mass(W), u)
+
+
+DRAW_COLUMNS_MAX = 32  # up to this V, draw_summed counts cdf <= t a column at a time
+
+
+def draw_summed(cdf: np.ndarray, last: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """draw_rows from rows summed ahead: x = #{cdf <= u cdf[-1]}, at most the row's last
+    token of positive mass. cdf (n, V) = cumsum of W, last (n,) = last_mass(W), u (n,) or
+    (b, n) for b draws from each row -> u's shape. Small V: the same count, column by
+    column (V passes over u's shape, no (..., V) array)."""
+    t = u * cdf[:, -1]  # u's shape
+    if cdf.shape[1] > DRAW_COLUMNS_MAX:
+        return np.minimum((cdf <= t[..., None]).sum(axis=-1), last)
+    x = np.zeros(t.shape, dtype=np.int64)
+    for col in cdf.T:
+        x += col <= t
     return np.minimum(x, last)
+
+
+def last_mass(W: np.ndarray) -> np.ndarray:
+    """The last token of positive mass of each row of W. (...,)"""
+    return W.shape[-1] - 1 - np.argmax(W[..., ::-1] > 0, axis=-1)

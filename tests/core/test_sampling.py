@@ -52,3 +52,27 @@ def test_no_token_of_zero_mass_is_drawn():
     u = np.concatenate([np.linspace(0, 1, 5_000, endpoint=False)] * 2)
     x = BucketSampler(W)(rows, u)
     assert set(x[:5_000]) == {1, 3} and set(x[5_000:]) == {4}
+
+
+@pytest.mark.parametrize("V", [2, 6, 40])
+def test_unnormalised_buckets_draw_the_token_of_draw_rows(V):
+    """normalise=False: x = #{cumsum(w) <= u sum(w)}, at most the last token of mass, for
+    uniforms on interval edges and at the ends of the buckets too; (b, n) uniforms too."""
+    rng = np.random.default_rng(V)
+    W = _rows(rng, 7, V) * rng.uniform(0.5, 2.0, (7, 1))  # rows not summing to 1
+    rows, u = _uniforms(rng, W, 8_000)
+    sampler = BucketSampler(W, normalise=False)
+    G = 1 << sampler.shift
+    ends = np.nextafter(rng.integers(1, G + 1, 2_000) / G, 0.0)
+    rows, u = np.concatenate([rows, rng.integers(0, 7, 2_000)]), np.concatenate([u, ends])
+
+    def token(w, x):
+        cdf = np.cumsum(w)
+        return min(int(np.sum(cdf <= x * cdf[-1])), int(np.flatnonzero(w > 0)[-1]))
+
+    want = np.array([token(W[r], x) for r, x in zip(rows, u, strict=True)])
+    np.testing.assert_array_equal(sampler(rows, u), want)
+    half = len(rows) // 2
+    two = sampler(rows[:half], np.stack([u[:half], u[half:2 * half]]))
+    np.testing.assert_array_equal(two[1], [token(W[r], x) for r, x in
+                                           zip(rows[:half], u[half:2 * half], strict=True)])

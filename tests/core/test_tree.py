@@ -17,6 +17,7 @@ from specviz.core.kinds import tree, treeshape
 from specviz.core.pair import TablePair
 from specviz.core.round import play_round
 from specviz.core.rules import get_rule
+from specviz.core.sampling import BucketSampler
 
 T = default_tables()
 LOSSLESS = ("tree_iid", "tree_wor")
@@ -308,3 +309,27 @@ def test_siblings_past_the_drafts_support_do_not_exist(text, tables):
     assert tv(first / m, P[0]) <= tv_threshold(P[0], m)
     wrong = np.full(P.shape[0], 1 / P.shape[0])
     assert tv(first / m, wrong) > tv_threshold(wrong, m)  # negative control: it can fail
+
+
+@pytest.mark.parametrize("rule", [get_rule("multi_draft").with_params(m=m) for m in (1, 3, 8)]
+                         + [get_rule("tree_iid").with_params(shape=1),
+                            get_rule("tree_first_residual").with_params(shape=2)])
+def test_tabled_siblings_walk_the_same_round_as_the_rows(rule):
+    """i.i.d. siblings read from the tables of (sibling j, context) give, uniform for
+    uniform, the round that computes p_j and q's draws row by row; without replacement
+    the siblings are never tabled."""
+    rng = np.random.default_rng(4)
+    for P, Q in ((T.P, T.Q), random_tables(rng, 12), random_tables(rng, 40, 0.6)):
+        shape = treeshape.rule_shape(rule, 5)
+        tabled = tree.sibling_tables(P, Q, shape.width, rule.tree)
+        assert tabled is not None
+        ctx = rng.integers(0, P.shape[0], 4_000)
+        bonus = BucketSampler(P)  # y ~ P[c]
+        rows = tree.tree_round(P, Q, shape, rule.tree, bonus, ctx, np.random.default_rng(8))
+        read = tree.tree_round(P, Q, shape, rule.tree, bonus, ctx, np.random.default_rng(8),
+                               tabled=tabled)
+        for a, b in zip(rows, read, strict=True):
+            np.testing.assert_array_equal(a, b)
+    for mode in ("wor", "as_iid"):
+        assert tree.sibling_tables(T.P, T.Q, 3, mode) is None
+    assert tree.sibling_tables(T.P, T.Q, tree.SIBLING_CELLS_MAX, "iid") is None

@@ -17,15 +17,17 @@ the path the round walks; other trees are drafted whole before the first coin.
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from ..draws import Draws
 from ..pair import ModelPair
 from ..rule import ratio, residual
 from ..ruledefs import Rule, RuleTables
-from ..sampling import draw_row, draw_rows
+from ..sampling import BucketSampler, draw_row, draw_rows
 from ..trace import Emitted, Position, RoundDigest, RoundTrace, Try, frozen
-from .base import joint_from_rounds, last_token, make_trace, slices
+from .base import SLICE_CELLS, joint_from_rounds, last_token, make_trace, slices
 from .treeshape import rule_shape
 
 MODES = ("iid", "wor", "first", "as_iid")  # sibling draws and their verification
@@ -63,9 +65,15 @@ class Tree:
                           tree=tuple(sorted(tokens.items(), key=lambda pt: (len(pt[0]), pt[0]))))
 
     def round(self, eng, ctx: np.ndarray, k: int, rng: np.random.Generator):
-        rule = eng.rt.rule
-        return tree_round(eng.rt.P, eng.rt.Qs, rule_shape(rule, k), rule.tree, eng.bonus, ctx,
-                          rng)
+        """The shape and, for siblings that do not read the earlier tokens, the siblings'
+        tables are built on the call's first round (eng.memo) and read by the others."""
+        rule, key = eng.rt.rule, ("tree", int(k))
+        if key not in eng.memo:
+            shape = rule_shape(rule, k)
+            eng.memo[key] = shape, sibling_tables(eng.rt.P, eng.rt.Qs, shape.width, rule.tree)
+        shape, tabled = eng.memo[key]
+        return tree_round(eng.rt.P, eng.rt.Qs, shape, rule.tree, eng.bonus, ctx, rng,
+                          tabled=tabled)
 
     def joint(self, rt: RuleTables, ctx: int, k: int, n: int) -> np.ndarray:
         shape, mode = rule_shape(rt.rule, k), rt.rule.tree
@@ -289,12 +297,14 @@ def round_pieces(P, Q, shape, mode: str, ctx: int, n: int):
 
 
 # ------------------------------------------------------------------ vectorised round
-def tree_round(P, Q, shape, mode: str, bonus, ctx: np.ndarray, rng: np.random.Generator):
+def tree_round(P, Q, shape, mode: str, bonus, ctx: np.ndarray, rng: np.random.Generator,
+               tabled: SiblingTables | None = None):
     """One tree-verified round per context in ctx (n,), level by level: the decodes still
     going draw one uniform row per level, (2 w + 1, n) for the widest node w there: sibling
     j's draft and coin, then the last token's. Each decode tries its node's siblings in
     turn against its own p_j; the kept ones go on into that child, a leaf ends with the
-    bonus (bonus(c, u) draws from P[c]). Returns (X (depth+1, n), L, J, next)."""
+    bonus (bonus(c, u) draws from P[c]). tabled: sibling_tables(P, Q, shape.width, mode),
+    the same round read from tables. Returns (X (depth+1, n), L, J, next)."""
     n = len(ctx)
     counts, child = shape.skeleton
     X = np.zeros((shape.depth + 1, n), dtype=np.int64)
@@ -309,7 +319,8 @@ def tree_round(P, Q, shape, mode: str, bonus, ctx: np.ndarray, rng: np.random.Ge
         U = rng.random((2 * w + 1, len(idx)))
         kept, token = np.full(len(idx), -1), np.empty(len(idx), dtype=np.int64)
         for s in slices(len(idx), P.shape[1]):
-            kept[s], token[s] = _level(P[c[s]], Q[c[s]], m[s], mode, U[:, s])
+            kept[s], token[s] = (_level(P[c[s]], Q[c[s]], m[s], mode, U[:, s]) if tabled is None
+                                 else _level_tabled(tabled, c[s], m[s], U[:, s]))
         leaf = np.flatnonzero(m == 0)
         token[leaf] = bonus(c[leaf], U[2 * w, leaf])
         X[d, idx] = token
@@ -353,3 +364,51 @@ def _rows_without(q: np.ndarray, taken: np.ndarray) -> np.ndarray:
     w = np.where(taken, 0.0, q)
     s = w.sum(axis=1, keepdims=True)
     return np.where(s > 0, w / np.where(s > 0, s, 1.0), 0.0)
+
+
+SIBLING_CELLS_MAX = 1 << 21  # entries of one (width + 1, V, max(V, 2^14 / V)) table: 16 MB
+
+
+class SiblingTables(NamedTuple):
+    """Siblings that do not read the earlier tokens, tabled by (j, context c)."""
+
+    A: np.ndarray  # (width V V,) A_j[c, x] = p_j(x|c) / q(x|c) at (j V + c) V + x
+    draft: BucketSampler  # x ~ q(.|c), the same token as draw_rows(q(.|c), u)
+    last: BucketSampler  # row j V + c: y ~ p_(j+1)(.|c), the same token as draw_rows's
+
+
+def sibling_tables(P, Q, width: int, mode: str) -> SiblingTables | None:
+    """For i.i.d. siblings the j-th try depends on the context alone: p_1 = p,
+    p_(j+1) = norm(max(0, p_j - q)) ('first': norm(max(0, p - q))), A_j = p_j / q, for
+    j = 1..width (p_(width+1) for the token after every sibling failed). None for siblings
+    drawn without replacement, or where a table, (width + 1) V^2 thresholds or sums, or
+    buckets (BucketSampler: about 2^14 a context), is over SIBLING_CELLS_MAX."""
+    if _reads_tokens(mode) or (width + 1) * max(P.size, 1 << 14) > SIBLING_CELLS_MAX:
+        return None
+    p_j = [np.asarray(P, dtype=np.float64)]
+    for _ in range(width):
+        p_j.append(residual(P if mode == "first" else p_j[-1], Q))
+    T = np.stack(p_j)  # (width + 1, V, V)
+    return SiblingTables(ratio(T[:-1], Q).ravel(), BucketSampler(Q, normalise=False),
+                         BucketSampler(T.reshape(-1, T.shape[2]), normalise=False))
+
+
+def _level_tabled(tab: SiblingTables, c: np.ndarray, m: np.ndarray, U: np.ndarray):
+    """_level for i.i.d. siblings, read from tab: the j-th draft x ~ q(.|c) is kept if
+    u < A_j[c, x] and no earlier one was; if none of the m is, y ~ p_(m+1)(.|c). c, m (n,)
+    A block of siblings at a time, its (block, n) arrays within SLICE_CELLS."""
+    n, V = len(c), tab.draft.V
+    d = np.arange(n)
+    kept, token = np.full(n, -1), np.zeros(n, dtype=np.int64)
+    w, step = int(m.max(initial=0)), max(1, SLICE_CELLS // max(1, n))
+    for a in range(0, w, step):
+        b = min(w, a + step)
+        j = np.arange(a, b)[:, None]  # (b - a, 1)
+        x = tab.draft(c, U[2 * a:2 * b:2])  # (b - a, n) the drafts
+        ok = (m > j) & (U[2 * a + 1:2 * b:2] < tab.A[(j * V + c) * V + x])  # (b - a, n)
+        first = ok.argmax(axis=0)  # (n,) the first kept in the block
+        hit = np.flatnonzero((kept < 0) & ok[first, d])
+        kept[hit], token[hit] = a + first[hit], x[first[hit], hit]
+    rest = np.flatnonzero((kept < 0) & (m > 0))
+    token[rest] = tab.last(m[rest] * V + c[rest], U[-1, rest])
+    return kept, token

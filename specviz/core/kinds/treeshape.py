@@ -170,7 +170,7 @@ class Uniform:
         """Tokens one round drafts at most: width at each of its depth positions."""
         return self.width * self.depth
 
-    @property
+    @cached_property
     def skeleton(self) -> tuple[np.ndarray, np.ndarray]:
         """One key per depth: every node at a depth has the same subtree."""
         counts = np.array([self.width] * self.depth + [0], dtype=np.int64)
