@@ -32,11 +32,16 @@ def visitor_query(i: int) -> str:
     return f"order={3 + i % 6}&Tp={0.5 + 0.01 * i:.2f}&seed={i}&rnd={i}"
 
 
-def _visitors(port: int) -> None:
-    """VISITORS raw sessions, each running /text with its own settings, then closing."""
+def _visitors(port: int, pid: int) -> float:
+    """VISITORS raw sessions, each running /text with its own settings, then closing; the
+    server's peak resident MB, read after each (on a loaded machine the first sessions can
+    expire and be collected before the last one ends)."""
+    peak = 0.0
     for i in range(VISITORS):
         with rawclient.session(port) as ws:
             rawclient.run_script(ws, "text", visitor_query(i))
+        peak = max(peak, rss_mb(pid))
+    return peak
 
 
 def _text_run(port: int, query: str = "") -> float:
@@ -150,11 +155,10 @@ def test_closed_sessions_memory_goes_while_the_server_idles():
     must go."""
     srv = start_server(env={"STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL": str(IDLE_TTL_S)})
     try:
-        _visitors(srv.port)  # the shared models and each visitor's cached results
+        _visitors(srv.port, srv.pid)  # the shared models and each visitor's cached results
         time.sleep(IDLE_TTL_S + 15)
         base = rss_mb(srv.pid)
-        _visitors(srv.port)
-        closed = rss_mb(srv.pid)
+        closed = _visitors(srv.port, srv.pid)
         time.sleep(IDLE_TTL_S + 20)
         idle = rss_mb(srv.pid)
         print(f"{VISITORS} /text sessions: {base:.0f} -> {closed:.0f} MB; idle {idle:.0f} MB")
