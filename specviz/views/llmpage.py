@@ -12,6 +12,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from ..core.kinds.treeshape import rule_shape
 from ..core.rules import RULES, get_rule
 from ..core.trace import RoundTrace, frozen
 from ..core.warp import Warp
@@ -42,10 +43,12 @@ KIND_LABELS = {"early-exit": "early exit: the first L layers", "skip": "skip lay
 KIND_ARGS = {"early-exit": "6", "skip": "4,8", "trimmed": "16384", "lookup": "",
              "ngram": "3"}  # each kind's parameter when it is picked
 ARG_MAX_CHARS = 80
-# Tree and multi-draft rules draft several candidates a position, each a pass of the real
-# model that the pair does not block together: left to the toy tables.
+# A fixed-shape token tree drafts every node, each a pass of the real model that the pair does
+# not block together: left to the toy tables. Multi-draft (m i.i.d. candidates after every
+# node) is drawn only along the path its coins walk: k + 1 rows of p, as a chain reads.
 RULE_KINDS = ("chain", "block")
-RULES_HERE = tuple(name for name, r in RULES.items() if r.kind in RULE_KINDS)
+RULES_HERE = tuple(name for name, r in RULES.items() if r.kind in RULE_KINDS
+                   or r.kind == "tree" and getattr(rule_shape(r, 1), "lazy", False))
 ALLOWED_CONTROLS = "\n\r\t"
 TAIL_TOKENS = 24  # tokens of context quoted in the round's caption
 MODEL_RAM_GB = 1.6  # resident memory of a process with the model loaded (README, bench_llm)
@@ -106,9 +109,9 @@ def rule_note(rule: str) -> str | None:
     """Why a rule is not played on the real model here (None: it is)."""
     if rule in RULES_HERE:
         return None
-    return (f"Rule {rule} ({get_rule(rule).kind}) drafts several candidates a position, each "
-            "a pass of the real model: it is played on the toy tables (/round, /rules), not "
-            "here. This page plays the rule correct instead.")
+    return (f"Rule {rule} ({get_rule(rule).kind}) drafts every node of its tree, each a pass "
+            "of the real model: it is played on the toy tables (/round, /rules), not here. "
+            "This page plays the rule correct instead.")
 
 
 # ----------------------------------------------------------------------------- drafts

@@ -203,3 +203,15 @@ def test_a_hostile_url_binds_only_the_fields_declared_for_llm():
     assert S.parse_query(dict(at.query_params))[1] == []
     assert set(at.query_params) - {"P", "Q"} <= {*S.SHARED_KEYS, *S.page_keys("llm")}
     assert at.query_params["c"] == "0.3" and "Round 0" in frame(at)
+
+
+def test_multi_draft_is_played_on_the_real_model_along_its_walked_path():
+    """Multi-draft (m i.i.d. candidates after every node) reads p only along the path its
+    coins walk, so the real model plays it: the tree's frames, each sibling tried in turn
+    against the residual the earlier ones left, no note sending it to the toy tables."""
+    at = _run(rule="multi_draft", seed="1", step="5")
+    assert not at.error and not at.warning, _notes(at)
+    assert "multi_draft" in frame(at) and "sibling 3 of 3" in frame(at)
+    first = _run(rule="multi_draft", seed="1", step="0")
+    assert "A tree of 3 candidates after every node, depth 4" in frame(first)
+    assert llmpage.rule_note("multi_draft") is None and llmpage.rule_note("tree_iid")
