@@ -242,7 +242,7 @@ def k_sweep(
     seed: int = 0,
 ) -> list[Row]:
     """Demonstration 4: tokens per call saturate while the cost 1 + k c grows linearly."""
-    return [{"k": k, "cost": 1.0 + k * c, **_measure(P, Q, ctx, k, c, n_rounds, seed)}
+    return [{"k": k, "cost": theory.round_cost(k, c), **_measure(P, Q, ctx, k, c, n_rounds, seed)}
             for k in ks]
 
 

@@ -125,7 +125,8 @@ def temperature_curve(P: np.ndarray, ctx: int, k: int, c: float,
 def k_curve(P: np.ndarray, Q: np.ndarray, ctx: int, c: float,
             ks: Sequence[int] = K_GRID) -> list[Row]:
     """Exact and theory curves over k, with the cost of a round 1 + k c."""
-    return [{"k": int(k), "cost": 1.0 + k * c, **exact_row(P, Q, ctx, int(k), c)} for k in ks]
+    return [{"k": int(k), "cost": theory.round_cost(k, c), **exact_row(P, Q, ctx, int(k), c)}
+            for k in ks]
 
 
 def reprice(rows: list[Row], c: float, k: int | None = None) -> list[Row]:
@@ -144,7 +145,7 @@ def reprice(rows: list[Row], c: float, k: int | None = None) -> list[Row]:
             new["c"] = cost = 0.0 if r.get("drafter") == "lookup" else float(c)
             new["speedup"] = float(theory.speedup(r["tokens per call"], kk, cost))
         if "cost" in r:
-            new["cost"] = 1.0 + kk * c
+            new["cost"] = theory.round_cost(kk, c)
         if "tokens_per_call" in r:
             new["speedup"] = float(theory.speedup(r["tokens_per_call"], kk, c))
         if "tokens_per_call_exact" in r:
@@ -340,10 +341,9 @@ def batch_curve(
     """roofline.batch_speedup over B, with where verification stops being free and where
     speculation stops paying. With batch B the verify pass holds B (k + 1) tokens."""
     bs = [int(b) for b in batches]
-    s = roofline.batch_speedup(preset, accel, tokens_per_call, k, c, bs, context_len, dtype,
-                               "full", kv_cache)
-    ratios = [roofline.verify_cost_ratio(preset, accel, k, context_len, dtype, b, "full", kv_cache)
-              for b in bs]
+    ratios = np.array([roofline.verify_cost_ratio(preset, accel, k, context_len, dtype, b,
+                                                  "full", kv_cache) for b in bs])  # (B,)
+    s = theory.speedup(tokens_per_call, k, c, verify=ratios)  # (B,) as roofline.batch_speedup
     rows = [{"batch": b, "tokens_in_pass": b * (k + 1), "speedup": float(v),
              "verify_ratio": float(r)} for b, v, r in zip(bs, s, ratios, strict=True)]
     limit = 1.0 + roofline.FREE_TOLERANCE
