@@ -22,7 +22,7 @@ from ..text.ngram import NGramCounts, train
 from ..text.pair import TextDecoder  # noqa: F401 (for /text)
 from .columns import Columns
 from .demos import Row, stopped_note
-from .transcript import RoundTranscript, Totals
+from .transcript import RoundTranscript, Totals, totals_metrics
 from .work import heavy
 
 LEVEL_LABELS = {"char": "characters", "word": "words"}
@@ -152,18 +152,10 @@ def encode_prompt(dec: TextDecoder, prompt: str) -> tuple[tuple[int, ...], int]:
 def running_metrics(t: Totals, k: int, c: float, drafter: str) -> list[tuple[str, str]]:
     """(label, value) for the running totals, with the speedup tokens/call / (1 + k c)
     (Leviathan et al. 2022, Sec. 3.4); prompt lookup drafts for free, so its c is 0."""
-    def num(x: float) -> str:
-        return "–" if math.isnan(x) else f"{x:.3f}"
-
     cost = 0.0 if drafter == "lookup" else float(c)
     s = float("nan") if not t.rounds else float(theory.speedup(t.tokens_per_call, k, cost))
-    return [
-        ("rounds (target calls)", f"{t.rounds}"),
-        ("tokens emitted", f"{t.tokens}"),
-        ("tokens per target call", num(t.tokens_per_call)),
-        ("acceptance (kept / drafted)", num(t.draft_acceptance_rate)),
-        (f"speedup at c = {cost:g}", "–" if math.isnan(s) else f"{s:.3f}x"),
-    ]
+    return totals_metrics(t) + [(f"speedup at c = {cost:g}", "–" if math.isnan(s) else
+                                 f"{s:.3f}x")]
 
 
 def context_caption(dec: TextDecoder, tr: RoundTranscript) -> str:
