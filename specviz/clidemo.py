@@ -142,8 +142,8 @@ _SWEEP_COLUMNS: list[Column] = [
 
 def demo_sweeps(P: np.ndarray, vocab: tuple[str, ...], ctx: int, k: int, c: float,
                 n_rounds: int, seed: int) -> str:
-    a = demos.alpha_sweep(P, ctx, k, c, n_rounds=n_rounds, seed=seed)
-    t = demos.temperature_sweep(P, ctx, k, c, n_rounds=n_rounds, seed=seed)
+    a = demos.draft_sweep(P, "alpha", demos.ALPHAS, ctx, k, c, n_rounds=n_rounds, seed=seed)
+    t = demos.draft_sweep(P, "T", demos.TEMPERATURES, ctx, k, c, n_rounds=n_rounds, seed=seed)
     out = [_heading(3, "the better the draft agrees with the target, the more of its guesses "
                        "survive and the more tokens each target call yields; a draft that is "
                        "the target at another temperature loses acceptance either way."),

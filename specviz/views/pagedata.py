@@ -108,18 +108,12 @@ def joint_diff(ex: Exactness, rule: str) -> np.ndarray:
     return a.mc_law.sum(axis=rest) - ex.target.sum(axis=rest)
 
 
-def alpha_curve(P: np.ndarray, ctx: int, k: int, c: float,
-                alphas: Sequence[float] = ALPHA_GRID, junk: np.ndarray | None = None) -> list[Row]:
-    """Exact and theory curves over the mix weight alpha (the draft of alpha_sweep)."""
-    return [{"alpha": a, **exact_row(P, Q, ctx, k, c)}
-            for a, Q in sweep_drafts(P, "alpha", [float(a) for a in alphas], junk)]
-
-
-def temperature_curve(P: np.ndarray, ctx: int, k: int, c: float,
-                      temperatures: Sequence[float] = T_GRID) -> list[Row]:
-    """Exact and theory curves over the draft temperature T (draft = temper(P, T))."""
-    return [{"T": T, **exact_row(P, Q, ctx, k, c)}
-            for T, Q in sweep_drafts(P, "T", [float(T) for T in temperatures])]
+def draft_curve(P: np.ndarray, knob: str, values: Sequence[float], ctx: int, k: int, c: float,
+                junk: np.ndarray | None = None) -> list[Row]:
+    """Exact and theory curves over the drafts of demos.draft_sweep: the mix weight alpha
+    (knob "alpha") or the draft temperature T (knob "T", draft = temper(P, T))."""
+    return [{knob: v, **exact_row(P, Q, ctx, k, c)}
+            for v, Q in sweep_drafts(P, knob, [float(v) for v in values], junk)]
 
 
 def k_curve(P: np.ndarray, Q: np.ndarray, ctx: int, c: float,
