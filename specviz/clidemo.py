@@ -167,12 +167,8 @@ def demo_k_sweep(P: np.ndarray, Q: np.ndarray, vocab: tuple[str, ...], ctx: int,
                        "rising, so the speedup peaks at an interior k and then falls."),
            f"Default draft, long decodes from context '{vocab[ctx]}' ({n_rounds:,} rounds "
            f"each), c = {c:g}."]
-    out.append(format_table(rows, [
-        ("k", "k", "d"), ("cost", "cost 1+kc", ".2f"),
-        ("tokens_per_call", "tokens/call", ".3f"),
-        ("tokens_per_call_exact", "tokens/call exact", ".3f"),
-        ("speedup", "speedup", _x), ("speedup_exact", "speedup exact", _x),
-    ]))
+    out.append(format_table(rows, [("k", "k", "d"), ("cost", "cost 1+kc", ".2f"),
+                                   *_SWEEP_COLUMNS[2:]]))  # tokens/call and speedup
     out.append(f"  best k = {best['k']} (measured speedup {best['speedup']:.3f}x); "
                f"exact: best k = {best_exact['k']} ({best_exact['speedup_exact']:.3f}x)")
     return "\n".join(out)
