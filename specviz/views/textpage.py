@@ -78,7 +78,7 @@ def counts_max_order(target_order: int) -> int:
     return max(int(target_order), max(COMPARE_ORDERS))
 
 
-def round_cost(dec: TextDecoder, k: int, rule: str = "correct", tree: Paths = ()) -> float:
+def round_work(dec: TextDecoder, k: int, rule: str = "correct", tree: Paths = ()) -> float:
     """Row entries one round computes at worst: (drafted + k + 1) rows (2k + 1 for a chain,
     a tree's nodes + k + 1; core.rules.drafted), each V entries through both orders, and at
     least ROW_ENTRIES_MIN."""
@@ -89,7 +89,7 @@ def round_cost(dec: TextDecoder, k: int, rule: str = "correct", tree: Paths = ()
 def exact_n(dec: TextDecoder, k: int, rules: Sequence[str], tree: Paths = ()) -> int:
     """Decodes per rule for the exactness check: EXACT_N, or fewer so that every rule's run
     together stays within TEXT_WORK_MAX (never under EXACT_N_MIN)."""
-    per_decode = sum(round_cost(dec, k, r, tree) for r in rules)
+    per_decode = sum(round_work(dec, k, r, tree) for r in rules)
     fit = int(TEXT_WORK_MAX // max(1.0, per_decode))
     return max(EXACT_N_MIN, min(EXACT_N, fit))
 
@@ -99,7 +99,7 @@ def exact_note(dec: TextDecoder, k: int, n: int, rules: Sequence[str],
     """What the page says when the model's size or the rules' rows lowered n."""
     if n >= EXACT_N:
         return None
-    per_decode = sum(round_cost(dec, k, r, tree) for r in rules)
+    per_decode = sum(round_work(dec, k, r, tree) for r in rules)
     return (f"n = {n:,} decodes per rule, not {EXACT_N:,}: at V = {dec.V:,}, k = {k} and orders "
             f"{dec.target_order} + {dec.draft_order}, a round of the {len(rules)} rules "
             f"computes up to {per_decode:,.0f} row entries (a tree counts its nodes), and one "
@@ -110,7 +110,7 @@ def exact_note(dec: TextDecoder, k: int, n: int, rules: Sequence[str],
 def round_cap(dec: TextDecoder, k: int, rnd: int, rnd_max: int, rule: str = "correct",
               tree: Paths = ()) -> tuple[int, str | None]:
     """The round index held where replaying rounds 0..rnd would pass TEXT_WORK_MAX."""
-    cap = max(0, min(int(rnd_max), int(TEXT_WORK_MAX // round_cost(dec, k, rule, tree)) - 1))
+    cap = max(0, min(int(rnd_max), int(TEXT_WORK_MAX // round_work(dec, k, rule, tree)) - 1))
     if rnd <= cap:
         return int(rnd), None
     return cap, (f"Round {rnd:,} is past what one request may replay for this model "
