@@ -29,10 +29,11 @@ if tab == "alpha":
         notation.md("The draft mixes the target with a junk table: q = alpha p + (1 − alpha) junk, "
                     "where junk hands p's probabilities out in reversed rank order. alpha = 1 "
                     "copies the target.")
-        measured = pagedata.reprice(ui.cached(demos.alpha_sweep)(
-            app.P, app.ctx, s.k, 0.0, pagedata.ALPHA_POINTS, None, pagedata.PAGE_ROUNDS,
+        measured = pagedata.reprice(ui.cached(demos.draft_sweep)(
+            app.P, "alpha", pagedata.ALPHA_POINTS, app.ctx, s.k, 0.0, None, pagedata.PAGE_ROUNDS,
             s.seed), s.c, s.k)  # measured once per k; priced at the sidebar's c
-        curve = ui.cached(pagedata.alpha_curve)(app.P, app.ctx, s.k, s.c, pagedata.ALPHA_GRID)
+        curve = ui.cached(pagedata.draft_curve)(app.P, "alpha", pagedata.ALPHA_GRID, app.ctx, s.k,
+                                                s.c)
         ui.chart(charts.sweep_figure(
             measured, curve, "alpha", "alpha (mix weight)",
             f"Against draft quality alpha (k = {s.k}, c = {s.c:g})"), key="alpha_sweep")
@@ -43,11 +44,11 @@ else:
         notation.md("The draft is the target itself at another temperature: q = temper(p, T), "
                     "each row raised to 1/T and renormalised. T = 1 copies the target; both hotter "
                     "and colder drafts lose acceptance.")
-        measured_t = pagedata.reprice(ui.cached(demos.temperature_sweep)(
-            app.P, app.ctx, s.k, 0.0, pagedata.T_POINTS, pagedata.PAGE_ROUNDS, s.seed),
-            s.c, s.k)
-        curve_t = ui.cached(pagedata.temperature_curve)(app.P, app.ctx, s.k, s.c,
-                                                        pagedata.T_GRID)
+        measured_t = pagedata.reprice(ui.cached(demos.draft_sweep)(
+            app.P, "T", pagedata.T_POINTS, app.ctx, s.k, 0.0, None, pagedata.PAGE_ROUNDS,
+            s.seed), s.c, s.k)
+        curve_t = ui.cached(pagedata.draft_curve)(app.P, "T", pagedata.T_GRID, app.ctx, s.k,
+                                                  s.c)
         ui.chart(charts.sweep_figure(
             measured_t, curve_t, "T", "draft temperature T (log)",
             f"Against temperature mismatch T (k = {s.k}, c = {s.c:g})", log_x=True,

@@ -142,8 +142,8 @@ _SWEEP_COLUMNS: list[Column] = [
 
 def demo_sweeps(P: np.ndarray, vocab: tuple[str, ...], ctx: int, k: int, c: float,
                 n_rounds: int, seed: int) -> str:
-    a = demos.alpha_sweep(P, ctx, k, c, n_rounds=n_rounds, seed=seed)
-    t = demos.temperature_sweep(P, ctx, k, c, n_rounds=n_rounds, seed=seed)
+    a = demos.draft_sweep(P, "alpha", demos.ALPHAS, ctx, k, c, n_rounds=n_rounds, seed=seed)
+    t = demos.draft_sweep(P, "T", demos.TEMPERATURES, ctx, k, c, n_rounds=n_rounds, seed=seed)
     out = [_heading(3, "the better the draft agrees with the target, the more of its guesses "
                        "survive and the more tokens each target call yields; a draft that is "
                        "the target at another temperature loses acceptance either way."),
@@ -167,12 +167,8 @@ def demo_k_sweep(P: np.ndarray, Q: np.ndarray, vocab: tuple[str, ...], ctx: int,
                        "rising, so the speedup peaks at an interior k and then falls."),
            f"Default draft, long decodes from context '{vocab[ctx]}' ({n_rounds:,} rounds "
            f"each), c = {c:g}."]
-    out.append(format_table(rows, [
-        ("k", "k", "d"), ("cost", "cost 1+kc", ".2f"),
-        ("tokens_per_call", "tokens/call", ".3f"),
-        ("tokens_per_call_exact", "tokens/call exact", ".3f"),
-        ("speedup", "speedup", _x), ("speedup_exact", "speedup exact", _x),
-    ]))
+    out.append(format_table(rows, [("k", "k", "d"), ("cost", "cost 1+kc", ".2f"),
+                                   *_SWEEP_COLUMNS[2:]]))  # tokens/call and speedup
     out.append(f"  best k = {best['k']} (measured speedup {best['speedup']:.3f}x); "
                f"exact: best k = {best_exact['k']} ({best_exact['speedup_exact']:.3f}x)")
     return "\n".join(out)

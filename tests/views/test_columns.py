@@ -37,13 +37,13 @@ def test_headers_are_words_and_each_column_has_one_format(name):
 def rows():
     """The rows each spec is shown with, as the pages make them (small runs)."""
     d = default_tables()
-    alpha = pagedata.reprice(demos.alpha_sweep(d.P, 0, 4, 0.0, (0.0, 1.0), None, 500, 0),
+    alpha = pagedata.reprice(demos.draft_sweep(d.P, "alpha", (0.0, 1.0), 0, 4, 0.0, None, 500, 0),
                              0.1, 4)
-    temp = pagedata.reprice(demos.temperature_sweep(d.P, 0, 4, 0.0, (0.5, 2.0), 500, 0),
+    temp = pagedata.reprice(demos.draft_sweep(d.P, "T", (0.5, 2.0), 0, 4, 0.0, None, 500, 0),
                             0.1, 4)
     ks = pagedata.reprice(demos.k_sweep(d.P, d.Q, 0, 0.0, (1, 2), 500, 0), 0.1)
-    curve = pagedata.k_curve(d.P, d.Q, 0, 0.1, (1, 2)) + pagedata.alpha_curve(
-        d.P, 0, 4, 0.1, (0.0, 1.0)) + pagedata.temperature_curve(d.P, 0, 4, 0.1, (0.5, 2.0))
+    curve = pagedata.k_curve(d.P, d.Q, 0, 0.1, (1, 2)) + pagedata.draft_curve(
+        d.P, "alpha", (0.0, 1.0), 0, 4, 0.1) + pagedata.draft_curve(d.P, "T", (0.5, 2.0), 0, 4, 0.1)
     ex = demos.exactness(d.P, d.Q, 0, k=2, n=500, seed=1, rules=("correct",))
     page = pagedata.roofline_page()
     plan = plan_page(metrics_text=example_text("vllm_metrics.prom"),
