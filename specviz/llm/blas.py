@@ -9,15 +9,17 @@ x @ W^T packs W before multiplying, 14-25 GFLOP/s at 5-9 rows against ~90 on a l
 product.
 
 So every weight matrix is held Tiled: tiles[b] = W[bR: (b + 1)R]^T, (m / R, d, R) with
-R = TILE, contiguous. x W^T is one stacked product x @ tiles (NumPy loops BLAS over the
+R = tile_rows(d), contiguous. x W^T is one stacked product x @ tiles (NumPy loops BLAS over the
 tiles in C), each a row-major (n, d) x (d, R) product with alpha 1 and beta 0, which
 OpenBLAS on an AVX-512 CPU runs by its direct kernel: no packing, each tile streamed from
 memory once while every row multiplies it (in cache, 75-100 GFLOP/s at 4-12 rows for
 R = 64 or 128; 40-60 at 7-12 rows for R = 256, ~27-50 for R = 512). Measured here on the
 head: 2 rows in 21-27 ms (a plain read of it: 22-27 ms), 9 rows in 40-46 ms, where the old
 layout took 47-53 ms for one row. The kernel takes rows in pairs, so an odd count gets a
-zero row (3 rows took 31-39 ms, 4 rows 23-27). Each output is one dot product of a row
-of x with a row of W in f32, so the result equals x @ W.T to float rounding.
+zero row (3 rows took 31-39 ms, 4 rows 23-27). Matrices of a layer lie in one block
+(Tiled.many) and those a pass multiplies by the same rows are one product (rows_by_each).
+Each output is one dot product of a row of x with a row of W in f32, so the result equals
+x @ W.T to float rounding.
 
 A pass holds BLAS to $SPECVIZ_BLAS_THREADS threads (default 1; threadpoolctl): on a
 loaded 2-core machine a second BLAS thread made a pass 3-10x slower (waiting for a core),
@@ -69,7 +71,7 @@ class Tiled:
     then read-only."""
 
     def __init__(self, m: int, d: int, memory: np.ndarray | None = None) -> None:
-        """Zero tiles for W (m, d), in memory (a zeroed f32 block of size(m, d)) if given."""
+        """Zero tiles for W (m, d), or its tiles in memory (f32, ceil(m / R) d R) if given."""
         self.m, shape = int(m), tiles_shape(m, d)
         self.tiles = (np.zeros(shape, np.float32) if memory is None
                       else memory.reshape(shape))  # (m / R, d, R)
@@ -140,3 +142,25 @@ def rows_by(x: np.ndarray, w: Tiled) -> np.ndarray:
     out = np.empty((rows, nb * r), np.float32)
     matmul(xs, w.tiles, out=out.reshape(rows, nb, r).transpose(1, 0, 2))  # tile b -> cols b
     return out[:n] if w.m == nb * r else np.ascontiguousarray(out[:n, : w.m])
+
+
+def rows_by_each(x: np.ndarray, parts: Sequence[Tiled]) -> list[np.ndarray]:
+    """[rows_by(x, w) for w in parts], as one stacked product where the parts' tiles lie one
+    after another in one block with one shape (as Tiled.many lays out a layer's q, k and v):
+    one longer stream instead of short ones (q, k and v, 2 MB a layer, took ~2.8 ms a pass
+    here as three products). Equal to the products one by one, bit for bit."""
+    tiles = [w.tiles for w in parts]
+    block, (d, r) = tiles[0].base, tiles[0].shape[1:]
+    at = [t.__array_interface__["data"][0] for t in tiles]
+    if block is None or block.ndim != 1 or any(
+            t.base is not block or t.shape[1:] != (d, r) or a + t.nbytes != b
+            for t, a, b in zip(tiles, at, at[1:] + [at[-1] + tiles[-1].nbytes], strict=True)):
+        return [rows_by(x, w) for w in parts]
+    nb = sum(len(t) for t in tiles)
+    first = (at[0] - block.__array_interface__["data"][0]) // 4  # f32 offset in the block
+    y = rows_by(x, Tiled(nb * r, d, block[first: first + nb * d * r]))
+    out = []
+    for w in parts:
+        out.append(y[:, : w.m])
+        y = y[:, len(w.tiles) * r:]
+    return out

@@ -13,7 +13,7 @@ after the final norm and only at the positions asked for.
 A pass runs any subset of the layers (`layers`), so an early-exit or layer-skipping draft is
 the same code, with its own cache. Every product with a weight matrix goes through
 blas.rows_by (one stacked product over the matrix's tiles: the layout this machine's BLAS
-runs fast), under blas_limit's thread cap.
+runs fast; q, k, v and gate, up as one product each, rows_by_each), under blas_limit's thread cap.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .blas import BLAS_THREADS, Tiled, blas_limit, rows_by
+from .blas import BLAS_THREADS, Tiled, blas_limit, rows_by, rows_by_each
 from .gemma import Weights
 
 __all__ = ["BLAS_THREADS", "KVCache", "forward", "hidden", "rms_norm"]
@@ -109,9 +109,8 @@ def _attention(w: Weights, layer: int, li: int, x: np.ndarray, start: int,
     cfg, lw = w.cfg, w.layers[layer]
     n, hd = len(x), cfg.head_dim
     pos = np.arange(start, start + n)
-    q = rows_by(x, lw.attn_q).reshape(n, cfg.n_heads, hd)
-    k = rows_by(x, lw.attn_k).reshape(n, cfg.n_kv, hd)
-    v = rows_by(x, lw.attn_v).reshape(n, cfg.n_kv, hd)
+    q, k, v = rows_by_each(x, (lw.attn_q, lw.attn_k, lw.attn_v))
+    q, k, v = q.reshape(n, cfg.n_heads, hd), k.reshape(n, cfg.n_kv, hd), v.reshape(n, cfg.n_kv, hd)
     base = cfg.rope_base(layer)
     q = rope(rms_norm(q, lw.attn_q_norm, cfg.eps), pos, base, rot)
     k = rope(rms_norm(k, lw.attn_k_norm, cfg.eps), pos, base, rot)
@@ -141,8 +140,8 @@ def _block(w: Weights, layer: int, li: int, h: np.ndarray, start: int,
     cfg, lw = w.cfg, w.layers[layer]
     a = _attention(w, layer, li, rms_norm(h, lw.attn_norm, cfg.eps), start, cache, rot)
     h = h + rms_norm(a, lw.post_attention_norm, cfg.eps)
-    x = rms_norm(h, lw.ffn_norm, cfg.eps)
-    f = rows_by(gelu_tanh(rows_by(x, lw.ffn_gate)) * rows_by(x, lw.ffn_up), lw.ffn_down)
+    gate, up = rows_by_each(rms_norm(h, lw.ffn_norm, cfg.eps), (lw.ffn_gate, lw.ffn_up))
+    f = rows_by(gelu_tanh(gate) * up, lw.ffn_down)
     return h + rms_norm(f, lw.post_ffw_norm, cfg.eps)
 
 
