@@ -12,8 +12,8 @@ import pytest
 from specviz.core import interrupt
 from specviz.core.tables import default_tables
 from specviz.text import ngram
+from specviz.views.work import ByteLRU
 from specviz.web import guard
-from specviz.web.guard import ByteLRU
 
 
 @pytest.mark.parametrize("text, banned", [
