@@ -173,10 +173,10 @@ class Runner:
         if () in rel and tr.base not in self._logits:
             at[()] = len(lin) - 1
         if nodes or lin:
-            t_0 = time.perf_counter()
+            began = time.perf_counter()
             out = forward(self.w, lin + [p[-1] for p in nodes], self.cache,
                           rows=list(at.values()), head=self.head, positions=pos, mask=mask)
-            self.passes.append((len(lin) + len(nodes), len(at), time.perf_counter() - t_0))
+            self.passes.append((len(lin) + len(nodes), len(at), time.perf_counter() - began))
             for p, row in zip(at, out, strict=True):
                 row.setflags(write=False)
                 if p:
@@ -218,11 +218,10 @@ class Runner:
             d += 1
         path = tuple(int(t) for t in tokens[tr.base: tr.base + d])
         src = [tr.slot[path[:i]] for i in range(1, d + 1)]
-        for li in range(len(self.cache.layers)):
-            if src:
-                end = max(src) + 1
-                self.cache.put(li, tr.base, self.cache.keys(li, end)[src],
-                               self.cache.values(li, end)[src])
+        for li in range(len(self.cache.layers)) if src else ():
+            end = max(src) + 1
+            self.cache.put(li, tr.base, self.cache.keys(li, end)[src],
+                           self.cache.values(li, end)[src])
         self.cache.truncate(tr.base + d)
         self.tokens = self.tokens + list(path)
         for i in range(1, d + 1):
