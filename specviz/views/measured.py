@@ -187,7 +187,7 @@ def why(label: str, mode: str, s: Summary) -> str:
             "n the tokens a round drafted.")
     if s.speedup >= 1:
         return head + " It pays on this machine."
-    because = ("the draft is too dear for how often it is right (k c exceeds what "
+    because = ("the draft is too dear for how often it is right (n c exceeds what "
                "verifying costs)" if blame(s) == "draft too dear" else "verification is not "
                f"free on this CPU: {_rows(s)} positions cost {r:.2f} one-position passes, "
                "not 1")
