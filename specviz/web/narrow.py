@@ -24,7 +24,7 @@ _TAG = re.compile(r"<[^>]*>")
 
 def narrow_css() -> str:
     """The text titles hidden on wide screens; on narrow ones shown, the drawn ones hidden."""
-    box = f'.stElementContainer:has(.{TITLE_CLASS})'
+    box = f'.stElementContainer:has(> .stHtml > .{TITLE_CLASS})'  # children only: cheap
     return (f"{box} {{ display: none; }}\n"
             f"@media (max-width: {NARROW_PX}px) {{\n"
             f"  {box} {{ display: block; }}\n"

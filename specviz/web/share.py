@@ -33,8 +33,9 @@ def share_sync_js() -> str:
   const w = window;
   if (w.__svShareSync) return;
   w.__svShareSync = true;
+  const boxes = document.getElementsByClassName('sv-share-url');  // live: no query a tick
   const sync = () => {{
-    for (const el of document.querySelectorAll('.sv-share-url')) {{
+    for (const el of boxes) {{
       if (el.textContent !== w.location.href) el.textContent = w.location.href;
     }}
   }};

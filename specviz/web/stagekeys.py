@@ -97,6 +97,7 @@ def step_queue_js(keys: dict[str, str] = STEP_KEYS) -> str:
     if (S.queue.length < {STEP_QUEUE_MAX}) S.queue.push(key);
   }}, true);
   setInterval(function () {{
+    if (!S.waiting && !S.queue.length) return;  // idle: no look at the page
     const st = state();
     if (S.waiting) {{
       if (busy(st)) S.saw = true;
@@ -123,7 +124,7 @@ PLAY_WAIT_MS = 5000  # a tick whose frame never came is pressed again after this
 def autoplay_marker_html(stage: str, *, shown: str, on: bool, speed: float) -> str:
     """The stage's autoplay marker (hidden): which frame is shown ('rnd:step'), whether
     autoplay is on, the seconds per step; with the style that hides it and the tick button."""
-    return (f"<style>.st-key-{stage}_tick, .stElementContainer:has(.{PLAY_MARKER}) "
+    return (f"<style>.st-key-{stage}_tick, .stElementContainer:has(> .stHtml > .{PLAY_MARKER}) "
             f"{{ display: none !important; }}</style>"
             f'<div class="{PLAY_MARKER}" data-stage="{html.escape(stage)}" '
             f'data-shown="{html.escape(shown)}" data-on="{int(on)}" data-speed="{speed:g}">'
@@ -143,13 +144,14 @@ def autoplay_js() -> str:
   const w = window;
   if (w.__svPlay) return;
   const P = w.__svPlay = {{seen: null, since: 0, pressed: null, at: 0}};
+  const marks = document.getElementsByClassName('{PLAY_MARKER}');  // live: no query a tick
   const idle = () => {{
     const app = document.querySelector('[data-testid="stApp"]');
     return !!app && app.getAttribute('data-test-script-state') === 'notRunning'
       && !document.querySelector('[data-stale="true"]');
   }};
   setInterval(function () {{
-    const m = document.querySelector('.{PLAY_MARKER}');
+    const m = marks[0];
     if (!m || m.dataset.on !== '1') {{ P.seen = null; P.pressed = null; return; }}
     if (!idle()) return;
     const now = Date.now();

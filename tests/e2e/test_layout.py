@@ -207,3 +207,19 @@ def test_round_stage_labels_stay_inside_their_charts(server, browser, width, hei
         assert seen >= 3, "too few coins seen to check their labels"
     finally:
         ctx.close()
+
+
+def test_hidden_helpers_take_no_room_on_a_wide_screen(server, browser):
+    """At 1440 the charts' text titles (for phones) and the autoplay marker are hidden
+    with their element: none shows, none leaves a gap between the stage's rows."""
+    ctx, page = open_at(browser, server.url + "/round", 1440, 900)
+    try:
+        page.locator(".stPlotlyChart .main-svg").first.wait_for(timeout=120_000)
+        assert page.locator(".sv-chart-title").count() == 3
+        assert page.evaluate(HTML_TITLES_JS) == []
+        hidden = page.evaluate("""() => [...document.querySelectorAll(
+            '.sv-chart-title, .sv-play')].map(e => getComputedStyle(
+            e.closest('.stElementContainer')).display)""")
+        assert hidden == ["none"] * 4, hidden
+    finally:
+        ctx.close()
