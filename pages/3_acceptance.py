@@ -30,9 +30,9 @@ if tab == "alpha":
                     "where junk hands p's probabilities out in reversed rank order. alpha = 1 "
                     "copies the target.")
         measured = pagedata.reprice(ui.cached(demos.alpha_sweep)(
-            app.P, app.ctx, s.k, 0.0, pagedata.ALPHA_POINTS, None, pagedata.PAGE_ROUNDS,
-            s.seed), s.c, s.k)  # measured once per k; priced at the sidebar's c
-        curve = ui.cached(pagedata.alpha_curve)(app.P, app.ctx, s.k, s.c, pagedata.ALPHA_GRID)
+            app.standard, c=0.0, alphas=pagedata.ALPHA_POINTS, n_rounds=pagedata.PAGE_ROUNDS),
+            s.c, s.k)  # measured once per k; priced at the sidebar's c
+        curve = ui.cached(pagedata.alpha_curve)(app.standard, c=s.c, alphas=pagedata.ALPHA_GRID)
         ui.chart(charts.sweep_figure(
             measured, curve, "alpha", "alpha (mix weight)",
             f"Against draft quality alpha (k = {s.k}, c = {s.c:g})"), key="alpha_sweep")
@@ -44,10 +44,10 @@ else:
                     "each row raised to 1/T and renormalised. T = 1 copies the target; both hotter "
                     "and colder drafts lose acceptance.")
         measured_t = pagedata.reprice(ui.cached(demos.temperature_sweep)(
-            app.P, app.ctx, s.k, 0.0, pagedata.T_POINTS, pagedata.PAGE_ROUNDS, s.seed),
-            s.c, s.k)
-        curve_t = ui.cached(pagedata.temperature_curve)(app.P, app.ctx, s.k, s.c,
-                                                        pagedata.T_GRID)
+            app.standard, c=0.0, temperatures=pagedata.T_POINTS,
+            n_rounds=pagedata.PAGE_ROUNDS), s.c, s.k)
+        curve_t = ui.cached(pagedata.temperature_curve)(app.standard, c=s.c,
+                                                        temperatures=pagedata.T_GRID)
         ui.chart(charts.sweep_figure(
             measured_t, curve_t, "T", "draft temperature T (log)",
             f"Against temperature mismatch T (k = {s.k}, c = {s.c:g})", log_x=True,
