@@ -29,10 +29,10 @@ if tab == "alpha":
         notation.md("The draft mixes the target with a junk table: q = alpha p + (1 − alpha) junk, "
                     "where junk hands p's probabilities out in reversed rank order. alpha = 1 "
                     "copies the target.")
-        measured = pagedata.reprice(ui.cached(demos.alpha_sweep)(
-            app.standard, c=0.0, alphas=pagedata.ALPHA_POINTS, n_rounds=pagedata.PAGE_ROUNDS),
+        measured = pagedata.reprice(ui.cached(demos.draft_sweep)(
+            app.standard, "alpha", pagedata.ALPHA_POINTS, c=0.0, n_rounds=pagedata.PAGE_ROUNDS),
             s.c, s.k)  # measured once per k; priced at the sidebar's c
-        curve = ui.cached(pagedata.alpha_curve)(app.standard, c=s.c, alphas=pagedata.ALPHA_GRID)
+        curve = ui.cached(pagedata.draft_curve)(app.standard, "alpha", pagedata.ALPHA_GRID, c=s.c)
         ui.chart(charts.sweep_figure(
             measured, curve, "alpha", "alpha (mix weight)",
             f"Against draft quality alpha (k = {s.k}, c = {s.c:g})"), key="alpha_sweep")
@@ -43,11 +43,10 @@ else:
         notation.md("The draft is the target itself at another temperature: q = temper(p, T), "
                     "each row raised to 1/T and renormalised. T = 1 copies the target; both hotter "
                     "and colder drafts lose acceptance.")
-        measured_t = pagedata.reprice(ui.cached(demos.temperature_sweep)(
-            app.standard, c=0.0, temperatures=pagedata.T_POINTS,
-            n_rounds=pagedata.PAGE_ROUNDS), s.c, s.k)
-        curve_t = ui.cached(pagedata.temperature_curve)(app.standard, c=s.c,
-                                                        temperatures=pagedata.T_GRID)
+        measured_t = pagedata.reprice(ui.cached(demos.draft_sweep)(
+            app.standard, "T", pagedata.T_POINTS, c=0.0, n_rounds=pagedata.PAGE_ROUNDS),
+            s.c, s.k)
+        curve_t = ui.cached(pagedata.draft_curve)(app.standard, "T", pagedata.T_GRID, c=s.c)
         ui.chart(charts.sweep_figure(
             measured_t, curve_t, "T", "draft temperature T (log)",
             f"Against temperature mismatch T (k = {s.k}, c = {s.c:g})", log_x=True,

@@ -139,8 +139,8 @@ _SWEEP_COLUMNS: list[Column] = [
 
 
 def demo_sweeps(sc: Scenario, c: float, n_rounds: int) -> str:
-    a = demos.alpha_sweep(sc, c=c, n_rounds=n_rounds)
-    t = demos.temperature_sweep(sc, c=c, n_rounds=n_rounds)
+    a = demos.draft_sweep(sc, "alpha", demos.ALPHAS, c=c, n_rounds=n_rounds)
+    t = demos.draft_sweep(sc, "T", demos.TEMPERATURES, c=c, n_rounds=n_rounds)
     vocab, ctx, k = sc.pair.names, sc.ctx, sc.k
     out = [_heading(3, "the better the draft agrees with the target, the more of its guesses "
                        "survive and the more tokens each target call yields; a draft that is "
@@ -164,12 +164,8 @@ def demo_k_sweep(sc: Scenario, c: float, ks: Sequence[int], n_rounds: int) -> st
                        "rising, so the speedup peaks at an interior k and then falls."),
            f"Default draft, long decodes from context '{vocab[ctx]}' ({n_rounds:,} rounds "
            f"each), c = {c:g}."]
-    out.append(format_table(rows, [
-        ("k", "k", "d"), ("cost", "cost 1+kc", ".2f"),
-        ("tokens_per_call", "tokens/call", ".3f"),
-        ("tokens_per_call_exact", "tokens/call exact", ".3f"),
-        ("speedup", "speedup", _x), ("speedup_exact", "speedup exact", _x),
-    ]))
+    out.append(format_table(rows, [("k", "k", "d"), ("cost", "cost 1+kc", ".2f"),
+                                   *_SWEEP_COLUMNS[2:]]))  # tokens/call and speedup
     out.append(f"  best k = {best['k']} (measured speedup {best['speedup']:.3f}x); "
                f"exact: best k = {best_exact['k']} ({best_exact['speedup_exact']:.3f}x)")
     return "\n".join(out)

@@ -18,7 +18,7 @@ from numpy.typing import ArrayLike
 
 from .modelcfg import preset
 from .shape import FP8_COMPUTE, ModelShape, dtype_bytes
-from .theory import round_speedup
+from .theory import speedup
 
 COUNTS = ("full", "tutorial")
 TUTORIAL_LABEL = "tutorial count (no 3rd SwiGLU matrix, no LM head, no KV read)"
@@ -289,7 +289,7 @@ def batch_speedup(
 ) -> np.ndarray:
     """Speculative speedup at each batch size B, with the verify pass priced by the roofline.
 
-    S(B) = E[tokens] t_1(B) / (t_(k+1)(B) + k c t_1(B)), E[tokens] the tokens per call (a
+    S(B) = E[tokens] / (t_(k+1)(B) / t_1(B) + k c), E[tokens] the tokens per call (a
     pair's exact long-run value, or (1 - alpha^(k+1)) / (1 - alpha), Leviathan et al. 2022,
     eq. 1), t_T(B) the roofline time of a pass over B sequences with T new positions each,
     and c the draft's cost per token as a fraction of a plain decode step at the same batch.
@@ -297,7 +297,6 @@ def batch_speedup(
     B (k + 1) tokens make it compute-bound, the k extra positions are paid in full and S(B)
     falls, below 1 for large B. (len(batches),)
     """
-    t = _timer(shape, accel, context_len, dtype, count, kv_cache)
-    k = _int_at_least(k, 1, "k", "drafted tokens per round")
-    t1, tk = (np.array([t(n, B) for B in batches]) for n in (1, k + 1))  # (len(batches),) each
-    return np.asarray(round_speedup(tokens_per_call, t1=t1, drafts=k * c * t1, verify=tk))
+    ratios = [verify_cost_ratio(shape, accel, k, context_len, dtype, B, count, kv_cache)
+              for B in batches]  # t_(k+1)(B) / t_1(B)
+    return np.asarray(speedup(tokens_per_call, k, c, verify=np.array(ratios)))

@@ -99,27 +99,34 @@ def round_speedup(tokens_per_call: ArrayLike, *, t1: ArrayLike, drafts: ArrayLik
     return np.asarray(tokens_per_call) * t1 / (np.asarray(drafts) + verify)
 
 
-def speedup(tokens_per_call: ArrayLike, k: ArrayLike, c: ArrayLike) -> FloatOrArray:
-    """Walltime speedup from a measured tokens/call: S = tokens / (1 + k c), round_speedup
-    with the verify pass priced as one target call and k draft calls at c each
-    (Leviathan et al. 2022, §3.4).
+def round_cost(k: ArrayLike, c: ArrayLike, verify: ArrayLike = 1.0) -> FloatOrArray:
+    """A round's time in target calls: verify + k c, its verify pass (one call while
+    memory-bound) and k draft calls at c each (Leviathan et al. 2022, §3.4)."""
+    return _out(np.asarray(verify + _check_k(k) * _check_c(c), dtype=np.float64))
+
+
+def speedup(tokens_per_call: ArrayLike, k: ArrayLike, c: ArrayLike,
+            verify: ArrayLike = 1.0) -> FloatOrArray:
+    """Walltime speedup from a measured tokens/call: S = tokens / (verify + k c), round_speedup
+    with the verify pass priced as `verify` target calls (1, or roofline.verify_cost_ratio
+    at a batch) and k draft calls at c each (Leviathan et al. 2022, §3.4).
     """
     kk = _check_k(k)
     cc = _check_c(c)
     t = _check_tokens(tokens_per_call, kk)
-    return _out(np.asarray(round_speedup(t, t1=1.0, drafts=kk * cc, verify=1.0),
+    return _out(np.asarray(round_speedup(t, t1=1.0, drafts=kk * cc, verify=verify),
                            dtype=np.float64))
 
 
 def walltime_speedup(alpha: ArrayLike, k: ArrayLike, c: ArrayLike) -> FloatOrArray:
-    """S = (1 - alpha^(k+1)) / ((1 - alpha)(k c + 1)).
+    """S = (1 - alpha^(k+1)) / ((1 - alpha)(1 + k c)).
 
     Leviathan et al. 2022, Thm 3.8.
     """
     kk = _check_k(k)
     cc = _check_c(c)
     tokens = np.asarray(expected_tokens(alpha, kk))
-    return _out(np.asarray(tokens / (kk * cc + 1.0), dtype=np.float64))
+    return _out(np.asarray(tokens / round_cost(kk, cc), dtype=np.float64))
 
 
 def break_even_cost(tokens_per_call: ArrayLike, k: ArrayLike) -> FloatOrArray:

@@ -45,9 +45,13 @@ def residual(p: np.ndarray, q: np.ndarray) -> np.ndarray:
     """
     p = np.asarray(p, dtype=np.float64)
     q = np.asarray(q, dtype=np.float64)
-    d = np.maximum(p - q, 0.0)  # (..., V)
+    d = p - q  # (..., V)
+    np.maximum(d, 0.0, out=d)
     mass = d.sum(axis=-1, keepdims=True)  # (..., 1)
     empty = mass < RESIDUAL_EPS
+    if not empty.any():  # the common case, in two passes over V
+        d /= mass
+        return d
     total = p.sum(axis=-1, keepdims=True)  # (..., 1): 1 for a law
     law = np.where(total > 0, p / np.where(total > 0, total, 1.0), p)
     return np.where(empty, law, d / np.where(empty, 1.0, mass))

@@ -2,18 +2,15 @@
 
 Every table function of specviz.core.rules takes (R, V) arrays, so a rule is applied to
 one position by calling it on (1, V) rows. The common cases skip that call: the standard
-ratio is read at one entry, min(1, p(x)/q(x)), and the standard residual
-norm(max(0, p - q)) is built in two passes over V. Results are the rule's own tables'
-entries exactly.
+ratio is rule.ratio at one entry, the standard residual rule.residual's row. Results are
+the rule's own tables' entries exactly.
 """
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
-from .rule import RESIDUAL_EPS
+from .rule import ratio, residual
 from .ruledefs import Rule
 
 _STANDARD = Rule("standard", "", "", "", "")  # the tables every rule starts from
@@ -47,18 +44,14 @@ def reads_target_to_draft(rule: Rule) -> bool:
 def threshold(rule: Rule, p: np.ndarray, q: np.ndarray, x: int) -> float:
     """A(x): the coin keeps x iff u < A(x) (u <= A(x) for an inclusive coin)."""
     if rule.accept_table is _RATIO:
-        px, qx = float(p[x]), float(q[x])
-        return px / qx if qx > 0 else (math.inf if px > 0 else 0.0)
+        return float(ratio(p[x], q[x]))
     return float(rule.accept_table(p[None], q[None], rule.prm)[0, x])
 
 
 def rejection_row(rule: Rule, p: np.ndarray, q: np.ndarray, x: int) -> np.ndarray:
     """The law of the token emitted when draft x is rejected here. (V,)"""
     if rule.reject_table is _RESIDUAL and not rule.rejection_skips_draft:
-        row = p - q
-        np.maximum(row, 0.0, out=row)
-        mass = row.sum()
-        return p.copy() if mass < RESIDUAL_EPS else row / mass
+        return residual(p, q)
     row = np.array(rule.reject_table(p[None], q[None], rule.prm)[0], dtype=np.float64)
     if rule.rejection_skips_draft:  # y ~ R given y != the rejected draft
         row[x] = 0.0

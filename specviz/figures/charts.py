@@ -166,8 +166,8 @@ def sweep_figure(measured: Sequence[Row], curve: Sequence[Row], x: str, x_title:
                  tickvals: Sequence[float] | None = None) -> go.Figure:
     """Three panels (acceptance, tokens per call, speedup) against x: measured markers,
     the exact curve (solid) and the theory curve at alpha_eff (dashed, Leviathan et al. 2022,
-    eq. 1 and Thm 3.8). measured: demos.alpha_sweep / temperature_sweep rows; curve:
-    pagedata.alpha_curve / temperature_curve rows; tickvals: x ticks (e.g. on a log axis)."""
+    eq. 1 and Thm 3.8). measured: demos.draft_sweep rows; curve: pagedata.draft_curve
+    rows; tickvals: x ticks (e.g. on a log axis)."""
     fig = make_subplots(rows=1, cols=3, subplot_titles=_PANEL_TITLES, horizontal_spacing=0.07)
     mx, cx = col(measured, x), col(curve, x)
     for i, (m, e, t, se, label) in enumerate(_PANELS, start=1):

@@ -14,9 +14,9 @@ from ..text.pair import TextDecoder
 from ..views.stepping import view
 from ..views.textpage import DRAFTER_LABELS, Row
 from ..views.transcript import RoundTranscript
-from .animation import emitted_status
 from .frame import LEGEND_BELOW
 from .palette import BLUE, GREEN, GREY, MARKS, PALE
+from .roundlist import emitted_status
 
 
 # ----------------------------------------------------------------------------- text HTML

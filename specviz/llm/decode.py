@@ -18,6 +18,7 @@ import numpy as np
 
 from ..core import interrupt
 from ..core.round import play_round
+from ..core.roundstats import RoundStats
 from ..core.sampling import draw_row
 from ..core.scenario import Scenario
 from ..core.tables import check_k
@@ -115,13 +116,14 @@ def summarise(spec: Run, alone: Run, *, k: int) -> Summary:
     drafted = sum(tr.k for tr in spec.rounds)
     draft_s = sum(s for _, _, s in spec.draft_passes) / drafted if spec.draft_passes else None
     t1 = float(np.median(ones)) if ones else float("nan")
-    acc = [sum(1 for tr in spec.rounds if len(tr.positions) > i and tr.positions[i].accepted)
-           for i in range(k)]
+    kept = np.bincount([tr.accepted for tr in spec.rounds], minlength=k + 1)  # (k+1,)
+    stats = RoundStats(histogram=kept, tokens=sum(len(tr.tokens) for tr in spec.rounds),
+                       drafted=drafted)
     dra = [sum(1 for tr in spec.rounds if tr.k > i) for i in range(k)]
     return Summary(
         k=k, rounds=len(spec.rounds), tokens=len(spec.tokens), target_1_s=t1,
         target_k1_s=float(np.median(k1)) if k1 else None, draft_s=draft_s,
         c=None if draft_s is None else draft_s / t1,
-        tokens_per_call=sum(len(tr.tokens) for tr in spec.rounds) / max(1, len(spec.rounds)),
-        accepted_at=tuple(acc), drafted_at=tuple(dra),
+        tokens_per_call=stats.tokens_per_call,
+        accepted_at=tuple(int(a) for a in stats.accepted_at), drafted_at=tuple(dra),
         spec_tps=len(spec.tokens) / spec.seconds, plain_tps=len(alone.tokens) / alone.seconds)

@@ -184,21 +184,13 @@ def sweep_drafts(sc: Scenario, knob: str, values: Sequence[float],
 
 
 @heavy
-def alpha_sweep(sc: Scenario, *, c: float = 0.1, alphas: Sequence[float] = ALPHAS,
+def draft_sweep(sc: Scenario, knob: str, values: Sequence[float], *, c: float = 0.1,
                 junk: np.ndarray | None = None, n_rounds: int = 20_000) -> list[Row]:
-    """Demonstration 3a: a draft mixed from the target and a junk table, by quality alpha
-    (the scenario's target, prefix, k, rule and seed; its draft is swept)."""
-    return [{"alpha": a, **_measure(draft, c, n_rounds)}
-            for a, draft in sweep_drafts(sc, "alpha", alphas, junk)]
-
-
-@heavy
-def temperature_sweep(sc: Scenario, *, c: float = 0.1,
-                      temperatures: Sequence[float] = TEMPERATURES,
-                      n_rounds: int = 20_000) -> list[Row]:
-    """Demonstration 3b: the draft is the target itself at another temperature T."""
-    return [{"T": T, **_measure(draft, c, n_rounds)}
-            for T, draft in sweep_drafts(sc, "T", temperatures)]
+    """Demonstration 3: each draft of sweep_drafts (3a, knob "alpha": mixed from the target
+    and a junk table, by quality alpha; 3b, knob "T": the target at another temperature T)
+    in the scenario's place, measured over a long decode, beside its exact long run."""
+    return [{knob: v, **_measure(draft, c, n_rounds)}
+            for v, draft in sweep_drafts(sc, knob, values, junk)]
 
 
 # 4 ------------------------------------------------------------------------ draft length
@@ -207,7 +199,7 @@ def k_sweep(sc: Scenario, *, c: float = 0.1, ks: Sequence[int] = KS,
             n_rounds: int = 20_000) -> list[Row]:
     """Demonstration 4: tokens per call saturate while the cost 1 + k c grows linearly
     (the scenario's pair, prefix, rule and seed; its k is swept)."""
-    return [{"k": k, "cost": 1.0 + k * c, **_measure(sc.replace(k=k), c, n_rounds)}
+    return [{"k": k, "cost": theory.round_cost(k, c), **_measure(sc.replace(k=k), c, n_rounds)}
             for k in ks]
 
 

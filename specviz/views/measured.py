@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..analysis import theory
 from ..analysis.acceptance import wilson
 from ..analysis.planner import Measured, MeasuredHere
 from ..analysis.record import MetricsError, make_acceptance
@@ -165,11 +166,6 @@ def verify_ratio(s: Summary) -> float:
     return 1.0 if s.target_k1_s is None else s.target_k1_s / s.target_1_s
 
 
-def round_cost(s: Summary) -> float:
-    """k c + t(k + 1) / t(1): one round's cost in one-position target passes."""
-    return s.k * (s.c or 0.0) + verify_ratio(s)
-
-
 def blame(s: Summary) -> str:
     """In a few words: it pays, or what makes it lose (the larger part of the round's cost
     beyond the one pass plain decoding pays)."""
@@ -181,7 +177,8 @@ def blame(s: Summary) -> str:
 
 def why(label: str, mode: str, s: Summary) -> str:
     """Whether the draft wins on wall clock here, and why, from the measured figures."""
-    cost, r, c = round_cost(s), verify_ratio(s), s.c or 0.0
+    r, c = verify_ratio(s), s.c or 0.0
+    cost = theory.round_cost(s.k, c, verify=r)  # k c + t(k+1)/t(1), in one-position passes
     head = (f"{label}, {mode}: {s.speedup:.2f}x. A round yielded {s.tokens_per_call:.2f} "
             f"tokens per target call and cost k c + t(k+1)/t(1) = {s.k} x {c:.3f} + "
             f"{r:.2f} = {cost:.2f} one-position passes.")

@@ -109,24 +109,18 @@ def joint_diff(ex: Exactness, rule: str) -> np.ndarray:
     return a.mc_law.sum(axis=rest) - ex.target.sum(axis=rest)
 
 
-def alpha_curve(sc: Scenario, *, c: float, alphas: Sequence[float] = ALPHA_GRID,
+def draft_curve(sc: Scenario, knob: str, values: Sequence[float], *, c: float,
                 junk: np.ndarray | None = None) -> list[Row]:
-    """Exact and theory curves over the mix weight alpha (the draft of alpha_sweep)."""
-    return [{"alpha": a, **exact_row(draft, c)}
-            for a, draft in sweep_drafts(sc, "alpha", [float(a) for a in alphas], junk)]
-
-
-def temperature_curve(sc: Scenario, *, c: float,
-                      temperatures: Sequence[float] = T_GRID) -> list[Row]:
-    """Exact and theory curves over the draft temperature T (draft = temper(P, T))."""
-    return [{"T": T, **exact_row(draft, c)}
-            for T, draft in sweep_drafts(sc, "T", [float(T) for T in temperatures])]
+    """Exact and theory curves over the drafts of demos.draft_sweep: the mix weight alpha
+    (knob "alpha") or the draft temperature T (knob "T", draft = temper(P, T))."""
+    return [{knob: v, **exact_row(draft, c)}
+            for v, draft in sweep_drafts(sc, knob, [float(v) for v in values], junk)]
 
 
 def k_curve(sc: Scenario, *, c: float, ks: Sequence[int] = K_GRID) -> list[Row]:
     """Exact and theory curves over k (the scenario's k swept), with the cost of a round
     1 + k c."""
-    return [{"k": int(k), "cost": 1.0 + k * c, **exact_row(sc.replace(k=int(k)), c)}
+    return [{"k": int(k), "cost": theory.round_cost(k, c), **exact_row(sc.replace(k=int(k)), c)}
             for k in ks]
 
 
@@ -146,7 +140,7 @@ def reprice(rows: list[Row], c: float, k: int | None = None) -> list[Row]:
             new["c"] = cost = 0.0 if r.get("drafter") == "lookup" else float(c)
             new["speedup"] = float(theory.speedup(r["tokens per call"], kk, cost))
         if "cost" in r:
-            new["cost"] = 1.0 + kk * c
+            new["cost"] = theory.round_cost(kk, c)
         if "tokens_per_call" in r:
             new["speedup"] = float(theory.speedup(r["tokens_per_call"], kk, c))
         if "tokens_per_call_exact" in r:
@@ -334,10 +328,9 @@ def batch_curve(
     """roofline.batch_speedup over B, with where verification stops being free and where
     speculation stops paying. With batch B the verify pass holds B (k + 1) tokens."""
     bs = [int(b) for b in batches]
-    s = roofline.batch_speedup(preset, accel, tokens_per_call, k, c, bs, context_len, dtype,
-                               "full", kv_cache)
-    ratios = [roofline.verify_cost_ratio(preset, accel, k, context_len, dtype, b, "full", kv_cache)
-              for b in bs]
+    ratios = np.array([roofline.verify_cost_ratio(preset, accel, k, context_len, dtype, b,
+                                                  "full", kv_cache) for b in bs])  # (B,)
+    s = theory.speedup(tokens_per_call, k, c, verify=ratios)  # (B,) as roofline.batch_speedup
     rows = [{"batch": b, "tokens_in_pass": b * (k + 1), "speedup": float(v),
              "verify_ratio": float(r)} for b, v, r in zip(bs, s, ratios, strict=True)]
     limit = 1.0 + roofline.FREE_TOLERANCE

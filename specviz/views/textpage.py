@@ -24,7 +24,7 @@ from ..text.ngram import NGramCounts, train
 from ..text.pair import TextDecoder  # noqa: F401 (for /text)
 from .columns import Columns
 from .demos import Row, stopped_note
-from .transcript import RoundTranscript, Totals
+from .transcript import RoundTranscript, Totals, totals_metrics
 from .work import heavy
 
 LEVEL_LABELS = {"char": "characters", "word": "words"}
@@ -80,7 +80,7 @@ def counts_max_order(target_order: int) -> int:
     return max(int(target_order), max(COMPARE_ORDERS))
 
 
-def round_cost(dec: TextDecoder, k: int, rule: str = "correct", tree: Paths = ()) -> float:
+def round_work(dec: TextDecoder, k: int, rule: str = "correct", tree: Paths = ()) -> float:
     """Row entries one round computes at worst: (drafted + k + 1) rows (2k + 1 for a chain,
     a tree's nodes + k + 1; core.rules.drafted), each V entries through both orders, and at
     least ROW_ENTRIES_MIN."""
@@ -91,7 +91,7 @@ def round_cost(dec: TextDecoder, k: int, rule: str = "correct", tree: Paths = ()
 def exact_n(dec: TextDecoder, k: int, rules: Sequence[str], tree: Paths = ()) -> int:
     """Decodes per rule for the exactness check: EXACT_N, or fewer so that every rule's run
     together stays within TEXT_WORK_MAX (never under EXACT_N_MIN)."""
-    per_decode = sum(round_cost(dec, k, r, tree) for r in rules)
+    per_decode = sum(round_work(dec, k, r, tree) for r in rules)
     fit = int(TEXT_WORK_MAX // max(1.0, per_decode))
     return max(EXACT_N_MIN, min(EXACT_N, fit))
 
@@ -101,7 +101,7 @@ def exact_note(dec: TextDecoder, k: int, n: int, rules: Sequence[str],
     """What the page says when the model's size or the rules' rows lowered n."""
     if n >= EXACT_N:
         return None
-    per_decode = sum(round_cost(dec, k, r, tree) for r in rules)
+    per_decode = sum(round_work(dec, k, r, tree) for r in rules)
     return (f"n = {n:,} decodes per rule, not {EXACT_N:,}: at V = {dec.V:,}, k = {k} and orders "
             f"{dec.target_order} + {dec.draft_order}, a round of the {len(rules)} rules "
             f"computes up to {per_decode:,.0f} row entries (a tree counts its nodes), and one "
@@ -112,7 +112,7 @@ def exact_note(dec: TextDecoder, k: int, n: int, rules: Sequence[str],
 def round_cap(dec: TextDecoder, k: int, rnd: int, rnd_max: int, rule: str = "correct",
               tree: Paths = ()) -> tuple[int, str | None]:
     """The round index held where replaying rounds 0..rnd would pass TEXT_WORK_MAX."""
-    cap = max(0, min(int(rnd_max), int(TEXT_WORK_MAX // round_cost(dec, k, rule, tree)) - 1))
+    cap = max(0, min(int(rnd_max), int(TEXT_WORK_MAX // round_work(dec, k, rule, tree)) - 1))
     if rnd <= cap:
         return int(rnd), None
     return cap, (f"Round {rnd:,} is past what one request may replay for this model "
@@ -154,18 +154,10 @@ def encode_prompt(dec: TextDecoder, prompt: str) -> tuple[tuple[int, ...], int]:
 def running_metrics(t: Totals, k: int, c: float, drafter: str) -> list[tuple[str, str]]:
     """(label, value) for the running totals, with the speedup tokens/call / (1 + k c)
     (Leviathan et al. 2022, Sec. 3.4); prompt lookup drafts for free, so its c is 0."""
-    def num(x: float) -> str:
-        return "–" if math.isnan(x) else f"{x:.3f}"
-
     cost = 0.0 if drafter == "lookup" else float(c)
     s = float("nan") if not t.rounds else float(theory.speedup(t.tokens_per_call, k, cost))
-    return [
-        ("rounds (target calls)", f"{t.rounds}"),
-        ("tokens emitted", f"{t.tokens}"),
-        ("tokens per target call", num(t.tokens_per_call)),
-        ("acceptance (kept / drafted)", num(t.draft_acceptance_rate)),
-        (f"speedup at c = {cost:g}", "–" if math.isnan(s) else f"{s:.3f}x"),
-    ]
+    return totals_metrics(t) + [(f"speedup at c = {cost:g}", "–" if math.isnan(s) else
+                                 f"{s:.3f}x")]
 
 
 def context_caption(dec: TextDecoder, tr: RoundTranscript) -> str:

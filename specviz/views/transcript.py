@@ -6,6 +6,7 @@ however deep the round index is.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -46,6 +47,16 @@ def transcript_totals(traces: Sequence[RoundTrace | RoundDigest]) -> Totals:
     return Totals(histogram=np.bincount(kept, minlength=k + 1),
                   tokens=sum(len(t.emitted) for t in traces),
                   drafted=sum(t.k for t in traces), by_origin=by_origin)
+
+
+def totals_metrics(t: Totals) -> list[tuple[str, str]]:
+    """(label, value) pairs for the running totals ("–" before the first round)."""
+    def num(x: float) -> str:
+        return "–" if math.isnan(x) else f"{x:.3f}"
+
+    return [("rounds (target calls)", f"{t.rounds}"), ("tokens emitted", f"{t.tokens}"),
+            ("tokens per target call", num(t.tokens_per_call)),
+            ("acceptance (kept / drafted)", num(t.draft_acceptance_rate))]
 
 
 @dataclass(frozen=True)

@@ -59,28 +59,16 @@ def text_of(max_chars: int):
     return parse
 
 
-def int_choice(options):
-    opts = tuple(int(o) for o in options)
+def number_choice(options, cast: type = float):
+    """One of the numbers `options`, read as a number ("2", "2.0") and returned as cast."""
+    opts = tuple(cast(o) for o in options)
 
-    def parse(s: str) -> int:
+    def parse(s: str):
         v = float(s)
         if not math.isfinite(v) or v not in opts:
             raise ValueError
-        return int(v)
-    parse.range = "one of " + ", ".join(f"{o:,}" for o in opts)
-    parse.options = opts
-    return parse
-
-
-def float_choice(options):
-    opts = tuple(float(o) for o in options)
-
-    def parse(s: str) -> float:
-        v = float(s)
-        if v not in opts:
-            raise ValueError
-        return v
-    parse.range = "one of " + ", ".join(f"{o:g}" for o in opts)
+        return cast(v)
+    parse.range = "one of " + ", ".join(f"{o:,}" if cast is int else f"{o:g}" for o in opts)
     parse.options = opts
     return parse
 

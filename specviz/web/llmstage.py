@@ -16,12 +16,12 @@ import streamlit as st
 
 from ..core import interrupt
 from ..core.warp import Warp
-from ..figures import animation, textfigs
+from ..figures import textfigs
 from ..llm import store
 from ..llm.gemma import ModelFileError
 from ..llm.pair import DraftError, DraftSpec, token_counts
 from ..views import llmpage, llmstream, stepping, textpage
-from ..views.transcript import RoundTranscript
+from ..views.transcript import RoundTranscript, totals_metrics
 from ..views.work import WORK_STOP_S
 from . import files, guard, server, textmodels, ui
 from . import settings as S
@@ -183,7 +183,7 @@ def _below(m: store.Model, tr: RoundTranscript, step: int) -> None:
     st.caption(guard.plain(llmpage.context_caption(m, tr)))
     st.markdown("**The text so far** (grey: the prompt; colours: how each token was made)")
     totals = stepping.totals_at(tr, step)
-    for col, (label, value) in zip(st.columns(4), animation.totals_metrics(totals),
+    for col, (label, value) in zip(st.columns(4), totals_metrics(totals),
                                    strict=True):
         col.metric(label, value)
     st.html(textfigs.tokens_html(llmpage.Pieces(m.tokenizer), tr, step))

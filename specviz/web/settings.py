@@ -107,7 +107,7 @@ FIELDS = (
     *_on(STAGE,
          Field("step", 0, F.int_in(0, STEP_MAX)),  # animation frame
          Field("rnd", 0, F.int_in(0, RND_MAX)),  # which round of the transcript (0 = the first)
-         Field("speed", 1.0, F.float_choice((0.5, 1.0, 2.0, 3.0)))),  # autoplay: s per step
+         Field("speed", 1.0, F.number_choice((0.5, 1.0, 2.0, 3.0)))),  # autoplay: s per step
     *_on("acceptance", Field("tab", "alpha", F.choice(("alpha", "T")))),  # the sweep open
     *_on("cost", Field("surface", "heatmap", F.choice(("heatmap", "3d")))),  # the view open
     *_on("roofline",
@@ -133,7 +133,7 @@ FIELDS = (
               Field("wminp", 0.0, F.float_in(0.0, 1.0), 0.01),
               Field("wdraft", 0, F.int_in(0, 1))),
     *_on("rules",
-         Field("rules_n", 200_000, F.int_choice(GALLERY_NS)),  # Monte Carlo decodes per rule
+         Field("rules_n", 200_000, F.number_choice(GALLERY_NS, int)),  # Monte Carlo decodes a rule
          Field("conv_given", "alpha", F.choice(("alpha", "rate", "length"))),  # the converter's
          Field("conv_value", 0.8, F.float_in(0.0, K_APP_MAX + 1), 0.01)),  # number, and what
     *_on("draft-length", Field("threshold", 0.3, F.float_in(0.0, 1.0), 0.05)),  # on max q

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from ..core.scenario import Scenario
-from ..figures import animation, textfigs, treeview
+from ..figures import animation, roundlist, textfigs, treeview
 from ..views import stepping, textpage, transcript
 from ..views.transcript import RND_MAX, RoundTranscript
 from . import files, guard, narrow, notation, stagekeys, ui
@@ -185,10 +185,10 @@ def _round_below(tr: RoundTranscript, step: int) -> None:
                              "Totals count every round from round 0; the list shows the latest "
                              "few."))
     totals = stepping.totals_at(tr, step)
-    for col, (label, value) in zip(st.columns(4), animation.totals_metrics(totals),
+    for col, (label, value) in zip(st.columns(4), transcript.totals_metrics(totals),
                                    strict=True):
         col.metric(notation.text(label), value)
-    st.html(notation.text(animation.transcript_html(animation.listed_rounds(tr, step), tr.first)))
+    st.html(notation.text(roundlist.transcript_html(roundlist.listed_rounds(tr, step), tr.first)))
     done = stepping.view(tr.current, step).done
     a, b, c = st.columns(3)
     with a:

@@ -14,7 +14,7 @@ from support import narrated_round, random_tables
 
 from specviz import default_tables, exact_joint, round_law, simulate, target_joint, tv
 from specviz.analysis.stats import tv_threshold
-from specviz.core.kinds import tree, treeshape
+from specviz.core.kinds import tree, treelaw, treeshape
 from specviz.core.pair import TablePair
 from specviz.core.round import play_round
 from specviz.core.rules import get_rule
@@ -62,7 +62,7 @@ def test_dp_matches_the_literal_enumeration(rule, shape):
         for n in (1, 2):
             np.testing.assert_allclose(exact_joint(sc(P, Q, 0, k, rule=r), n_tokens=n),
                                        brute_array(P, Q, 0, k, n, r), rtol=0, atol=1e-12)
-        D, N = tree.round_tables(P, Q, treeshape.preset(shape, k), r.tree)
+        D, N = treelaw.round_tables(P, Q, treeshape.preset(shape, k), r.tree)
         kept, ends = np.zeros(k + 1), np.zeros(3)
         for seq, pr in tree_outcomes(P, Q, 2, treeshape.preset(shape, k).children, r.tree).items():
             kept[len(seq) - 1] += pr
@@ -76,7 +76,7 @@ def test_a_tree_of_m_iid_siblings_per_level_is_specinfer_multi_draft():
     children everywhere: only the kept child's subtree is ever read."""
     P, Q = random_tables(np.random.default_rng(4), V=4)
     shape = treeshape.TreeShape.from_branching("3-3-3", (3, 3, 3))
-    D, _ = tree.round_tables(P, Q, shape, "iid")
+    D, _ = treelaw.round_tables(P, Q, shape, "iid")
     for c in range(4):
         law = round_law(sc(P, Q, c, 3, rule=get_rule("multi_draft").with_params(m=3)))
         np.testing.assert_allclose(D[c], law.histogram, atol=1e-12)

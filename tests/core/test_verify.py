@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from support import random_tables
 
-from specviz.core.kinds.tree import sibling_step
+from specviz.core.kinds.treelaw import sibling_step
 from specviz.core.rules import RULES, apply_rule, keep_prob
 from specviz.core.verify import draft_row, rejection_row, threshold
 

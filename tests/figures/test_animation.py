@@ -15,6 +15,7 @@ from specviz import default_tables, residual
 from specviz.core.pair import TablePair
 from specviz.core.scenario import Scenario
 from specviz.figures import animation as A
+from specviz.figures import roundlist
 from specviz.views import stepping, transcript
 from specviz.views.narration import play_narrated
 from specviz.views.stepping import totals_at
@@ -164,11 +165,11 @@ def test_token_names_are_escaped_everywhere():
     tr = _round(1, vocab=vocab)
     rounds = play_narrated(Scenario.on(TablePair(T.P, T.Q, vocab), 2, k=4, seed=1), n_rounds=5)
     for text in [A.chips_html(tr, s) for s in range(len(tr.steps))] + [
-        A.transcript_html(rounds)
+        roundlist.transcript_html(rounds)
     ]:
         assert "<script>" not in text and "<b>" not in text and '"f"' not in text
-    assert "&lt;script&gt;" in A.transcript_html(rounds) or "&lt;b&gt;" in A.transcript_html(
-        rounds)
+    shown = roundlist.transcript_html(rounds)
+    assert "&lt;script&gt;" in shown or "&lt;b&gt;" in shown
 
 
 def test_each_status_has_its_own_symbol_label_and_colour():
@@ -259,13 +260,13 @@ def test_no_resample_rule_redraws_from_p():
 # ----------------------------------------------------------------------------- transcript
 def test_transcript_lists_each_round_and_marks_origins():
     rounds = play_narrated(Scenario.on(TablePair(T.P, T.Q), 0, k=4, seed=3), n_rounds=8)
-    text = A.transcript_html(rounds, first=10)
+    text = roundlist.transcript_html(rounds, first=10)
     assert text.count('class="sv-round"') == 8
     assert re.findall(r'data-round="(\d+)"', text) == [str(r) for r in range(10, 18)]
     origins = re.findall(r'data-origin="(\w+)"', text)
     want = [o for t in rounds for o in [e.origin for e in t.emitted] + ["flushed"] * len(t.flushed)]
     assert origins == want
-    assert "No round" in A.transcript_html(())
+    assert "No round" in roundlist.transcript_html(())
 
 
 def test_transcript_totals_and_what_is_counted_at_a_step():
@@ -282,13 +283,13 @@ def test_transcript_totals_and_what_is_counted_at_a_step():
     assert tr.before.rounds == 20
     last = stepping.last_step(tr.current)
     assert totals_at(tr, 0) == tr.before and totals_at(tr, last) == tr.through
-    assert [id(t) for t in A.listed_rounds(tr, 0)] == [id(t) for t in tr.earlier]
-    assert [id(t) for t in A.listed_rounds(tr, last)] == [id(t) for t in tr.earlier] + [
+    assert [id(t) for t in roundlist.listed_rounds(tr, 0)] == [id(t) for t in tr.earlier]
+    assert [id(t) for t in roundlist.listed_rounds(tr, last)] == [id(t) for t in tr.earlier] + [
         id(tr.current)]
-    labels = dict(A.totals_metrics(tr.through))
+    labels = dict(transcript.totals_metrics(tr.through))
     assert labels["tokens per target call"] == f"{tokens / 21:.3f}"
     empty = transcript.transcript_totals(())
-    assert dict(A.totals_metrics(empty))["tokens per target call"] == "–"
+    assert dict(transcript.totals_metrics(empty))["tokens per target call"] == "–"
     rows = transcript.transcript_rows(tr, include_current=True)
     assert [r["round"] for r in rows] == list(range(15, 21))
     assert rows[-1]["tokens"] == len(tr.current.emitted)

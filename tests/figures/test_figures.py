@@ -170,13 +170,15 @@ def test_joint_diff_heatmap_values(ex, pair):
 # ----------------------------------------------------------------------------- acceptance
 @pytest.fixture(scope="module")
 def alpha_rows(pair):
-    measured = demos.alpha_sweep(pair.P, 0, 4, 0.0, (0.0, 0.5, 1.0), n_rounds=2_000, seed=3)
-    curve = pagedata.alpha_curve(pair.P, 0, 4, 0.1, (0.0, 0.5, 1.0))
+    measured = demos.draft_sweep(sc(pair.P, pair.Q, 0, 4, seed=3), "alpha", (0.0, 0.5, 1.0),
+                                 c=0.0, n_rounds=2_000)
+    curve = pagedata.draft_curve(sc(pair.P, pair.Q, 0, 4), "alpha", (0.0, 0.5, 1.0), c=0.1)
     return pagedata.reprice(measured, 0.1, 4), curve
 
 
 def test_reprice_equals_measuring_at_c(pair, alpha_rows):
-    direct = demos.alpha_sweep(pair.P, 0, 4, 0.1, (0.0, 0.5, 1.0), n_rounds=2_000, seed=3)
+    direct = demos.draft_sweep(sc(pair.P, pair.Q, 0, 4, seed=3), "alpha", (0.0, 0.5, 1.0),
+                               c=0.1, n_rounds=2_000)
     for a, b in zip(alpha_rows[0], direct, strict=True):
         assert a == pytest.approx(b)
 

@@ -29,8 +29,8 @@ def figures() -> dict:
     ex = demos.exactness(sc(d.P, d.Q, 0, 4, seed=1), n=2_000, rules=pagedata.EXACTNESS_RULES)
     conv = demos.convergence(sc(d.P, d.Q, 0, 4, seed=1),
                              ns=(200, 2_000), rules=pagedata.EXACTNESS_RULES)
-    alpha = pagedata.reprice(demos.alpha_sweep(d.P, 0, 4, 0.0, (0.0, 0.5, 1.0), None, 500,
-                                               0), 0.1, 4)
+    alpha = pagedata.reprice(demos.draft_sweep(sc(d.P, d.Q, 0, 4, seed=0), "alpha",
+                                               (0.0, 0.5, 1.0), c=0.0, n_rounds=500), 0.1, 4)
     ks = pagedata.reprice(demos.k_sweep(sc(d.P, d.Q, 0, seed=0),
                                         c=0.0, ks=(1, 2, 4), n_rounds=500), 0.1)
     k_curve = pagedata.k_curve(sc(d.P, d.Q, 0), c=0.1, ks=(1, 2, 4))
@@ -51,7 +51,8 @@ def figures() -> dict:
         "marginal": charts.marginal_bars(pagedata.marginal_rows(ex, "correct", d.vocab),
                                          "correct"),
         "convergence": charts.convergence_figure(conv, ex),
-        "sweep": charts.sweep_figure(alpha, pagedata.alpha_curve(d.P, 0, 4, 0.1, (0.0, 1.0)),
+        "sweep": charts.sweep_figure(alpha, pagedata.draft_curve(sc(d.P, d.Q, 0, 4), "alpha",
+                                                                 (0.0, 1.0), c=0.1),
                                      "alpha", "alpha (mix weight)", "alpha sweep"),
         "k_sweep": charts.k_sweep_figure(ks, k_curve, demos.best_row(ks)),
         "cost": costcharts.cost_curve(cm, pagedata.slow_cases(cm, (0.1, 0.6, 1.0))),

@@ -44,7 +44,7 @@ def test_rounds_past_the_budget_are_held(counts):
     dec = textpage.TextDecoder(counts, 4, 1)
     rnd, note = textpage.round_cap(dec, 32, 999, 999)
     assert rnd < 999 and note and "held at round" in note
-    assert (rnd + 1) * textpage.round_cost(dec, 32) <= textpage.TEXT_WORK_MAX
+    assert (rnd + 1) * textpage.round_work(dec, 32) <= textpage.TEXT_WORK_MAX
     assert textpage.round_cap(dec, 1, 5, 999) == (5, None)
 
 
@@ -55,15 +55,15 @@ def test_a_tree_is_priced_by_its_nodes_on_text(counts):
 
     dec = textpage.TextDecoder(counts, 4, 1)
     tree = parse_paths("16-15")
-    chain, row = textpage.round_cost(dec, 32), dec.V * 5 + textpage.ROW_ENTRIES_MIN
+    chain, row = textpage.round_work(dec, 32), dec.V * 5 + textpage.ROW_ENTRIES_MIN
     assert chain == 65 * row
-    assert textpage.round_cost(dec, 32, "tree_iid", tree) == (256 + 33) * row
-    assert textpage.round_cost(dec, 32, "multi_draft") == (3 * 32 + 33) * row
+    assert textpage.round_work(dec, 32, "tree_iid", tree) == (256 + 33) * row
+    assert textpage.round_work(dec, 32, "multi_draft") == (3 * 32 + 33) * row
     rules = textpage.checked_rules("tree_iid")
     n = textpage.exact_n(dec, 32, rules, tree)
     assert n < textpage.exact_n(dec, 32, rules)
-    assert n == textpage.EXACT_N_MIN or n * (3 * chain + textpage.round_cost(
+    assert n == textpage.EXACT_N_MIN or n * (3 * chain + textpage.round_work(
         dec, 32, "tree_iid", tree)) <= textpage.TEXT_WORK_MAX
     rnd, note = textpage.round_cap(dec, 32, 999, 999, "tree_iid", tree)
-    assert (rnd + 1) * textpage.round_cost(dec, 32, "tree_iid", tree) <= textpage.TEXT_WORK_MAX
+    assert (rnd + 1) * textpage.round_work(dec, 32, "tree_iid", tree) <= textpage.TEXT_WORK_MAX
     assert rnd < textpage.round_cap(dec, 32, 999, 999)[0] and "256 drafted" in note

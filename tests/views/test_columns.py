@@ -38,16 +38,15 @@ def test_headers_are_words_and_each_column_has_one_format(name):
 def rows():
     """The rows each spec is shown with, as the pages make them (small runs)."""
     d = default_tables()
-    alpha = pagedata.reprice(demos.alpha_sweep(sc(d.P, d.Q, 0, 4, seed=0), c=0.0,
-                                               alphas=(0.0, 1.0), n_rounds=500), 0.1, 4)
-    temp = pagedata.reprice(demos.temperature_sweep(sc(d.P, d.Q, 0, 4, seed=0), c=0.0,
-                                                    temperatures=(0.5, 2.0), n_rounds=500),
-                            0.1, 4)
+    alpha = pagedata.reprice(demos.draft_sweep(sc(d.P, d.Q, 0, 4, seed=0), "alpha", (0.0, 1.0),
+                                               c=0.0, n_rounds=500), 0.1, 4)
+    temp = pagedata.reprice(demos.draft_sweep(sc(d.P, d.Q, 0, 4, seed=0), "T", (0.5, 2.0),
+                                              c=0.0, n_rounds=500), 0.1, 4)
     ks = pagedata.reprice(demos.k_sweep(sc(d.P, d.Q, 0, seed=0),
                                         c=0.0, ks=(1, 2), n_rounds=500), 0.1)
-    curve = pagedata.k_curve(sc(d.P, d.Q, 0), c=0.1, ks=(1, 2)) + pagedata.alpha_curve(
-        sc(d.P, d.Q, 0, 4), c=0.1, alphas=(0.0, 1.0)) + pagedata.temperature_curve(
-        sc(d.P, d.Q, 0, 4), c=0.1, temperatures=(0.5, 2.0))
+    curve = pagedata.k_curve(sc(d.P, d.Q, 0), c=0.1, ks=(1, 2)) + pagedata.draft_curve(
+        sc(d.P, d.Q, 0, 4), "alpha", (0.0, 1.0), c=0.1) + pagedata.draft_curve(
+        sc(d.P, d.Q, 0, 4), "T", (0.5, 2.0), c=0.1)
     ex = demos.exactness(sc(d.P, d.Q, 0, 2, seed=1), n=500, rules=("correct",))
     page = pagedata.roofline_page()
     plan = plan_page(metrics_text=example_text("vllm_metrics.prom"),

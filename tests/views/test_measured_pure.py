@@ -125,3 +125,23 @@ def test_why_names_the_culprit():
     s2 = SimpleNamespace(k=4, c=0.01, target_k1_s=0.4, target_1_s=0.1, tokens_per_call=2,
                          speedup=0.5)
     assert "verification is not free" in mv.why("lookup", "greedy", s2)
+
+
+def test_summary_counts_the_rounds_it_was_given():
+    """Per position i, the rounds whose draft i was kept and the rounds that drafted it;
+    tokens per call = tokens the rounds emitted / rounds. Rounds played on the toy tables
+    stand in for the real model's (the same RoundTrace)."""
+    from specviz.core.pair import TablePair
+    from specviz.core.round import play_round
+    from specviz.core.tables import default_tables
+    from specviz.llm.decode import Run, summarise
+
+    t, k, rng = default_tables(), 3, np.random.default_rng(5)
+    rounds = tuple(play_round(TablePair(t.P, t.Q), [0, i % 6], k, rng=rng) for i in range(300))
+    kept = [sum(1 for tr in rounds if i < len(tr.positions) and all(
+        p.accepted for p in tr.positions[:i + 1])) for i in range(k)]
+    run = Run((1,) * 40, 2.0, ((1, 1, 0.1), (k + 1, k + 1, 0.2)), ((1, 1, 0.01),), rounds)
+    s = summarise(run, run, k=k)
+    assert s.accepted_at == tuple(kept) and 0 < kept[-1] < kept[0] < len(rounds)
+    assert s.drafted_at == (len(rounds),) * k and s.rounds == len(rounds)
+    assert s.tokens_per_call == sum(len(e.emitted) for e in rounds) / len(rounds)

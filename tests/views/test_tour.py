@@ -123,8 +123,8 @@ def test_acceptance_answer(tables):
     s4, s8 = _state(ch.preset), _state(ch.answer_url)
     assert (s4.k, s4.c, s8.k, s8.c) == (4, 0.1, 8, 0.1)
     at = {k: {r["alpha"]: r["speedup_exact"]
-              for r in pagedata.alpha_curve(sc(tables.P, tables.Q, 0, k), c=0.1,
-                                            alphas=(0.0, 1.0))} for k in (4, 8)}
+              for r in pagedata.draft_curve(sc(tables.P, tables.Q, 0, k), "alpha", (0.0, 1.0),
+                                            c=0.1)} for k in (4, 8)}
     perfect = re.search(r"goes from ([\d.]+)x to ([\d.]+)x: every", ch.answer)
     junk = re.search(r"goes from ([\d.]+)x to ([\d.]+)x, slower", ch.answer)
     assert at[4][1.0] == pytest.approx(float(perfect[1]), abs=5e-3)

@@ -126,6 +126,17 @@ def test_a_fields_options_come_from_their_owner(key):
     assert S.widget_bounds(key, "selectbox")["options"] == tuple(OPTIONS[key]())
 
 
+def test_a_number_read_from_a_link_has_its_fields_type():
+    """An integer field reads "4" and "4.0" as the int 4, a float field "1" as 1.0: for the
+    default and for every option of a number field."""
+    numbers = [f for f in S.FIELDS if type(f.default) in (int, float)]
+    assert {"k", "c", "rules_n", "speed"} <= {f.name for f in numbers}
+    for f in numbers:
+        for v in (f.default, *getattr(f.parse, "options", ())):
+            for text in (str(v), str(float(v)), str(int(v)) if v == int(v) else str(v)):
+                assert type(f.parse(text)) is type(f.default), (f.name, text)
+
+
 @pytest.mark.parametrize("key", list(MAX_CHARS))
 def test_a_texts_cap_comes_from_its_owner(key):
     assert S.widget_bounds(key, "text_area")["max_chars"] == MAX_CHARS[key]()
