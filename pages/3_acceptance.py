@@ -23,36 +23,30 @@ st.caption(notation.text(f"k = {s.k} and c = {s.c:g} from the sidebar; context '
                          f"sidebar's draft is not used here. {pagedata.PAGE_ROUNDS:,} rounds per "
                          "measured point."))
 
-tab, (tab_alpha, tab_t) = ui.tabs("tab", pagedata.ACCEPTANCE_TABS)
-if tab == "alpha":
-    with tab_alpha:
-        notation.md("The draft mixes the target with a junk table: q = alpha p + (1 − alpha) junk, "
-                    "where junk hands p's probabilities out in reversed rank order. alpha = 1 "
-                    "copies the target.")
-        measured = pagedata.reprice(ui.cached(demos.draft_sweep)(
-            app.standard, "alpha", pagedata.ALPHA_POINTS, c=0.0, n_rounds=pagedata.PAGE_ROUNDS),
-            s.c, s.k)  # measured once per k; priced at the sidebar's c
-        curve = ui.cached(pagedata.draft_curve)(app.standard, "alpha", pagedata.ALPHA_GRID, c=s.c)
-        ui.chart(charts.sweep_figure(
-            measured, curve, "alpha", "alpha (mix weight)",
-            f"Against draft quality alpha (k = {s.k}, c = {s.c:g})"), key="alpha_sweep")
-        ui.table(measured, columns.SWEEP, fold="The measured points (table)")
-        files.download_csv(measured, f"alpha_sweep_k{s.k}")
-else:
-    with tab_t:
-        notation.md("The draft is the target itself at another temperature: q = temper(p, T), "
-                    "each row raised to 1/T and renormalised. T = 1 copies the target; both hotter "
-                    "and colder drafts lose acceptance.")
-        measured_t = pagedata.reprice(ui.cached(demos.draft_sweep)(
-            app.standard, "T", pagedata.T_POINTS, c=0.0, n_rounds=pagedata.PAGE_ROUNDS),
-            s.c, s.k)
-        curve_t = ui.cached(pagedata.draft_curve)(app.standard, "T", pagedata.T_GRID, c=s.c)
-        ui.chart(charts.sweep_figure(
-            measured_t, curve_t, "T", "draft temperature T (log)",
-            f"Against temperature mismatch T (k = {s.k}, c = {s.c:g})", log_x=True,
-            tickvals=pagedata.T_TICKS), key="t_sweep")
-        ui.table(measured_t, columns.SWEEP, fold="The measured points (table)")
-        files.download_csv(measured_t, f"temperature_sweep_k{s.k}")
+SWEEPS = {  # each tab: its draft, measured points, curve grid, x axis, chart key, file name
+    "alpha": ("The draft mixes the target with a junk table: q = alpha p + (1 − alpha) junk, "
+              "where junk hands p's probabilities out in reversed rank order. alpha = 1 copies "
+              "the target.", pagedata.ALPHA_POINTS, pagedata.ALPHA_GRID,
+              dict(x_title="alpha (mix weight)"), "alpha_sweep", "alpha_sweep"),
+    "T": ("The draft is the target itself at another temperature: q = temper(p, T), each row "
+          "raised to 1/T and renormalised. T = 1 copies the target; both hotter and colder "
+          "drafts lose acceptance.", pagedata.T_POINTS, pagedata.T_GRID,
+          dict(x_title="draft temperature T (log)", log_x=True, tickvals=pagedata.T_TICKS),
+          "t_sweep", "temperature_sweep"),
+}
+tab, containers = ui.tabs("tab", pagedata.ACCEPTANCE_TABS)
+about, points, grid, axis, chart_key, file_name = SWEEPS[tab]
+with dict(zip(pagedata.ACCEPTANCE_TABS, containers, strict=True))[tab]:
+    notation.md(about)
+    measured = pagedata.reprice(ui.cached(demos.draft_sweep)(
+        app.standard, tab, points, c=0.0, n_rounds=pagedata.PAGE_ROUNDS),
+        s.c, s.k)  # measured once per k; priced at the sidebar's c
+    curve = ui.cached(pagedata.draft_curve)(app.standard, tab, grid, c=s.c)
+    ui.chart(charts.sweep_figure(
+        measured, curve, tab, title=f"Against {pagedata.ACCEPTANCE_TABS[tab]} (k = {s.k}, "
+        f"c = {s.c:g})", **axis), key=chart_key)
+    ui.table(measured, columns.SWEEP, fold="The measured points (table)")
+    files.download_csv(measured, f"{file_name}_k{s.k}")
 st.caption(notation.text("acceptance = accepted / drafted (vLLM's draft acceptance rate), which is "
                          "not alpha: acceptance stops at the first rejection. Error bars: one "
                          "standard error."))

@@ -13,11 +13,10 @@ import math
 from pathlib import Path
 from typing import TextIO
 
-from .analysis.drafting import DRAFT_KINDS
 from .analysis.planner import Measured
-from .analysis.shape import SERVED_DTYPES
 from .clitable import format_table
 from .views import plan as pv
+from .web.settings import FIELD
 
 BATCH_ROWS = (1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
 
@@ -35,40 +34,50 @@ def add_parser(sub) -> None:
     p.add_argument("--metrics-before", default=None,
                    help="an earlier vLLM /metrics scrape: the counters are differenced, "
                         "--metrics minus this one")
-    p.add_argument("--model", default="",
-                   help="the model_name to read, where a scrape holds several models")
-    p.add_argument("--target-config", default="Llama-3.1-8B",
-                   help=f"target config.json path or preset ({', '.join(pv.preset_names())})")
-    p.add_argument("--draft-config", default="Llama-3.2-1B", help="draft config.json or preset")
-    p.add_argument("--gpu", default="H100", help="accelerator: " + ", ".join(pv.ACCELERATORS))
-    p.add_argument("--context", type=int, default=4096, help="tokens of context per sequence")
-    p.add_argument("--dtype", choices=SERVED_DTYPES, default="bf16", help="target weights")
-    p.add_argument("--draft-dtype", choices=SERVED_DTYPES, default="bf16", help="draft weights")
-    p.add_argument("--kv-dtype", choices=SERVED_DTYPES, default="bf16", help="KV cache")
-    p.add_argument("--k-max", type=int, default=8, help="longest draft priced (1..16)")
-    p.add_argument("--k", type=int, default=0, help="draft length, where the metrics lack it "
-                   "(llama.cpp timings, SGLang's averages)")
-    p.add_argument("--rounds", type=int, default=0, help="rounds behind hand-entered rates")
-    p.add_argument("--batch", type=int, default=0, help="your batch size, checked and priced")
-    p.add_argument("--draft-kind", choices=tuple(DRAFT_KINDS), default="model",
-                   help="what drafts: a draft model, an EAGLE / EAGLE-3 / MTP head on the "
-                        "target (--draft-config is then the head's own config, if it has "
-                        "one), or n-gram lookup")
-    p.add_argument("--head-layers", type=int, default=1, help="a head's layers, without config")
+    _arg(p, "--model", "plan_model", "the model_name to read, where a scrape holds several models")
+    _arg(p, "--target-config", "plan_target",
+         f"target config.json path or preset ({', '.join(pv.preset_names())})")
+    _arg(p, "--draft-config", "plan_draft", "draft config.json or preset")
+    _arg(p, "--gpu", "plan_gpu", "accelerator: " + ", ".join(pv.ACCELERATORS))
+    _arg(p, "--context", "plan_ctx", "tokens of context per sequence")
+    for flag, key, what in (("--dtype", "plan_tdtype", "target weights"),
+                            ("--draft-dtype", "plan_ddtype", "draft weights"),
+                            ("--kv-dtype", "plan_kvdtype", "KV cache")):
+        _arg(p, flag, key, what, choices=True)
+    kmax = FIELD["plan_kmax"].parse
+    _arg(p, "--k-max", "plan_kmax", f"longest draft priced ({kmax.lo}..{kmax.hi})")
+    _arg(p, "--k", "plan_klen", "draft length, where the metrics lack it (llama.cpp timings, "
+         "SGLang's averages)")
+    _arg(p, "--rounds", "plan_rounds", "rounds behind hand-entered rates")
+    _arg(p, "--batch", "plan_batch", "your batch size, checked and priced")
+    _arg(p, "--draft-kind", "plan_dkind", "what drafts: a draft model, an EAGLE / EAGLE-3 / MTP "
+         "head on the target (--draft-config is then the head's own config, if it has one), or "
+         "n-gram lookup", choices=True)
+    _arg(p, "--head-layers", "plan_hlayers", "a head's layers, without config")
     p.add_argument("--tree", default="", metavar="TOPK,STEPS,TOKENS",
                    help="SGLang tree drafting: eagle-topk, num-steps, num-draft-tokens")
-    p.add_argument("--lookup-ms", type=float, default=0.1, help="n-gram lookup per round")
-    p.add_argument("--target-overhead-ms", type=float, default=0.0,
-                   help="fixed time per target pass (launch, sampling, scheduling)")
-    p.add_argument("--draft-overhead-ms", type=float, default=0.0, help="per draft pass")
+    _arg(p, "--lookup-ms", "plan_lookup_ms", "n-gram lookup per round")
+    _arg(p, "--target-overhead-ms", "plan_t_oh_ms",
+         "fixed time per target pass (launch, sampling, scheduling)")
+    _arg(p, "--draft-overhead-ms", "plan_d_oh_ms", "per draft pass")
     p.add_argument("--measured", default="", metavar="TARGET[,VERIFY[,DRAFT]]",
                    help="measured pass times at batch 1 in ms: decode step, verify pass, "
                         "draft step; shown beside the roofline's")
-    p.add_argument("--measured-c", type=float, default=0.0, help="or a measured c")
+    _arg(p, "--measured-c", "plan_m_c", "or a measured c")
     p.add_argument("--measured-here", default=None, metavar="FILE",
                    help="the output of python -m specviz llm --json: acceptance and pass times "
                         "measured on this machine, used instead of --metrics and --measured")
     p.add_argument("--json", action="store_true", help="print everything as JSON instead")
+
+
+def _arg(p, flag: str, key: str, help: str, *, choices: bool = False) -> None:
+    """Option `flag` as /plan's URL field `key` (settings.FIELD): its default, its type and,
+    where asked, its options."""
+    f = FIELD[key]
+    kw = {"choices": f.parse.options} if choices else {}
+    if not isinstance(f.default, str):
+        kw["type"] = type(f.default)
+    p.add_argument(flag, default=f.default, help=help, **kw)
 
 
 def _numbers(text: str, flag: str, n: int, cast=float) -> list:

@@ -8,6 +8,7 @@ import json
 import pytest
 
 from specviz.cli import main
+from specviz.web.settings import DEFAULTS
 
 EX = "specviz/analysis/examples/vllm_metrics.prom"
 CFG = "specviz/analysis/presets/"
@@ -25,6 +26,15 @@ def test_plan_prints_verdict_and_tables():
     assert rc == 0
     assert "Llama-3.1-8B (bf16) with Llama-3.2-1B (bf16)" in text and "use k = 3" in text
     assert "Acceptance by position" in text and "By batch size" in text
+
+
+def test_plan_without_options_prices_the_plan_pages_defaults():
+    rc, text = run("plan")
+    d = DEFAULTS
+    assert rc == 0 and (f"{d.plan_target} ({d.plan_tdtype}) with {d.plan_draft} "
+                        f"({d.plan_ddtype}) as draft on {d.plan_gpu}, context {d.plan_ctx:,}, "
+                        f"KV cache {d.plan_kvdtype}:") in text
+    assert "rounds of k = 4 from vLLM Prometheus" in text  # /plan's example metrics
 
 
 def test_plan_json_and_presets():

@@ -10,7 +10,6 @@ from __future__ import annotations
 import bisect
 import math
 import numbers
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,7 +17,6 @@ from numpy.typing import ArrayLike
 
 from .modelcfg import preset
 from .shape import FP8_COMPUTE, ModelShape, dtype_bytes
-from .theory import speedup
 
 COUNTS = ("full", "tutorial")
 TUTORIAL_LABEL = "tutorial count (no 3rd SwiGLU matrix, no LM head, no KV read)"
@@ -273,30 +271,3 @@ def verify_cost_ratio(
     t = _timer(shape, accel, context_len, dtype, count, kv_cache)
     k = _int_at_least(k, 1, "k", "drafted tokens per round")
     return t(k + 1, batch) / t(1, batch)
-
-
-def batch_speedup(
-    shape: ModelShape | str,
-    accel: Accelerator | str,
-    tokens_per_call: float,
-    k: int,
-    c: float,
-    batches: Sequence[int],
-    context_len: int = 512,
-    dtype: str = "fp16",
-    count: str = "full",
-    kv_cache: bool = True,
-) -> np.ndarray:
-    """Speculative speedup at each batch size B, with the verify pass priced by the roofline.
-
-    S(B) = E[tokens] / (t_(k+1)(B) / t_1(B) + k c), E[tokens] the tokens per call (a
-    pair's exact long-run value, or (1 - alpha^(k+1)) / (1 - alpha), Leviathan et al. 2022,
-    eq. 1), t_T(B) the roofline time of a pass over B sequences with T new positions each,
-    and c the draft's cost per token as a fraction of a plain decode step at the same batch.
-    While the pass is memory-bound t_(k+1) ~ t_1 and S(B) = E[tokens] / (1 + k c); once
-    B (k + 1) tokens make it compute-bound, the k extra positions are paid in full and S(B)
-    falls, below 1 for large B. (len(batches),)
-    """
-    ratios = [verify_cost_ratio(shape, accel, k, context_len, dtype, B, count, kv_cache)
-              for B in batches]  # t_(k+1)(B) / t_1(B)
-    return np.asarray(speedup(tokens_per_call, k, c, verify=np.array(ratios)))

@@ -1,29 +1,37 @@
-"""The pass's matrix products, y = x W^T over n rows, shaped the way BLAS runs them fast.
+"""The pass's matrix products, y = x W^T over n rows, in the layout BLAS runs them fast.
 
 A pass multiplies a few rows (n = 1..k + 1 positions) by large weight matrices W (m, d),
-each read once. NumPy's OpenBLAS (here its Haswell kernels) runs such skinny products far
-below its peak, and unevenly: measured on this machine (CPU time, one thread, a 2048 x 640
-matrix in cache), one matrix-vector product per row holds ~37 GFLOP/s at any n, and the
-matrix product ~13-15 GFLOP/s at n = 2, 3 or 5 rows, ~32 at 4, ~56 at 8, ~68 at 12 and
-~96 on a large square product. So the rows are multiplied in the shape that is fast:
+each read once, so it is bound by reading W and, at more rows, by the multiply-adds. Held
+as the file has it (row-major, one output per row), NumPy's OpenBLAS runs these skinny
+products far below both bounds: measured here (AMD EPYC with AVX-512, one thread, CPU
+time) W @ x read the 671 MB head at ~14 GB/s where a plain read of it ran at ~30, and
+x @ W^T packs W before multiplying, 14-25 GFLOP/s at 5-9 rows against ~90 on a large
+product.
 
-  n <= GEMV_ROWS: one matrix-vector product per row, over CHUNK_BYTES of W's rows at a
-                  time (the chunk stays in the core's own cache while every row reads
-                  it: W leaves memory once; the head at 2 rows took 37 ms of CPU in
-                  256-row chunks, 44 in 1024-row ones, 47 in 4096-row ones);
-  n >  GEMV_ROWS: one matrix product on the rows padded with zero rows to a multiple of
-                  ROW_BLOCK (the kernel's row unroll); the zero rows' outputs are dropped.
+So every weight matrix is held Tiled: tiles[b] = W[bR: (b + 1)R]^T, (m / R, d, R) with
+R = tile_rows(d), contiguous. x W^T is one stacked product x @ tiles (NumPy loops BLAS over the
+tiles in C), each a row-major (n, d) x (d, R) product with alpha 1 and beta 0, which
+OpenBLAS on an AVX-512 CPU runs by its direct kernel: no packing, each tile streamed from
+memory once while every row multiplies it (in cache, 75-100 GFLOP/s at 4-12 rows for
+R = 64 or 128; 40-60 at 7-12 rows for R = 256, ~27-50 for R = 512). Measured here on the
+head: 2 rows in 21-27 ms (a plain read of it: 22-27 ms), 9 rows in 40-46 ms, where the old
+layout took 47-53 ms for one row. The kernel takes rows in pairs, so an odd count gets a
+zero row (3 rows took 31-39 ms, 4 rows 23-27). Matrices of a layer lie in one block
+(Tiled.many) and those a pass multiplies by the same rows are one product (rows_by_each).
+Each output is one dot product of a row of x with a row of W in f32, so the result equals
+x @ W.T to float rounding.
 
-Every output element is still one dot product of a row of x with a row of W in f32, so
-the result equals x @ W.T to float rounding (the order of a dot product's sum is the
-kernel's). A pass holds BLAS to $SPECVIZ_BLAS_THREADS threads (default 1; threadpoolctl):
-on a loaded 2-core machine a second BLAS thread made a pass 3-10x slower (waiting for a
-core), not faster. The controller is made once: building one scans the loaded libraries.
+A pass holds BLAS to $SPECVIZ_BLAS_THREADS threads (default 1; threadpoolctl): on a
+loaded 2-core machine a second BLAS thread made a pass 3-10x slower (waiting for a core),
+and OpenBLAS leaves the direct kernel for the packing one when it may use more threads.
+The controller is made once: building one scans the loaded libraries.
 """
 
 from __future__ import annotations
 
+import math
 import os
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from functools import cache
 
@@ -31,9 +39,8 @@ import numpy as np
 from threadpoolctl import ThreadpoolController
 
 BLAS_THREADS = int(os.environ.get("SPECVIZ_BLAS_THREADS", "1"))  # threads a pass may use
-GEMV_ROWS = 3  # up to this many rows: one matrix-vector product per row
-ROW_BLOCK = 4  # more rows: padded to a multiple of this (the BLAS kernel's row unroll)
-CHUNK_BYTES = 256 * 640 * 4  # bytes of W per matrix-vector sweep (fits this CPU's 1 MB L2)
+TILE = 64  # rows of W per tile (R) while a tile holds at most TILE_BYTES, else TILE // 2
+TILE_BYTES = 640 * TILE * 4  # 160 KiB: wider tiles ran 2-3x slower at 8-10 rows
 matmul = np.matmul  # every product here goes through this name (tests record the shapes)
 
 
@@ -47,22 +54,113 @@ def blas_limit() -> AbstractContextManager:
     return _controller().limit(limits=BLAS_THREADS, user_api="blas")
 
 
-def rows_by(x: np.ndarray, w: np.ndarray) -> np.ndarray:
-    """x @ w.T for x (n, d) f32 and w (m, d) f32 row-major; returns (n, m) f32, contiguous."""
+def tile_rows(d: int) -> int:
+    """R for a matrix of row length d: TILE, or TILE // 2 where a tile would pass TILE_BYTES."""
+    return TILE if d * TILE * 4 <= TILE_BYTES else TILE // 2
+
+
+def tiles_shape(m: int, d: int) -> tuple[int, int, int]:
+    """(ceil(m / R), d, R): the tiles of W (m, d)."""
+    r = tile_rows(d)
+    return -(-int(m) // r), int(d), r
+
+
+class Tiled:
+    """W (m, d) f32 held as tiles[b] = W[b R: (b + 1) R].T, (ceil(m / R), d, R) with
+    R = tile_rows(d), C-contiguous, the last tile's missing rows zero. Filled by put(),
+    then read-only."""
+
+    def __init__(self, m: int, d: int, memory: np.ndarray | None = None) -> None:
+        """Zero tiles for W (m, d), or its tiles in memory (f32, ceil(m / R) d R) if given."""
+        self.m, shape = int(m), tiles_shape(m, d)
+        self.tiles = (np.zeros(shape, np.float32) if memory is None
+                      else memory.reshape(shape))  # (m / R, d, R)
+
+    @classmethod
+    def many(cls, shapes: Sequence[tuple[int, int]]) -> list[Tiled]:
+        """Zero Tiled matrices of these shapes, their tiles one after another in one block of
+        memory (large enough for the kernel's huge pages). Read in this order, they stream:
+        the 126 matrices of the layers as separate arrays of 0.7-5 MB read at ~20 GB/s here,
+        in one block at ~26 (a plain read: ~25-30)."""
+        sizes = [math.prod(tiles_shape(m, d)) for m, d in shapes]
+        memory = np.zeros(sum(sizes), np.float32)
+        ends = np.cumsum(sizes)
+        return [cls(m, d, memory[e - size: e])
+                for (m, d), size, e in zip(shapes, sizes, ends, strict=True)]
+
+    @classmethod
+    def of(cls, w: np.ndarray) -> Tiled:
+        """W (m, d) tiled (a copy), read-only."""
+        t = cls(*w.shape)
+        t.put(0, w)
+        return t.done()
+
+    def put(self, start: int, rows: np.ndarray) -> None:
+        """W[start: start + len(rows)] = rows (start a multiple of R)."""
+        r = self.tiles.shape[2]
+        if start % r:
+            raise ValueError(f"rows are put at multiples of {r}; got {start}")
+        b, n = start // r, len(rows)
+        full = n - n % r
+        self.tiles[b: b + full // r].transpose(0, 2, 1)[...] = rows[:full].reshape(
+            -1, r, rows.shape[1])
+        if n > full:
+            self.tiles[b + full // r, :, : n - full] = rows[full:].T
+
+    def done(self) -> Tiled:
+        self.tiles.setflags(write=False)  # shared by every session
+        return self
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return self.m, self.tiles.shape[1]
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.tiles.nbytes)
+
+    def rows(self, ids: Sequence[int] | np.ndarray) -> np.ndarray:
+        """W[ids], (len(ids), d) f32 (a copy)."""
+        ids = np.asarray(ids, dtype=np.int64)
+        if ids.size and (ids.min() < 0 or ids.max() >= self.m):
+            raise IndexError(f"row ids must lie in 0..{self.m - 1}")
+        r = self.tiles.shape[2]
+        return self.tiles[ids // r, :, ids % r]
+
+    def dense(self) -> np.ndarray:
+        """W itself, (m, d) f32 (a copy)."""
+        return self.tiles.transpose(0, 2, 1).reshape(-1, self.tiles.shape[1])[: self.m]
+
+
+def rows_by(x: np.ndarray, w: Tiled) -> np.ndarray:
+    """x @ W.T for x (n, d) f32; returns (n, m) f32, rows contiguous."""
     n = len(x)
-    if n == 1:
-        return matmul(w, x[0])[None]
-    if n <= GEMV_ROWS:
-        out = np.empty((n, len(w)), np.float32)
-        step = max(1, CHUNK_BYTES // w[0].nbytes)  # rows of W per sweep
-        for s in range(0, len(w), step):
-            part = w[s: s + step]
-            for i in range(n):
-                matmul(part, x[i], out=out[i, s: s + step])
-        return out
-    pad = -n % ROW_BLOCK
-    if pad == 0:
-        return matmul(x, w.T)
-    xp = np.zeros((n + pad, x.shape[1]), np.float32)
-    xp[:n] = x
-    return np.ascontiguousarray(matmul(xp, w.T)[:n])
+    nb, d, r = w.tiles.shape
+    rows = n + n % 2  # the kernel's pairs of rows: an odd count gets a zero row
+    xs = np.zeros((rows, d), np.float32)
+    xs[:n] = x
+    out = np.empty((rows, nb * r), np.float32)
+    matmul(xs, w.tiles, out=out.reshape(rows, nb, r).transpose(1, 0, 2))  # tile b -> cols b
+    return out[:n] if w.m == nb * r else np.ascontiguousarray(out[:n, : w.m])
+
+
+def rows_by_each(x: np.ndarray, parts: Sequence[Tiled]) -> list[np.ndarray]:
+    """[rows_by(x, w) for w in parts], as one stacked product where the parts' tiles lie one
+    after another in one block with one shape (as Tiled.many lays out a layer's q, k and v):
+    one longer stream instead of short ones (q, k and v, 2 MB a layer, took ~2.8 ms a pass
+    here as three products). Equal to the products one by one, bit for bit."""
+    tiles = [w.tiles for w in parts]
+    block, (d, r) = tiles[0].base, tiles[0].shape[1:]
+    at = [t.__array_interface__["data"][0] for t in tiles]
+    if block is None or block.ndim != 1 or any(
+            t.base is not block or t.shape[1:] != (d, r) or a + t.nbytes != b
+            for t, a, b in zip(tiles, at, at[1:] + [at[-1] + tiles[-1].nbytes], strict=True)):
+        return [rows_by(x, w) for w in parts]
+    nb = sum(len(t) for t in tiles)
+    first = (at[0] - block.__array_interface__["data"][0]) // 4  # f32 offset in the block
+    y = rows_by(x, Tiled(nb * r, d, block[first: first + nb * d * r]))
+    out = []
+    for w in parts:
+        out.append(y[:, : w.m])
+        y = y[:, len(w.tiles) * r:]
+    return out

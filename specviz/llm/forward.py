@@ -12,8 +12,8 @@ after the final norm and only at the positions asked for.
 
 A pass runs any subset of the layers (`layers`), so an early-exit or layer-skipping draft is
 the same code, with its own cache. Every product with a weight matrix goes through
-blas.rows_by (one matrix-vector product per row for a few rows, a padded matrix product for
-more: the shapes this machine's BLAS runs fast), under blas_limit's thread cap.
+blas.rows_by (one stacked product over the matrix's tiles: the layout this machine's BLAS
+runs fast; q, k, v and gate, up as one product each, rows_by_each), under blas_limit's thread cap.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .blas import BLAS_THREADS, blas_limit, rows_by
+from .blas import BLAS_THREADS, Tiled, blas_limit, rows_by, rows_by_each
 from .gemma import Weights
 
 __all__ = ["BLAS_THREADS", "KVCache", "forward", "hidden", "rms_norm"]
@@ -31,36 +31,40 @@ GROW = 256  # cache capacity grows by this many positions at a time
 
 
 class KVCache:
-    """Keys and values of the positions seen so far, per layer run; truncate() rolls back."""
+    """Keys and values of the positions seen so far, per layer run; truncate() rolls back.
+    Keys are held transposed, (kv heads, head_dim, positions) a layer, so that the scores
+    q K^T, like the values' product, are row-major products (blas: the direct kernel)."""
 
     def __init__(self, w: Weights, layers: Sequence[int]) -> None:
+        cfg = w.cfg
         self.layers = tuple(int(i) for i in layers)
-        self.kv_dim = w.cfg.n_kv * w.cfg.head_dim
         self.n = 0  # positions held
-        self._k = np.zeros((len(self.layers), 0, self.kv_dim), np.float32)  # (L, cap, kv)
-        self._v = np.zeros_like(self._k)
+        self._k = np.zeros((len(self.layers), cfg.n_kv, cfg.head_dim, 0), np.float32)
+        self._v = np.zeros((len(self.layers), 0, cfg.n_kv, cfg.head_dim), np.float32)
 
     def reserve(self, n: int) -> None:
-        cap = self._k.shape[1]
+        cap = self._v.shape[1]
         if n > cap:
             new = max(n, cap + GROW)
-            for name in ("_k", "_v"):
-                a = np.zeros((len(self.layers), new, self.kv_dim), np.float32)
-                a[:, : self.n] = getattr(self, name)[:, : self.n]
-                setattr(self, name, a)
+            k = np.zeros(self._k.shape[:3] + (new,), np.float32)  # (L, kv, hd, cap)
+            v = np.zeros((len(self.layers), new, *self._v.shape[2:]), np.float32)  # L cap kv hd
+            k[..., : self.n] = self._k[..., : self.n]
+            v[:, : self.n] = self._v[:, : self.n]
+            self._k, self._v = k, v
 
     def truncate(self, n: int) -> None:
         """Forget every position from n on (rejected drafts)."""
         self.n = min(self.n, max(0, int(n)))
 
-    def keys(self, li: int, end: int) -> np.ndarray:  # (end, kv)
-        return self._k[li, :end]
+    def keys(self, li: int, lo: int, end: int) -> np.ndarray:  # (kv, hd, end - lo)
+        return self._k[li, :, :, lo:end]
 
-    def values(self, li: int, end: int) -> np.ndarray:  # (end, kv)
-        return self._v[li, :end]
+    def values(self, li: int, lo: int, end: int) -> np.ndarray:  # (kv, end - lo, hd)
+        return self._v[li, lo:end].transpose(1, 0, 2)
 
     def put(self, li: int, start: int, k: np.ndarray, v: np.ndarray) -> None:
-        self._k[li, start: start + len(k)] = k
+        """k, v: (n, kv, hd) at positions start..start+n-1."""
+        self._k[li, :, :, start: start + len(k)] = k.transpose(1, 2, 0)
         self._v[li, start: start + len(v)] = v
 
 
@@ -105,29 +109,27 @@ def _attention(w: Weights, layer: int, li: int, x: np.ndarray, start: int,
     cfg, lw = w.cfg, w.layers[layer]
     n, hd = len(x), cfg.head_dim
     pos = np.arange(start, start + n)
-    q = rows_by(x, lw.attn_q).reshape(n, cfg.n_heads, hd)
-    k = rows_by(x, lw.attn_k).reshape(n, cfg.n_kv, hd)
-    v = rows_by(x, lw.attn_v).reshape(n, cfg.n_kv, hd)
+    q, k, v = rows_by_each(x, (lw.attn_q, lw.attn_k, lw.attn_v))
+    q, k, v = q.reshape(n, cfg.n_heads, hd), k.reshape(n, cfg.n_kv, hd), v.reshape(n, cfg.n_kv, hd)
     base = cfg.rope_base(layer)
     q = rope(rms_norm(q, lw.attn_q_norm, cfg.eps), pos, base, rot)
     k = rope(rms_norm(k, lw.attn_k_norm, cfg.eps), pos, base, rot)
-    cache.put(li, start, k.reshape(n, -1), v.reshape(n, -1))
+    cache.put(li, start, k, v)
     end = start + n
     lo = max(0, start - cfg.window + 1) if not cfg.is_global(layer) else 0  # first key read
-    K = cache.keys(li, end)[lo:].reshape(end - lo, cfg.n_kv, hd)
-    Vv = cache.values(li, end)[lo:].reshape(end - lo, cfg.n_kv, hd)
-    j = np.arange(lo, end)
-    allowed = j[None, :] <= pos[:, None]  # (n, m) causal
-    if not cfg.is_global(layer):
-        allowed &= j[None, :] > pos[:, None] - cfg.window
-    group = cfg.n_heads // cfg.n_kv
-    qg = q.reshape(n, cfg.n_kv, group, hd).transpose(1, 2, 0, 3)  # (kv, g, n, hd)
-    s = qg @ K.transpose(1, 2, 0)[:, None] * np.float32(cfg.scale)  # (kv, g, n, m)
-    s = np.where(allowed, s, np.float32(-np.inf))
+    kv, g = cfg.n_kv, cfg.n_heads // cfg.n_kv
+    qg = q.reshape(n, kv, g, hd).transpose(1, 0, 2, 3).reshape(kv, n * g, hd)  # rows (i, head)
+    s = qg @ cache.keys(li, lo, end) * np.float32(cfg.scale)  # (kv, n g, m): one product a kv
+    if n > 1:  # one position reads every key from lo: causal, and in the window by lo's choice
+        j = np.arange(lo, end)
+        allowed = j[None, :] <= pos[:, None]  # (n, m) causal
+        if not cfg.is_global(layer):
+            allowed &= j[None, :] > pos[:, None] - cfg.window
+        s = np.where(np.repeat(allowed, g, axis=0), s, np.float32(-np.inf))
     s = np.exp(s - s.max(axis=-1, keepdims=True))
     s /= s.sum(axis=-1, keepdims=True)
-    o = s @ Vv.transpose(1, 0, 2)[:, None]  # (kv, g, n, hd)
-    o = o.transpose(2, 0, 1, 3).reshape(n, cfg.n_heads * hd)
+    o = s @ cache.values(li, lo, end)  # (kv, n g, hd)
+    o = o.reshape(kv, n, g, hd).transpose(1, 0, 2, 3).reshape(n, cfg.n_heads * hd)
     return rows_by(o, lw.attn_output)
 
 
@@ -138,8 +140,8 @@ def _block(w: Weights, layer: int, li: int, h: np.ndarray, start: int,
     cfg, lw = w.cfg, w.layers[layer]
     a = _attention(w, layer, li, rms_norm(h, lw.attn_norm, cfg.eps), start, cache, rot)
     h = h + rms_norm(a, lw.post_attention_norm, cfg.eps)
-    x = rms_norm(h, lw.ffn_norm, cfg.eps)
-    f = rows_by(gelu_tanh(rows_by(x, lw.ffn_gate)) * rows_by(x, lw.ffn_up), lw.ffn_down)
+    gate, up = rows_by_each(rms_norm(h, lw.ffn_norm, cfg.eps), (lw.ffn_gate, lw.ffn_up))
+    f = rows_by(gelu_tanh(gate) * up, lw.ffn_down)
     return h + rms_norm(f, lw.post_ffw_norm, cfg.eps)
 
 
@@ -149,7 +151,7 @@ def hidden(w: Weights, tokens: Sequence[int], cache: KVCache) -> np.ndarray:
     ids = np.asarray(tokens, dtype=np.int64)
     start, n = cache.n, len(ids)
     cache.reserve(start + n)
-    h = w.embed[ids] * np.float32(np.sqrt(w.cfg.d))  # (n, d)
+    h = w.embed.rows(ids) * np.float32(np.sqrt(w.cfg.d))  # (n, d)
     pos = np.arange(start, start + n)
     rots = {b: rotation(pos, b, w.cfg.head_dim)
             for b in {w.cfg.rope_base(layer) for layer in cache.layers}}
@@ -160,7 +162,7 @@ def hidden(w: Weights, tokens: Sequence[int], cache: KVCache) -> np.ndarray:
 
 
 def forward(w: Weights, tokens: Sequence[int], cache: KVCache, *,
-            rows: Sequence[int] | None = None, head: np.ndarray | None = None) -> np.ndarray:
+            rows: Sequence[int] | None = None, head: Tiled | None = None) -> np.ndarray:
     """Logits at the given rows of this block (indices into tokens; default the last),
     from the head (default the tied embedding, (V, d); a trimmed draft head passes its own
     rows). Returns (len(rows), V_head) f32."""

@@ -7,7 +7,8 @@ base 10,000 (rope.freq_base is the global layers' 1,000,000), and every sixth la
 17) attends globally. Files that carry rope.freq_base_swa or attention.sliding_window_pattern
 (an int: every n-th layer global; or one flag per layer, true = sliding) are read instead.
 GGUF conversion stores Gemma's RMSNorm weights with the +1 already added, so a norm is
-x / rms(x) * w here.
+x / rms(x) * w here. Every weight matrix is held blas.Tiled (the layout the pass's products
+run fast in), dequantised a block of rows at a time straight into its tiles.
 """
 
 from __future__ import annotations
@@ -17,8 +18,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .blas import TILE, Tiled
+
 ROPE_LOCAL_BASE = 10_000.0  # RoPE base of the sliding-window layers, where the file has none
 GLOBAL_EVERY = 6  # layer i attends globally when (i + 1) % GLOBAL_EVERY == 0 (likewise)
+LOAD_ROWS = 128 * TILE  # rows of a matrix dequantised at a time (21 MB of the head in f32)
 ARCH = "gemma3"
 LAYER_TENSORS = ("attn_norm", "attn_q", "attn_k", "attn_v", "attn_q_norm", "attn_k_norm",
                  "attn_output", "post_attention_norm", "ffn_norm", "ffn_gate", "ffn_up",
@@ -66,24 +70,24 @@ class Config:
 @dataclass(frozen=True)
 class Layer:
     attn_norm: np.ndarray  # (d,)
-    attn_q: np.ndarray  # (n_heads * head_dim, d)
-    attn_k: np.ndarray  # (n_kv * head_dim, d)
-    attn_v: np.ndarray  # (n_kv * head_dim, d)
+    attn_q: Tiled  # (n_heads * head_dim, d)
+    attn_k: Tiled  # (n_kv * head_dim, d)
+    attn_v: Tiled  # (n_kv * head_dim, d)
     attn_q_norm: np.ndarray  # (head_dim,)
     attn_k_norm: np.ndarray  # (head_dim,)
-    attn_output: np.ndarray  # (d, n_heads * head_dim)
+    attn_output: Tiled  # (d, n_heads * head_dim)
     post_attention_norm: np.ndarray  # (d,)
     ffn_norm: np.ndarray  # (d,)
-    ffn_gate: np.ndarray  # (ffn, d)
-    ffn_up: np.ndarray  # (ffn, d)
-    ffn_down: np.ndarray  # (d, ffn)
+    ffn_gate: Tiled  # (ffn, d)
+    ffn_up: Tiled  # (ffn, d)
+    ffn_down: Tiled  # (d, ffn)
     post_ffw_norm: np.ndarray  # (d,)
 
 
 @dataclass(frozen=True)
 class Weights:
     cfg: Config
-    embed: np.ndarray  # (V, d) f32, also the tied head
+    embed: Tiled  # (V, d) f32, also the tied head
     layers: tuple[Layer, ...]
     output_norm: np.ndarray  # (d,)
 
@@ -147,24 +151,30 @@ def read_config(reader) -> Config:
 
 def load_weights(reader, *, progress: Progress | None = None) -> Weights:
     """Every tensor of an open GGUFReader, dequantised to f32 (gguf.quants), checked
-    against the shapes the metadata implies."""
+    against the shapes the metadata implies; the matrices Tiled."""
     from gguf.quants import dequantize
 
     cfg = read_config(reader)
     tensors = {t.name: t for t in reader.tensors}
     done, total = 0, sum(int(t.n_bytes) for t in reader.tensors)
 
-    def get(name: str, shape: tuple[int, ...]) -> np.ndarray:
+    def get(name: str, shape: tuple[int, ...], into: Tiled | None = None) -> np.ndarray | Tiled:
+        """The tensor; a matrix written into `into`'s tiles."""
         nonlocal done
         t = tensors.get(name)
         if t is None:
             raise ModelFileError(f"the .gguf has no tensor {name!r}")
-        a = np.ascontiguousarray(dequantize(t.data, t.tensor_type), dtype=np.float32)
-        if np.may_share_memory(a, t.data):  # an F32 tensor is a view of the mapped file:
-            a = a.copy()  # copied, so the mapping (and its resident pages) can go
-        if a.shape != shape:
-            raise ModelFileError(f"tensor {name} has shape {a.shape}, expected {shape}")
-        a.setflags(write=False)  # shared by every session
+        has = tuple(int(n) for n in reversed(t.shape))  # GGUF lists the fastest axis first
+        if has != shape:
+            raise ModelFileError(f"tensor {name} has shape {has}, expected {shape}")
+        if into is not None:  # a matrix, dequantised a block of rows at a time into its tiles
+            a = into
+            for s in range(0, shape[0], LOAD_ROWS):
+                a.put(s, dequantize(t.data[s: s + LOAD_ROWS], t.tensor_type))
+            a.done()
+        else:  # a copy, not a view of the mapped file (so the mapping and its pages can go)
+            a = np.array(dequantize(t.data, t.tensor_type), dtype=np.float32).reshape(shape)
+            a.setflags(write=False)  # shared by every session
         done += int(t.n_bytes)
         if progress is not None:
             progress(done / total, f"dequantising {name}")
@@ -176,8 +186,10 @@ def load_weights(reader, *, progress: Progress | None = None) -> Weights:
               "attn_output": (d, hq), "post_attention_norm": (d,), "ffn_norm": (d,),
               "ffn_gate": (cfg.ffn, d), "ffn_up": (cfg.ffn, d), "ffn_down": (d, cfg.ffn),
               "post_ffw_norm": (d,)}
-    embed = get("token_embd.weight", (cfg.V, d))
-    layers = tuple(Layer(**{n: get(f"blk.{i}.{n}.weight", shapes[n]) for n in LAYER_TENSORS})
-                   for i in range(cfg.n_layers))
+    embed = get("token_embd.weight", (cfg.V, d), Tiled(cfg.V, d))
+    matrices = [(i, n) for i in range(cfg.n_layers) for n in LAYER_TENSORS if len(shapes[n]) == 2]
+    held = dict(zip(matrices, Tiled.many([shapes[n] for _, n in matrices]), strict=True))
+    layers = tuple(Layer(**{n: get(f"blk.{i}.{n}.weight", shapes[n], held.get((i, n)))
+                            for n in LAYER_TENSORS}) for i in range(cfg.n_layers))
     return Weights(cfg=cfg, embed=embed, layers=layers,
                    output_norm=get("output_norm.weight", (d,)))

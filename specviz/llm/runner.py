@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from .blas import Tiled
 from .forward import KVCache, forward
 from .gemma import Weights
 
@@ -42,7 +43,7 @@ class Runner:
         self.w = w
         self.layers = tuple(range(w.cfg.n_layers)) if layers is None else tuple(layers)
         self.head_ids = None if head_ids is None else np.asarray(head_ids, dtype=np.int64)
-        self.head = None if head_ids is None else np.ascontiguousarray(w.embed[self.head_ids])
+        self.head = None if head_ids is None else Tiled.of(w.embed.rows(self.head_ids))
         self.cache = KVCache(w, self.layers)
         self.tokens: list[int] = []  # what the cache holds
         self._logits: dict[int, np.ndarray] = {}  # prefix length -> logits (V_head,)

@@ -10,8 +10,6 @@ Also the production-metrics view of one rule (specviz.metrics) with its CSV rows
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
@@ -28,7 +26,7 @@ from ..core.rules import FAMILIES, RULES, Rule, reads_warp, target_of, with_tree
 from ..core.scenario import Scenario
 from ..core.warp import Warp
 from .demos import WORKERS, Row, stopped_note
-from .work import heavy
+from .work import ByteLRU, heavy
 
 GALLERY_N = 200_000  # Monte Carlo decodes per rule on the page (all rules in < ~1 s)
 GALLERY_NS = (20_000, 200_000, 1_000_000, 2_000_000)  # /rules: the choices of n per rule
@@ -107,9 +105,7 @@ def _audit(sc: Scenario, n: int, target) -> RuleResult:
     )
 
 
-_MEMO: OrderedDict[tuple, RuleResult] = OrderedDict()  # audits already run, newest last
-_MEMO_SIZE = 512
-_MEMO_LOCK = threading.Lock()
+_MEMO = ByteLRU(512)  # audits already run (each counted as 1)
 
 
 @heavy
@@ -124,24 +120,17 @@ def gallery(sc: Scenario, *, n: int = GALLERY_N, params: Params | None = None,
     floor, line = sampling_floor(target, n), tv_threshold(target, n)
     runs = [sc.replace(rule=r, tree=()) for r in rules]
     keys = [(run.key, int(n)) for run in runs]  # not the pair itself: its fingerprint
-    with _MEMO_LOCK:
-        done = {key: _MEMO[key] for key in keys if key in _MEMO}
+    done = {key: hit for key in keys if (hit := _MEMO.get(key)) is not None}
     todo = [(key, run) for key, run in zip(keys, runs, strict=True) if key not in done]
     # A rule's audit depends only on its key, so audits run before are reused: changing one
     # rule's parameter reruns that rule alone.
     with ThreadPoolExecutor(max_workers=WORKERS) as pool:
         fresh = list(pool.map(interrupt.carry(
             lambda kr: _audit(kr[1], n, target)), todo))
-    with _MEMO_LOCK:
-        for (key, _), res in zip(todo, fresh, strict=True):
-            done[key] = res
-            if res.audit.n == n:  # a run the time budget cut short is not kept for reuse
-                _MEMO[key] = res
-        for key in keys:
-            if key in _MEMO:
-                _MEMO.move_to_end(key)
-        while len(_MEMO) > _MEMO_SIZE:
-            _MEMO.popitem(last=False)
+    for (key, _), res in zip(todo, fresh, strict=True):
+        done[key] = res
+        if res.audit.n == n:  # a run the time budget cut short is not kept for reuse
+            _MEMO.put(key, res, 1)
     results = [done[key] for key in keys]
     return Gallery(int(n), sc.k, sc.ctx, sc.seed, floor, line, tuple(results),
                    stopped_note([(r.rule.name, r.audit.n) for r in results], int(n)))

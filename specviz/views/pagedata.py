@@ -215,9 +215,10 @@ MACHINE_NAME = "this machine (measured, f32)"
 
 def measured_machine(seconds: float = MACHINE_SECONDS) -> Row:
     """This machine as /roofline's accelerators are described, measured here (llm.machine,
-    best wall-clock sample): bandwidth of a matrix-vector product over 128 MB of f32, peak
-    of a 512 x 2048 x 2048 f32 product, the real model's BLAS threads; ridge = peak MACs/s
-    / bandwidth. Samples for `seconds` (at least one sample)."""
+    best wall-clock sample): bandwidth of the faster of the pass's one-row product and a
+    plain read over 128 MB of f32, peak of a 512 x 2048 x 2048 f32 product, the real model's
+    BLAS threads; ridge = peak MACs/s / bandwidth. Samples for `seconds` (at least one
+    sample)."""
     m = machine.Machine(rows=(), big_rows=MACHINE_BIG_ROWS)
     t_end = time.perf_counter() + seconds
     m.sample()
@@ -325,12 +326,14 @@ def batch_curve(
     kv_cache: bool = True,
     batches: Sequence[int] = BATCHES,
 ) -> BatchCurve:
-    """roofline.batch_speedup over B, with where verification stops being free and where
-    speculation stops paying. With batch B the verify pass holds B (k + 1) tokens."""
+    """Speedup at each batch size B, S(B) = E[tokens] / (t_(k+1)(B) / t_1(B) + k c), with
+    t_T(B) the roofline time of a pass over B sequences of T new positions each (B (k + 1)
+    tokens in the verify pass), and where verification stops being free and where
+    speculation stops paying (S < 1, once the pass is compute-bound)."""
     bs = [int(b) for b in batches]
     ratios = np.array([roofline.verify_cost_ratio(preset, accel, k, context_len, dtype, b,
                                                   "full", kv_cache) for b in bs])  # (B,)
-    s = theory.speedup(tokens_per_call, k, c, verify=ratios)  # (B,) as roofline.batch_speedup
+    s = theory.speedup(tokens_per_call, k, c, verify=ratios)  # (B,)
     rows = [{"batch": b, "tokens_in_pass": b * (k + 1), "speedup": float(v),
              "verify_ratio": float(r)} for b, v, r in zip(bs, s, ratios, strict=True)]
     limit = 1.0 + roofline.FREE_TOLERANCE

@@ -69,10 +69,19 @@ def keep(key: str):
 
 
 def drawn() -> dict:
-    """The page's own fields this run bound, beyond the sidebar's, at their field's type."""
+    """The page's own fields this run bound, beyond the sidebar's, read by their field's
+    parser from their URL text (a blob field holds the pasted text: its URL text the blob)."""
     ss = st.session_state
-    return {k: type(getattr(S.DEFAULTS, k))(ss[f"v_{k}"])
+    return {k: _read(k, ss[f"v_{k}"])
             for k in S.KEYS if k in ss.get(BOUND, ()) and k not in S.SHARED_KEYS}
+
+
+def _read(key: str, value):
+    parse = S.FIELD[key].parse
+    try:
+        return parse(getattr(parse, "encode", S.url_text)(value))
+    except S.Capped as cap:
+        return cap.value
 
 
 def tabs(key: str, labels: dict[str, str]) -> tuple[str, list]:

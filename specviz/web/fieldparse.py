@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 
 from ..core.kinds.treeshape import PATHS_NODES_MAX, PATHS_TEXT_MAX, parse_paths
-from .urlcodec import decode_blob
+from .urlcodec import decode_blob, url_blob
 
 
 class Capped(ValueError):
@@ -102,4 +102,5 @@ def blob():
         decode_blob(s)
         return s
     parse.range = "a compressed text (zlib + base64url) from a specviz link"
+    parse.encode = lambda text: url_blob(text, "")[0]  # a held (pasted) text's URL form
     return parse

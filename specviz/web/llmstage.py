@@ -22,7 +22,7 @@ from ..llm.gemma import ModelFileError
 from ..llm.pair import DraftError, DraftSpec, token_counts
 from ..views import llmpage, llmstream, stepping, textpage
 from ..views.transcript import RoundTranscript, totals_metrics
-from ..views.work import WORK_STOP_S
+from ..views.work import WORK_STOP_S, ByteLRU
 from . import files, guard, server, textmodels, ui
 from . import settings as S
 from .stage import Stage
@@ -145,7 +145,7 @@ def k_and_rule(s: S.Settings) -> tuple[int, str]:
 def _played(key: tuple, make, rnd: int) -> tuple[llmstream.Stream, int]:
     """The stream under key with round rnd played, or as far as this request's time
     allowed; a round it no longer keeps is played again from the seed."""
-    streams = server.once(STREAMS, lambda: guard.ByteLRU(STREAM_BYTES))
+    streams = server.once(STREAMS, lambda: ByteLRU(STREAM_BYTES))
     s = streams.get(key)
     if s is None or (rnd < s.played and not s.kept(rnd)):
         s = make()

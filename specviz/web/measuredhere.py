@@ -19,6 +19,7 @@ import streamlit as st
 from ..analysis.planner import MeasuredHere
 from ..core import interrupt
 from ..views import measured as mv
+from ..views.work import ByteLRU
 from . import guard, llmstage, server, ui
 
 RESULT_BYTES = 8 * 2**20  # measurements kept (a few kB each)
@@ -26,8 +27,8 @@ LISTED = 32  # measurements /plan offers, newest first
 _keys_lock = threading.Lock()
 
 
-def _results() -> guard.ByteLRU:
-    return server.once("measured here results", lambda: guard.ByteLRU(RESULT_BYTES))
+def _results() -> ByteLRU:
+    return server.once("measured here results", lambda: ByteLRU(RESULT_BYTES))
 
 
 def _keys() -> deque:

@@ -271,7 +271,7 @@ def parse_query(
         except Capped as cap:
             values[key] = cap.value
             notes.append(f"URL parameter {key}='{sanitise(raw)}' is outside its range "
-                         f"({parser.range}); held at {_fmt(cap.value)}.")
+                         f"({parser.range}); held at {url_text(cap.value)}.")
         except (ValueError, TypeError, OverflowError) as exc:
             default = getattr(DEFAULTS, key)
             why = f" ({exc})" if getattr(parser, "explains", False) and str(exc) else ""
@@ -284,11 +284,14 @@ def parse_query(
 def to_query(s: Settings, keys: tuple[str, ...] = KEYS) -> dict[str, str]:
     """The query parameters that reproduce s (only those that differ from the defaults)."""
     d, base = asdict(s), asdict(DEFAULTS)
-    return {k: _fmt(d[k]) for k in keys if d[k] != base[k]}
+    return {k: url_text(d[k]) for k in keys if d[k] != base[k]}
 
 
-def _fmt(v: object) -> str:
-    """A value as URL text; floats in the shortest form that reads back to the same float."""
+def url_text(v: object) -> str:
+    """A value as URL text; floats in the shortest form that reads back to the same float,
+    a toggle's bool as its 0/1 field."""
+    if isinstance(v, bool):
+        return str(int(v))
     if isinstance(v, float):
         s = repr(v)
         return s[:-2] if s.endswith(".0") else s

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from specviz.analysis.modelcfg import PRESETS, preset
@@ -169,22 +168,6 @@ def test_fp8_and_int8_compute_at_the_fp8_peak(accel: str, dtype: str, tflops: fl
 
 def test_dtype_table() -> None:
     assert DTYPE_BYTES == {"fp32": 4, "fp16": 2, "bf16": 2, "fp8": 1, "int8": 1, "int4": 0.5}
-
-
-def test_batch_speedup_memory_bound_then_falls():
-    from specviz.analysis.roofline import batch_speedup
-    from specviz.analysis.theory import expected_tokens, walltime_speedup
-
-    B = [1, 8, 64, 256, 1024]
-    E = float(expected_tokens(0.8, 4))
-    s = batch_speedup("Llama-2-7B", "H100 SXM", E, 4, 0.05, B, kv_cache=False)
-    # Thm 3.8 at B = 1, up to the 4 more embedding rows the verify pass gathers (5e-6)
-    assert s[0] == pytest.approx(walltime_speedup(0.8, 4, 0.05), rel=1e-5)
-    assert np.all(np.diff(s) <= 1e-12)  # never rises with the batch
-    assert s[-1] < 1.0  # compute-bound: speculation costs more than it saves
-    # with the KV cache read at ctx 512 the pass stays memory-bound (see verify_cost_ratio)
-    kv = batch_speedup("Llama-2-7B", "H100 SXM", E, 4, 0.05, B, kv_cache=True)
-    assert np.allclose(kv, kv[0], rtol=1e-3)
 
 
 def test_bench_llm_prices_its_passes_by_the_roofline():

@@ -496,6 +496,8 @@ def test_batch_curve_without_kv_stops_paying(pair):
     assert by[c.stops_paying]["speedup"] < 1.0 <= by[c.stops_paying - 1]["speedup"]
     assert by[c.stops_free]["verify_ratio"] > 1.01 >= by[c.stops_free - 1]["verify_ratio"]
     assert by[1]["speedup"] == pytest.approx(c.memory_bound_speedup, rel=1e-5)  # 4 rows more
+    assert c.memory_bound_speedup == pytest.approx(theory.walltime_speedup(0.7, 4, 0.1))
+    assert np.all(np.diff([r["speedup"] for r in c.rows]) <= 1e-12)  # never rises with B
     fig = rulecharts.batch_figure(c, batch=64)
     assert _vlines(fig) == [c.stops_free, c.stops_paying]
     assert 1.0 in _hlines(fig)

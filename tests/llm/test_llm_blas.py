@@ -1,7 +1,9 @@
-"""blas.rows_by, the pass's products: x @ W^T to f32 rounding at every row count, and the
-shapes it hands BLAS (one vector per row for a few rows, else a multiple of ROW_BLOCK
-rows), which are the fast ones on this machine (benchmarks/bench_llm.py measures them).
-Fast: small random matrices and the tiny model of test_llm_tiny."""
+"""blas: the Tiled layout and rows_by, the pass's products: x @ W^T to f32 rounding at every
+row count and shape (a ragged last tile too), W's rows and W itself read back exactly, the
+layers' matrices in one block of memory, and the products a pass hands BLAS (one stacked
+product over a matrix's tiles, an even number of rows), the fast ones on this machine
+(benchmarks/bench_llm.py measures them). Fast: small random matrices and the tiny model of
+test_llm_tiny."""
 
 from __future__ import annotations
 
@@ -22,45 +24,101 @@ def bound(x: np.ndarray, w: np.ndarray) -> np.ndarray:
     return d * EPS32 * (np.abs(x.astype(np.float64)) @ np.abs(w.astype(np.float64)).T)
 
 
+@pytest.mark.parametrize("m, d", [(37, 40), (128, 8), (200, 640), (70, 1024)])
 @pytest.mark.parametrize("n", range(1, 10))
-def test_rows_by_is_x_times_w_transposed(n, monkeypatch):
-    monkeypatch.setattr(blas, "CHUNK_BYTES", 16 * 40 * 4)  # 16-row chunks, a ragged last one
-    rng = np.random.default_rng(n)
-    x = rng.standard_normal((n, 40), dtype=np.float32)
-    w = rng.standard_normal((37, 40), dtype=np.float32)
-    got = blas.rows_by(x, w)
+def test_rows_by_is_x_times_w_transposed(n, m, d):
+    rng = np.random.default_rng(n * m + d)
+    x = rng.standard_normal((n, d), dtype=np.float32)
+    w = rng.standard_normal((m, d), dtype=np.float32)
+    got = blas.rows_by(x, blas.Tiled.of(w))
     exact = x.astype(np.float64) @ w.astype(np.float64).T
-    assert got.shape == (n, 37) and got.dtype == np.float32 and got.flags.c_contiguous
+    assert got.shape == (n, m) and got.dtype == np.float32 and got.flags.c_contiguous
     assert np.all(np.abs(got - exact) <= bound(x, w))
 
 
-def test_a_pass_hands_blas_vectors_or_whole_row_blocks(tmp_path, monkeypatch):
-    """Every product of a pass with a weight matrix goes through rows_by, and BLAS sees a
-    vector or a multiple of ROW_BLOCK rows: never the 2, 3, 5 .. 9-row products that its
-    kernels run 2-4x slower."""
+def test_tiles_hold_w_exactly_and_read_only():
+    rng = np.random.default_rng(0)
+    for m, d in ((37, 40), (64, 8), (130, 2048)):
+        w = rng.standard_normal((m, d), dtype=np.float32)
+        t = blas.Tiled.of(w)
+        r = blas.tile_rows(d)
+        assert t.shape == (m, d) and t.tiles.shape == (-(-m // r), d, r)
+        assert np.array_equal(t.dense(), w)
+        ids = [m - 1, 0, r - 1 if r < m else 0, m // 2]
+        assert np.array_equal(t.rows(ids), w[ids])
+        assert np.array_equal(t.tiles[0, :, 1], w[1])  # tile b holds rows b R .. as columns
+        assert not t.tiles.flags.writeable
+        with pytest.raises(IndexError):
+            t.rows([m])
+    assert blas.tile_rows(640) == blas.TILE and blas.tile_rows(2048) == blas.TILE // 2
+
+
+def test_many_matrices_share_one_block_of_memory_in_order():
+    shapes = [(128, 640), (64, 640), (640, 2048)]
+    ts = blas.Tiled.many(shapes)
+    base = ts[0].tiles.base
+    assert all(t.tiles.base is base for t in ts)
+    starts = [t.tiles.__array_interface__["data"][0] for t in ts]
+    assert starts == sorted(starts)
+    assert [t.shape for t in ts] == shapes and not np.any(base)
+
+
+def test_rows_by_each_is_one_product_where_the_tiles_lie_in_order(monkeypatch):
+    """The parts' products, bit for bit, from one stacked product over their tiles when they
+    lie one after another in one block (Tiled.many), else one product each."""
+    rng = np.random.default_rng(1)
+    calls = []
+    monkeypatch.setattr(blas, "matmul", lambda a, b, **kw: calls.append(b.shape) or np.matmul(
+        a, b, **kw))
+    for shapes in ([(128, 40), (64, 40), (64, 40)], [(8, 8), (4, 8), (4, 8)]):
+        ws = [rng.standard_normal(s, dtype=np.float32) for s in shapes]
+        block = blas.Tiled.many(shapes)
+        for t, w in zip(block, ws, strict=True):
+            t.put(0, w)
+        apart = [blas.Tiled.of(w) for w in ws]
+        for n in (1, 2, 5):
+            x = rng.standard_normal((n, shapes[0][1]), dtype=np.float32)
+            calls.clear()
+            together = blas.rows_by_each(x, block)
+            assert len(calls) == 1 and calls[0][0] == sum(len(t.tiles) for t in block)
+            alone = [blas.rows_by(x, w) for w in apart]
+            calls.clear()
+            assert all(np.array_equal(a, b) for a, b in zip(
+                blas.rows_by_each(x, apart), alone, strict=True)) and len(calls) == 3
+            for got, want, w in zip(together, alone, ws, strict=True):
+                assert got.shape == (n, len(w)) and np.array_equal(got, want)
+
+
+def span(a: np.ndarray) -> tuple[int, int]:
+    start = a.__array_interface__["data"][0]
+    return start, start + a.nbytes
+
+
+def test_a_pass_hands_blas_stacked_tile_products_of_even_rows(tmp_path, monkeypatch):
+    """Every product of a pass with a weight matrix goes through rows_by, and BLAS sees one
+    stacked product over the matrix's tiles (q, k, v and gate, up as one) with an even
+    number of rows: never the W @ x or x @ W^T that ran 2-4x slower."""
     from specviz.llm import store
     m = store.read_model(write_tiny(tmp_path / "t.gguf"))
     w = m.weights
-    seen: list[tuple[int, int]] = []  # (rows of the left operand, 0 for a vector; id of W)
+    seen: list[tuple[int, tuple[int, int]]] = []  # (rows of the left operand, tiles' bytes)
 
     def record(a, b, **kw):
-        if b.ndim == 1:
-            seen.append((0, id(a.base if a.base is not None else a)))
-        else:
-            seen.append((a.shape[0], id(b.base if b.base is not None else b)))
+        seen.append((a.shape[0], span(b)))
+        assert b.ndim == 3 and a.ndim == 2 and a.shape[1] == b.shape[1], (a.shape, b.shape)
         return np.matmul(a, b, **kw)
 
     monkeypatch.setattr(blas, "matmul", record)
     ids = [2] + [260 + i % 4 for i in range(20)]
-    weights = {id(getattr(lay, n)) for lay in w.layers for n in (
-        "attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down")}
+    names = ("attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down")
+    weights = [span(getattr(lay, n).tiles) for lay in w.layers for n in names]
     for n in range(1, 10):
-        seen.clear()
         cache = KVCache(w, range(2))
         forward(w, ids[:5], cache)
         seen.clear()
         z = forward(w, ids[5:5 + n], cache, rows=range(n))
         assert z.shape == (n, w.cfg.V)
-        assert {i for _, i in seen} == weights | {id(w.embed)}, n
-        assert all(r == 0 for r, _ in seen) if n <= blas.GEMV_ROWS else all(
-            r % blas.ROW_BLOCK == 0 for r, _ in seen), (n, sorted({r for r, _ in seen}))
+        read = {s for _, s in seen}
+        assert span(w.embed.tiles) in read and len(seen) == 1 + 4 * len(w.layers), n
+        assert all(any(a <= lo and hi <= b for a, b in read) for lo, hi in weights), n
+        assert all(r % 2 == 0 and r - n in (0, 1) for r, _ in seen), (n, seen)

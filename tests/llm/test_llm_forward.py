@@ -88,7 +88,7 @@ def test_a_local_layer_ignores_a_token_600_back(model):
 def hidden1(w, layer, tokens):
     """The output of one layer alone at the last position, for a sequence of embeddings."""
     from specviz.llm.forward import _block
-    h = w.embed[np.asarray(tokens)] * np.float32(np.sqrt(w.cfg.d))
+    h = w.embed.rows(tokens) * np.float32(np.sqrt(w.cfg.d))
     cache = KVCache(w, [layer])
     cache.reserve(len(tokens))
     return _block(w, layer, 0, h, 0, cache)[-1]
@@ -100,12 +100,12 @@ def test_early_exit_draft_equals_a_forward_pass_with_that_many_layers(model, ids
     from specviz.llm.forward import _block
     w, L = model.weights, 6
     draft = Runner(w, range(L)).logits(ids, [len(ids)])[0]
-    h = w.embed[np.asarray(ids)] * np.float32(np.sqrt(w.cfg.d))
+    h = w.embed.rows(ids) * np.float32(np.sqrt(w.cfg.d))
     cache = KVCache(w, range(L))
     cache.reserve(len(ids))
     for layer in range(L):
         h = _block(w, layer, layer, h, 0, cache)
-    want = rms_norm(h[-1], w.output_norm, w.cfg.eps) @ w.embed.T
+    want = w.embed.dense() @ rms_norm(h[-1], w.output_norm, w.cfg.eps)
     assert np.max(np.abs(draft - want)) < TOL
     full = fresh(model, ids)
     assert np.max(np.abs(draft - full)) > 1.0  # and it is not the target

@@ -73,5 +73,6 @@ def test_loaded_once_for_every_thread(model):
     for t in threads:
         t.join()
     assert all(m is model for m in got) and store.loaded()
-    assert not any(a.flags.writeable for a in (model.weights.embed,
-                                               model.weights.layers[0].attn_q))
+    assert not any(a.flags.writeable for a in (model.weights.embed.tiles,
+                                               model.weights.layers[0].attn_q.tiles,
+                                               model.weights.output_norm))

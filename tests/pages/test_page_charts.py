@@ -284,6 +284,7 @@ def test_acceptance_tab_is_in_the_url_and_only_the_open_tab_runs():
     at = run("acceptance", tab="T")
     titles = [c["layout"]["title"]["text"] for c in charts(at)]
     assert len(titles) == 1 and "temperature mismatch T" in titles[0]
+    assert charts(at)[0]["layout"]["xaxis"]["type"] == "log"  # temperatures on a log axis
     assert query(at).get("tab") == "T"
 
 

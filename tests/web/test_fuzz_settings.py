@@ -121,7 +121,7 @@ def assert_in_range(s: S.Settings) -> None:
             assert v in {**CHOICES, **NUMBER_CHOICES}[f.name], (f.name, v)
             assert type(v) is type(getattr(S.DEFAULTS, f.name)), (f.name, v)
         else:  # texts, blobs and trees: their own parser must accept them
-            S.FIELD[f.name].parse(S._fmt(v))
+            S.FIELD[f.name].parse(S.url_text(v))
 
 
 SAFE_ECHO = re.compile(r"[A-Za-z0-9.+\-?]*(\.\.\.)?")

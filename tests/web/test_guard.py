@@ -13,8 +13,8 @@ from scenarios import sc
 from specviz.core import interrupt
 from specviz.core.tables import default_tables
 from specviz.text import ngram
+from specviz.views.work import ByteLRU
 from specviz.web import guard
-from specviz.web.guard import ByteLRU
 
 
 @pytest.mark.parametrize("text, banned", [
