@@ -36,7 +36,7 @@ if ids is None or spec is None:
     ui.finish(app)
     st.stop()
 
-k, rule = llmstage.k_and_rule(s)
+k, rule = llmstage.k_and_rule(s, spec)
 step, rnd = stage.play(llmstage.llm_stage(model, spec, ids, k=k, T=T, seed=s.seed, rule=rule,
                                           warp=app.warp),
                        start_step=s.step, start_rnd=s.rnd, speed=s.speed)

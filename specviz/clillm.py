@@ -18,12 +18,13 @@ from dataclasses import asdict
 from typing import TextIO
 
 from .clitable import format_table
-from .core.rules import RULES
+from .core.kinds import kind_of
+from .core.rules import RULES, get_rule
 from .llm import store
 from .llm.decode import Run, Summary, plain, speculate, summarise
 from .llm.pair import DraftError, LLMPair, parse_draft, show
 from .llm.runner import Runner
-from .views.llmpage import draft_pair, encode_prompt
+from .views.llmpage import draft_pair, encode_prompt, rule_note
 from .views.measured import acceptance_rows, why
 
 PROMPT_CHARS_MAX = 8_000  # characters of prompt read
@@ -50,6 +51,8 @@ def add_parser(sub) -> None:
 
 def _round_line(pair: LLMPair, i: int, tr) -> str:
     drafted = " ".join(pair.name(p.token) for p in tr.positions) or "(nothing)"
+    if tr.tree:  # a token tree: its size, and the last sibling tried at each depth walked
+        drafted = f"tree of {len(tr.tree)}, walked: {drafted}"
     kept = sum(1 for e in tr.emitted if e.origin == "accepted")
     last = tr.emitted[-1]
     return (f"round {i:3d}: drafted [{drafted}]  kept {kept}/{tr.k}  {last.origin} "
@@ -60,8 +63,9 @@ def _summary_text(s: Summary, s_label: str) -> str:
     ms = lambda v: "-" if v is None else f"{1e3 * v:.1f} ms"  # noqa: E731
     pairs = [
         ("target pass, 1 position", ms(s.target_1_s)),
-        (f"target pass, k + 1 = {s.k + 1} positions", ms(s.target_k1_s)),
-        ("draft, per drafted token", ms(s.draft_s)),
+        (_verify_label(s), ms(s.target_k1_s)),
+        ("draft, per drafted token", ms(s.draft_s) + (
+            "" if s.drafted_per_round == s.k else f"   ({s.drafted_per_round:.1f} a round)")),
         ("c (draft / target at 1)", "-" if s.c is None else f"{s.c:.3f}"),
         ("tokens per target call", f"{s.tokens_per_call:.2f} over {s.rounds} rounds"),
         ("tokens/s speculative", f"{s.spec_tps:.2f}"),
@@ -77,6 +81,13 @@ def _summary_text(s: Summary, s_label: str) -> str:
     return "\n".join(lines) + "\n\nacceptance by position:\n" + table
 
 
+def _verify_label(s: Summary) -> str:
+    """The verification pass and the rows it scores: k + 1, or a tree's nodes + 1."""
+    if s.verify_rows is None or s.verify_rows == s.k + 1:
+        return f"target pass, k + 1 = {s.k + 1} positions"
+    return f"target pass, tree of {s.verify_rows:g} positions (median)"
+
+
 def run(args: argparse.Namespace, out: TextIO) -> int:
     try:
         model = store.load()
@@ -85,6 +96,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         return 2
     try:
         spec = parse_draft(args.draft, n_layers=model.cfg.n_layers, V=model.cfg.V)
+        if (note := rule_note(args.rule, spec.kind)) is not None:
+            raise ValueError(note)
         ids = encode_prompt(model, args.prompt, max_chars=PROMPT_CHARS_MAX,
                             max_tokens=PROMPT_TOKENS_MAX)
         pair = draft_pair(model, spec, T=args.temperature)
@@ -95,7 +108,8 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     except (ValueError, DraftError) as exc:
         print(f"python -m specviz llm: error: {exc}", file=sys.stderr)
         return 2
-    summary = summarise(spec_run, alone, k=args.k)
+    rule = get_rule(args.rule)
+    summary = summarise(spec_run, alone, k=args.k, scored=kind_of(rule).scored(rule, args.k))
     if args.json:
         print(json.dumps(_as_json(model, pair, ids, spec_run, alone, summary), indent=1),
               file=out)

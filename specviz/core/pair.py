@@ -6,6 +6,7 @@ A pair answers, at a prefix (a sequence of token ids, newest last):
                          token for a table, the last n - 1 tokens for an n-gram
   propose(prefix, k)     a deterministic proposal of up to k tokens, or None when the
                          draft samples from q (prompt lookup proposes)
+  score(prefix, tails)   told which rows are about to be read (prefix + t, t in tails)
 and names its tokens. TablePair holds V x V tables (row = the last token); the n-gram
 pair lives in specviz.text.
 """
@@ -62,10 +63,12 @@ class ModelPair:
     def propose(self, prefix: Sequence[int], k: int) -> tuple[int, ...] | None:
         return None
 
-    def score(self, prefix: Sequence[int], drafts: Sequence[int]) -> None:
-        """Told before verification that p is about to be read at prefix + drafts[:i],
-        i = 0..len(drafts): a pair whose target scores a block in one call (a transformer)
-        computes those rows here, in one pass. A table needs nothing: the default."""
+    def score(self, prefix: Sequence[int], tails: Sequence[Sequence[int]], *,
+              which: str = "p") -> None:
+        """Told before p (which = "q": q) is read at prefix + t for each t in tails: a pair
+        whose model scores many prefixes in one call (a transformer) computes those rows
+        here, in one pass: a chain's k + 1 prefixes, or every node of a token tree (tree
+        attention). A table needs nothing: the default."""
 
     def draw_p(self, prefix: Sequence[int], u: float) -> int:
         return draw_row(self.p(prefix), u)

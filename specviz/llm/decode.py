@@ -4,8 +4,9 @@ speculate() chains rounds of the one engine (core.round.play_round) on an LLMPai
 decodes the target alone, one position per call, drawing each token from p by the same
 inverse CDF. Both stop at max_new tokens or at the end-of-text token. Summary() turns the
 runs into what the method's cost model needs, measured here: the target's pass time at 1
-and at k + 1 positions, the draft's time per drafted token, so c, tokens per target call,
-acceptance by position, and tokens per second either way.
+and at k + 1 positions (a token tree's: at the rows its pass scores, its nodes + 1), the
+draft's time per drafted token, so c, tokens per target call, acceptance by position, and
+tokens per second either way.
 """
 
 from __future__ import annotations
@@ -95,7 +96,9 @@ class Summary:
     rounds: int
     tokens: int
     target_1_s: float  # median target pass at one position (the plain decode's)
-    target_k1_s: float | None  # median verification pass over k + 1 positions
+    target_k1_s: float | None  # median verification pass over k + 1 positions (a tree's)
+    verify_rows: float | None  # rows those passes scored: k + 1, or a tree's nodes + 1
+    drafted_per_round: float  # tokens a round drafted: k, or a tree's nodes
     draft_s: float | None  # draft seconds per drafted token (None: lookup, no passes)
     c: float | None  # draft_s / target_1_s
     tokens_per_call: float
@@ -109,11 +112,17 @@ class Summary:
         return self.spec_tps / self.plain_tps
 
 
-def summarise(spec: Run, alone: Run, *, k: int) -> Summary:
-    """What the two runs measured (spec: speculate(), alone: plain())."""
+def summarise(spec: Run, alone: Run, *, k: int, scored: int | None = None) -> Summary:
+    """What the two runs measured (spec: speculate(), alone: plain()). scored: the most
+    rows a round's verification pass scores (kinds' scored; default k + 1): a chain's
+    passes are those of exactly k + 1 rows, a tree's every pass of more than one row
+    (siblings drawn alike are one node, so a pass may score fewer)."""
+    scored = k + 1 if scored is None else int(scored)
     ones = [s for n, h, s in alone.target_passes if n == 1 and h == 1]
-    k1 = [s for n, h, s in spec.target_passes if h == k + 1]
-    drafted = sum(tr.k for tr in spec.rounds)
+    verify = [(h, s) for n, h, s in spec.target_passes
+              if (h == k + 1 if scored == k + 1 else 1 < h <= scored)]
+    k1 = [s for _, s in verify]
+    drafted = sum(len(tr.tree) or tr.k for tr in spec.rounds)
     draft_s = sum(s for _, _, s in spec.draft_passes) / drafted if spec.draft_passes else None
     t1 = float(np.median(ones)) if ones else float("nan")
     kept = np.bincount([tr.accepted for tr in spec.rounds], minlength=k + 1)  # (k+1,)
@@ -123,6 +132,8 @@ def summarise(spec: Run, alone: Run, *, k: int) -> Summary:
     return Summary(
         k=k, rounds=len(spec.rounds), tokens=len(spec.tokens), target_1_s=t1,
         target_k1_s=float(np.median(k1)) if k1 else None, draft_s=draft_s,
+        verify_rows=float(np.median([h for h, _ in verify])) if verify else None,
+        drafted_per_round=drafted / max(1, len(spec.rounds)),
         c=None if draft_s is None else draft_s / t1,
         tokens_per_call=stats.tokens_per_call,
         accepted_at=tuple(int(a) for a in stats.accepted_at), drafted_at=tuple(dra),

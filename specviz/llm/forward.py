@@ -62,6 +62,14 @@ class KVCache:
     def values(self, li: int, lo: int, end: int) -> np.ndarray:  # (kv, end - lo, hd)
         return self._v[li, lo:end].transpose(1, 0, 2)
 
+    def move(self, src: Sequence[int], to: int) -> None:
+        """Copy the positions src, in order, to to, to + 1, ... in every layer (a tree's
+        kept path moved down after its base)."""
+        idx = np.asarray(src, dtype=np.int64)
+        k, v = self._k[..., idx], self._v[:, idx]  # copies: (L, kv, hd, n), (L, n, kv, hd)
+        self._k[..., to: to + len(idx)] = k
+        self._v[:, to: to + len(idx)] = v
+
     def put(self, li: int, start: int, k: np.ndarray, v: np.ndarray) -> None:
         """k, v: (n, kv, hd) at positions start..start+n-1."""
         self._k[li, :, :, start: start + len(k)] = k.transpose(1, 2, 0)
@@ -103,12 +111,14 @@ def rope(x: np.ndarray, pos: np.ndarray, base: float, rot: Rotation | None = Non
 
 
 def _attention(w: Weights, layer: int, li: int, x: np.ndarray, start: int,
-               cache: KVCache, rot: Rotation | None) -> np.ndarray:
-    """One block's attention for positions start..start+n-1, reading and filling the cache.
-    x: (n, d) normed input; returns (n, d)"""
+               cache: KVCache, rot: Rotation | None, pos: np.ndarray | None = None,
+               mask: np.ndarray | None = None) -> np.ndarray:
+    """One block's attention for cache slots start..start+n-1, reading and filling the cache.
+    x: (n, d) normed input; pos: (n,) their RoPE positions (default the slots); mask:
+    (n, start + n) bool, the slots each may read (default causal); returns (n, d)"""
     cfg, lw = w.cfg, w.layers[layer]
     n, hd = len(x), cfg.head_dim
-    pos = np.arange(start, start + n)
+    pos = np.arange(start, start + n) if pos is None else pos
     q, k, v = rows_by_each(x, (lw.attn_q, lw.attn_k, lw.attn_v))
     q, k, v = q.reshape(n, cfg.n_heads, hd), k.reshape(n, cfg.n_kv, hd), v.reshape(n, cfg.n_kv, hd)
     base = cfg.rope_base(layer)
@@ -116,15 +126,15 @@ def _attention(w: Weights, layer: int, li: int, x: np.ndarray, start: int,
     k = rope(rms_norm(k, lw.attn_k_norm, cfg.eps), pos, base, rot)
     cache.put(li, start, k, v)
     end = start + n
-    lo = max(0, start - cfg.window + 1) if not cfg.is_global(layer) else 0  # first key read
+    lo = max(0, int(pos.min()) - cfg.window + 1) if not cfg.is_global(layer) else 0  # 1st key
     kv, g = cfg.n_kv, cfg.n_heads // cfg.n_kv
     qg = q.reshape(n, kv, g, hd).transpose(1, 0, 2, 3).reshape(kv, n * g, hd)  # rows (i, head)
     s = qg @ cache.keys(li, lo, end) * np.float32(cfg.scale)  # (kv, n g, m): one product a kv
-    if n > 1:  # one position reads every key from lo: causal, and in the window by lo's choice
+    if n > 1 or mask is not None:  # one position alone reads every key from lo
         j = np.arange(lo, end)
-        allowed = j[None, :] <= pos[:, None]  # (n, m) causal
+        allowed = j[None, :] <= pos[:, None] if mask is None else mask[:, lo:end]  # (n, m)
         if not cfg.is_global(layer):
-            allowed &= j[None, :] > pos[:, None] - cfg.window
+            allowed = allowed & (j[None, :] > pos[:, None] - cfg.window)
         s = np.where(np.repeat(allowed, g, axis=0), s, np.float32(-np.inf))
     s = np.exp(s - s.max(axis=-1, keepdims=True))
     s /= s.sum(axis=-1, keepdims=True)
@@ -134,39 +144,49 @@ def _attention(w: Weights, layer: int, li: int, x: np.ndarray, start: int,
 
 
 def _block(w: Weights, layer: int, li: int, h: np.ndarray, start: int,
-           cache: KVCache, *, rot: Rotation | None = None) -> np.ndarray:
+           cache: KVCache, *, rot: Rotation | None = None, pos: np.ndarray | None = None,
+           mask: np.ndarray | None = None) -> np.ndarray:
     """One block over positions start..start+len(h)-1 (rot: the pass's RoPE rotation at
-    this layer's base, made here when None). h: (n, d)"""
+    this layer's base, made here when None; pos, mask: as _attention). h: (n, d)"""
     cfg, lw = w.cfg, w.layers[layer]
-    a = _attention(w, layer, li, rms_norm(h, lw.attn_norm, cfg.eps), start, cache, rot)
+    a = _attention(w, layer, li, rms_norm(h, lw.attn_norm, cfg.eps), start, cache, rot,
+                   pos, mask)
     h = h + rms_norm(a, lw.post_attention_norm, cfg.eps)
     gate, up = rows_by_each(rms_norm(h, lw.ffn_norm, cfg.eps), (lw.ffn_gate, lw.ffn_up))
     f = rows_by(gelu_tanh(gate) * up, lw.ffn_down)
     return h + rms_norm(f, lw.post_ffw_norm, cfg.eps)
 
 
-def hidden(w: Weights, tokens: Sequence[int], cache: KVCache) -> np.ndarray:
-    """Run tokens (the positions cache.n ..) through the cache's layers; the cache grows by
-    len(tokens). Returns the final-normed hidden states, (n, d) f32."""
+def hidden(w: Weights, tokens: Sequence[int], cache: KVCache, *,
+           positions: Sequence[int] | None = None,
+           mask: np.ndarray | None = None) -> np.ndarray:
+    """Run tokens (the cache slots cache.n ..) through the cache's layers; the cache grows by
+    len(tokens). positions: their RoPE positions (default the slots); mask: (n, cache.n + n)
+    bool, the slots each token reads (default causal): a token tree passes each node's
+    depth and its ancestors (tree attention, SpecInfer). Returns the final-normed hidden
+    states, (n, d) f32."""
     ids = np.asarray(tokens, dtype=np.int64)
     start, n = cache.n, len(ids)
     cache.reserve(start + n)
     h = w.embed.rows(ids) * np.float32(np.sqrt(w.cfg.d))  # (n, d)
-    pos = np.arange(start, start + n)
+    pos = np.arange(start, start + n) if positions is None else np.asarray(positions)
     rots = {b: rotation(pos, b, w.cfg.head_dim)
             for b in {w.cfg.rope_base(layer) for layer in cache.layers}}
     for li, layer in enumerate(cache.layers):
-        h = _block(w, layer, li, h, start, cache, rot=rots[w.cfg.rope_base(layer)])
+        h = _block(w, layer, li, h, start, cache, rot=rots[w.cfg.rope_base(layer)],
+                   pos=None if positions is None else pos, mask=mask)
     cache.n = start + n
     return rms_norm(h, w.output_norm, w.cfg.eps)
 
 
 def forward(w: Weights, tokens: Sequence[int], cache: KVCache, *,
-            rows: Sequence[int] | None = None, head: Tiled | None = None) -> np.ndarray:
+            rows: Sequence[int] | None = None, head: Tiled | None = None,
+            positions: Sequence[int] | None = None,
+            mask: np.ndarray | None = None) -> np.ndarray:
     """Logits at the given rows of this block (indices into tokens; default the last),
     from the head (default the tied embedding, (V, d); a trimmed draft head passes its own
-    rows). Returns (len(rows), V_head) f32."""
+    rows); positions, mask: as hidden. Returns (len(rows), V_head) f32."""
     with blas_limit():
-        h = hidden(w, tokens, cache)
+        h = hidden(w, tokens, cache, positions=positions, mask=mask)
         at = [len(tokens) - 1] if rows is None else list(rows)
         return rows_by(h[at], w.embed if head is None else head)

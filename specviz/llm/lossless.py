@@ -63,15 +63,17 @@ class GreedyPair(LLMPair):
         super().__init__(*args, **kwargs)
         self.seen: dict[tuple[int, ...], Top2] = {}
 
-    def score(self, prefix: Sequence[int], drafts: Sequence[int]) -> None:
+    def score(self, prefix: Sequence[int], tails: Sequence[Sequence[int]], *,
+              which: str = "p") -> None:
         n = len(self.target.passes)
-        super().score(prefix, drafts)
+        super().score(prefix, tails, which=which)
+        if which != "p":
+            return
         width = self.target.passes[-1][0] if len(self.target.passes) > n else 0
-        full = [int(t) for t in prefix] + [int(t) for t in drafts]
-        for j in range(len(prefix), len(full) + 1):
-            key = tuple(full[:j])
-            if key not in self.seen:
-                self.seen[key] = top2(self.target.logits(full, [j])[0], width)
+        for t in tails:
+            full = [int(x) for x in prefix] + [int(x) for x in t]
+            if tuple(full) not in self.seen:
+                self.seen[tuple(full)] = top2(self.target.logits(full, [len(full)])[0], width)
 
     def p(self, prefix: Sequence[int]) -> np.ndarray:
         key = self.key(prefix)

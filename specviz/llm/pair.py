@@ -10,7 +10,8 @@ Drafts (same tokenizer, so the round engine needs nothing new):
   ngram:n         an n-gram model over Gemma token ids (any object with row(context) and
                   state(context); the layers above train one on the shipped corpus)
 p = softmax(z / T) of the target's logits z, q likewise of the draft's, both at the pair's
-temperature T. The target scores all k + 1 prefixes of a round in one block pass (score).
+temperature T. The target scores all k + 1 prefixes of a round in one block pass, or every
+node of a token tree in one pass with tree attention (score); a tree's draft, one pass a level.
 """
 
 from __future__ import annotations
@@ -184,9 +185,13 @@ class LLMPair(ModelPair):
         self._rows = RowCache(self.V, self._rows.max_rows * 8 * self.V)
         self._rejections = None
 
-    def score(self, prefix: Sequence[int], drafts: Sequence[int]) -> None:
-        full = list(prefix) + list(drafts)
-        self.target.logits(full, range(len(prefix), len(full) + 1))
+    def score(self, prefix: Sequence[int], tails: Sequence[Sequence[int]], *,
+              which: str = "p") -> None:
+        """The rows at prefix + t, t in tails, in one pass of the target (or the draft): a
+        chain's k + 1 prefixes as a block, a tree's nodes with tree attention (Runner.score)."""
+        runner = self.target if which == "p" else self.draft
+        if runner is not None:
+            runner.score(prefix, tails)
 
     def propose(self, prefix: Sequence[int], k: int) -> tuple[int, ...] | None:
         if self.spec.kind != "lookup":

@@ -5,6 +5,12 @@ and the full head or a trimmed one). Asked for the logits at prefixes tokens[:j]
 the cached positions that tokens shares with what the cache holds, rolls back the rest
 (rejected drafts), and runs the missing positions as one block, computing the head only at
 the positions asked for. Every pass is timed (passes), so the cost ratio c is measured.
+
+Asked for the logits at many prefixes that branch (score: a token tree), it runs every
+node the cache lacks in one pass with tree attention (SpecInfer, Miao et al. 2023): each
+node at RoPE position len(base) - 1 + its depth, reading the base and its own ancestors
+only. The cache then holds the tree past the base (Pending); the next call that reads on
+keeps only the path it follows, moved down to the slots after the base, and drops the rest.
 """
 
 from __future__ import annotations
@@ -13,6 +19,7 @@ import threading
 import time
 from collections import deque
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -34,6 +41,38 @@ def common_length(a: Sequence[int], b: Sequence[int]) -> int:
     return int(diff[0]) if len(diff) else n
 
 
+Path = tuple[int, ...]  # the tokens after a tree's base, to one node
+
+
+@dataclass
+class Pending:
+    """A token tree the cache holds past the base (the runner's tokens): each node's slot,
+    and the logits at the nodes asked for. Paths are closed under prefixes."""
+
+    base: int  # len(runner.tokens): the slots before it hold the base, in order
+    slot: dict[Path, int] = field(default_factory=dict)
+    logits: dict[Path, np.ndarray] = field(default_factory=dict)
+
+
+def tree_layout(t0: int, n_lin: int, base: int, nodes: Sequence[Path],
+                slot: dict[Path, int]) -> tuple[np.ndarray, np.ndarray]:
+    """A pass of n_lin tokens of the base at slots t0.., then the nodes (parents first) at
+    the slots after them (added to slot): RoPE positions (n,) and the mask (n, t0 + n) of
+    the slots each reads: causal for the base's tokens, the base and the node's own
+    ancestors and itself for a node, at position base - 1 + depth."""
+    n = n_lin + len(nodes)
+    pos, mask = np.empty(n, dtype=np.int64), np.zeros((n, t0 + n), dtype=bool)
+    for r in range(n_lin):
+        pos[r] = t0 + r
+        mask[r, : t0 + r + 1] = True
+    for r, path in enumerate(nodes, start=n_lin):
+        slot[path] = t0 + r
+        pos[r] = base - 1 + len(path)
+        mask[r, :base] = True
+        mask[r, [slot[path[:d]] for d in range(1, len(path) + 1)]] = True
+    return pos, mask
+
+
 class Runner:
     """Logits of one model (layers, head) at prefixes, over one KV cache (not shared
     between threads: each caller owns its runners; the weights are shared)."""
@@ -49,9 +88,11 @@ class Runner:
         self._logits: dict[int, np.ndarray] = {}  # prefix length -> logits (V_head,)
         self.passes: deque[tuple[int, int, float]] = deque(maxlen=TIMED_PASSES)
         self._lock = threading.Lock()
+        self._tree: Pending | None = None  # a token tree held past self.tokens
 
     def rollback(self, n: int) -> None:
-        """Forget every position from n on."""
+        """Forget every position from n on (and any tree held past the base)."""
+        self._tree = None
         self.cache.truncate(n)
         del self.tokens[n:]
         for j in [j for j in self._logits if j > n]:
@@ -61,6 +102,8 @@ class Runner:
         """Drop the logits kept for earlier prefixes (the KV cache stays)."""
         with self._lock:
             self._logits.clear()
+            if self._tree is not None:
+                self._tree.logits.clear()
 
     def logits(self, tokens: Sequence[int], lengths: Sequence[int]) -> list[np.ndarray]:
         """Logits at the prefixes tokens[:j] for j in lengths (each 1..len(tokens)), from at
@@ -73,6 +116,11 @@ class Runner:
         if end > CONTEXT_MAX:
             raise ValueError(f"the context holds {end} tokens; the cap is {CONTEXT_MAX}")
         with self._lock:
+            if self._tree is not None:
+                held = self._from_tree(tokens, lengths)
+                if held is not None:
+                    return held
+                self._settle(tokens[:end])
             m = common_length(self.tokens, tokens[:end])
             missing = sorted({j for j in lengths if j > m or j not in self._logits})
             if missing:
@@ -89,6 +137,95 @@ class Runner:
                 for j in sorted(self._logits)[:-KEPT_LOGITS]:
                     del self._logits[j]
             return [self._logits[j] for j in lengths]
+
+    def score(self, prefix: Sequence[int], tails: Sequence[Sequence[int]]) -> list[np.ndarray]:
+        """Logits at prefix + t for each t in tails, from at most one pass: a chain (every
+        tail a prefix of the longest) as logits(); a tree with tree attention."""
+        prefix = [int(t) for t in prefix]
+        tails = [tuple(int(x) for x in t) for t in tails]
+        if not tails:
+            return []
+        longest = max(tails, key=len)
+        if all(longest[: len(t)] == t for t in tails):
+            return self.logits(prefix + list(longest), [len(prefix) + len(t) for t in tails])
+        if len(prefix) + len({p[:d] for p in tails for d in range(len(p) + 1)}) > CONTEXT_MAX:
+            raise ValueError(f"the context and the tree hold over {CONTEXT_MAX} tokens")
+        with self._lock:
+            return self._tree_pass(prefix, tails)
+
+    def _tree_pass(self, prefix: list[int], tails: list[Path]) -> list[np.ndarray]:
+        """score's tree: onto the tree held when prefix is on it, else a new one at prefix."""
+        tr, lin = self._tree, []
+        if tr is None or not self._extends(tr, prefix, tails):
+            if tr is not None:
+                self._settle(prefix)
+            m = common_length(self.tokens, prefix)
+            root = any(not t for t in tails) and (m < len(prefix) or len(prefix)
+                                                   not in self._logits)
+            t = min(m, len(prefix) - 1 if root else len(prefix))
+            self.rollback(t)
+            tr, lin, self.tokens = Pending(len(prefix)), prefix[t:], prefix
+        rel = [tuple(prefix[tr.base:]) + t for t in tails]
+        nodes = sorted({p[:d] for p in rel for d in range(1, len(p) + 1)} - set(tr.slot),
+                       key=lambda p: (len(p), p))
+        t0 = self.cache.n
+        pos, mask = tree_layout(t0, len(lin), tr.base, nodes, tr.slot)
+        at = {p: tr.slot[p] - t0 for p in rel if p and p not in tr.logits}
+        if () in rel and tr.base not in self._logits:
+            at[()] = len(lin) - 1
+        if nodes or lin:
+            began = time.perf_counter()
+            out = forward(self.w, lin + [p[-1] for p in nodes], self.cache,
+                          rows=list(at.values()), head=self.head, positions=pos, mask=mask)
+            self.passes.append((len(lin) + len(nodes), len(at), time.perf_counter() - began))
+            for p, row in zip(at, out, strict=True):
+                row.setflags(write=False)
+                if p:
+                    tr.logits[p] = row
+                else:
+                    self._logits[tr.base] = row
+        self._tree = tr
+        return [tr.logits[p] if p else self._logits[tr.base] for p in rel]
+
+    def _extends(self, tr: Pending, prefix: list[int], tails: list[Path]) -> bool:
+        """Whether the nodes asked for can be added to the tree held: prefix runs along it,
+        and each node asked for either has its logits or is not held yet."""
+        if len(prefix) < tr.base or prefix[: tr.base] != self.tokens:
+            return False
+        head = tuple(prefix[tr.base:])
+        rel = [head + t for t in tails]
+        on = all(head[:d] in tr.slot for d in range(1, len(head) + 1))
+        root_ok = all(p for p in rel) or tr.base in self._logits
+        return on and root_ok and all(p in tr.logits or p not in tr.slot for p in rel if p)
+
+    def _from_tree(self, tokens: list[int], lengths: list[int]) -> list[np.ndarray] | None:
+        """The logits asked for when every one is held (the base's, or the tree's), or None."""
+        tr = self._tree
+        if tokens[: tr.base] != self.tokens:
+            return None
+        rows = [self._logits.get(j) if j <= tr.base else tr.logits.get(tuple(
+            tokens[tr.base: j])) for j in lengths]
+        return None if any(r is None for r in rows) else rows
+
+    def _settle(self, tokens: Sequence[int]) -> None:
+        """Keep, of the tree held, the path tokens runs along, moved to the slots after the
+        base (its keys were made at those positions); drop the rest."""
+        tr, self._tree = self._tree, None
+        if common_length(self.tokens, tokens) < tr.base:
+            self.rollback(common_length(self.tokens, tokens))
+            return
+        d = 0
+        while d < len(tokens) - tr.base and tuple(tokens[tr.base: tr.base + d + 1]) in tr.slot:
+            d += 1
+        path = tuple(int(t) for t in tokens[tr.base: tr.base + d])
+        src = [tr.slot[path[:i]] for i in range(1, d + 1)]
+        if src:
+            self.cache.move(src, tr.base)
+        self.cache.truncate(tr.base + d)
+        self.tokens = self.tokens + list(path)
+        for i in range(1, d + 1):
+            if path[:i] in tr.logits:
+                self._logits[tr.base + i] = tr.logits[path[:i]]
 
     def full_row(self, z: np.ndarray) -> np.ndarray:
         """Logits over the whole vocabulary: a trimmed head's rows in place, -inf elsewhere."""

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..core.kinds.treeshape import rule_shape
+from ..core.kinds import kind_of
 from ..core.rules import RULES, get_rule
 from ..core.trace import RoundTrace, frozen
 from ..core.warp import Warp
@@ -43,12 +43,14 @@ KIND_LABELS = {"early-exit": "early exit: the first L layers", "skip": "skip lay
 KIND_ARGS = {"early-exit": "6", "skip": "4,8", "trimmed": "16384", "lookup": "",
              "ngram": "3"}  # each kind's parameter when it is picked
 ARG_MAX_CHARS = 80
-# A fixed-shape token tree drafts every node, each a pass of the real model that the pair does
-# not block together: left to the toy tables. Multi-draft (m i.i.d. candidates after every
-# node) is drawn only along the path its coins walk: k + 1 rows of p, as a chain reads.
-RULE_KINDS = ("chain", "block")
-RULES_HERE = tuple(name for name, r in RULES.items() if r.kind in RULE_KINDS
-                   or r.kind == "tree" and getattr(rule_shape(r, 1), "lazy", False))
+# A token tree drafts every node (one draft pass a level) and the target scores them all in
+# one pass with tree attention; the 262,144-row head is computed at every node scored, 168 M
+# multiply-adds each, so a round's cost grows with the tree: about 3 s for 21 nodes here,
+# against 1 s for a chain of 4. A round drafts at most this many tokens on /llm.
+DRAFTED_MAX = 24
+PLAYS_CORRECT = "This page plays the rule correct instead."
+RULES_HERE = tuple(name for name, r in RULES.items()
+                   if kind_of(r).drafted(r, 1) <= DRAFTED_MAX)
 ALLOWED_CONTROLS = "\n\r\t"
 TAIL_TOKENS = 24  # tokens of context quoted in the round's caption
 MODEL_RAM_GB = 1.6  # resident memory of a process with the model loaded (README, bench_llm)
@@ -105,13 +107,36 @@ def parse(model: store.Model, kind: str, arg: str) -> DraftSpec:
     return parse_draft(draft_spec(kind, arg), n_layers=model.cfg.n_layers, V=model.cfg.V)
 
 
-def rule_note(rule: str) -> str | None:
-    """Why a rule is not played on the real model here (None: it is)."""
-    if rule in RULES_HERE:
-        return None
-    return (f"Rule {rule} ({get_rule(rule).kind}) drafts every node of its tree, each a pass "
-            "of the real model: it is played on the toy tables (/round, /rules), not here. "
-            "This page plays the rule correct instead.")
+def rule_note(rule: str, draft: str = "") -> str | None:
+    """Why a rule is not played on the real model with this draft kind (None: it is); the
+    page plays the rule correct instead (PLAYS_CORRECT), the CLI refuses it."""
+    r = get_rule(rule)
+    if rule not in RULES_HERE:
+        return (f"Rule {rule} drafts {kind_of(r).drafted(r, 1)} tokens a round even at k = 1, "
+                f"each a row of the real model's 262,144-token head: over the {DRAFTED_MAX} "
+                "a round drafts here. It is played on the toy tables (/round, /rules).")
+    if draft == "lookup" and not kind_of(r).takes_proposal:
+        return (f"Rule {rule} draws its siblings from the draft's q; prompt lookup proposes "
+                "one chain of copied tokens and has no q. Pick another draft for it.")
+    return None
+
+
+def play_k(rule: str, k: int) -> tuple[int, str | None]:
+    """The k a round of this rule plays on the real model (at most K_MAX, and at most
+    DRAFTED_MAX drafted tokens a round), and the note that says why when less than k."""
+    r, want = get_rule(rule), int(k)
+    fits = [j for j in range(1, min(want, K_MAX) + 1)
+            if kind_of(r).drafted(r, j) <= DRAFTED_MAX]
+    got = max(fits, default=1)
+    if got == want:
+        return got, None
+    if want > K_MAX and got == K_MAX:
+        return got, (f"k = {want} is more than the {K_MAX} drafted tokens a round of the "
+                     f"real model plays here: k = {got}.")
+    return got, (f"Rule {rule} at k = {want} drafts {kind_of(r).drafted(r, want)} tokens a "
+                 f"round, each a node the target's one pass scores (the head alone is 168 M "
+                 f"multiply-adds a node): over the {DRAFTED_MAX} a round drafts here, so "
+                 f"k = {got} ({kind_of(r).drafted(r, got)} tokens).")
 
 
 # ----------------------------------------------------------------------------- drafts

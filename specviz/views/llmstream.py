@@ -39,12 +39,15 @@ def digest(tr: RoundTrace | RoundDigest) -> RoundDigest:
 
 
 def trace_bytes(tr: RoundTrace | RoundDigest) -> int:
-    """Bytes of the rows a round keeps (its frames' share is small beside them)."""
+    """Bytes of the rows a round keeps, each row once (a token tree's siblings share rows);
+    its frames' share is small beside them."""
     if isinstance(tr, RoundDigest):
         return 0
     rows = [r for p in tr.positions for r in (p.p_row, p.q_row)]
+    rows += [r for p in tr.positions for t in p.tries
+             for r in (t.against, t.drawn_from, t.after) if r is not None]
     rows += [r for r in (tr.rejection_row, tr.bonus_row) if r is not None]
-    return sum(r.nbytes for r in rows)
+    return sum(r.nbytes for r in {id(r): r for r in rows}.values())
 
 
 class Stream:

@@ -161,8 +161,9 @@ def acceptance_rows(s: Summary) -> list[dict]:
 
 
 def verify_ratio(s: Summary) -> float:
-    """t(k + 1) / t(1): what verifying k + 1 positions costs in one-position passes (1
-    where no round drafted k: a round that drafts nothing is one position)."""
+    """t(k + 1) / t(1): what verifying k + 1 positions (a token tree: its nodes + 1) costs
+    in one-position passes (1 where no round drafted k: a round that drafts nothing is one
+    position)."""
     return 1.0 if s.target_k1_s is None else s.target_k1_s / s.target_1_s
 
 
@@ -171,27 +172,36 @@ def blame(s: Summary) -> str:
     beyond the one pass plain decoding pays)."""
     if s.speedup >= 1:
         return "pays here"
-    return "draft too dear" if s.k * (s.c or 0.0) > verify_ratio(s) - 1 else \
+    return "draft too dear" if s.drafted_per_round * (s.c or 0.0) > verify_ratio(s) - 1 else \
         "verifying k + 1 not free"
 
 
 def why(label: str, mode: str, s: Summary) -> str:
     """Whether the draft wins on wall clock here, and why, from the measured figures."""
     r, c = verify_ratio(s), s.c or 0.0
-    cost = theory.round_cost(s.k, c, verify=r)  # k c + t(k+1)/t(1), in one-position passes
+    level = c * s.drafted_per_round / s.k  # a level's drafts: n / k tokens (a chain: one)
+    cost = theory.round_cost(s.k, level, verify=r)  # n c + t(k+1)/t(1), one-position passes
     head = (f"{label}, {mode}: {s.speedup:.2f}x. A round yielded {s.tokens_per_call:.2f} "
-            f"tokens per target call and cost k c + t(k+1)/t(1) = {s.k} x {c:.3f} + "
-            f"{r:.2f} = {cost:.2f} one-position passes.")
+            f"tokens per target call and cost n c + t(k+1)/t(1) = "
+            f"{s.drafted_per_round:g} x {c:.3f} + {r:.2f} = {cost:.2f} one-position passes, "
+            "n the tokens a round drafted.")
     if s.speedup >= 1:
         return head + " It pays on this machine."
-    because = ("the draft is too dear for how often it is right (k c exceeds what "
+    because = ("the draft is too dear for how often it is right (n c exceeds what "
                "verifying costs)" if blame(s) == "draft too dear" else "verification is not "
-               f"free on this CPU: k + 1 positions cost {r:.2f} one-position passes, not 1")
+               f"free on this CPU: {_rows(s)} positions cost {r:.2f} one-position passes, "
+               "not 1")
     ceiling = (s.k + 1) / cost
     tail = (f" Even if every draft were kept ({s.k + 1} tokens a round) it would reach "
             f"only {ceiling:.2f}x." if ceiling < 1 else
             f" It needs {cost:.2f} tokens a round to break even.")
     return head + f" It loses: {because}." + tail
+
+
+def _rows(s: Summary) -> str:
+    """The rows a verification pass scored, in words: k + 1, or a tree's median."""
+    rows = s.verify_rows
+    return "k + 1" if rows in (None, s.k + 1) else f"{rows:g}"
 
 
 def source_label(m: Measurement, d: DraftMeasure, mode: str, text: str) -> str:

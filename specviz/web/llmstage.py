@@ -129,15 +129,15 @@ def draft(m: store.Model) -> tuple[DraftSpec | None, float]:
     return spec, float(T)
 
 
-def k_and_rule(s: S.Settings) -> tuple[int, str]:
+def k_and_rule(s: S.Settings, spec: DraftSpec) -> tuple[int, str]:
     """The sidebar's k and rule as this page plays them, with a note where it cannot."""
-    k, rule = min(int(s.k), llmpage.K_MAX), s.rule
-    if k < s.k:
-        st.info(f"k = {s.k} is more than the {llmpage.K_MAX} drafted tokens a round of the real "
-                f"model plays here: k = {k}.")
-    if note := llmpage.rule_note(rule):
-        st.info(note)
+    rule = s.rule
+    if note := llmpage.rule_note(rule, spec.kind):
+        st.info(f"{note} {llmpage.PLAYS_CORRECT}")
         rule = "correct"
+    k, note = llmpage.play_k(rule, s.k)
+    if note:
+        st.info(note)
     return k, rule
 
 

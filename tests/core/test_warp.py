@@ -210,16 +210,18 @@ def test_alpha_of_a_renormalised_row_is_at_most_one():
 
 def test_a_warped_pair_still_scores_the_round_in_one_call():
     """A pair whose target scores a block (score) keeps doing so under a warp: the round
-    calls score once, with every draft, before any p is read."""
+    calls score once, with the k + 1 prefixes of its drafts, before any p is read."""
     from specviz.core.round import play_round
 
     calls = []
 
     class Blocked(TablePair):
-        def score(self, prefix, drafts):
-            calls.append((tuple(prefix), tuple(drafts)))
+        def score(self, prefix, tails, *, which="p"):
+            calls.append((tuple(prefix), tuple(tuple(t) for t in tails), which))
 
     T = default_tables()
     pair = WarpedPair(Blocked(T.P, T.Q), Warp(temperature=0.7, top_k=3))
     play_round(Scenario.on(pair, 0, k=4), rng=np.random.default_rng(0))
-    assert len(calls) == 1 and calls[0][0] == (0,) and len(calls[0][1]) == 4
+    assert len(calls) == 1 and calls[0][0] == (0,) and calls[0][2] == "p"
+    tails = calls[0][1]
+    assert [len(t) for t in tails] == [0, 1, 2, 3, 4] and tails[-1][:3] == tails[3]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 
 import pytest
 
@@ -30,6 +31,17 @@ def test_prints_the_rounds_and_the_measured_summary(model):
     for line in ("target pass, 1 position", "target pass, k + 1 = 3 positions",
                  "c (draft / target at 1)", "tokens/s target alone", "acceptance by position"):
         assert line in out
+
+
+def test_a_tree_rule_prints_its_tree_and_the_rows_its_pass_scored(model):
+    rc, out, _ = run("--prompt", PROMPT, "--draft", "early-exit:4", "--k", "2",
+                     "--max-new", "3", "--seed", "1", "--rule", "tree_iid")
+    assert rc == 0 and "drafted [tree of 9, walked: " in out  # 3-2-1 at depth 2
+    rows = re.search(r"target pass, tree of (\d+) positions \(median\)", out)
+    assert rows and 2 < int(rows.group(1)) <= 10, out  # the context and up to 9 nodes
+    assert re.search(r"draft, per drafted token\s+\S+ ms\s+\(9\.0 a round\)", out), out
+    rc, _, err = run("--prompt", PROMPT, "--draft", "lookup", "--rule", "tree_iid")
+    assert rc == 2 and "prompt lookup proposes one chain" in err
 
 
 def test_json_holds_the_rounds_and_summary(model):

@@ -11,6 +11,7 @@ import sys
 import pytest
 from support import chips, frame, run_page, statuses
 
+from specviz.core.rules import RULES
 from specviz.llm import store
 from specviz.views import llmpage, llmstream
 from specviz.web import llmstage, server
@@ -117,10 +118,16 @@ def test_a_draft_out_of_range_is_said(kind, arg, said):
 
 
 def test_k_and_a_tree_rule_are_held_with_a_note():
-    at = _run(k="20", rule="tree_iid")  # the default draft drafts every one of its k
+    at = _run(k="20", llm_kind="early-exit", llm_arg="1")
+    assert "k = 20 is more than the 8" in _notes(at) and "k = 8" in frame(at)
+    at = _run(k="20", rule="tree_iid")  # 3-2-1 cut to depth 20: 117 nodes, 21 at k = 4
     said = _notes(at)
-    assert "k = 20 is more than the 8" in said and "plays the rule correct instead" in said
-    assert "k = 8" in frame(at) and "<code>correct</code>" in frame(at)
+    assert "drafts 117 tokens a round" in said and "k = 4 (21 tokens)" in said
+    assert "correct instead" not in said and "<code>tree_iid</code>" in frame(at)
+    assert "A tree of 21 drafted tokens (3-2-1, depth 4)" in frame(at)
+    at = _run(rule="tree_iid", **FAST)  # prompt lookup has no q to draw siblings from
+    assert "prompt lookup proposes one chain" in _notes(at)
+    assert "plays the rule correct instead" in _notes(at) and "<code>correct</code>" in frame(at)
 
 
 def test_a_round_past_the_streams_cap_is_held():
@@ -214,4 +221,23 @@ def test_multi_draft_is_played_on_the_real_model_along_its_walked_path():
     assert "multi_draft" in frame(at) and "sibling 3 of 3" in frame(at)
     first = _run(rule="multi_draft", seed="1", step="0")
     assert "A tree of 3 candidates after every node, depth 4" in frame(first)
-    assert llmpage.rule_note("multi_draft") is None and llmpage.rule_note("tree_iid")
+    assert llmpage.rule_note("multi_draft") is None
+
+
+def test_a_token_tree_is_played_on_the_real_model_with_its_frames():
+    """A fixed-shape tree (tree_wor, 3-2-1 at k = 2: 9 nodes) drafted a level a pass and
+    scored in one target pass: the frames walk its siblings, each against its residual;
+    every rule of the engine plays here (none is sent to the toy tables)."""
+    at = _run(rule="tree_wor", k="2", seed="1")
+    assert not at.error and not at.warning, _notes(at)
+    assert "A tree of 9 drafted tokens (3-2-1, depth 2)" in frame(at)
+    seen = []
+    for _ in range(8):
+        at.button(key="llm_next").click().run()
+        seen.append(frame(at))
+        if "sibling 1 of 3" in seen[-1]:
+            break
+    assert "One target call scores all 9 tree node(s)" in " ".join(seen)
+    assert "Depth 1, sibling 1 of 3" in seen[-1], seen[-1]
+    assert all(llmpage.rule_note(r) is None for r in llmpage.RULES_HERE)
+    assert set(llmpage.RULES_HERE) == set(RULES)

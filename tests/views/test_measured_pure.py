@@ -118,13 +118,17 @@ def test_plan_cli_reads_llm_json(tmp_path, capsys):
 
 def test_why_names_the_culprit():
     s = SimpleNamespace(k=4, c=0.8, target_k1_s=0.3, target_1_s=0.1, tokens_per_call=1.2,
-                        speedup=0.3)
+                        speedup=0.3, drafted_per_round=4, verify_rows=5)
     text = mv.why("early-exit:6", "sampled", s)
     assert "4 x 0.800 + 3.00 = 6.20" in text and "too dear" in text
     assert "only 0.81x" in text  # (k + 1) / cost: no acceptance can make it pay
     s2 = SimpleNamespace(k=4, c=0.01, target_k1_s=0.4, target_1_s=0.1, tokens_per_call=2,
-                         speedup=0.5)
+                         speedup=0.5, drafted_per_round=4, verify_rows=5)
     assert "verification is not free" in mv.why("lookup", "greedy", s2)
+    tree = SimpleNamespace(**{**vars(s), "drafted_per_round": 21, "verify_rows": 20})
+    assert "21 x 0.800 + 3.00 = 19.80" in mv.why("early-exit:6", "sampled", tree)
+    tree2 = SimpleNamespace(**{**vars(s2), "drafted_per_round": 21, "verify_rows": 20})
+    assert "20 positions cost 4.00 one-position passes" in mv.why("x", "greedy", tree2)
 
 
 def test_summary_counts_the_rounds_it_was_given():

@@ -6,6 +6,8 @@ A kind (chain, block, tree) is one object whose parts every engine calls:
   joint(rt, ctx, k, n), tables(rt, k, long_run)     its exact laws (core.exact)
   drafted(rule, k), columns(rule, k)                tokens one round scores; uniforms a
                                                     position reads of a shared stream
+  scored(rule, k), takes_proposal                   rows the target's one call a round
+                                                    scores; whether a proposal can draft
 A rule names its kind (Rule.kind); specviz.core.kinds.kind_of(rule) is the object.
 """
 

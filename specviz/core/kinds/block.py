@@ -89,6 +89,7 @@ def block_weights(p_rows, q_rows, drafts) -> tuple[np.ndarray, np.ndarray]:
 # ------------------------------------------------------------------ the kind
 class Block:
     name = "block"
+    takes_proposal = True  # a pair's proposal (prompt lookup) may stand for the drafts
 
     def play(self, pair: ModelPair, prefix: list[int], k: int, rule: Rule, draws: Draws,
              light: bool = False, betas: bool = False) -> RoundTrace | RoundDigest:
@@ -97,7 +98,7 @@ class Block:
         the bonus from p."""
         proposed, drafts, _, qs_rows, _ = draft_chain(pair, prefix, k, rule, draws)
         n = len(drafts)
-        pair.score(prefix, drafts)
+        pair.score(prefix, [drafts[:i] for i in range(n + 1)])
         p_rows = [pair.p(prefix + drafts[:i]) for i in range(n + 1)]
         w, h = block_weights(p_rows, qs_rows, drafts)
         coins = [draws.coin(i - 1) for i in range(n, 0, -1)][::-1]  # eta_1..eta_n, drawn k..1
@@ -131,6 +132,10 @@ class Block:
 
     def drafted(self, rule: Rule, k: int) -> int:
         return int(k)
+
+    def scored(self, rule: Rule, k: int) -> int:
+        """Rows the target's one call a round scores: the k + 1 prefixes."""
+        return int(k) + 1
 
     def columns(self, rule: Rule, k: int) -> int:
         raise ValueError("block verification reads the coins of drafts it then throws away; "

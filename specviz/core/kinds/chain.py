@@ -33,13 +33,14 @@ from .base import draft_chain, last_token, make_trace
 
 class Chain:
     name = "chain"
+    takes_proposal = True  # a pair's proposal (prompt lookup) may stand for the drafts
 
     def play(self, pair: ModelPair, prefix: list[int], k: int, rule: Rule, draws: Draws,
              light: bool = False, betas: bool = False) -> RoundTrace | RoundDigest:
         """One round; betas=True adds sum_x min(p, q) at each verified position."""
         proposed, drafts, q_rows, qs_rows, p_rows = draft_chain(pair, prefix, k, rule, draws)
         n = len(drafts)
-        pair.score(prefix, drafts)  # step 2: one target call for all n + 1 prefixes
+        pair.score(prefix, [drafts[:i] for i in range(n + 1)])  # step 2: one target call
 
         def p_at(i: int) -> np.ndarray:  # the target's row at position i's prefix
             if i not in p_rows:
@@ -121,6 +122,10 @@ class Chain:
 
     def drafted(self, rule: Rule, k: int) -> int:
         return int(k)
+
+    def scored(self, rule: Rule, k: int) -> int:
+        """Rows the target's one call a round scores: the k + 1 prefixes."""
+        return int(k) + 1
 
     def columns(self, rule: Rule, k: int) -> int:
         return 1

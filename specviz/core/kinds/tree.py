@@ -25,10 +25,17 @@ from ..draws import Draws
 from ..pair import ModelPair
 from ..rule import ratio, residual
 from ..ruledefs import Rule, RuleTables
-from ..sampling import BucketSampler, draw_row, draw_rows
+from ..sampling import DRAW_FLAT_MAX, BucketSampler, block_cdf, draw_row, draw_rows
 from ..trace import Emitted, Position, RoundDigest, RoundTrace, Try, frozen
 from .base import SLICE_CELLS, joint_from_rounds, last_token, make_trace, slices
-from .treelaw import reads_tokens, round_pieces, round_tables, sibling_draft, sibling_step
+from .treelaw import (
+    reads_tokens,
+    round_pieces,
+    round_tables,
+    sibling_after,
+    sibling_draft,
+    sibling_seen,
+)
 from .treeshape import rule_shape
 
 MODES = ("iid", "wor", "first", "as_iid")  # sibling draws and their verification
@@ -36,6 +43,7 @@ MODES = ("iid", "wor", "first", "as_iid")  # sibling draws and their verificatio
 
 class Tree:
     name = "tree"
+    takes_proposal = False  # siblings are drawn from q: a proposal is one chain
 
     def play(self, pair: ModelPair, prefix: list[int], k: int, rule: Rule, draws: Draws,
              light: bool = False, betas: bool = False) -> RoundTrace | RoundDigest:
@@ -43,14 +51,16 @@ class Tree:
         the kept one's subtree goes on."""
         shape, mode = rule_shape(rule, k), rule.tree
         tokens = {} if shape.lazy else _draft_tree(pair, prefix, shape, mode, draws)
+        if not shape.lazy:  # step 2: one target call scores the context and every node
+            pair.score(prefix, [()] + [_tokens_to(tokens, path) for path in tokens])
         node, cur, positions, end = (), list(prefix), [], None
         while shape.children(node) and end is None:
-            p, q = pair.p(cur), pair.q(cur)
-            tries, end = _siblings(pair, prefix, tokens, shape, mode, draws, node, p, q)
+            p, q, keep = pair.p(cur), pair.q(cur), _PerRow(_as_is if light else frozen)
+            tries, end = _siblings(pair, prefix, tokens, shape, mode, draws, node, p, q, keep)
             t = tries[-1]
             positions.append(Position(
-                i=len(node) + 1, context=cur[-1], token=t.token, p_row=frozen(p),
-                q_row=frozen(q), p=float(p[t.token]), q=t.q,
+                i=len(node) + 1, context=cur[-1], token=t.token, p_row=keep(p),
+                q_row=keep(q), p=float(p[t.token]), q=t.q,
                 ratio=float(ratio(p[t.token], t.q)), threshold=t.threshold, u=t.u,
                 accepted=t.accepted, tries=tuple(tries)))
             if t.accepted:
@@ -90,6 +100,12 @@ class Tree:
         """Every node of a tree drafted whole; m a position along a lazy one's path."""
         return rule_shape(rule, k).drafted
 
+    def scored(self, rule: Rule, k: int) -> int:
+        """Rows the target's one call a round scores: the context and every node of a tree
+        drafted whole; a lazy one reads p a node at a time, one row a call."""
+        shape = rule_shape(rule, k)
+        return 1 if shape.lazy else shape.nodes + 1
+
     def columns(self, rule: Rule, k: int) -> int:
         """A column per sibling: the widest node's."""
         return rule_shape(rule, k).width
@@ -100,45 +116,79 @@ TREE = Tree()
 
 # ------------------------------------------------------------------ the scalar round
 def _draw_sibling(pair, prefix, tokens: dict, path: tuple[int, ...], mode, draws,
-                  q=None) -> None:
+                  q=None, blocks=None) -> None:
     """Sibling path[-1] after node path[:-1], into tokens, drawn from its q_j (q, or q
-    without the earlier siblings). One whose node or earlier sibling does not exist, or
-    that has no token left to draw (without replacement, past the draft's support), does
-    not exist either."""
+    without the earlier siblings; blocks: a _PerRow(block_cdf) for long rows). One whose
+    node or earlier sibling does not exist, or that has no token left to draw (without
+    replacement, past the draft's support), does not exist either."""
     node, j = path[:-1], path[-1]
     if node and node not in tokens or j and node + (j - 1,) not in tokens:
         return
     if q is None:
-        q = pair.q(prefix + [tokens[node[:d + 1]] for d in range(len(node))])
+        q = pair.q(prefix + _tokens_to(tokens, node))
     qj = sibling_draft(q, [tokens[node + (i,)] for i in range(j)], mode)
     if qj.sum() > 0:
-        tokens[path] = draw_row(qj, draws.draft(len(node), j))
+        cdf = blocks(qj) if blocks is not None and len(qj) > DRAW_FLAT_MAX else None
+        tokens[path] = draw_row(qj, draws.draft(len(node), j), cdf)
 
 
 def _draft_tree(pair, prefix, shape, mode, draws) -> dict:
-    """Step 1 for a tree drafted whole: every node's siblings, level by level. {path: token}"""
+    """Step 1 for a tree drafted whole: every node's siblings, level by level, the draft
+    told before each level the nodes whose q it reads (one draft call a level). {path: token}"""
     tokens: dict[tuple[int, ...], int] = {}
-    for path in sorted(shape.paths, key=lambda p: (len(p), p)):
-        _draw_sibling(pair, prefix, tokens, path, mode, draws)
+    paths, blocks = sorted(shape.paths, key=lambda p: (len(p), p)), _PerRow(block_cdf)
+    for depth in range(1, shape.depth + 1):
+        level = [p for p in paths if len(p) == depth]
+        parents = dict.fromkeys(p[:-1] for p in level if p[:-1] in tokens or not p[:-1])
+        pair.score(prefix, [_tokens_to(tokens, node) for node in parents], which="q")
+        for path in level:
+            _draw_sibling(pair, prefix, tokens, path, mode, draws, blocks=blocks)
     return tokens
 
 
-def _siblings(pair, prefix, tokens, shape, mode, draws, node, p, q):
+def _tokens_to(tokens: dict, node: tuple[int, ...]) -> list[int]:
+    """The drafted tokens along the path to node (() : none)."""
+    return [tokens[node[:d + 1]] for d in range(len(node))]
+
+
+class _PerRow:
+    """make(row) once per row object: a node's frames hold one frozen copy of each row (p_1
+    is p, q_j is q for i.i.d. siblings, a failure's p_(j+1) is the next sibling's p_j),
+    and i.i.d. siblings drawn from one q share its block sums."""
+
+    def __init__(self, make) -> None:
+        self.make = make
+        self._held: dict[int, tuple[np.ndarray, object]] = {}  # id -> (row, what it made)
+
+    def __call__(self, row: np.ndarray):
+        if id(row) not in self._held:  # the row itself is held too, so its id stays its own
+            self._held[id(row)] = (row, self.make(row))
+        return self._held[id(row)][1]
+
+
+def _as_is(row: np.ndarray) -> np.ndarray:
+    return row
+
+
+def _siblings(pair, prefix, tokens, shape, mode, draws, node, p, q, keep=frozen):
     """The siblings after node tried in turn, each against p_j (drawn now if the tree is
-    drafted lazily): (tries, None) once one is kept, else (tries, p_(m+1))."""
-    p_j, tries, taken = p, [], []
+    drafted lazily): (tries, None) once one is kept, else (tries, p_(m+1)). keep: how a
+    row is frozen into the frames. Only the drafted token's ratio is read, and p_(j+1)
+    made only when the sibling fails (each a pass over V)."""
+    p_j, tries, taken, blocks = p, [], [], _PerRow(block_cdf)
     for j in range(shape.children(node)):
         if shape.lazy:
-            _draw_sibling(pair, prefix, tokens, node + (j,), mode, draws, q)
+            _draw_sibling(pair, prefix, tokens, node + (j,), mode, draws, q, blocks)
         if node + (j,) not in tokens:
             break
         x = tokens[node + (j,)]
         qj = sibling_draft(q, taken, mode)
-        A, nxt = sibling_step(p, p_j, q, qj, mode)
+        a = float(ratio(p_j[x], sibling_seen(q, qj, mode)[x]))  # A_j(x)
         u = draws.coin(len(node), j)
-        tries.append(Try(x, float(qj[x]), float(min(1.0, A[x])), u, bool(u < A[x]),
-                         frozen(p_j), frozen(qj), frozen(nxt)))
-        if tries[-1].accepted:
+        nxt = None if u < a else sibling_after(p, p_j, q, qj, mode)
+        tries.append(Try(x, float(qj[x]), min(1.0, a), u, u < a, keep(p_j), keep(qj),
+                         None if nxt is None else keep(nxt)))
+        if nxt is None:
             return tries, None
         p_j, taken = nxt, taken + [x]
     return tries, p_j

@@ -26,10 +26,20 @@ def sibling_step(p_node, p_j, q, qj, mode: str) -> tuple[np.ndarray, np.ndarray]
 
     Correct: A_j = p_j / qj, p_(j+1) = norm(max(0, p_j - qj)); 'as_iid' reads q for qj;
     'first' makes every p_(j+1) = norm(max(0, p_node - q))."""
-    seen = q if mode == "as_iid" else qj
+    return ratio(p_j, sibling_seen(q, qj, mode)), sibling_after(p_node, p_j, q, qj, mode)
+
+
+def sibling_seen(q, qj, mode: str) -> np.ndarray:
+    """The row the ratio divides by: qj, or q for 'as_iid'. (V,)"""
+    return q if mode == "as_iid" else qj
+
+
+def sibling_after(p_node, p_j, q, qj, mode: str) -> np.ndarray:
+    """p_(j+1), what the j-th sibling's failure leaves: norm(max(0, p_j - seen)), or for
+    'first' norm(max(0, p_node - q)). (V,)"""
     if mode == "first":
-        return ratio(p_j, seen), residual(p_node, q)
-    return ratio(p_j, seen), residual(p_j, seen)
+        return residual(p_node, q)
+    return residual(p_j, sibling_seen(q, qj, mode))
 
 
 def node_outcomes(p: np.ndarray, q: np.ndarray, m: int, mode: str):
