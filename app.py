@@ -26,8 +26,7 @@ notation.md(":material/explore: [**The guided tour**](tour): eight questions in 
             ":material/smart_toy: [**A real model**](llm): the same round on Gemma 3 270M "
             "and a cheaper copy of itself, on your prompt.")
 
-summary = ui.cached(demos.summary)(app.P, app.Q, app.ctx, s.k, s.c, s.seed, s.rule, app.vocab,
-                                   app.tree)
+summary = ui.cached(demos.summary)(app.scenario, c=s.c)
 st.subheader("Your settings, in numbers")
 st.caption(notation.text(f"One round played from context '{s.ctx}' with seed {s.seed} (a single "
                          "random draw: change the seed and it changes):"))

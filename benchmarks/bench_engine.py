@@ -26,7 +26,15 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from specviz import default_tables, exact_joint, simulate, target_joint, tv, tv_threshold  # noqa: E402
+from specviz import (  # noqa: E402
+    Scenario,
+    default_tables,
+    exact_joint,
+    simulate,
+    target_joint,
+    tv,
+    tv_threshold,
+)
 from specviz.core.draws import RngDraws  # noqa: E402
 from specviz.core.pair import TablePair  # noqa: E402
 from specviz.core.round import play  # noqa: E402
@@ -35,10 +43,10 @@ from specviz.core.rules import get_rule  # noqa: E402
 MEMORY_CHILD = """
 import resource, sys, time
 sys.path.insert(0, {root!r})
-from specviz import default_tables, simulate
+from specviz import Scenario, default_tables, simulate
 t = default_tables()
 t0 = time.perf_counter()
-r = simulate(t.P, t.Q, 0, 4, n={n}, n_tokens=2)
+r = simulate(Scenario.of(t.P, t.Q, ctx=0, k=4), n={n}, n_tokens=2)
 hwm = open("/proc/self/status").read().split("VmHWM:")[1].split()[0]  # kB, this process
 print(time.perf_counter() - t0, int(r.joint.sum()), hwm)
 """
@@ -103,8 +111,8 @@ def main(argv: list[str] | None = None) -> int:
 
     # 1. simulate at V = 6, k = 4, n_tokens = 2, n = 10^6, against the per-round loop
     n = 1_000_000
-    simulate(P, Q, 0, 4, n=10_000)  # warm up (imports, allocator)
-    sim_s, sim = best_of(lambda: simulate(P, Q, 0, 4, n=n, rule="correct", n_tokens=2, seed=1), 5)
+    simulate(Scenario.of(P, Q, ctx=0), n=10_000)  # warm up (imports, allocator)
+    sim_s, sim = best_of(lambda: simulate(Scenario.of(P, Q, ctx=0, seed=1), n=n, n_tokens=2), 5)
     sim_wall = best_of.wall
     loop_s, loop_joint = best_of(lambda: loop_simulate(P, Q, 0, 4, args.loop_n, 2, seed=2), 1)
     per_sim, per_loop = sim_s / n, loop_s / args.loop_n
@@ -132,20 +140,20 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n2. random Dirichlet tables, V={V}, k={k}, n_tokens=2, n=10^6 (end to end, "
           "including the engine's set-up)")
     for rule in ("no_resample", "greedy"):
-        s, r = best_of(lambda rule=rule: simulate(PV, QV, 0, k, n=n, rule=rule, n_tokens=2,
-                                                  seed=3), 2)
+        s, r = best_of(lambda rule=rule: simulate(
+            Scenario.of(PV, QV, ctx=0, k=k, rule=rule, seed=3), n=n, n_tokens=2), 2)
         rate = n / s
         results.append(report(f"{rule}: decodes/s (best of 2, {s:.2f} s CPU, "
                               f"{best_of.wall:.2f} s wall)", f"{rate / 1e6:.2f} M/s",
                               ">= 1.5 M/s", rate >= 1.5e6))
-        setup, _ = best_of(lambda rule=rule: simulate(PV, QV, 0, k, n=1, rule=rule, n_tokens=2,
-                                                      seed=3), 2)
+        setup, _ = best_of(lambda rule=rule: simulate(
+            Scenario.of(PV, QV, ctx=0, k=k, rule=rule, seed=3), n=1, n_tokens=2), 2)
         print(f"    of which set-up (simulate at n=1): {setup:.2f} s; without it "
               f"{n / (s - setup) / 1e6:.2f} M decodes/s; {r.tokens_per_call:.3f} tokens/call")
 
     # 3. exact_joint at V = 6, k = 4, n_tokens = 2
     print("\n3. exact_joint, default tables, V=6, k=4, n_tokens=2")
-    ex_s, ex = best_of(lambda: exact_joint(P, Q, 0, 4, n_tokens=2), 20)
+    ex_s, ex = best_of(lambda: exact_joint(Scenario.of(P, Q, ctx=0), n_tokens=2), 20)
     results.append(report("exact_joint, best of 20", f"{ex_s * 1e3:.2f} ms", "<= 50 ms",
                           ex_s <= 0.050))
     print(f"  check: max |exact_joint - target_joint| = {np.abs(ex - target).max():.1e}")

@@ -40,6 +40,10 @@ sys.path.insert(0, {root!r})
 from specviz.core.montecarlo import long_decode, simulate
 from specviz.core.rules import RULES, get_rule
 from specviz.core.tables import default_tables
+try:
+    from specviz.core.scenario import Scenario
+except ImportError:  # a commit before the scenario: the engines took loose arguments
+    Scenario = None
 t = default_tables()
 out = []
 for label, name, params, k, what, size in {cases!r}:
@@ -50,10 +54,14 @@ for label, name, params, k, what, size in {cases!r}:
     best = float("inf")
     for _ in range({repeat}):
         t0 = time.process_time()
-        if what == "simulate":
-            simulate(t.P, t.Q, 0, k, n=size, rule=rule)
+        if Scenario is None:
+            args, kw = (t.P, t.Q, 0, k), {{"rule": rule}}
         else:
-            long_decode(t.P, t.Q, 0, k, n_rounds=size, rule=rule)
+            args, kw = (Scenario.of(t.P, t.Q, ctx=0, k=k, rule=rule),), {{}}
+        if what == "simulate":
+            simulate(*args, n=size, **kw)
+        else:
+            long_decode(*args, n_rounds=size, **kw)
         best = min(best, time.process_time() - t0)
     out.append(best)
 print(json.dumps(out))

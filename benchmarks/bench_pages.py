@@ -21,6 +21,7 @@ from streamlit.testing.v1 import AppTest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
+from scenarios import sc  # noqa: E402  (tests/scenarios.py)
 from support import app_test  # noqa: E402  (tests/support.py: a page opened as a browser does)
 
 for name in ("streamlit", "streamlit.runtime.scriptrunner_utils.script_run_context"):
@@ -110,8 +111,8 @@ def main() -> int:
     from specviz.views import demos
 
     T = default_tables()
-    demos.exactness(T.P, T.Q, 0, 4, 1000)
-    best = min(_time(lambda: demos.exactness(T.P, T.Q, 0, 4, 1_000_000)) for _ in range(3))
+    demos.exactness(sc(T.P, T.Q, 0, 4), n=1000)
+    best = min(_time(lambda: demos.exactness(sc(T.P, T.Q, 0, 4), n=1_000_000)) for _ in range(3))
     ok = best < 1.0
     misses += not ok
     print(f"  /exactness     10^6 decodes x 4 rules (engine)  {best * 1000:8.0f} ms   "

@@ -24,6 +24,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from specviz.core.scenario import Scenario  # noqa: E402
 from specviz.text import corpus, ngram  # noqa: E402
 from specviz.text import measure as ts  # noqa: E402
 from specviz.text import pair as tp  # noqa: E402
@@ -86,7 +87,8 @@ def train_peak(text: str, level: str, order: int) -> float:
 def decode_timed(counts, target: int, draft: int, drafter: str, k: int = 4,
                  n: int = 1_000) -> ts.TextDecodeStats:
     dec = tp.TextDecoder(counts, target, draft)  # fresh: no cached rows
-    return ts.long_text_decode(dec, dec.encode(PROMPT), k, n, seed=0, drafter=drafter)
+    sc = Scenario.on(dec.pair(drafter), dec.encode(PROMPT), k=k, seed=0)
+    return ts.long_text_decode(sc, length=n)
 
 
 def main() -> int:

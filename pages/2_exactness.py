@@ -34,8 +34,7 @@ if cap_note:
 elif n >= S.N_APP_MAX:
     st.info(notation.text(f"The cap bites: n = {S.N_APP_MAX:,} is the most one run may take here."))
 with st.spinner(f"{n:,} decodes under each rule..."):
-    ex = ui.cached(demos.exactness)(app.P, app.Q, app.ctx, s.k, int(n), s.seed, rules,
-                                    tree=app.tree)
+    ex = ui.cached(demos.exactness)(app.scenario, n=int(n), rules=rules)
 if ex.stopped:
     st.warning(notation.text(ex.stopped))
 rows = pagedata.exactness_rows(ex)
@@ -71,8 +70,7 @@ st.caption(notation.text(f"Rule shown in the two charts above: '{s.rule}' (chang
                          "sidebar)."))
 
 st.subheader("Convergence: TV against n")
-conv = ui.cached(demos.convergence)(app.P, app.Q, app.ctx, s.k, pagedata.CONVERGENCE_NS, s.seed,
-                                    rules)
+conv = ui.cached(demos.convergence)(app.scenario, ns=pagedata.CONVERGENCE_NS, rules=rules)
 ui.chart(charts.convergence_figure(conv, ex), key="convergence")
 st.caption(notation.text("Each point of the sweep is an independent run (seed + its index). "
                          "A lossless rule tracks the floor down; a broken rule flattens at its "

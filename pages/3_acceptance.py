@@ -39,9 +39,9 @@ about, points, grid, axis, chart_key, file_name = SWEEPS[tab]
 with dict(zip(pagedata.ACCEPTANCE_TABS, containers, strict=True))[tab]:
     notation.md(about)
     measured = pagedata.reprice(ui.cached(demos.draft_sweep)(
-        app.P, tab, points, app.ctx, s.k, 0.0, None, pagedata.PAGE_ROUNDS, s.seed),
+        app.standard, tab, points, c=0.0, n_rounds=pagedata.PAGE_ROUNDS),
         s.c, s.k)  # measured once per k; priced at the sidebar's c
-    curve = ui.cached(pagedata.draft_curve)(app.P, tab, grid, app.ctx, s.k, s.c)
+    curve = ui.cached(pagedata.draft_curve)(app.standard, tab, grid, c=s.c)
     ui.chart(charts.sweep_figure(
         measured, curve, tab, title=f"Against {pagedata.ACCEPTANCE_TABS[tab]} (k = {s.k}, "
         f"c = {s.c:g})", **axis), key=chart_key)

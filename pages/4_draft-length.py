@@ -21,8 +21,8 @@ st.caption(notation.text(f"Draft in use: {pagedata.DRAFT_NAMES[s.draft]} (sideba
                          f"{s.c:g}, seed {s.seed}; correct rule. {pagedata.PAGE_ROUNDS:,} rounds "
                          "per measured k."))
 measured = pagedata.reprice(ui.cached(demos.k_sweep)(
-    app.P, app.Q, app.ctx, 0.0, pagedata.K_POINTS, pagedata.PAGE_ROUNDS, s.seed), s.c)
-curve = ui.cached(pagedata.k_curve)(app.P, app.Q, app.ctx, s.c, pagedata.K_GRID)
+    app.standard, c=0.0, ks=pagedata.K_POINTS, n_rounds=pagedata.PAGE_ROUNDS), s.c)
+curve = ui.cached(pagedata.k_curve)(app.standard, c=s.c, ks=pagedata.K_GRID)
 best = demos.best_row(measured)
 best_exact = demos.best_row(curve, "speedup_exact")
 k_theory, s_theory = pagedata.theory_best_k(curve[0]["alpha_eff"], s.c)
@@ -54,8 +54,8 @@ notation.md(
     "rule, so every text is exact (Leviathan et al. 2022, Algorithm 1, with k set per round)."
 )
 threshold = ui.bind("threshold", st.slider, notation.text("confidence threshold on max q"))
-runs = ui.cached(pagedata.dynamic_runs)(app.P, app.Q, app.ctx, s.k, pagedata.DYN_TOKENS, s.seed,
-                                     float(threshold))
+runs = ui.cached(pagedata.dynamic_runs)(app.standard, length=pagedata.DYN_TOKENS,
+                                        threshold=float(threshold))
 policy = pagedata.policy_rows(runs, s.c)
 ui.table(policy, columns.policy_columns(s.c),
          fold="Each policy's tokens, calls and speedup (table)")

@@ -16,10 +16,10 @@ notation.md(
     "makes decoding slower, while the text it writes is exactly as good as before, so "
     "nothing in the output tells you."
 )
-cm = ui.cached(demos.cost_model)(app.P, app.Q, app.ctx, s.k, pagedata.COST_GRID)
+cm = ui.cached(demos.cost_model)(app.standard, costs=pagedata.COST_GRID)
 marks = pagedata.slow_cases(cm, (s.c, *pagedata.SLOW_COSTS))
 now, *slow = marks
-alpha = ui.cached(pagedata.long_run_alpha)(app.P, app.Q, app.ctx, s.k)
+alpha = ui.cached(pagedata.long_run_alpha)(app.standard)
 
 cols = st.columns(4)
 cols[0].metric(notation.text("break-even c*"), f"{cm.break_even:.4f}")

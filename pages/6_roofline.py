@@ -80,8 +80,8 @@ notation.md(
 )
 kv = ui.bind("kv", st.toggle, "read the KV cache in each pass", cast=bool)
 st.caption(notation.text(pagedata.KV_SWITCH_NOTE))
-alpha = ui.cached(pagedata.long_run_alpha)(app.P, app.Q, app.ctx, s.k)
-cm = ui.cached(demos.cost_model)(app.P, app.Q, app.ctx, s.k, pagedata.COST_GRID)
+alpha = ui.cached(pagedata.long_run_alpha)(app.standard)
+cm = ui.cached(demos.cost_model)(app.standard, costs=pagedata.COST_GRID)
 curve = ui.cached(pagedata.batch_curve)(preset, accel, cm.tokens_per_call, s.k, s.c,
                                         int(ctxlen), dtype, kv)
 b = st.columns(4)

@@ -38,8 +38,8 @@ if not ids:
     ui.finish(app)
     st.stop()
 
-step, rnd = stage.play(stage.text_stage(m.dec, ids, k=s.k, c=s.c, seed=s.seed, rule=s.rule,
-                                        drafter=drafter, warp=app.warp, tree=app.tree),
+sc = m.scenario(app, ids, drafter)
+step, rnd = stage.play(stage.text_stage(sc, c=s.c, warp=app.warp),
                        start_step=s.step, start_rnd=s.rnd, speed=s.speed)
 
 st.subheader("Which draft order?")
@@ -50,8 +50,7 @@ ui.chart(textfigs.order_figure(pagedata.reprice(orders, s.c, s.k), m.target), ke
 
 st.subheader("Prompt lookup against the n-gram draft")
 st.caption(notation.text(textpage.LOOKUP_CAPTION))
-drafters = pagedata.reprice(ui.cached(textpage.page_drafters)(m.dec, m.dec.key, ids, s.k,
-                                                              s.seed, s.rule), s.c, s.k)
+drafters = pagedata.reprice(ui.cached(textpage.page_drafters)(sc), s.c, s.k)
 ui.chart(textfigs.drafter_figure(drafters), key="text_drafters")
 ui.table(textpage.drafter_rows(drafters), textpage.DRAFTER_COLUMNS,
          fold="The drafters' numbers (table)")
@@ -64,8 +63,7 @@ if box := ui.folded_open("Check exactness at this prompt"):
         if note := textpage.exact_note(m.dec, s.k, n_exact, rules, app.tree):
             st.info(note)
         if st.button("Run the check", key="text_exact"):
-            checked = ui.cached(textpage.page_exactness)(
-                m.dec, m.dec.key, ids, s.k, s.seed, rules, drafter, n_exact, tree=app.tree)
+            checked = ui.cached(textpage.page_exactness)(sc, rules=rules, n=n_exact)
             if stopped := textpage.exact_stopped(checked, n_exact):
                 st.warning(stopped)
             ui.table(checked, textpage.EXACT_COLUMNS)

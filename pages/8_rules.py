@@ -23,8 +23,8 @@ controls.caption(notation.text(f"Context '{s.ctx}', k = {s.k}, seed {s.seed}, th
                                "draft. Every rule runs on its own seeded stream, all rules "
                                "side by side."))
 with st.spinner(f"{n:,} decodes under each of {len(gallery.RULES)} rules..."):
-    g = ui.cached(gallery.gallery)(app.P_raw, app.Q_raw, app.ctx, s.k, int(n), s.seed,
-                                   {**params, **gallery.warp_params(app.warp)}, tree=app.tree)
+    g = ui.cached(gallery.gallery)(app.raw, n=int(n),
+                                   params={**params, **gallery.warp_params(app.warp)})
 rows = gallery.gallery_rows(g)
 with finding:
     if g.stopped:
@@ -74,8 +74,7 @@ notation.md(
     + ("the sidebar's warp, " + app.warp.text if not app.warp.identity else
        "their own default warp (T = 0.8, top-p = 0.9) since the sidebar's is off")
     + ". Below: what the correctly verified warp does to acceptance on these tables.")
-sweep = ui.cached(method_rows.warp_sweep)(app.P_raw, app.Q_raw, app.ctx, k=s.k,
-                                          draft=app.warp.draft)
+sweep = ui.cached(method_rows.warp_sweep)(app.raw, draft=app.warp.draft)
 ui.chart(methods.warp_figure(sweep), key="warps", fold="Acceptance under each warp (chart)",
          caption="Exact long-run acceptance (accepted / drafted) and alpha (the mean overlap of "
          "the warped target with the row the draft samples from). With the draft left "
@@ -95,8 +94,8 @@ st.markdown(notation.text(  # the rule's name is kept out of the re-lettering
         "and the i.i.d. theory at alpha = E[sum_x min(p, q)]: position i is kept with "
         "alpha^i and the histogram is a geometric law capped at k (Leviathan et al. 2022, "
         "Sec. 3.3)."))
-rep = ui.cached(gallery.production)(app.P, app.Q, app.ctx, s.k, s.rule, params,
-                                    gallery.METRICS_ROUNDS, s.seed, tree=app.tree)
+rep = ui.cached(gallery.production)(app.scenario, params=params,
+                                    n_rounds=gallery.METRICS_ROUNDS)
 pm = st.columns(3)
 pm[0].metric(notation.text("mean acceptance length (measured)"), f"{rep.rows[0]['measured']:.4f}")
 pm[1].metric(notation.text("draft acceptance rate (measured)"), f"{rep.rows[1]['measured']:.4f}")

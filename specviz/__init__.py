@@ -48,6 +48,7 @@ from .core.round import play_round, play_rounds
 from .core.roundstats import RoundStats
 from .core.rule import accept_prob, accepts, overlap, ratio, residual
 from .core.rules import RULES, Rule, get_rule
+from .core.scenario import Scenario
 from .core.tables import (
     K_MAX,
     N_MAX,
@@ -68,7 +69,7 @@ __all__ = [
     "ACCELERATORS", "DTYPE_BYTES", "POLICIES", "PolicyRun", "run_policies", "run_policy",
     "K_MAX", "N_MAX", "PRESETS", "RULES", "VOCAB", "V_MAX",
     "Accelerator", "DecodeStats", "Emitted", "ModelShape", "PassCost", "Position", "RoundLaw",
-    "RoundStats", "RoundTrace", "Rule", "SimResult", "Tables",
+    "RoundStats", "RoundTrace", "Rule", "Scenario", "SimResult", "Tables",
     "accept_prob", "acceptance_histogram", "accepts", "alpha_from_draft_acceptance_rate",
     "arithmetic_increase", "best_k", "break_even_cost", "chi2_sf", "default_tables",
     "draft_acceptance_rate", "empirical", "exact_joint", "expected_tokens", "free_tokens",

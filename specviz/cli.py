@@ -30,6 +30,7 @@ from .clidemo import (
     demo_sweeps,
 )
 from .core.rules import RULES
+from .core.scenario import Scenario
 from .core.tables import check_ctx, default_tables
 from .views import demos
 
@@ -128,21 +129,22 @@ def render(n: int, args: argparse.Namespace) -> str:
     ctx = _ctx_index(args.ctx, t.vocab)
     k = 4 if args.k is None else args.k
     c = 0.1 if args.c is None else args.c
+    sc = Scenario.of(t.P, t.Q, ctx=ctx, seed=args.seed, vocab=t.vocab)
     if n == 1:
-        return demo_one_token(t.P, t.Q, t.vocab, ctx)
+        return demo_one_token(sc)
     if n == 2:
         rules = list(RULES) if args.rule is None else [args.rule]
-        return demo_exactness(t.P, t.Q, t.vocab, ctx, k, args.n or 60_000, args.seed, rules)
+        return demo_exactness(sc.replace(k=k), args.n or 60_000, rules)
     if n == 3:
-        return demo_sweeps(t.P, t.vocab, ctx, k, c, args.n or 20_000, args.seed)
+        return demo_sweeps(sc.replace(k=k), c, args.n or 20_000)
     if n == 4:
         ks = demos.KS if args.k is None else range(1, args.k + 1)
         if args.k is not None and args.k < 2:
             raise ValueError(f"demo 4 sweeps k = 1..K and needs K >= 2; got --k {args.k}")
-        return demo_k_sweep(t.P, t.Q, t.vocab, ctx, c, ks, args.n or 20_000, args.seed)
+        return demo_k_sweep(sc, c, ks, args.n or 20_000)
     if n == 5:
         costs = demos.COSTS if args.c is None else sorted({*demos.COSTS, args.c})
-        return demo_cost(t.P, t.Q, t.vocab, ctx, k, costs)
+        return demo_cost(sc.replace(k=k), costs)
     return demo_roofline(args.preset, args.context_len, "fp16")
 
 
@@ -159,8 +161,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             return clillm.run(args, out)
         if args.command == "methods":
             t = default_tables()
-            print(demo_methods(t.P, t.Q, t.vocab, _ctx_index(args.ctx, t.vocab), args.seed),
-                  file=out)
+            print(demo_methods(Scenario.of(t.P, t.Q, ctx=_ctx_index(args.ctx, t.vocab),
+                                           seed=args.seed, vocab=t.vocab)), file=out)
             return 0
         for i, n in enumerate(which):
             if i:

@@ -8,12 +8,11 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Sequence
 
-import numpy as np
-
 from .analysis.roofline import FULL_LABEL, TUTORIAL_LABEL
 from .analysis.stats import GOF_ALPHA
 from .clitable import Column, format_table
 from .core.rules import drafted
+from .core.scenario import Scenario
 from .core.tables import default_tables
 from .views import demos, methods
 
@@ -58,8 +57,8 @@ def _heading(n: int, notice: str) -> str:
 
 
 # --------------------------------------------------------------------------- demonstrations
-def demo_one_token(P: np.ndarray, Q: np.ndarray, vocab: tuple[str, ...], ctx: int) -> str:
-    d = demos.one_token(P, Q, ctx, vocab)
+def demo_one_token(sc: Scenario) -> str:
+    d, vocab = demos.one_token(sc), sc.pair.names
     name = vocab[d.ctx]
     out = [_heading(1, "a draft token the draft under-proposes (q <= p) is always kept; an "
                        "over-proposed one is kept with chance p/q, and the residual hands "
@@ -97,9 +96,8 @@ def demo_one_token(P: np.ndarray, Q: np.ndarray, vocab: tuple[str, ...], ctx: in
     return "\n".join(out)
 
 
-def demo_exactness(P: np.ndarray, Q: np.ndarray, vocab: tuple[str, ...], ctx: int, k: int,
-                   n: int, seed: int, rules: Sequence[str]) -> str:
-    d = demos.exactness(P, Q, ctx, k, n, seed, rules)
+def demo_exactness(sc: Scenario, n: int, rules: Sequence[str]) -> str:
+    d, vocab, ctx, seed = demos.exactness(sc, n=n, rules=rules), sc.pair.names, sc.ctx, sc.seed
     rows: list[dict] = [
         {"rule": "target sampled directly", "lossless": "-", "mc_tv": d.direct_tv,
          "exact_tv": 0.0, "floor": d.audits[0].audit.floor,
@@ -140,10 +138,10 @@ _SWEEP_COLUMNS: list[Column] = [
 ]
 
 
-def demo_sweeps(P: np.ndarray, vocab: tuple[str, ...], ctx: int, k: int, c: float,
-                n_rounds: int, seed: int) -> str:
-    a = demos.draft_sweep(P, "alpha", demos.ALPHAS, ctx, k, c, n_rounds=n_rounds, seed=seed)
-    t = demos.draft_sweep(P, "T", demos.TEMPERATURES, ctx, k, c, n_rounds=n_rounds, seed=seed)
+def demo_sweeps(sc: Scenario, c: float, n_rounds: int) -> str:
+    a = demos.draft_sweep(sc, "alpha", demos.ALPHAS, c=c, n_rounds=n_rounds)
+    t = demos.draft_sweep(sc, "T", demos.TEMPERATURES, c=c, n_rounds=n_rounds)
+    vocab, ctx, k = sc.pair.names, sc.ctx, sc.k
     out = [_heading(3, "the better the draft agrees with the target, the more of its guesses "
                        "survive and the more tokens each target call yields; a draft that is "
                        "the target at another temperature loses acceptance either way."),
@@ -158,9 +156,8 @@ def demo_sweeps(P: np.ndarray, vocab: tuple[str, ...], ctx: int, k: int, c: floa
     return "\n".join(out)
 
 
-def demo_k_sweep(P: np.ndarray, Q: np.ndarray, vocab: tuple[str, ...], ctx: int, c: float,
-                 ks: Sequence[int], n_rounds: int, seed: int) -> str:
-    rows = demos.k_sweep(P, Q, ctx, c, ks, n_rounds=n_rounds, seed=seed)
+def demo_k_sweep(sc: Scenario, c: float, ks: Sequence[int], n_rounds: int) -> str:
+    rows, vocab, ctx = demos.k_sweep(sc, c=c, ks=ks, n_rounds=n_rounds), sc.pair.names, sc.ctx
     best = demos.best_row(rows)
     best_exact = demos.best_row(rows, "speedup_exact")
     out = [_heading(4, "tokens per call level off as k grows while the cost 1 + k c keeps "
@@ -174,9 +171,8 @@ def demo_k_sweep(P: np.ndarray, Q: np.ndarray, vocab: tuple[str, ...], ctx: int,
     return "\n".join(out)
 
 
-def demo_cost(P: np.ndarray, Q: np.ndarray, vocab: tuple[str, ...], ctx: int, k: int,
-              costs: Sequence[float]) -> str:
-    d = demos.cost_model(P, Q, ctx, k, costs)
+def demo_cost(sc: Scenario, costs: Sequence[float]) -> str:
+    d, vocab, ctx = demos.cost_model(sc, costs=costs), sc.pair.names, sc.ctx
     rows = [{**r, "verdict": "faster" if r["c"] < d.break_even else "SLOWER"} for r in d.rows]
     out = [_heading(5, "speculation pays only while the draft is cheap: past the break-even "
                        "cost c* every round loses time, and nothing in the output warns you."),
@@ -215,10 +211,9 @@ def demo_roofline(preset: str, context_len: int, dtype: str) -> str:
     return "\n".join(out)
 
 
-def demo_methods(P: np.ndarray, Q: np.ndarray, vocab: tuple[str, ...], ctx: int,
-                 seed: int) -> str:
+def demo_methods(sc: Scenario) -> str:
     """Long-run tokens per target call by method and k, exact where the walk fits."""
-    rows = methods.methods_table(P, Q, ctx, seed=seed)
+    rows, vocab, ctx = methods.methods_table(sc), sc.pair.names, sc.ctx
     for r in rows:
         for rule in methods.METHODS:
             se = r[f"{rule}_se"]
@@ -233,7 +228,7 @@ def demo_methods(P: np.ndarray, Q: np.ndarray, vocab: tuple[str, ...], ctx: int,
                  "Chain: token by token (Leviathan et al. 2022); block: Sun et al. 2024 "
                  "(arXiv 2403.10444); trees: the 3-2-1 preset with k levels, siblings i.i.d. "
                  "(SpecInfer, Miao et al. 2023) or without replacement (Jeon et al. 2024).")
-    tvs = methods.exact_tv(P, Q, ctx)
+    tvs = methods.exact_tv(sc)
     proof = _wrap("Exact TV of the first two emitted tokens from the target's law, largest "
                   "over k = 1..16 (exact laws, no sampling): " + ", ".join(
                       f"{name} {tvs[rule]:.1e}" for rule, name in (

@@ -8,6 +8,8 @@ from pathlib import Path
 import numpy as np
 from streamlit.testing.v1 import AppTest
 
+from specviz.core.scenario import Scenario
+
 
 def random_tables(rng: np.random.Generator, V: int, zero_frac: float = 0.3):
     """A random pair whose rows have zeros in random places (each row keeps some mass)."""
@@ -88,5 +90,6 @@ def narrated_round(pair, prefix, k: int, *, rng: np.random.Generator, rule="corr
     from specviz.core.round import play_round
     from specviz.views.narration import narrate
 
-    return narrate(play_round(pair, prefix, k, rng=rng, rule=rule), pair=pair, rule=rule,
+    return narrate(play_round(Scenario.on(pair, prefix, k=k, rule=rule),
+                              rng=rng), pair=pair, rule=rule,
                    prefix=pair.check_prefix(prefix), k=k)

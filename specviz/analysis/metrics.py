@@ -14,6 +14,7 @@ import numpy as np
 
 from ..core.exact import round_law
 from ..core.montecarlo import long_decode
+from ..core.scenario import Scenario
 from . import theory
 
 
@@ -28,18 +29,9 @@ class MetricsReport:
     rounds: int = 0  # rounds measured: n_rounds, or fewer when the time budget stopped them
 
 
-def metrics_report(
-    P: np.ndarray,
-    Q: np.ndarray,
-    ctx: int,
-    k: int,
-    rule: str = "correct",
-    n_rounds: int = 50_000,
-    seed: int = 0,
-) -> MetricsReport:
+def metrics_report(sc: Scenario, *, n_rounds: int = 50_000) -> MetricsReport:
     """A server's view of one long decode, with the exact long run and the i.i.d. theory."""
-    meas = long_decode(P, Q, ctx, k, n_rounds=n_rounds, rule=rule, seed=seed)
-    ex = round_law(P, Q, ctx, k, rule=rule, long_run=True)
+    meas, ex, k = long_decode(sc, n_rounds=n_rounds), round_law(sc, long_run=True), sc.k
     a = ex.alpha
     rows = [
         {"metric": "mean acceptance length (1 + accepted / drafts)",
@@ -54,7 +46,7 @@ def metrics_report(
          "theory": a},
     ]
     return MetricsReport(
-        k=k, rule=rule, alpha=a, rows=rows,
+        k=k, rule=sc.rule.name, alpha=a, rows=rows,
         per_position={"measured": meas.per_position, "exact": ex.per_position,
                       "theory": np.asarray(theory.per_position_acceptance(a, k))},
         histogram={"measured": meas.shares, "exact": ex.histogram,

@@ -19,9 +19,10 @@ from .kinds import kind_of
 from .pair import TablePair
 from .round import play
 from .roundstats import RoundStats
-from .rules import Rule, get_rule
+from .rules import Rule
 from .sampling import draw_row
-from .tables import K_MAX, check_ctx
+from .scenario import Scenario
+from .tables import K_MAX
 from .verify import draft_row
 
 POLICIES = ("constant", "heuristic", "confidence", "oracle")
@@ -53,18 +54,16 @@ def _stream(seed: int, size: int, m: int) -> StreamDraws:
     return StreamDraws(np.random.default_rng(seed).random((size, 2 * m + 1)), m)
 
 
-def _check(P, Q, ctx, policy, k, k_max, length, threshold) -> TablePair:
-    pair = TablePair(P, Q)
-    check_ctx(ctx, pair.V)
+def _check(sc: Scenario, policy, k_max, length, threshold) -> TablePair:
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}; valid policies: {', '.join(POLICIES)}")
-    if not 1 <= k <= K_MAX or not 1 <= k_max <= K_MAX:
-        raise ValueError(f"k and k_max must be in 1..{K_MAX}; got k = {k}, k_max = {k_max}")
+    if not 1 <= k_max <= K_MAX:
+        raise ValueError(f"k_max must be in 1..{K_MAX}; got {k_max}")
     if not 1 <= length <= TOKENS_MAX:
         raise ValueError(f"length must be 1..{TOKENS_MAX:,}; got {length}")
     if not 0.0 <= threshold <= 1.0:
         raise ValueError(f"threshold must be in [0, 1]; got {threshold}")
-    return pair
+    return sc.tables
 
 
 def _confident_k(pair: TablePair, rule: Rule, c: int, draws: StreamDraws, k_max: int,
@@ -79,35 +78,23 @@ def _confident_k(pair: TablePair, rule: Rule, c: int, draws: StreamDraws, k_max:
     return k_now
 
 
-def run_policy(
-    P: np.ndarray,
-    Q: np.ndarray,
-    ctx: int,
-    *,
-    policy: str = "constant",
-    k: int = 4,
-    length: int = 2_000,
-    seed: int = 0,
-    k_max: int = 16,
-    threshold: float = 0.3,
-    rule: str | Rule = "correct",
-) -> PolicyRun:
-    """Decode `length` tokens from ctx under `rule`, k chosen per round by `policy`.
+def run_policy(sc: Scenario, *, policy: str = "constant", length: int = 2_000,
+               k_max: int = 16, threshold: float = 0.3) -> PolicyRun:
+    """Decode `length` tokens from sc.ctx under sc.rule, k chosen per round by `policy`.
 
-    constant: k every round. heuristic: start at k, then k + 2 after a round that kept
+    constant: k = sc.k every round. heuristic: start at k, then k + 2 after a round that kept
     every draft and max(1, k - 1) otherwise, capped at k_max. confidence: draft while the
     draft's top probability max_x q(x | last) is at least threshold, at least 1 and at most
     k_max. oracle: looks ahead on the stream and drafts exactly the tokens the round at
     k = k_max will emit as drafts; its text is that of k = k_max, only the draft calls
     differ, which makes it a bound on what any policy can save.
     """
-    pair = _check(P, Q, ctx, policy, k, k_max, length, threshold)
-    r = get_rule(rule)
-    draws = _stream(seed, length + k_max + 2, kind_of(r).columns(r, max(k, k_max)))
+    pair, k, r = _check(sc, policy, k_max, length, threshold), sc.k, sc.rule
+    draws = _stream(sc.seed, length + k_max + 2, kind_of(r).columns(r, max(k, k_max)))
     ks: list[int] = []
     text: list[int] = []
     kept = np.zeros(max(k, k_max) + 1, dtype=np.int64)  # rounds by drafts kept
-    c, k_now = int(ctx), k
+    c, k_now = sc.ctx, k
     while draws.start < length:
         if policy == "confidence":
             k_now = _confident_k(pair, r, c, draws, k_max, threshold)
@@ -124,20 +111,8 @@ def run_policy(
     return PolicyRun(histogram=kept, tokens=len(text), drafted=sum(ks), ks=ks, text=text)
 
 
-def run_policies(
-    P: np.ndarray,
-    Q: np.ndarray,
-    ctx: int,
-    k: int = 4,
-    *,
-    length: int = 2_000,
-    seed: int = 0,
-    k_max: int = 16,
-    threshold: float = 0.3,
-    policies: tuple[str, ...] = POLICIES,
-    rule: str | Rule = "correct",
-) -> dict[str, PolicyRun]:
+def run_policies(sc: Scenario, *, length: int = 2_000, k_max: int = 16, threshold: float = 0.3,
+                 policies: tuple[str, ...] = POLICIES) -> dict[str, PolicyRun]:
     """Every policy on the same stream."""
-    return {p: run_policy(P, Q, ctx, policy=p, k=k, length=length, seed=seed, k_max=k_max,
-                          threshold=threshold, rule=rule)
+    return {p: run_policy(sc, policy=p, length=length, k_max=k_max, threshold=threshold)
             for p in policies}

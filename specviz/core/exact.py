@@ -14,8 +14,9 @@ import numpy as np
 from .kinds import kind_of
 from .roundstats import RoundStats
 from .rule import overlap
-from .rules import RuleTables, apply_rule, get_rule
-from .tables import check_ctx, check_k, check_n, validate_pair, validate_table
+from .rules import RuleTables, apply_rule
+from .scenario import Scenario
+from .tables import check_ctx, check_n, validate_table
 
 N_TOKENS_MAX = 6
 EXACT_MAX_CELLS = 20_000_000  # (2k + 1) V^n_tokens: the DP's working set in float64 entries
@@ -32,21 +33,17 @@ def target_joint(P: np.ndarray, ctx: int, *, n_tokens: int = 2) -> np.ndarray:
     return law
 
 
-def exact_joint(
-    P: np.ndarray, Q: np.ndarray, ctx: int, k: int, *, n_tokens: int = 2,
-    rule: str = "correct",
-) -> np.ndarray:
-    """Exact law of the first n_tokens emitted by speculative decoding from ctx. (V,)*n"""
-    P, Q = validate_pair(P, Q)
-    V = P.shape[0]
-    k, ctx, n = check_k(k), check_ctx(ctx, V), check_n(n_tokens, N_TOKENS_MAX, "n_tokens")
+def exact_joint(sc: Scenario, *, n_tokens: int = 2) -> np.ndarray:
+    """Exact law of the first n_tokens emitted by speculative decoding from sc.ctx. (V,)*n"""
+    pair, k, n = sc.tables, sc.k, check_n(n_tokens, N_TOKENS_MAX, "n_tokens")
+    V = pair.V
     if (2 * k + 1) * V**n > EXACT_MAX_CELLS:
         raise ValueError(
             f"exact enumeration at V = {V}, n_tokens = {n}, k = {k} needs "
             f"{(2 * k + 1) * V**n:,} cells; the cap is {EXACT_MAX_CELLS:,} (lower V, n_tokens or k)"
         )
-    rt = apply_rule(get_rule(rule), P, Q)
-    return kind_of(rt.rule).joint(rt, ctx, k, n)
+    rt = apply_rule(sc.rule, pair.P, pair.Q)
+    return kind_of(rt.rule).joint(rt, sc.ctx, k, n)
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -77,25 +74,21 @@ def cesaro_stationary(N: np.ndarray, start: np.ndarray) -> np.ndarray:
     return S / S.sum()
 
 
-def round_law(
-    P: np.ndarray, Q: np.ndarray, ctx: int, k: int, *, rule: str = "correct",
-    long_run: bool = False,
-) -> RoundLaw:
-    """Exact acceptance metrics of the first round from ctx, or (long_run) of a long decode.
+def round_law(sc: Scenario, *, long_run: bool = False) -> RoundLaw:
+    """Exact acceptance metrics of the first round from sc.ctx, or (long_run) of a long
+    decode.
 
     The long run weights each start context by how often rounds start there, the
     time-average of the chain of round-start contexts begun at ctx.
     """
-    P, Q = validate_pair(P, Q)
-    V = P.shape[0]
-    k, ctx = check_k(k), check_ctx(ctx, V)
+    pair, k, V = sc.tables, sc.k, sc.tables.V
     if long_run and V > 512:
         raise ValueError(f"the exact long run is computed for V <= 512; got V = {V}")
-    rt = apply_rule(get_rule(rule), P, Q)
+    rt = apply_rule(sc.rule, pair.P, pair.Q)
     D, N = kind_of(rt.rule).tables(rt, k, long_run)  # (V, k+1), (V, V) or None
     L = _tokens_per_round(rt, k, D)  # (V,)
     e = np.zeros(V)
-    e[ctx] = 1.0
+    e[sc.ctx] = 1.0
     w = cesaro_stationary(N, e) if long_run else e  # (V,) weights
     pi_target = cesaro_stationary(rt.P, e)  # where the target's own text spends its time
     return RoundLaw(

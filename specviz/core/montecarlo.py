@@ -15,9 +15,10 @@ from . import interrupt
 from .exact import N_TOKENS_MAX
 from .kinds import kind_of
 from .roundstats import RoundStats
-from .rules import RuleTables, apply_rule, get_rule
+from .rules import RuleTables, apply_rule
 from .sampling import BucketSampler, GuideSampler, InverseCDF
-from .tables import N_MAX, check_ctx, check_k, check_n, validate_pair
+from .scenario import Scenario
+from .tables import N_MAX, check_n
 
 CHUNK_CELLS = 1 << 17  # entries of one chunk's (k + 1, n) arrays: 1 MB each, cache-sized
 SMALL_V = 64  # up to this V, bucket tables (V rows x 2^14 / V buckets); above, a guide
@@ -62,32 +63,22 @@ class _Engine:
         return kind_of(self.rt.rule).round(self, ctx, k, rng)
 
 
-def _setup(P, Q, ctx, k, rule):
-    P, Q = validate_pair(P, Q)
-    return _Engine(apply_rule(get_rule(rule), P, Q)), check_ctx(ctx, P.shape[0]), check_k(k)
+def _setup(sc: Scenario):
+    pair = sc.tables
+    return _Engine(apply_rule(sc.rule, pair.P, pair.Q)), sc.ctx, sc.k
 
 
-def simulate(
-    P: np.ndarray,
-    Q: np.ndarray,
-    ctx: int,
-    k: int,
-    *,
-    n: int,
-    rule: str = "correct",
-    n_tokens: int = 2,
-    seed: int = 0,
-) -> SimResult:
-    """n independent decodes from ctx, each running rounds until n_tokens are emitted.
+def simulate(sc: Scenario, *, n: int, n_tokens: int = 2) -> SimResult:
+    """n independent decodes from sc.ctx, each running rounds until n_tokens are emitted.
     Past the time budget (core.interrupt.budget) it stops after the chunks done: res.n
     counts the decodes run, res.asked the n asked for."""
-    eng, ctx, k = _setup(P, Q, ctx, k, rule)
+    eng, ctx, k = _setup(sc)
     n, m = check_n(n, N_MAX), check_n(n_tokens, N_TOKENS_MAX, "n_tokens")
     V = eng.V
     if V**m > JOINT_MAX_CELLS:
         raise ValueError(f"a joint of V^n_tokens = {V**m:,} cells is over the cap "
                          f"{JOINT_MAX_CELLS:,}; lower n_tokens")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(sc.seed)
     counts = RoundStats(histogram=np.zeros(k + 1, dtype=np.int64), tokens=0, drafted=0)
     joint, done_n = np.zeros(V**m, dtype=np.int64), n
     chunk = max(1, CHUNK_CELLS // (k + 1))
@@ -126,28 +117,18 @@ class DecodeStats(RoundStats):
         return float(np.sqrt(self.tokens_per_call_var / self.rounds))
 
 
-def long_decode(
-    P: np.ndarray,
-    Q: np.ndarray,
-    ctx: int,
-    k: int,
-    *,
-    n_rounds: int = 20_000,
-    rule: str = "correct",
-    seed: int = 0,
-    chains: int = 100,
-) -> DecodeStats:
-    """Long generations from ctx, `chains` of them side by side, n_rounds rounds in all.
+def long_decode(sc: Scenario, *, n_rounds: int = 20_000, chains: int = 100) -> DecodeStats:
+    """Long generations from sc.ctx, `chains` of them side by side, n_rounds rounds in all.
 
     Each chain feeds every round's last token into the next round, as a server does;
     tokens per target call is then the long-run average over those rounds. Past the time
     budget (core.interrupt.budget) it stops with the rounds run (stats.rounds).
     """
-    eng, ctx, k = _setup(P, Q, ctx, k, rule)
+    eng, ctx, k = _setup(sc)
     n_rounds = check_n(n_rounds, 10_000_000, "n_rounds")
     chains = check_n(chains, 100_000, "chains")
     chains = min(chains, n_rounds)
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(sc.seed)
     stats = RoundStats(histogram=np.zeros(k + 1, dtype=np.int64), tokens=0, drafted=0)
     c = np.full(chains, ctx, dtype=np.int64)
     sum_sq = 0

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Hashable, Sequence
+from functools import cached_property
 
 import numpy as np
 
@@ -48,6 +49,7 @@ class ModelPair:
 
     V: int
     names: tuple[str, ...]
+    fingerprint: str  # identifies the pair's models for caches
 
     def p(self, prefix: Sequence[int]) -> np.ndarray:  # (V,)
         raise NotImplementedError
@@ -103,7 +105,7 @@ class TablePair(ModelPair):
         self.V = self.P.shape[0]
         self.names = tuple(vocab) if vocab is not None else default_vocab(self.V)
 
-    @property
+    @cached_property
     def fingerprint(self) -> str:
         """Identifies the pair for caches: a hash of both tables and the names."""
         h = hashlib.sha256(self.P.tobytes() + self.Q.tobytes())

@@ -11,44 +11,39 @@ order: one per drafted token, one coin per verified position, one for the last t
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 import numpy as np
 
 from . import interrupt
 from .draws import Draws, RngDraws
 from .kinds import kind_of
 from .pair import ModelPair
-from .rules import Rule, get_rule
-from .tables import check_k
+from .rules import Rule
+from .scenario import Scenario
 from .trace import RoundDigest, RoundTrace
 
 ROUNDS_MAX = 10_000  # rounds one transcript may chain
 
 
-def play_round(pair: ModelPair, prefix: int | Sequence[int], k: int, *,
-               rng: np.random.Generator, rule: str | Rule = "correct") -> RoundTrace:
-    """Play one round from prefix (tokens, newest last; a single token id is one token)."""
-    return play(pair, pair.check_prefix(prefix), check_k(k), get_rule(rule), RngDraws(rng))
+def play_round(sc: Scenario, *, rng: np.random.Generator | None = None) -> RoundTrace:
+    """Play one round from sc.prefix, drawing from rng (None: a stream seeded sc.seed)."""
+    rng = np.random.default_rng(sc.seed) if rng is None else rng
+    return play(sc.pair, list(sc.prefix), sc.k, sc.rule, RngDraws(rng))
 
 
-def play_rounds(pair: ModelPair, prefix: int | Sequence[int], k: int, *, n_rounds: int,
-                seed: int = 0, rule: str | Rule = "correct",
-                traced: int | None = None,
+def play_rounds(sc: Scenario, *, n_rounds: int, traced: int | None = None,
                 draws: Draws | None = None) -> tuple[RoundTrace | RoundDigest, ...]:
-    """A transcript: n_rounds rounds chained from prefix on one seeded stream.
+    """A transcript: n_rounds rounds chained from sc.prefix on one stream seeded sc.seed.
 
     With traced = m only the last m rounds carry their rows and frames (RoundTrace); the
     earlier ones are RoundDigest, played with the same draws at a fraction of the cost.
     draws: a stream to go on drawing from (a transcript extended a few rounds at a time,
-    prefix the one it reached); None starts one from seed.
+    prefix the one it reached); None starts one from sc.seed.
     """
-    prefix = pair.check_prefix(prefix)
-    k, r = check_k(k), get_rule(rule)
+    pair, prefix, k, r = sc.pair, list(sc.prefix), sc.k, sc.rule
     if isinstance(n_rounds, bool) or not isinstance(n_rounds, (int, np.integer)) \
             or not 1 <= n_rounds <= ROUNDS_MAX:
         raise ValueError(f"n_rounds must be an integer 1..{ROUNDS_MAX:,}; got {n_rounds!r}")
-    draws = RngDraws(np.random.default_rng(seed)) if draws is None else draws
+    draws = RngDraws(np.random.default_rng(sc.seed)) if draws is None else draws
     first_traced = 0 if traced is None else max(0, int(n_rounds) - int(traced))
     out = []
     for i in range(int(n_rounds)):

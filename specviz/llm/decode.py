@@ -21,6 +21,7 @@ from ..core import interrupt
 from ..core.round import play_round
 from ..core.roundstats import RoundStats
 from ..core.sampling import draw_row
+from ..core.scenario import Scenario
 from ..core.tables import check_k
 from ..core.trace import RoundTrace
 from .pair import LLMPair, softmax
@@ -58,7 +59,7 @@ def speculate(pair: LLMPair, prompt: Sequence[int], *, k: int, seed: int = 0,
     t0 = time.perf_counter()
     while len(out) < max_new:
         interrupt.check(deadline=False)  # the session has gone: stop
-        tr = play_round(pair, prefix, k, rng=rng, rule=rule)
+        tr = play_round(Scenario.on(pair, prefix, k=k, rule=rule), rng=rng)
         rounds.append(tr)
         out += tr.tokens
         prefix += tr.tokens

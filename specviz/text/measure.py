@@ -18,8 +18,8 @@ from ..core import interrupt
 from ..core.draws import RngDraws
 from ..core.round import play
 from ..core.roundstats import RoundStats
-from ..core.rules import get_rule
-from ..core.tables import check_k, check_n
+from ..core.scenario import Scenario
+from ..core.tables import check_n
 from .ngram import NGramCounts
 from .pair import DRAFTERS, TextDecoder
 
@@ -45,16 +45,13 @@ class TextDecodeStats(RoundStats):
                              else c))
 
 
-def long_text_decode(dec: TextDecoder, prompt: Sequence[int], k: int, length: int = 1_000,
-                     seed: int = 0, rule: str = "correct",
-                     drafter: str = "ngram") -> TextDecodeStats:
-    """Decode at least `length` tokens from the prompt, round after round, and count; past
-    the time budget (core.interrupt.budget) it ends with the rounds done (the stats count
-    the tokens they emitted)."""
-    k, r, pair = check_k(k), get_rule(rule), dec.pair(drafter)
-    prefix = pair.check_prefix(list(prompt))
+def long_text_decode(sc: Scenario, *, length: int = 1_000) -> TextDecodeStats:
+    """Decode at least `length` tokens from the prompt (sc.prefix) on the decoder's pair
+    (sc.pair), round after round, and count; past the time budget (core.interrupt.budget)
+    it ends with the rounds done (the stats count the tokens they emitted)."""
+    pair, prefix, k, r = sc.pair, list(sc.prefix), sc.k, sc.rule
     check_n(length, LENGTH_MAX, "length")
-    draws = RngDraws(np.random.default_rng(seed))
+    draws = RngDraws(np.random.default_rng(sc.seed))
     n0 = len(prefix)
     drafted = 0
     betas: list[float] = []
@@ -71,7 +68,7 @@ def long_text_decode(dec: TextDecoder, prompt: Sequence[int], k: int, length: in
         prefix += d.tokens
     seconds = time.perf_counter() - t0
     return TextDecodeStats(
-        histogram=kept, tokens=len(prefix) - n0, drafted=drafted, drafter=drafter,
+        histogram=kept, tokens=len(prefix) - n0, drafted=drafted, drafter=pair.drafter,
         rule=r.name, beta_mean=float(np.mean(betas)) if betas else float("nan"),
         seconds=seconds, ids=tuple(prefix[n0:]),
     )
@@ -85,8 +82,8 @@ def order_sweep(counts: NGramCounts, target_order: int, prompt: Sequence[int], k
     for n in orders:
         if n > counts.max_order:
             continue
-        st = long_text_decode(TextDecoder(counts, target_order, n, T_p, T_q), prompt, k,
-                              length, seed)
+        pair = TextDecoder(counts, target_order, n, T_p, T_q).pair()
+        st = long_text_decode(Scenario.on(pair, prompt, k=k, seed=seed), length=length)
         rows.append({"draft order": n, "acceptance": st.draft_acceptance_rate,
                      "beta": st.beta_mean, "tokens per call": st.tokens_per_call,
                      "speedup": st.speedup(c), "smaller than target": n < target_order,
@@ -94,12 +91,12 @@ def order_sweep(counts: NGramCounts, target_order: int, prompt: Sequence[int], k
     return rows
 
 
-def drafter_comparison(dec: TextDecoder, prompt: Sequence[int], k: int, length: int = 500,
-                       seed: int = 0, c: float = 0.1, rule: str = "correct") -> list[dict]:
-    """The n-gram draft against prompt lookup on the same prompt, seed and target."""
-    rows = []
+def drafter_comparison(sc: Scenario, *, length: int = 500, c: float = 0.1) -> list[dict]:
+    """The n-gram draft against prompt lookup on the same prompt, seed and target (the
+    decoder of sc.pair)."""
+    rows, dec = [], sc.pair.dec
     for drafter in DRAFTERS:
-        st = long_text_decode(dec, prompt, k, length, seed, rule, drafter)
+        st = long_text_decode(sc.replace(pair=dec.pair(drafter)), length=length)
         rows.append({"drafter": drafter, "acceptance": st.draft_acceptance_rate,
                      "drafted per round": st.drafted_per_round,
                      "tokens per call": st.tokens_per_call,
@@ -174,16 +171,13 @@ def first_tokens_cells(dec: TextDecoder, context: Sequence[int], n_tokens: int =
     return Cells(n_tokens, a / a.sum(), index, first, dec.V, False, tuple(labels))
 
 
-def sample_first_tokens(dec: TextDecoder, context: Sequence[int], k: int, n: int,
-                        seed: int = 0, rule: str = "correct", drafter: str = "ngram",
-                        n_tokens: int = 2) -> list[tuple[int, ...]]:
-    """n independent decodes from the context by speculative decoding; each keeps its
-    first n_tokens emitted tokens (a second round runs when the first emits too few). Past
-    the time budget (core.interrupt.budget) it returns the decodes done."""
-    k, r, pair = check_k(k), get_rule(rule), dec.pair(drafter)
-    prefix = pair.check_prefix(list(context))
+def sample_first_tokens(sc: Scenario, *, n: int, n_tokens: int = 2) -> list[tuple[int, ...]]:
+    """n independent decodes from sc.prefix by speculative decoding; each keeps its first
+    n_tokens emitted tokens (a second round runs when the first emits too few). Past the
+    time budget (core.interrupt.budget) it returns the decodes done."""
+    pair, prefix, k, r = sc.pair, list(sc.prefix), sc.k, sc.rule
     check_n(n, N_MC_MAX)
-    draws = RngDraws(np.random.default_rng(seed))
+    draws = RngDraws(np.random.default_rng(sc.seed))
     out = []
     for _ in range(int(n)):
         if out and interrupt.overdue():  # the time budget is spent: the decodes done so far
@@ -210,16 +204,16 @@ class TextExactness:
     n = property(lambda self: self.audit.n)  # decodes run: fewer when the budget stopped them
 
 
-def text_exactness(dec: TextDecoder, context: Sequence[int], k: int, n: int, seed: int = 0,
-                   rule: str = "correct", drafter: str = "ngram", n_tokens: int = 2,
+def text_exactness(sc: Scenario, *, n: int, n_tokens: int = 2,
                    top: int | None = None) -> TextExactness:
-    """Monte Carlo check: n decodes, their first n_tokens tokens binned into cells, audited
-    against the exact law (analysis.audit: TV against its pass line and chi-square); a
-    lossy rule counts as biased, since no exact law of its own is computed here."""
-    cells = first_tokens_cells(dec, context, n_tokens, top)
+    """Monte Carlo check at sc.prefix on the decoder's pair sc.pair: n decodes, their first
+    n_tokens tokens binned into cells, audited against the exact law (analysis.audit: TV
+    against its pass line and chi-square); a lossy rule counts as biased, since no exact
+    law of its own is computed here."""
+    cells = first_tokens_cells(sc.pair.dec, sc.prefix, n_tokens, top)
     counts = np.zeros(len(cells.law))
-    for toks in sample_first_tokens(dec, context, k, n, seed, rule, drafter, n_tokens):
+    for toks in sample_first_tokens(sc, n=n, n_tokens=n_tokens):
         counts[cells.cell(toks)] += 1
-    r = get_rule(rule)
-    return TextExactness(rule=r.name, drafter=drafter, k=int(k), n_tokens=n_tokens,
+    r = sc.rule
+    return TextExactness(rule=r.name, drafter=sc.pair.drafter, k=sc.k, n_tokens=n_tokens,
                          counts=counts, audit=audit(counts, cells.law, biased=not r.lossless))

@@ -23,8 +23,9 @@ from ..core.pair import TablePair
 from ..core.round import play_round
 from ..core.roundstats import RoundStats
 from ..core.rule import overlap, ratio, residual
-from ..core.rules import TUTORIAL_RULES, get_rule, with_tree
-from ..core.tables import check_ctx, junk_table, mix_draft, temper, token_name, validate_pair
+from ..core.rules import TUTORIAL_RULES, get_rule
+from ..core.scenario import Scenario
+from ..core.tables import junk_table, mix_draft, temper, token_name
 from .work import heavy
 
 ALPHAS = (1.0, 0.95, 0.85, 0.6, 0.3, 0.0)  # demonstration 3's draft qualities
@@ -32,6 +33,7 @@ TEMPERATURES = (1.3, 2.0, 0.5)  # demonstration 3's draft temperatures
 KS = (1, 2, 3, 4, 5, 6, 8, 12, 16)  # demonstration 4's draft lengths
 COSTS = (0.0, 0.05, 0.1, 0.2, 0.3, 0.45, 0.6, 0.8, 1.0)  # demonstration 5's draft costs
 ROOFLINE_TOKENS = (1, 2, 4, 8, 16)  # demonstration 6's tokens per pass
+NS = (1_000, 3_000, 10_000, 30_000, 100_000, 300_000, 1_000_000)  # convergence's n
 SUMMARY_ROUNDS = 20_000  # the home page's measured long run, where the exact one is refused
 
 Row = dict[str, object]
@@ -47,11 +49,9 @@ class OneToken:
     reject_mass: float  # 1 - beta
 
 
-def one_token(P: np.ndarray, Q: np.ndarray, ctx: int, vocab: Sequence[str]) -> OneToken:
+def one_token(sc: Scenario) -> OneToken:
     """Demonstration 1: p and q at one context, the keep probabilities, the residual."""
-    P, Q = validate_pair(P, Q)
-    ctx = check_ctx(ctx, P.shape[0])
-    p, q = P[ctx], Q[ctx]
+    p, q, vocab = sc.pair.p(sc.prefix), sc.pair.q(sc.prefix), sc.pair.names
     keep = np.minimum(1.0, ratio(p, q))
     res = residual(p, q)
     rows = [
@@ -60,7 +60,7 @@ def one_token(P: np.ndarray, Q: np.ndarray, ctx: int, vocab: Sequence[str]) -> O
         for x in range(len(p))
     ]
     beta = float(overlap(p, q))
-    return OneToken(ctx, rows, beta, 1.0 - beta)
+    return OneToken(sc.ctx, rows, beta, 1.0 - beta)
 
 
 # 2 ------------------------------------------------------------------------ exactness
@@ -88,26 +88,17 @@ class Exactness:
 
 
 @heavy
-def exactness(
-    P: np.ndarray,
-    Q: np.ndarray,
-    ctx: int,
-    k: int = 4,
-    n: int = 60_000,
-    seed: int = 0,
-    rules: Sequence[str] = TUTORIAL_RULES,
-    n_tokens: int = 2,
-    tree: Sequence[Sequence[int]] = (),
-) -> Exactness:
+def exactness(sc: Scenario, *, n: int = 60_000, rules: Sequence[str] = TUTORIAL_RULES,
+              n_tokens: int = 2) -> Exactness:
     """Demonstration 2: each rule's Monte Carlo and exact TV from the target's joint law
-    (tree rules drafting the paths `tree`, when given)."""
-    target = target_joint(P, ctx, n_tokens=n_tokens)
-    direct = np.random.default_rng(seed).multinomial(n, target.ravel()).reshape(target.shape)
+    (tree rules drafting the scenario's tree, when given)."""
+    target = target_joint(sc.tables.P, sc.ctx, n_tokens=n_tokens)
+    direct = np.random.default_rng(sc.seed).multinomial(n, target.ravel()).reshape(target.shape)
 
     def audit_rule(name: str) -> RuleAudit:
-        rule = with_tree(name, tree)
-        sim = simulate(P, Q, ctx, k, n=n, rule=rule, n_tokens=n_tokens, seed=seed)
-        ex = exact_joint(P, Q, ctx, k, n_tokens=n_tokens, rule=rule)
+        rsc = sc.replace(rule=name)
+        sim = simulate(rsc, n=n, n_tokens=n_tokens)
+        ex = exact_joint(rsc, n_tokens=n_tokens)
         bias = tv(ex, target)
         return RuleAudit(
             rule=name, lossless=get_rule(name).lossless, exact_tv=bias,
@@ -120,7 +111,7 @@ def exactness(
     # each rule has its own seeded stream, so the result does not depend on the scheduling.
     with ThreadPoolExecutor(max_workers=WORKERS) as pool:
         audits = list(pool.map(interrupt.carry(audit_rule), rules))
-    return Exactness(n, k, ctx, n_tokens, target, tv(direct / n, target), audits,
+    return Exactness(n, sc.k, sc.ctx, n_tokens, target, tv(direct / n, target), audits,
                      stopped_note([(a.rule, a.audit.n) for a in audits], n))
 
 
@@ -145,30 +136,22 @@ class Convergence:
 
 
 @heavy
-def convergence(
-    P: np.ndarray,
-    Q: np.ndarray,
-    ctx: int,
-    k: int = 4,
-    ns: Sequence[int] = (1_000, 3_000, 10_000, 30_000, 100_000, 300_000, 1_000_000),
-    seed: int = 0,
-    rules: Sequence[str] = TUTORIAL_RULES,
-    n_tokens: int = 2,
-) -> Convergence:
+def convergence(sc: Scenario, *, ns: Sequence[int] = NS, rules: Sequence[str] = TUTORIAL_RULES,
+                n_tokens: int = 2) -> Convergence:
     """TV against n for each rule: the correct rule tracks the floor, a broken rule its bias."""
-    target = target_joint(P, ctx, n_tokens=n_tokens)
-    mc = {r: [tv(simulate(P, Q, ctx, k, n=int(n), rule=r, n_tokens=n_tokens, seed=seed + i).law,
-                 target)
+    target = target_joint(sc.tables.P, sc.ctx, n_tokens=n_tokens)
+    mc = {r: [tv(simulate(sc.replace(rule=r, seed=sc.seed + i), n=int(n),
+                          n_tokens=n_tokens).law, target)
               for i, n in enumerate(ns)] for r in rules}
-    ex = {r: tv(exact_joint(P, Q, ctx, k, n_tokens=n_tokens, rule=r), target) for r in rules}
+    ex = {r: tv(exact_joint(sc.replace(rule=r), n_tokens=n_tokens), target) for r in rules}
     return Convergence(list(ns), [sampling_floor(target, int(n)) for n in ns], mc, ex)
 
 
 # 3 ------------------------------------------------------------------------ acceptance
-def exact_row(P: np.ndarray, Q: np.ndarray, ctx: int, k: int, c: float) -> Row:
+def exact_row(sc: Scenario, c: float) -> Row:
     """Exact long-run metrics and the i.i.d. theory at alpha_eff (Leviathan et al. 2022,
     eq. 1 and Thm 3.8) for one draft; no sampling."""
-    ex = round_law(P, Q, ctx, k, long_run=True)
+    ex, k = round_law(sc, long_run=True), sc.k
     return {
         "alpha_eff": ex.alpha,  # E[sum_x min(p, q)] over the target's own text
         "acceptance_exact": ex.draft_acceptance_rate,
@@ -180,57 +163,43 @@ def exact_row(P: np.ndarray, Q: np.ndarray, ctx: int, k: int, c: float) -> Row:
     }
 
 
-def _measure(P, Q, ctx, k, c, n_rounds, seed) -> Row:
+def _measure(sc: Scenario, c: float, n_rounds: int) -> Row:
     """Measured (long decode) and exact (long run) acceptance metrics for one draft."""
-    meas = long_decode(P, Q, ctx, k, n_rounds=n_rounds, seed=seed)
-    return {**exact_row(P, Q, ctx, k, c), "acceptance": meas.draft_acceptance_rate,
+    meas = long_decode(sc, n_rounds=n_rounds)
+    return {**exact_row(sc, c), "acceptance": meas.draft_acceptance_rate,
             "tokens_per_call": meas.tokens_per_call,
             "tokens_per_call_se": meas.tokens_per_call_se,
-            "speedup": float(theory.speedup(meas.tokens_per_call, k, c))}
+            "speedup": float(theory.speedup(meas.tokens_per_call, sc.k, c))}
 
 
-def sweep_drafts(P: np.ndarray, knob: str, values: Sequence[float],
-                 junk: np.ndarray | None = None) -> list[tuple[float, np.ndarray]]:
-    """The drafts a sweep compares, by value: knob "alpha", the mix alpha P + (1 - alpha)
-    junk; knob "T", the target itself at temperature T."""
-    if knob == "T":
-        return [(T, temper(P, T)) for T in values]
-    J = junk_table(P) if junk is None else junk
-    return [(a, mix_draft(P, a, J)) for a in values]
+def sweep_drafts(sc: Scenario, knob: str, values: Sequence[float],
+                 junk: np.ndarray | None = None) -> list[tuple[float, Scenario]]:
+    """The scenario with each draft a sweep compares in place of its own, by value: knob
+    "alpha", the mix alpha P + (1 - alpha) junk; knob "T", the target itself at
+    temperature T."""
+    P = sc.tables.P
+    J = junk_table(P) if junk is None and knob != "T" else junk
+    return [(v, sc.replace(pair=TablePair(P, temper(P, v) if knob == "T" else
+                                          mix_draft(P, v, J)))) for v in values]
 
 
 @heavy
-def draft_sweep(
-    P: np.ndarray,
-    knob: str,
-    values: Sequence[float],
-    ctx: int = 0,
-    k: int = 4,
-    c: float = 0.1,
-    junk: np.ndarray | None = None,
-    n_rounds: int = 20_000,
-    seed: int = 0,
-) -> list[Row]:
+def draft_sweep(sc: Scenario, knob: str, values: Sequence[float], *, c: float = 0.1,
+                junk: np.ndarray | None = None, n_rounds: int = 20_000) -> list[Row]:
     """Demonstration 3: each draft of sweep_drafts (3a, knob "alpha": mixed from the target
     and a junk table, by quality alpha; 3b, knob "T": the target at another temperature T)
-    measured over a long decode, beside its exact long run."""
-    return [{knob: v, **_measure(P, Q, ctx, k, c, n_rounds, seed)}
-            for v, Q in sweep_drafts(P, knob, values, junk)]
+    in the scenario's place, measured over a long decode, beside its exact long run."""
+    return [{knob: v, **_measure(draft, c, n_rounds)}
+            for v, draft in sweep_drafts(sc, knob, values, junk)]
 
 
 # 4 ------------------------------------------------------------------------ draft length
 @heavy
-def k_sweep(
-    P: np.ndarray,
-    Q: np.ndarray,
-    ctx: int = 0,
-    c: float = 0.1,
-    ks: Sequence[int] = KS,
-    n_rounds: int = 20_000,
-    seed: int = 0,
-) -> list[Row]:
-    """Demonstration 4: tokens per call saturate while the cost 1 + k c grows linearly."""
-    return [{"k": k, "cost": theory.round_cost(k, c), **_measure(P, Q, ctx, k, c, n_rounds, seed)}
+def k_sweep(sc: Scenario, *, c: float = 0.1, ks: Sequence[int] = KS,
+            n_rounds: int = 20_000) -> list[Row]:
+    """Demonstration 4: tokens per call saturate while the cost 1 + k c grows linearly
+    (the scenario's pair, prefix, rule and seed; its k is swept)."""
+    return [{"k": k, "cost": theory.round_cost(k, c), **_measure(sc.replace(k=k), c, n_rounds)}
             for k in ks]
 
 
@@ -248,11 +217,9 @@ class CostModel:
     rows: list[Row]  # c, speedup
 
 
-def cost_model(
-    P: np.ndarray, Q: np.ndarray, ctx: int = 0, k: int = 4, costs: Sequence[float] = COSTS
-) -> CostModel:
+def cost_model(sc: Scenario, *, costs: Sequence[float] = COSTS) -> CostModel:
     """Demonstration 5: speedup = tokens / (1 + k c) and the break-even c*."""
-    tokens = round_law(P, Q, ctx, k, long_run=True).tokens_per_call
+    tokens, k = round_law(sc, long_run=True).tokens_per_call, sc.k
     rows = [{"c": c, "speedup": float(theory.speedup(tokens, k, c))} for c in costs]
     return CostModel(k, tokens, float(theory.break_even_cost(tokens, k)), rows)
 
@@ -300,31 +267,19 @@ def roofline_rows(
 
 # home ---------------------------------------------------------------------- summary
 @heavy
-def summary(
-    P: np.ndarray,
-    Q: np.ndarray,
-    ctx: int,
-    k: int,
-    c: float,
-    seed: int = 0,
-    rule: str = "correct",
-    vocab: Sequence[str] | None = None,
-    tree: Sequence[Sequence[int]] = (),
-) -> Row:
+def summary(sc: Scenario, *, c: float) -> Row:
     """The home page's live numbers: one seeded round, and the exact long-run metrics, or,
     where the exact walk is refused (block verification at a large k) or passes the time
     budget, measured ones over SUMMARY_ROUNDS rounds, with the reason. Heavy: the exact
     walk of block verification at k = 16 takes seconds."""
-    names = tuple(vocab) if vocab else None
-    name, rule = rule, with_tree(rule, tree)
-    tr = play_round(TablePair(P, Q, names), ctx, k, rng=np.random.default_rng(seed), rule=rule)
+    k, seed = sc.k, sc.seed
+    tr = play_round(sc)
     try:
-        law = round_law(P, Q, ctx, k, rule=rule, long_run=True)
+        law = round_law(sc, long_run=True)
         alpha, how = law.alpha, (f"Exact long-run values of the sidebar's pair at k = {k} "
                                  "(computed, not sampled: no seed moves them):")
     except ValueError as exc:
-        law, alpha = long_decode(P, Q, ctx, k, n_rounds=SUMMARY_ROUNDS, rule=rule,
-                                 seed=seed), float("nan")
+        law, alpha = long_decode(sc, n_rounds=SUMMARY_ROUNDS), float("nan")
         how = (f"Not computed exactly ({exc}); measured over a long decode of "
                f"{law.rounds:,} rounds at k = {k}, seed {seed}:")
     tokens = law.tokens_per_call
@@ -339,6 +294,6 @@ def summary(
         "speedup": float(theory.speedup(tokens, k, c)),
         "break_even": c_star,
         "values_caption": how,
-        "caption": f"Long-run figures for rule '{name}' at k = {k}: {figures}break-even "
+        "caption": f"Long-run figures for rule '{sc.rule.name}' at k = {k}: {figures}break-even "
                    f"draft cost c* = {c_star:.3f}.",
     }

@@ -14,8 +14,6 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 
-import numpy as np
-
 from ..analysis.audit import N_RESOLVE_MAX, Audit, audit, is_biased, n_to_resolve
 from ..analysis.metrics import MetricsReport, metrics_report
 from ..analysis.metrics import convert as convert_metric  # noqa: F401 (for /rules)
@@ -25,6 +23,7 @@ from ..core.exact import exact_joint, round_law, target_joint
 from ..core.montecarlo import long_decode, simulate
 from ..core.roundstats import RoundStats
 from ..core.rules import FAMILIES, RULES, Rule, reads_warp, target_of, with_tree
+from ..core.scenario import Scenario
 from ..core.warp import Warp
 from .demos import WORKERS, Row, stopped_note
 from .work import ByteLRU, heavy
@@ -88,16 +87,17 @@ class Gallery:
         raise ValueError(f"rule {name!r} is not in the gallery")
 
 
-def _audit(P, Q, ctx, k, n, seed, rule: Rule, target) -> RuleResult:
+def _audit(sc: Scenario, n: int, target) -> RuleResult:
+    rule = sc.rule
     if rule.target_table is not RULES["correct"].target_table:  # a warped request
-        target = target_joint(target_of(rule, P, Q), ctx, n_tokens=N_TOKENS)
-    sim = simulate(P, Q, ctx, k, n=n, rule=rule, n_tokens=N_TOKENS, seed=seed)
-    bias = tv(exact_joint(P, Q, ctx, k, n_tokens=N_TOKENS, rule=rule), target)
+        target = target_joint(target_of(rule, sc.tables.P, sc.tables.Q), sc.ctx,
+                              n_tokens=N_TOKENS)
+    sim = simulate(sc, n=n, n_tokens=N_TOKENS)
+    bias = tv(exact_joint(sc, n_tokens=N_TOKENS), target)
     try:
-        law, exact_long = round_law(P, Q, ctx, k, rule=rule, long_run=True), True
+        law, exact_long = round_law(sc, long_run=True), True
     except ValueError:  # the exact walk of block verification is over its cap at this k
-        law, exact_long = long_decode(P, Q, ctx, k, n_rounds=METRICS_ROUNDS, rule=rule,
-                                      seed=seed), False
+        law, exact_long = long_decode(sc, n_rounds=METRICS_ROUNDS), False
     return RuleResult(
         rule=rule, exact_tv=bias, audit=audit(sim.joint, target, biased=is_biased(bias)),
         rounds=RoundStats.of(sim), long_run=law,
@@ -108,44 +108,31 @@ def _audit(P, Q, ctx, k, n, seed, rule: Rule, target) -> RuleResult:
 _MEMO = ByteLRU(512)  # audits already run (each counted as 1)
 
 
-def _memo_key(P, Q, ctx, k, n, seed, rule: Rule) -> tuple:
-    return (P.shape, P.tobytes(), Q.tobytes(), int(ctx), int(k), int(n), int(seed), rule.name,
-            tuple(sorted(rule.prm.items())), rule.paths)
-
-
 @heavy
-def gallery(
-    P: np.ndarray,
-    Q: np.ndarray,
-    ctx: int,
-    k: int = 4,
-    n: int = GALLERY_N,
-    seed: int = 0,
-    params: Params | None = None,
-    names: Sequence[str] | None = None,
-    tree: Sequence[Sequence[int]] = (),
-) -> Gallery:
-    """Every rule (or `names`) audited: exact TV, Monte Carlo TV against floor and threshold,
-    acceptance. Rules run side by side in threads (NumPy releases the GIL), each on its own
-    seeded stream, so the result does not depend on the scheduling."""
-    rules = configure(params, names, tree)
-    target = target_joint(P, ctx, n_tokens=N_TOKENS)
+def gallery(sc: Scenario, *, n: int = GALLERY_N, params: Params | None = None,
+            names: Sequence[str] | None = None) -> Gallery:
+    """Every rule (or `names`) audited on the scenario (its rule aside; tree rules draft its
+    tree): exact TV, Monte Carlo TV against floor and threshold, acceptance. Rules run side
+    by side in threads (NumPy releases the GIL), each on its own seeded stream, so the
+    result does not depend on the scheduling."""
+    rules = configure(params, names, sc.tree)
+    target = target_joint(sc.tables.P, sc.ctx, n_tokens=N_TOKENS)
     floor, line = sampling_floor(target, n), tv_threshold(target, n)
-    P, Q = np.asarray(P, dtype=np.float64), np.asarray(Q, dtype=np.float64)
-    keys = [_memo_key(P, Q, ctx, k, n, seed, r) for r in rules]
+    runs = [sc.replace(rule=r, tree=()) for r in rules]
+    keys = [(run.key, int(n)) for run in runs]  # not the pair itself: its fingerprint
     done = {key: hit for key in keys if (hit := _MEMO.get(key)) is not None}
-    todo = [(key, r) for key, r in zip(keys, rules, strict=True) if key not in done]
+    todo = [(key, run) for key, run in zip(keys, runs, strict=True) if key not in done]
     # A rule's audit depends only on its key, so audits run before are reused: changing one
     # rule's parameter reruns that rule alone.
     with ThreadPoolExecutor(max_workers=WORKERS) as pool:
         fresh = list(pool.map(interrupt.carry(
-            lambda kr: _audit(P, Q, ctx, k, n, seed, kr[1], target)), todo))
+            lambda kr: _audit(kr[1], n, target)), todo))
     for (key, _), res in zip(todo, fresh, strict=True):
         done[key] = res
         if res.audit.n == n:  # a run the time budget cut short is not kept for reuse
             _MEMO.put(key, res, 1)
     results = [done[key] for key in keys]
-    return Gallery(int(n), int(k), int(ctx), int(seed), floor, line, tuple(results),
+    return Gallery(int(n), sc.k, sc.ctx, sc.seed, floor, line, tuple(results),
                    stopped_note([(r.rule.name, r.audit.n) for r in results], int(n)))
 
 
@@ -206,20 +193,12 @@ def warp_params(warp: Warp) -> dict[str, dict[str, float]]:
 
 # ------------------------------------------------------------------ production metrics
 @heavy
-def production(
-    P: np.ndarray,
-    Q: np.ndarray,
-    ctx: int,
-    k: int,
-    rule: str = "correct",
-    params: Params | None = None,
-    n_rounds: int = METRICS_ROUNDS,
-    seed: int = 0,
-    tree: Sequence[Sequence[int]] = (),
-) -> MetricsReport:
-    """metrics_report for the registry rule `rule` with the gallery's parameter values."""
-    (r,) = configure({rule: dict((params or {}).get(rule, {}))}, (rule,), tree)
-    return metrics_report(P, Q, ctx, k, r, n_rounds, seed)
+def production(sc: Scenario, *, params: Params | None = None,
+               n_rounds: int = METRICS_ROUNDS) -> MetricsReport:
+    """metrics_report for the scenario's rule with the gallery's parameter values."""
+    name = sc.rule.name
+    (r,) = configure({name: dict((params or {}).get(name, {}))}, (name,), sc.tree)
+    return metrics_report(sc.replace(rule=r), n_rounds=n_rounds)
 
 
 def production_rows(rep: MetricsReport) -> list[Row]:

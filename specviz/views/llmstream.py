@@ -22,6 +22,7 @@ import numpy as np
 from ..core import interrupt
 from ..core.draws import RngDraws
 from ..core.pair import ModelPair
+from ..core.scenario import Scenario
 from ..core.trace import RoundDigest, RoundTrace
 from .narration import play_narrated
 from .transcript import RoundTranscript, transcript_of
@@ -86,8 +87,8 @@ class Stream:
             while self.played <= rnd:
                 if self.played > start and interrupt.overdue():
                     break
-                (tr,) = play_narrated(self.pair, self.prefix, self.k, n_rounds=1,
-                                      rule=self.rule, draws=self.draws)
+                (tr,) = play_narrated(Scenario.on(self.pair, self.prefix, k=self.k, rule=self.rule),
+                                      n_rounds=1, draws=self.draws)
                 if self.settle is not None:
                     self.settle()
                 self.rounds.append(tr)

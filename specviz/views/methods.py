@@ -7,13 +7,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
-
 from ..analysis.roofline import verify_cost_ratio
 from ..analysis.stats import tv
 from ..core.exact import exact_joint, round_law, target_joint
 from ..core.montecarlo import long_decode
 from ..core.rules import drafted, get_rule
+from ..core.scenario import Scenario
 from .demos import Row
 
 KS = tuple(range(1, 17))  # draft lengths of the methods table
@@ -24,16 +23,15 @@ METHODS = ("correct", "block", "tree_iid", "tree_wor")  # chain, block, two tree
 PRICE = ("Llama-2-7B", "H100 SXM", (1, 64))  # model, accelerator, batch sizes of the price
 
 
-def _tokens(P, Q, ctx: int, k: int, rule: str, seed: int,
-            exact: bool) -> tuple[float, float | None, str]:
+def _tokens(sc: Scenario, exact: bool) -> tuple[float, float | None, str]:
     """(tokens per call, its standard error or None, 'exact' | 'measured') over a long run;
     measured when exact is False or the exact walk is over its cap."""
     if exact:
         try:
-            return round_law(P, Q, ctx, k, rule=rule, long_run=True).tokens_per_call, None, "exact"
+            return round_law(sc, long_run=True).tokens_per_call, None, "exact"
         except ValueError:
             pass
-    st = long_decode(P, Q, ctx, k, n_rounds=MEASURE_ROUNDS, rule=rule, seed=seed, chains=1_000)
+    st = long_decode(sc, n_rounds=MEASURE_ROUNDS, chains=1_000)
     return st.tokens_per_call, st.tokens_per_call_se, "measured"
 
 
@@ -52,42 +50,43 @@ def priced(rows: Sequence[Row], rule: str, *, price=PRICE) -> list[Row]:
     return out
 
 
-def methods_table(P: np.ndarray, Q: np.ndarray, ctx: int, *, ks: Sequence[int] = KS,
-                  rules: Sequence[str] = METHODS, seed: int = 0) -> list[Row]:
-    """Per k, the long-run tokens per target call of each method on the same drafts."""
+def methods_table(sc: Scenario, *, ks: Sequence[int] = KS,
+                  rules: Sequence[str] = METHODS) -> list[Row]:
+    """Per k, the long-run tokens per target call of each method on the same drafts (the
+    scenario's pair, prefix and seed; its k and rule are swept)."""
     rows = []
     exact = dict.fromkeys(rules, True)  # the walk's states grow with k: once over, stay over
     for k in sorted(ks):
         row: Row = {"k": int(k)}
         for rule in rules:
-            v, se, how = _tokens(P, Q, ctx, int(k), rule, seed, exact[rule])
+            v, se, how = _tokens(sc.replace(k=int(k), rule=rule), exact[rule])
             exact[rule] = how == "exact"
             row[rule], row[f"{rule}_se"], row[f"{rule}_how"] = v, se, how
         rows.append(row)
     return rows
 
 
-def exact_tv(P: np.ndarray, Q: np.ndarray, ctx: int, *, ks: Sequence[int] = KS,
+def exact_tv(sc: Scenario, *, ks: Sequence[int] = KS,
              rules: Sequence[str] = METHODS) -> dict[str, float]:
     """Per method, the largest exact TV over ks of its first two emitted tokens from the
     target's two-token law: 0 up to rounding for a lossless method (no sampling)."""
-    target = target_joint(P, ctx, n_tokens=2)
-    return {r: max(tv(exact_joint(P, Q, ctx, int(k), n_tokens=2, rule=r), target) for k in ks)
-            for r in rules}
+    target = target_joint(sc.tables.P, sc.ctx, n_tokens=2)
+    return {r: max(tv(exact_joint(sc.replace(k=int(k), rule=r), n_tokens=2), target)
+                   for k in ks) for r in rules}
 
 
-def warp_sweep(P: np.ndarray, Q: np.ndarray, ctx: int, *, k: int, draft: bool,
-               top_ps: Sequence[float] = TOP_PS,
+def warp_sweep(sc: Scenario, *, draft: bool, top_ps: Sequence[float] = TOP_PS,
                temperatures: Sequence[float] = TEMPERATURES) -> list[Row]:
     """Exact long-run acceptance and tokens per call under the correctly verified warp
-    (rule 'warped'), against top-p (at T = 1) and against temperature (top-p off)."""
+    (rule 'warped'), against top-p (at T = 1) and against temperature (top-p off), on the
+    scenario's pair, prefix and k."""
     rows = []
     base = get_rule("warped").with_params(warp_draft=int(draft), top_k=0, min_p=0.0)
     knobs = [("top_p", v, base.with_params(temperature=1.0, top_p=v)) for v in top_ps]
     knobs += [("temperature", v, base.with_params(temperature=v, top_p=1.0))
               for v in temperatures]
     for knob, v, rule in knobs:
-        law = round_law(P, Q, ctx, k, rule=rule, long_run=True)
+        law = round_law(sc.replace(rule=rule), long_run=True)
         rows.append({"knob": knob, "value": float(v), "acceptance": law.draft_acceptance_rate,
                      "tokens_per_call": law.tokens_per_call, "alpha": law.alpha})
     return rows

@@ -18,6 +18,7 @@ from ..core.kinds.treeshape import rule_shape
 from ..core.pair import ModelPair
 from ..core.round import play_rounds
 from ..core.rules import Rule, get_rule
+from ..core.scenario import Scenario
 from ..core.trace import RoundDigest, RoundTrace
 from ..core.warp import WarpedPair
 from ..llm.pair import LLMPair
@@ -121,16 +122,14 @@ def _warped(pair: WarpedPair) -> Wording:  # a warp changes the rows, not the wo
 
 
 # ----------------------------------------------------------------------------- rounds
-def play_narrated(pair: ModelPair, prefix: int | Sequence[int], k: int, *, n_rounds: int,
-                  seed: int = 0, rule: str | Rule = "correct", traced: int | None = None,
+def play_narrated(sc: Scenario, *, n_rounds: int, traced: int | None = None,
                   draws: Draws | None = None) -> tuple[Narrated | RoundDigest, ...]:
     """core.round.play_rounds, each traced round narrated as it is played."""
-    rounds = play_rounds(pair, prefix, k, n_rounds=n_rounds, seed=seed, rule=rule,
-                         traced=traced, draws=draws)
-    prefix, out = pair.check_prefix(prefix), []
+    rounds = play_rounds(sc, n_rounds=n_rounds, traced=traced, draws=draws)
+    prefix, out = list(sc.prefix), []
     for tr in rounds:
         out.append(tr if isinstance(tr, RoundDigest) else
-                   narrate(tr, pair=pair, rule=rule, prefix=prefix, k=k))
+                   narrate(tr, pair=sc.pair, rule=sc.rule, prefix=prefix, k=sc.k))
         prefix = prefix + list(tr.tokens)
     return tuple(out)
 

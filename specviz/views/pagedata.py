@@ -22,6 +22,7 @@ from ..analysis.roofline import (  # noqa: F401 (for /roofline)
 from ..core.dynamic import POLICY_LABELS, PolicyRun, run_policies
 from ..core.exact import round_law
 from ..core.rules import TUTORIAL_RULES, get_rule, rules_cost
+from ..core.scenario import Scenario
 from ..core.tables import token_name
 from ..llm import machine
 from .demos import (
@@ -108,18 +109,18 @@ def joint_diff(ex: Exactness, rule: str) -> np.ndarray:
     return a.mc_law.sum(axis=rest) - ex.target.sum(axis=rest)
 
 
-def draft_curve(P: np.ndarray, knob: str, values: Sequence[float], ctx: int, k: int, c: float,
+def draft_curve(sc: Scenario, knob: str, values: Sequence[float], *, c: float,
                 junk: np.ndarray | None = None) -> list[Row]:
     """Exact and theory curves over the drafts of demos.draft_sweep: the mix weight alpha
     (knob "alpha") or the draft temperature T (knob "T", draft = temper(P, T))."""
-    return [{knob: v, **exact_row(P, Q, ctx, k, c)}
-            for v, Q in sweep_drafts(P, knob, [float(v) for v in values], junk)]
+    return [{knob: v, **exact_row(draft, c)}
+            for v, draft in sweep_drafts(sc, knob, [float(v) for v in values], junk)]
 
 
-def k_curve(P: np.ndarray, Q: np.ndarray, ctx: int, c: float,
-            ks: Sequence[int] = K_GRID) -> list[Row]:
-    """Exact and theory curves over k, with the cost of a round 1 + k c."""
-    return [{"k": int(k), "cost": theory.round_cost(k, c), **exact_row(P, Q, ctx, int(k), c)}
+def k_curve(sc: Scenario, *, c: float, ks: Sequence[int] = K_GRID) -> list[Row]:
+    """Exact and theory curves over k (the scenario's k swept), with the cost of a round
+    1 + k c."""
+    return [{"k": int(k), "cost": theory.round_cost(k, c), **exact_row(sc.replace(k=int(k)), c)}
             for k in ks]
 
 
@@ -267,19 +268,11 @@ BATCHES = tuple(range(1, 1025))  # batch sizes B of the batch-size section
 
 
 @heavy
-def dynamic_runs(
-    P: np.ndarray,
-    Q: np.ndarray,
-    ctx: int,
-    k: int,
-    length: int = DYN_TOKENS,
-    seed: int = 0,
-    threshold: float = DYN_THRESHOLD,
-) -> dict[str, PolicyRun]:
+def dynamic_runs(sc: Scenario, *, length: int = DYN_TOKENS,
+                 threshold: float = DYN_THRESHOLD) -> dict[str, PolicyRun]:
     """Every dynamic-k policy on one shared random stream (specviz.dynamic.run_policies),
     starting from the sidebar's k, with k_max = dynamic_k_max(k). Samples."""
-    return run_policies(P, Q, ctx, int(k), length=int(length), seed=int(seed),
-                        k_max=dynamic_k_max(k),
+    return run_policies(sc, length=int(length), k_max=dynamic_k_max(sc.k),
                         threshold=float(threshold))
 
 
@@ -352,9 +345,9 @@ def batch_curve(
                       max(bs))
 
 
-def long_run_alpha(P: np.ndarray, Q: np.ndarray, ctx: int, k: int) -> float:
+def long_run_alpha(sc: Scenario) -> float:
     """alpha_eff of the pair: E[beta] over the contexts a long decode visits (exact)."""
-    return round_law(P, Q, ctx, k, rule="correct", long_run=True).alpha
+    return round_law(sc, long_run=True).alpha
 
 
 def theory_best_k(alpha: float, c: float) -> tuple[int, float]:

@@ -25,6 +25,7 @@ from ..analysis.audit import CAUGHT, CONSISTENT, FALSE_ALARM, UNRESOLVED
 from ..analysis.stats import GOF_ALPHA
 from ..core.round import play_round
 from ..core.rule import overlap, residual
+from ..core.scenario import Scenario
 from .demos import Exactness, exactness
 from .llmpage import PLAIN_KIT, Kit, draft_pair
 from .measured import encode
@@ -87,7 +88,7 @@ def real_rows(model, text: str, draft: str, *, k: int = 4, T: float = 1.0, seed:
     if spec.kind == "lookup":
         raise ValueError("prompt lookup has no q of its own to check; choose a model draft")
     pair = draft_pair(model, spec, T=T, kit=kit)
-    tr = play_round(pair, ids, k, rng=np.random.default_rng(seed))
+    tr = play_round(Scenario.on(pair, ids, k=k, seed=seed))
     rows = [_position(pair, ids + [x.token for x in tr.positions[:i]], i, pos.token,
                       pair.p(ids + [x.token for x in tr.positions[:i]]),
                       pair.q(ids + [x.token for x in tr.positions[:i]]))
@@ -95,8 +96,8 @@ def real_rows(model, text: str, draft: str, *, k: int = 4, T: float = 1.0, seed:
     p, q = pair.p(ids), pair.q(ids)
     pl, ql, members = lump(p, q)
     V = len(pl)
-    check = exactness(np.tile(pl, (V, 1)), np.tile(ql, (V, 1)), 0, 1, n, seed,
-                      ("correct", BROKEN), n_tokens=1)
+    check = exactness(Scenario.of(np.tile(pl, (V, 1)), np.tile(ql, (V, 1)), ctx=0, k=1,
+                                  seed=seed), n=n, rules=("correct", BROKEN), n_tokens=1)
     return RealRows(spec.label, rows, _names(pair, members), check, float(overlap(p, q)),
                     float(overlap(pl, ql)))
 

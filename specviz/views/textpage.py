@@ -1,9 +1,10 @@
 """Page-level data for /text (speculative decoding on n-gram text): models, prompts, the
 comparisons and the exactness check, as rows the page shows and figures draw.
 
-Functions whose first parameter is `_dec` or `_counts` take a model object that Streamlit
-must not hash (it is large); the next parameter, `key`, identifies it instead, so the page
-can wrap them with ui.cached. Nothing here imports streamlit.
+Functions whose first parameter is `_counts` take counts that Streamlit must not hash (they
+are large); the next parameter, `key`, identifies them instead, so the page can wrap them
+with ui.cached; a scenario is keyed by its pair's fingerprint. Nothing here imports
+streamlit.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from ..analysis import theory
 from ..core.kinds.treeshape import Paths
 from ..core.pair import ModelPair
 from ..core.rules import drafted, get_rule, with_tree
+from ..core.scenario import Scenario
 from ..core.warp import Warp, WarpedPair
 from ..text.corpus import Corpus, CorpusError, default_corpus, user_corpus  # noqa: F401 (for /text)
 from ..text.measure import COMPARE_ORDERS, drafter_comparison, order_sweep, text_exactness
@@ -188,10 +190,9 @@ def page_order_sweep(_counts: NGramCounts, key: str, target_order: int,
 
 
 @heavy
-def page_drafters(_dec: TextDecoder, key: str, prompt: Sequence[int], k: int, seed: int = 0,
-                  rule: str = "correct", length: int = PAGE_TOKENS) -> list[Row]:
+def page_drafters(sc: Scenario, *, length: int = PAGE_TOKENS) -> list[Row]:
     """measure.drafter_comparison: the n-gram draft and prompt lookup, same prompt."""
-    return drafter_comparison(_dec, prompt, k, length, seed, 0.0, rule)
+    return drafter_comparison(sc, length=length, c=0.0)
 
 
 def drafter_rows(rows: list[Row]) -> list[Row]:
@@ -206,14 +207,14 @@ def drafter_rows(rows: list[Row]) -> list[Row]:
 
 # ----------------------------------------------------------------------------- exactness
 @heavy
-def page_exactness(_dec: TextDecoder, key: str, prompt: Sequence[int], k: int, seed: int,
-                   rules: Sequence[str], drafter: str = "ngram", n: int = EXACT_N,
-                   top: int = EXACT_TOP, tree: Paths = ()) -> list[Row]:
-    """The first-two-token law of each rule (a tree rule drafting `tree`) against the
-    target's, at the prompt; a rule cut short by the time budget shows the decodes it ran."""
+def page_exactness(sc: Scenario, *, rules: Sequence[str], n: int = EXACT_N,
+                   top: int = EXACT_TOP) -> list[Row]:
+    """The first-two-token law of each rule (a tree rule drafting the scenario's tree)
+    against the target's, at the prompt; a rule cut short by the time budget shows the
+    decodes it ran."""
     rows = []
     for rule in rules:
-        ex = text_exactness(_dec, prompt, k, n, seed, with_tree(rule, tree), drafter, 2, top)
+        ex = text_exactness(sc.replace(rule=rule), n=n, n_tokens=2, top=top)
         a = ex.audit
         rows.append({"rule": rule, "family": get_rule(rule).family, "n": a.n,
                      "TV to the target": round(a.mc_tv, 4), "floor": round(a.floor, 4),

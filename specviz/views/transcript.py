@@ -13,9 +13,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..core.kinds.treeshape import Paths
-from ..core.pair import ModelPair
 from ..core.roundstats import RoundStats
 from ..core.rules import drafted, with_tree
+from ..core.scenario import Scenario
 from ..core.trace import ORIGINS, RoundDigest, RoundTrace
 from .demos import Row
 from .narration import Narrated, play_narrated
@@ -80,27 +80,14 @@ class RoundTranscript:
 
 
 @heavy
-def round_transcript(
-    _pair: ModelPair,
-    key: str,
-    prompt: int | Sequence[int],
-    k: int,
-    *,
-    rnd: int,
-    seed: int = 0,
-    rule: str = "correct",
-    shown: int = TRANSCRIPT_SHOWN,
-    traced: int | None = None,
-    tree: Paths = (),
-) -> RoundTranscript:
-    """Rounds 0..rnd of play_rounds from the prompt on one seeded stream, narrated; `key`
-    names the pair for caches. Only the last `traced` rounds (default: the shown ones) keep
-    their rows and frames, so a cached copy stays small whatever rnd is. tree: the paths a
-    tree rule drafts instead of its preset."""
-    rounds = play_narrated(_pair, prompt, k, n_rounds=int(rnd) + 1, seed=seed,
-                           rule=with_tree(rule, tree),
+def round_transcript(sc: Scenario, *, rnd: int, shown: int = TRANSCRIPT_SHOWN,
+                     traced: int | None = None) -> RoundTranscript:
+    """Rounds 0..rnd of play_rounds from the scenario's prefix (the prompt) on its seeded
+    stream, narrated. Only the last `traced` rounds (default: the shown ones) keep their
+    rows and frames, so a cached copy stays small whatever rnd is."""
+    rounds = play_narrated(sc, n_rounds=int(rnd) + 1,
                            traced=int(shown) + 1 if traced is None else int(traced))
-    return transcript_of(rounds, _pair.check_prefix(prompt), k, shown=shown)
+    return transcript_of(rounds, sc.prefix, sc.k, shown=shown)
 
 
 def transcript_of(rounds: Sequence[Narrated | RoundDigest], prompt: Sequence[int], k: int,

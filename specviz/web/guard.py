@@ -220,12 +220,14 @@ def text_decoder(counts: NGramCounts, target: int, draft: int, T_p: float,
 
 
 def private(args: tuple, kwargs: dict) -> bool:
-    """Whether any argument is (or holds) a model of a session's own text."""
-    for a in (*args, *kwargs.values()):
-        for obj in (a, getattr(a, "dec", None), getattr(a, "counts", None),
-                    getattr(getattr(a, "dec", None), "counts", None)):
-            if getattr(obj, "private", False):
-                return True
+    """Whether any argument is (or holds: a scenario's pair, a pair's decoder, its counts) a
+    model of a session's own text."""
+    objs = [*args, *kwargs.values()]
+    for _ in range(4):
+        if any(getattr(obj, "private", False) for obj in objs):
+            return True
+        objs = [getattr(obj, name, None) for obj in objs
+                for name in ("pair", "dec", "counts")]
     return False
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from ..core.scenario import Scenario
 from ..figures import animation, roundlist, textfigs, treeview
 from ..views import stepping, textpage, transcript
 from ..views.transcript import RND_MAX, RoundTranscript
@@ -203,25 +204,21 @@ def round_stage(app: ui.AppState) -> Stage:
     s = app.settings
 
     def played(rnd: int) -> RoundTranscript:
-        return ui.cached(transcript.round_transcript)(
-            app.pair, app.pair.fingerprint, app.ctx, s.k, rnd=rnd, seed=s.seed, rule=s.rule,
-            tree=app.tree)
+        return ui.cached(transcript.round_transcript)(app.scenario, rnd=rnd)
     def cap(rnd: int) -> tuple[int, str | None]:
         return transcript.round_cap(s.k, rnd, s.rule, app.tree)
     return Stage("round", played, None, _round_below, cap)
 
 
 # ----------------------------------------------------------------------------- /text
-def text_stage(dec, ids: tuple[int, ...], *, k: int, c: float, seed: int, rule: str,
-               drafter: str, warp, tree=()) -> Stage:
-    """/text's stage: the n-gram pair of the drafter under the sidebar's sampling warp,
-    from the prompt, top tokens only."""
-    pair = textpage.warped(dec.pair(drafter), warp)
+def text_stage(sc: Scenario, *, c: float, warp) -> Stage:
+    """/text's stage: the scenario's n-gram pair under the sidebar's sampling warp, from
+    the prompt, top tokens only."""
+    dec, drafter, k = sc.pair.dec, sc.pair.drafter, sc.k
+    warped = sc.replace(pair=textpage.warped(sc.pair, warp))
 
     def played(rnd: int) -> RoundTranscript:
-        return ui.cached(transcript.round_transcript)(pair, pair.fingerprint, ids, k, rnd=rnd,
-                                                      seed=seed, rule=rule, traced=2,
-                                                      tree=tree)
+        return ui.cached(transcript.round_transcript)(warped, rnd=rnd, traced=2)
 
     def below(tr: RoundTranscript, step: int) -> None:
         st.caption(guard.plain(textpage.context_caption(dec, tr)))
@@ -234,5 +231,5 @@ def text_stage(dec, ids: tuple[int, ...], *, k: int, c: float, seed: int, rule: 
             col.metric(label, value)
         st.html(textfigs.text_html(dec, tr, step))
     def cap(rnd: int) -> tuple[int, str | None]:
-        return textpage.round_cap(dec, k, rnd, RND_MAX, rule, tree)
+        return textpage.round_cap(dec, k, rnd, RND_MAX, sc.rule, sc.tree)
     return Stage("text", played, textpage.TOP_BARS, below, cap)

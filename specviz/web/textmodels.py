@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
+from ..core.scenario import Scenario
 from ..views import textpage
 from . import guard, server, ui
 
@@ -28,6 +29,13 @@ class Models:
     target: int
     draft: int
     T_p: float
+
+    def scenario(self, app: ui.AppState, ids: tuple[int, ...], drafter: str) -> Scenario:
+        """The decoder's pair with the drafter, from the prompt's ids, at the sidebar's k,
+        rule, seed and tree."""
+        s = app.settings
+        return Scenario.on(self.dec.pair(drafter), ids, k=s.k, rule=s.rule, seed=s.seed,
+                           tree=app.tree)
 
     @property
     def caption(self) -> str:

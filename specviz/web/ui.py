@@ -13,13 +13,14 @@ import contextlib
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from functools import wraps
+from functools import cached_property, wraps
 
 import numpy as np
 import streamlit as st
 
 from ..core.kinds.treeshape import Paths, parse_paths
 from ..core.pair import TablePair
+from ..core.scenario import Scenario
 from ..core.tables import mix_draft, temper
 from ..core.warp import Warp, warp_tables
 from ..views import site
@@ -54,14 +55,25 @@ class AppState:
         """The context token's index."""
         return self.vocab.index(self.settings.ctx)
 
-    @property
-    def pair(self) -> TablePair:
-        """The tables in use as a model pair (made once per run)."""
-        if self._pair is None:
-            object.__setattr__(self, "_pair", TablePair(self.P, self.Q, self.vocab))
-        return self._pair
+    @cached_property
+    def scenario(self) -> Scenario:
+        """The sidebar's scenario on the tables in use (validated once per run)."""
+        s = self.settings
+        return Scenario.of(self.P, self.Q, ctx=self.ctx, k=s.k, rule=s.rule, seed=s.seed,
+                           tree=self.tree, vocab=self.vocab)
 
-    _pair: TablePair | None = None
+    @cached_property
+    def standard(self) -> Scenario:
+        """The scenario under the standard rule: what the acceptance, draft-length and cost
+        pages study."""
+        return self.scenario.replace(rule="correct", tree=())
+
+    @cached_property
+    def raw(self) -> Scenario:
+        """The scenario on the tables before the request's warp (the warp rules warp them)."""
+        if self.warp.identity:
+            return self.scenario
+        return self.scenario.replace(pair=TablePair(self.P_raw, self.Q_raw, self.vocab))
 
 
 def cached(fn: Callable) -> Callable:
@@ -70,7 +82,8 @@ def cached(fn: Callable) -> Callable:
     compute in the bounded worker pool. A ValueError (settings the library refuses, such
     as an exact law over its caps) is said on the page, and the run stops there."""
     run = guard.gated(fn)
-    shared = st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False)(run)
+    shared = st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False,
+                           hash_funcs={Scenario: lambda sc: sc.key})(run)
 
     @wraps(fn)
     def call(*args, **kwargs):

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scenarios import sc
 
 from specviz.analysis import theory
 from specviz.analysis.acceptance import IID_LEVEL, analyse, wilson
@@ -73,18 +74,18 @@ def test_prediction_matches_the_exact_law():
     k <= 6 as the exact law says, within 5 standard errors of n rounds."""
     t = default_tables()
     K, n = 6, 200_000
-    sim = simulate(t.P, t.Q, 0, K, n=n, rule="correct", n_tokens=1, seed=11)  # one round each
+    sim = simulate(sc(t.P, t.Q, 0, K, rule="correct", seed=11), n=n, n_tokens=1)  # one round each
     acc = from_histogram(sim.histogram.tolist(), source="simulate")
     rep = analyse(acc)
     for k in range(1, K + 1):
-        exact = round_law(t.P, t.Q, 0, k, rule="correct").tokens_per_call
+        exact = round_law(sc(t.P, t.Q, 0, k, rule="correct")).tokens_per_call
         se = math.sqrt(k * k / 4 / n)  # accepted drafts lie in [0, k]: variance <= k^2 / 4
         assert abs(rep.tokens_per_call(k) - exact) <= 5 * se, k
         assert not rep.extrapolates(k)
     assert rep.extrapolates(K + 1)
     # negative control: predicting with the i.i.d. alpha^i instead misses on these tables
     wrong = theory.expected_tokens(rep.alpha, K)
-    exact = round_law(t.P, t.Q, 0, K, rule="correct").tokens_per_call
+    exact = round_law(sc(t.P, t.Q, 0, K, rule="correct")).tokens_per_call
     assert abs(wrong - exact) > 5 * math.sqrt(K * K / 4 / n) or rep.shape == "i.i.d."
 
 

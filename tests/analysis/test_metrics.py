@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scenarios import sc
 
 from specviz.analysis import theory
 from specviz.analysis.metrics import convert, metrics_report
@@ -16,7 +17,7 @@ ALPHA = float(overlap(p, q))  # 0.7
 
 
 def test_identical_rows_match_theory_exactly_and_measured_within_error():
-    rep = metrics_report(P, Q, 0, 5, n_rounds=100_000, seed=1)
+    rep = metrics_report(sc(P, Q, 0, 5, seed=1), n_rounds=100_000)
     assert rep.alpha == pytest.approx(ALPHA)
     for row in rep.rows:
         assert row["exact"] == pytest.approx(row["theory"], abs=1e-12)
@@ -29,7 +30,7 @@ def test_identical_rows_match_theory_exactly_and_measured_within_error():
 
 
 def test_acceptance_rate_is_not_alpha():
-    rep = metrics_report(P, Q, 0, 4, n_rounds=20_000)
+    rep = metrics_report(sc(P, Q, 0, 4), n_rounds=20_000)
     rate = rep.rows[1]["exact"]
     assert rate < ALPHA
     assert rate == pytest.approx(ALPHA * (1 - ALPHA**4) / (4 * (1 - ALPHA)))

@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from scenarios import sc
 
 from specviz import default_tables, simulate, target_joint
 from specviz.analysis.audit import CAUGHT
@@ -18,7 +19,7 @@ TARGET = target_joint(D.P, 0, n_tokens=2)
 
 
 def run_verdict(rule: str, n: int, seed: int):
-    sim = simulate(D.P, D.Q, 0, 4, n=n, rule=rule, n_tokens=2, seed=seed)
+    sim = simulate(sc(D.P, D.Q, 0, 4, rule=rule, seed=seed), n=n, n_tokens=2)
     return verdict(tv(sim.law, TARGET), tv_threshold(TARGET, n), gof_pvalue(sim.joint, TARGET))
 
 
@@ -58,7 +59,7 @@ def test_the_issues_case_no_resample_at_n_2000_differs(seed):
     """`python -m specviz demo 2 --n 2000`: no_resample's TV is under the threshold while
     its p-value is far below the level (about 1e-15 to 1e-7 across seeds); the verdict
     follows the p-value."""
-    ex = demos.exactness(D.P, D.Q, 0, 4, 2_000, seed)
+    ex = demos.exactness(sc(D.P, D.Q, 0, 4, seed=seed), n=2_000)
     a = next(x for x in ex.audits if x.rule == "no_resample")
     assert a.audit.at_floor and a.audit.p_value < GOF_ALPHA / 1_000
     assert not a.audit.test.consistent

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scenarios import sc
 
 from specviz import (
     K_MAX,
@@ -23,6 +24,7 @@ from specviz import (
     validate_table,
 )
 from specviz.core.pair import TablePair
+from specviz.core.scenario import Scenario
 
 T = default_tables()
 RNG = np.random.default_rng(0)
@@ -63,7 +65,7 @@ def test_shapes_must_match():
 def test_nothing_is_renormalised_silently():
     P = T.P * 1.01
     with pytest.raises(ValueError, match="normalise"):
-        simulate(P, T.Q, 0, 4, n=10)
+        simulate(sc(P, T.Q, 0, 4), n=10)
     np.testing.assert_allclose(normalise_rows(P), T.P)
 
 
@@ -73,16 +75,16 @@ def test_ctx_out_of_range(ctx):
     token = isinstance(ctx, int) and not isinstance(ctx, bool)
     with pytest.raises(ValueError, match="ctx must be a token index" if token
                        else "prefix must be a token id or a sequence"):
-        play_round(TablePair(T.P, T.Q), ctx, 4, rng=RNG)
+        play_round(Scenario.on(TablePair(T.P, T.Q), ctx, k=4), rng=RNG)
     with pytest.raises(ValueError, match="ctx"):
-        exact_joint(T.P, T.Q, ctx, 4)
+        exact_joint(sc(T.P, T.Q, ctx, 4))
 
 
 @pytest.mark.parametrize("k", [0, -1, K_MAX + 1, 2.5, "4"])
 def test_k_range(k):
-    for fn in (lambda: simulate(T.P, T.Q, 0, k, n=10), lambda: exact_joint(T.P, T.Q, 0, k),
-               lambda: round_law(T.P, T.Q, 0, k),
-               lambda: play_round(TablePair(T.P, T.Q), 0, k, rng=RNG)):
+    for fn in (lambda: simulate(sc(T.P, T.Q, 0, k), n=10), lambda: exact_joint(sc(T.P, T.Q, 0, k)),
+               lambda: round_law(sc(T.P, T.Q, 0, k)),
+               lambda: play_round(Scenario.on(TablePair(T.P, T.Q), 0, k=k), rng=RNG)):
         with pytest.raises(ValueError, match=f"1..{K_MAX}"):
             fn()
 
@@ -90,15 +92,15 @@ def test_k_range(k):
 @pytest.mark.parametrize("n", [0, -5, N_MAX + 1, 1.5])
 def test_n_range(n):
     with pytest.raises(ValueError, match="n must be an integer"):
-        simulate(T.P, T.Q, 0, 4, n=n)
+        simulate(sc(T.P, T.Q, 0, 4), n=n)
 
 
 def test_unknown_rule_lists_the_valid_ones():
     with pytest.raises(ValueError, match="valid rules: correct, ") as info:
-        simulate(T.P, T.Q, 0, 4, n=10, rule="lax")
+        simulate(sc(T.P, T.Q, 0, 4, rule="lax"), n=10)
     assert all(name in str(info.value) for name in RULES)
     with pytest.raises(ValueError, match="valid rules"):
-        exact_joint(T.P, T.Q, 0, 4, rule="")
+        exact_joint(sc(T.P, T.Q, 0, 4, rule=""))
 
 
 @pytest.mark.parametrize("alpha", [-0.1, 1.1, np.nan, "0.5"])
@@ -116,11 +118,11 @@ def test_temperature_positive(t):
 def test_caps_on_exact_and_n_tokens():
     big = np.full((200, 200), 1 / 200)
     with pytest.raises(ValueError, match="cap"):
-        exact_joint(big, big, 0, 8, n_tokens=3)
+        exact_joint(sc(big, big, 0, 8), n_tokens=3)
     with pytest.raises(ValueError, match="n_tokens"):
         target_joint(T.P, 0, n_tokens=0)
     with pytest.raises(ValueError, match="n_rounds"):
-        long_decode(T.P, T.Q, 0, 4, n_rounds=0)
+        long_decode(sc(T.P, T.Q, 0, 4), n_rounds=0)
 
 
 def test_knobs():

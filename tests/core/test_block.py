@@ -9,6 +9,7 @@ import pytest
 from brute import block_outcomes, brute_array
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from scenarios import sc
 from support import narrated_round, random_tables
 
 from specviz import default_tables, exact_joint, round_law, simulate, target_joint, tv
@@ -17,6 +18,7 @@ from specviz.core.kinds import block
 from specviz.core.kinds.block import BLOCK_STATES_MAX, round_tables, value_functions
 from specviz.core.pair import TablePair
 from specviz.core.round import play_round
+from specviz.core.scenario import Scenario
 
 T = default_tables()
 
@@ -28,7 +30,7 @@ def test_block_law_equals_target_on_random_tables_with_zeros(seed):
     assert (P == 0).any() and (Q == 0).any()
     for k in range(1, 7):
         for n in (1, 2, 3):
-            np.testing.assert_allclose(exact_joint(P, Q, seed, k, n_tokens=n, rule="block"),
+            np.testing.assert_allclose(exact_joint(sc(P, Q, seed, k, rule="block"), n_tokens=n),
                                        target_joint(P, seed, n_tokens=n), rtol=0, atol=1e-12)
 
 
@@ -37,7 +39,7 @@ def test_block_law_equals_target_where_draft_and_target_rows_agree():
     P, Q = random_tables(np.random.default_rng(9), V=3)
     Q[1] = P[1]
     for k in (2, 3, 4):
-        np.testing.assert_allclose(exact_joint(P, Q, 0, k, n_tokens=3, rule="block"),
+        np.testing.assert_allclose(exact_joint(sc(P, Q, 0, k, rule="block"), n_tokens=3),
                                    target_joint(P, 0, n_tokens=3),
                                    rtol=0, atol=1e-12)
 
@@ -61,16 +63,16 @@ def test_two_token_example_by_hand():
     and token verification coincide; keep 'a' with 1/2, 'b' always: E[kept] = 2/3."""
     P = np.tile([1 / 3, 2 / 3], (2, 1))
     Q = np.tile([2 / 3, 1 / 3], (2, 1))
-    assert round_law(P, Q, 0, 1, rule="block").histogram[1] == pytest.approx(2 / 3, abs=1e-15)
+    assert round_law(sc(P, Q, 0, 1, rule="block")).histogram[1] == pytest.approx(2 / 3, abs=1e-15)
     # k = 2 by hand: blocks aa, ab, ba, bb with q = 4/9, 2/9, 2/9, 1/9 and weights
     # w1 = 1/2, 1, w2 = min(1, w1 p/q); E[kept] = sum_i E_q[w_i]
     w1 = {0: 0.5, 1: 1.0}
     w2 = {(a, b): min(1.0, w1[a] * P[0, b] / Q[0, b]) for a in (0, 1) for b in (0, 1)}
     q = {(a, b): Q[0, a] * Q[0, b] for a in (0, 1) for b in (0, 1)}
     want = sum(Q[0, a] * w1[a] for a in (0, 1)) + sum(q[x] * w2[x] for x in q)
-    law = round_law(P, Q, 0, 2, rule="block")
+    law = round_law(sc(P, Q, 0, 2, rule="block"))
     assert law.histogram @ np.arange(3) == pytest.approx(want, abs=1e-14)
-    token = round_law(P, Q, 0, 2, rule="correct")
+    token = round_law(sc(P, Q, 0, 2, rule="correct"))
     assert law.histogram @ np.arange(3) > token.histogram @ np.arange(3) + 1e-3
 
 
@@ -79,26 +81,26 @@ def test_two_token_example_by_hand():
 def test_block_never_keeps_fewer_than_token_by_token(seed, V, k):
     P, Q = random_tables(np.random.default_rng(seed), V=V)
     for ctx in range(V):
-        block = round_law(P, Q, ctx, k, rule="block").histogram @ np.arange(k + 1)
-        token = round_law(P, Q, ctx, k, rule="correct").histogram @ np.arange(k + 1)
+        block = round_law(sc(P, Q, ctx, k, rule="block")).histogram @ np.arange(k + 1)
+        token = round_law(sc(P, Q, ctx, k, rule="correct")).histogram @ np.arange(k + 1)
         assert block >= token - 1e-12
 
 
 def test_monte_carlo_executes_block_verification():
     n = 400_000
-    exact = exact_joint(T.P, T.Q, 0, 4, n_tokens=2, rule="block")
-    sim = simulate(T.P, T.Q, 0, 4, n=n, rule="block", n_tokens=2, seed=3)
+    exact = exact_joint(sc(T.P, T.Q, 0, 4, rule="block"), n_tokens=2)
+    sim = simulate(sc(T.P, T.Q, 0, 4, rule="block", seed=3), n=n, n_tokens=2)
     assert tv(sim.law, exact) <= tv_threshold(exact, n)
-    law = round_law(T.P, T.Q, 0, 4, rule="block")
-    first = simulate(T.P, T.Q, 0, 4, n=n, rule="block", n_tokens=1, seed=4)
+    law = round_law(sc(T.P, T.Q, 0, 4, rule="block"))
+    first = simulate(sc(T.P, T.Q, 0, 4, rule="block", seed=4), n=n, n_tokens=1)
     assert tv(first.histogram / n, law.histogram) <= tv_threshold(law.histogram, n)
 
 
 def test_negative_control_token_by_token_histogram_is_refused():
     """The same histogram test refuses token-by-token's law for block's runs."""
     n = 400_000
-    token = round_law(T.P, T.Q, 0, 4, rule="correct").histogram
-    first = simulate(T.P, T.Q, 0, 4, n=n, rule="block", n_tokens=1, seed=4)
+    token = round_law(sc(T.P, T.Q, 0, 4, rule="correct")).histogram
+    first = simulate(sc(T.P, T.Q, 0, 4, rule="block", seed=4), n=n, n_tokens=1)
     assert tv(first.histogram / n, token) > tv_threshold(token, n)
 
 
@@ -119,8 +121,8 @@ def test_scalar_rounds_follow_the_exact_law():
     rng = np.random.default_rng(5)
     hist = np.zeros(4)
     for _ in range(n):
-        hist[play_round(pair, 2, 3, rng=rng, rule="block").accepted] += 1
-    law = round_law(T.P, T.Q, 2, 3, rule="block").histogram
+        hist[play_round(Scenario.on(pair, 2, k=3, rule="block"), rng=rng).accepted] += 1
+    law = round_law(sc(T.P, T.Q, 2, 3, rule="block")).histogram
     assert tv(hist / n, law) <= tv_threshold(law, n)
 
 
@@ -168,21 +170,21 @@ def test_k16_exact_law_matches_monte_carlo():
     TV threshold from n, and the exact long run against a measured decode; negative control:
     the law at k = 15 is refused by the same histogram test."""
     n, k = 400_000, 16
-    law = round_law(T.P, T.Q, 0, k, rule="block").histogram
-    first = simulate(T.P, T.Q, 0, k, n=n, rule="block", n_tokens=1, seed=8)
+    law = round_law(sc(T.P, T.Q, 0, k, rule="block")).histogram
+    first = simulate(sc(T.P, T.Q, 0, k, rule="block", seed=8), n=n, n_tokens=1)
     assert tv(first.histogram / n, law) <= tv_threshold(law, n)
-    off = np.append(round_law(T.P, T.Q, 0, k - 1, rule="block").histogram, 0.0)
+    off = np.append(round_law(sc(T.P, T.Q, 0, k - 1, rule="block")).histogram, 0.0)
     assert tv(first.histogram / n, off) > tv_threshold(off, n)
     from specviz import long_decode
 
-    exact = round_law(T.P, T.Q, 0, k, rule="block", long_run=True).tokens_per_call
-    st_ = long_decode(T.P, T.Q, 0, k, n_rounds=200_000, rule="block", seed=3, chains=500)
+    exact = round_law(sc(T.P, T.Q, 0, k, rule="block"), long_run=True).tokens_per_call
+    st_ = long_decode(sc(T.P, T.Q, 0, k, rule="block", seed=3), n_rounds=200_000, chains=500)
     assert abs(st_.tokens_per_call - exact) < 6 * st_.tokens_per_call_se
 
 
 def test_the_exact_law_states_its_cap():
     with pytest.raises(ValueError, match="cap"):
-        round_law(T.P, T.Q, 0, 32, rule="block", long_run=True)
+        round_law(sc(T.P, T.Q, 0, 32, rule="block"), long_run=True)
     assert BLOCK_STATES_MAX >= 100_000
 
 

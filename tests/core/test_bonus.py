@@ -9,6 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 from oracle import oracle_joint, oracle_rules
+from scenarios import sc
 from support import random_tables
 
 from specviz import default_tables, exact_joint
@@ -31,7 +32,7 @@ def test_exact_bonus_law_is_the_oracle(rule, k):
     tables = [(D.P, D.Q), random_tables(np.random.default_rng(11 + k), 4)]
     for P, Q in tables:
         for ctx in range(P.shape[0]):
-            np.testing.assert_allclose(exact_joint(P, Q, ctx, k, n_tokens=N_TOKENS, rule=rule),
+            np.testing.assert_allclose(exact_joint(sc(P, Q, ctx, k, rule=rule), n_tokens=N_TOKENS),
                                        oracle_joint(P, Q, ctx, k, N_TOKENS, rule),
                                        rtol=0, atol=1e-10)
 
@@ -49,7 +50,7 @@ def test_the_wrong_bonus_is_far_from_the_right_one(k):
 @pytest.mark.parametrize("k", [1, 2])
 def test_monte_carlo_bonus_law_is_the_oracle(rule, k):
     law = oracle_joint(D.P, D.Q, 0, k, N_TOKENS, rule)
-    sim = simulate(D.P, D.Q, 0, k, n=N, rule=rule, n_tokens=N_TOKENS, seed=k)
+    sim = simulate(sc(D.P, D.Q, 0, k, rule=rule, seed=k), n=N, n_tokens=N_TOKENS)
     assert tv(sim.law, law) <= tv_threshold(law, N)
 
 
@@ -57,5 +58,5 @@ def test_monte_carlo_bonus_law_is_the_oracle(rule, k):
 def test_monte_carlo_is_caught_against_a_wrong_bonus(k):
     """Negative control: the same measurement against the wrong-bonus law fails."""
     wrong = oracle_joint(D.P, D.Q, 0, k, N_TOKENS, wrong_bonus("correct"))
-    sim = simulate(D.P, D.Q, 0, k, n=N, rule="correct", n_tokens=N_TOKENS, seed=k)
+    sim = simulate(sc(D.P, D.Q, 0, k, rule="correct", seed=k), n=N, n_tokens=N_TOKENS)
     assert tv(sim.law, wrong) > tv_threshold(wrong, N)

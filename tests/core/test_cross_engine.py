@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scenarios import sc
 
 from specviz.analysis.stats import tv, tv_threshold
 from specviz.core.draws import RngDraws
@@ -56,9 +57,9 @@ def bigram():
 @pytest.mark.parametrize("rule", list(RULES))
 def test_tables_three_engines_agree(rule):
     T = default_tables()
-    exact = exact_joint(T.P, T.Q, 0, K, n_tokens=2, rule=rule)
+    exact = exact_joint(sc(T.P, T.Q, 0, K, rule=rule), n_tokens=2)
     scalar = scalar_joint(TablePair(T.P, T.Q), 0, K, rule, N_SCALAR, seed=1)
-    vector = simulate(T.P, T.Q, 0, K, n=N_VECTOR, rule=rule, n_tokens=2, seed=2).law
+    vector = simulate(sc(T.P, T.Q, 0, K, rule=rule, seed=2), n=N_VECTOR, n_tokens=2).law
     assert tv(scalar, exact) <= tv_threshold(exact, N_SCALAR)
     assert tv(vector, exact) <= tv_threshold(exact, N_VECTOR)
 
@@ -66,9 +67,9 @@ def test_tables_three_engines_agree(rule):
 @pytest.mark.parametrize("rule", list(RULES))
 def test_text_bigram_three_engines_agree(rule, bigram):
     pair, P, Q, ctx = bigram
-    exact = exact_joint(P, Q, ctx, K, n_tokens=2, rule=rule)
+    exact = exact_joint(sc(P, Q, ctx, K, rule=rule), n_tokens=2)
     scalar = scalar_joint(pair, ctx, K, rule, N_SCALAR, seed=3)
-    vector = simulate(P, Q, ctx, K, n=N_VECTOR, rule=rule, n_tokens=2, seed=4).law
+    vector = simulate(sc(P, Q, ctx, K, rule=rule, seed=4), n=N_VECTOR, n_tokens=2).law
     assert tv(scalar, exact) <= tv_threshold(exact, N_SCALAR)
     assert tv(vector, exact) <= tv_threshold(exact, N_VECTOR)
 
@@ -77,11 +78,11 @@ def test_negative_control_another_rules_law_is_refused(bigram):
     """The scalar engine under 'correct' does not pass for greedy's exact law."""
     T = default_tables()
     scalar = scalar_joint(TablePair(T.P, T.Q), 0, K, "correct", N_SCALAR, seed=5)
-    wrong = exact_joint(T.P, T.Q, 0, K, n_tokens=2, rule="greedy")
+    wrong = exact_joint(sc(T.P, T.Q, 0, K, rule="greedy"), n_tokens=2)
     assert tv(scalar, wrong) > tv_threshold(wrong, N_SCALAR)
     pair, P, Q, ctx = bigram
     scalar = scalar_joint(pair, ctx, K, "correct", N_SCALAR, seed=6)
-    wrong = exact_joint(P, Q, ctx, K, n_tokens=2, rule="no_resample")
+    wrong = exact_joint(sc(P, Q, ctx, K, rule="no_resample"), n_tokens=2)
     assert tv(scalar, wrong) > tv_threshold(wrong, N_SCALAR)
 
 
@@ -98,7 +99,7 @@ def test_large_vocabulary_monte_carlo_is_exact(rule):
 
     V = SMALL_V + 16
     P, Q = random_tables(np.random.default_rng(80), V, zero_frac=0.5)
-    exact = exact_joint(P, Q, 3, K, n_tokens=2, rule=rule)
+    exact = exact_joint(sc(P, Q, 3, K, rule=rule), n_tokens=2)
     n = 400_000
-    vector = simulate(P, Q, 3, K, n=n, rule=rule, n_tokens=2, seed=7).law
+    vector = simulate(sc(P, Q, 3, K, rule=rule, seed=7), n=n, n_tokens=2).law
     assert tv(vector, exact) <= tv_threshold(exact, n)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 from oracle import oracle_joint, oracle_rules
+from scenarios import sc
 from support import random_tables
 
 from specviz import RULES, default_tables, exact_joint
@@ -63,7 +64,7 @@ def test_exact_joint_is_the_oracle_on_the_default_tables(rule):
         for n_tokens in (2, 3):
             for ctx in range(D.V):
                 np.testing.assert_allclose(
-                    exact_joint(D.P, D.Q, ctx, k, n_tokens=n_tokens, rule=rule),
+                    exact_joint(sc(D.P, D.Q, ctx, k, rule=rule), n_tokens=n_tokens),
                     oracle_joint(D.P, D.Q, ctx, k, n_tokens, rule), rtol=0, atol=ATOL,
                     err_msg=f"{rule} k={k} n_tokens={n_tokens} ctx={ctx}")
 
@@ -78,7 +79,7 @@ def test_exact_joint_is_the_oracle_on_random_tables_with_zeros(rule, V, seed):
         for n_tokens in (2, 3):
             for ctx in range(V):
                 np.testing.assert_allclose(
-                    exact_joint(P, Q, ctx, k, n_tokens=n_tokens, rule=rule),
+                    exact_joint(sc(P, Q, ctx, k, rule=rule), n_tokens=n_tokens),
                     oracle_joint(P, Q, ctx, k, n_tokens, rule), rtol=0, atol=ATOL,
                     err_msg=f"{rule} k={k} n_tokens={n_tokens} ctx={ctx}")
 
@@ -90,7 +91,7 @@ def test_exact_joint_is_the_oracle_at_other_parameters(rule, params, oracle_para
     for P, Q in [(D.P, D.Q), random_tables(np.random.default_rng(5), 4)]:
         for k in (1, 3):
             for ctx in range(P.shape[0]):
-                np.testing.assert_allclose(exact_joint(P, Q, ctx, k, n_tokens=3, rule=r),
+                np.testing.assert_allclose(exact_joint(sc(P, Q, ctx, k, rule=r), n_tokens=3),
                                            oracle_joint(P, Q, ctx, k, 3, o), rtol=0, atol=ATOL,
                                            err_msg=f"{rule} {params} k={k} ctx={ctx}")
 
@@ -110,7 +111,7 @@ def test_each_rule_is_lossless_exactly_when_its_family_says(rule):
 def test_published_exact_tv_at_k4_from_a(rule):
     want = PUBLISHED_TV[rule]
     oracle_tv = 0.5 * np.abs(oracle_joint(D.P, D.Q, 0, 4, 2, rule) - target2(D.P, 0)).sum()
-    exact_tv = 0.5 * np.abs(exact_joint(D.P, D.Q, 0, 4, n_tokens=2, rule=rule) - target2(D.P,
+    exact_tv = 0.5 * np.abs(exact_joint(sc(D.P, D.Q, 0, 4, rule=rule), n_tokens=2) - target2(D.P,
                                                                                          0)).sum()
     assert round(oracle_tv, 3) == want
     assert round(exact_tv, 3) == want

@@ -10,6 +10,7 @@ from support import narrated_round
 
 from specviz import RULES, RoundTrace, default_tables, play_rounds
 from specviz.core.pair import TablePair
+from specviz.core.scenario import Scenario
 
 T = default_tables()
 
@@ -94,11 +95,12 @@ def test_trace_is_frozen():
 
 
 def test_transcript_chains_contexts():
-    trs = play_rounds(TablePair(T.P, T.Q), 0, 3, n_rounds=10, seed=2)
+    trs = play_rounds(Scenario.on(TablePair(T.P, T.Q), 0, k=3, seed=2), n_rounds=10)
     assert trs[0].ctx == 0
     for a, b in zip(trs, trs[1:], strict=False):
         assert b.ctx == a.next_ctx
-    assert play_rounds(TablePair(T.P, T.Q), 0, 3, n_rounds=10, seed=2)[-1].tokens == trs[-1].tokens
+    assert play_rounds(Scenario.on(TablePair(T.P, T.Q), 0, k=3, seed=2),
+                       n_rounds=10)[-1].tokens == trs[-1].tokens
 
 
 def test_row_a_walkthrough_numbers_in_the_trace():
@@ -115,8 +117,9 @@ def test_row_a_walkthrough_numbers_in_the_trace():
 
 @pytest.mark.parametrize("rule", ["correct", "continue", "multi_draft", "sampler_match"])
 def test_digests_replay_the_same_draws(rule):
-    full = play_rounds(TablePair(T.P, T.Q), 0, 4, n_rounds=40, seed=8, rule=rule)
-    light = play_rounds(TablePair(T.P, T.Q), 0, 4, n_rounds=40, seed=8, rule=rule, traced=3)
+    full = play_rounds(Scenario.on(TablePair(T.P, T.Q), 0, k=4, rule=rule, seed=8), n_rounds=40)
+    light = play_rounds(Scenario.on(TablePair(T.P, T.Q), 0, k=4, rule=rule, seed=8),
+                        n_rounds=40, traced=3)
     assert [t.emitted for t in full] == [t.emitted for t in light]
     assert [t.accepted for t in full] == [t.accepted for t in light]
     assert all(isinstance(t, RoundTrace) for t in light[-3:])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scenarios import sc
 
 from specviz import RULES, default_tables, exact_joint, target_joint
 from specviz.analysis.audit import BIAS_MIN
@@ -79,20 +80,20 @@ def test_lossless_rules_stay_exact_and_tv_works(factor):
     P, Q = validate_pair(scaled(D.P, factor), scaled(D.Q, 2 - factor))
     for rule in LOSSLESS:  # each against the law it must follow (warp(P) for a warped one)
         target = target_joint(target_of(rule, P, Q), 0, n_tokens=2)
-        assert tv(exact_joint(P, Q, 0, 4, n_tokens=2, rule=rule), target) <= BIAS_MIN
+        assert tv(exact_joint(sc(P, Q, 0, 4, rule=rule), n_tokens=2), target) <= BIAS_MIN
 
 
 @pytest.mark.parametrize("factor", [1 + 3e-7, 1 + 5e-7])
 def test_the_gallery_reads_lossless_rules_as_exact(factor):
-    g = gallery.gallery(scaled(D.P, factor), scaled(D.Q, factor), 0, 4, 20_000, 0,
-                        names=LOSSLESS)
+    g = gallery.gallery(sc(scaled(D.P, factor), scaled(D.Q, factor), 0, 4, seed=0),
+                        n=20_000, names=LOSSLESS)
     for r in g.results:
         assert not r.biased, (r.rule.name, r.exact_tv)
 
 
 def test_the_issues_sixths_run_through_exactness_and_the_gallery():
     Q = sixths()
-    ex = demos.exactness(D.P, Q, 0, 4, 2_000, 0)
+    ex = demos.exactness(sc(D.P, Q, 0, 4, seed=0), n=2_000)
     assert {a.rule for a in ex.audits} == {"correct", "greedy", "no_resample", "continue"}
-    g = gallery.gallery(D.P, Q, 0, 4, 20_000, 0, names=LOSSLESS)
+    g = gallery.gallery(sc(D.P, Q, 0, 4, seed=0), n=20_000, names=LOSSLESS)
     assert all(not r.biased for r in g.results)

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra.numpy import arrays
+from scenarios import sc
 
 from specviz import (
     accept_prob,
@@ -20,6 +21,7 @@ from specviz import (
     target_joint,
 )
 from specviz.core.pair import TablePair
+from specviz.core.scenario import Scenario
 
 VOCAB = "abcdef"
 
@@ -85,9 +87,9 @@ def test_p_equals_q_always_accepts_and_has_no_nan():
     assert np.isfinite(r).all()
     np.testing.assert_allclose(r, p)  # the documented fallback
     P = np.tile(p, (3, 1))
-    law = round_law(P, P, 0, 4)
+    law = round_law(sc(P, P, 0, 4))
     assert law.histogram[-1] == pytest.approx(1.0)
-    tr = play_round(TablePair(P, P), 0, 4, rng=np.random.default_rng(0))
+    tr = play_round(Scenario.on(TablePair(P, P), 0, k=4), rng=np.random.default_rng(0))
     assert tr.accepted == 4 and tr.emitted[-1].origin == "bonus"
 
 
@@ -96,10 +98,10 @@ def test_disjoint_supports_always_reject_with_residual_p():
     np.testing.assert_allclose(residual(p, q), p)
     P = np.array([p, p, p, p])
     Q = np.array([q, q, q, q])
-    law = round_law(P, Q, 0, 3)
+    law = round_law(sc(P, Q, 0, 3))
     assert law.histogram[0] == pytest.approx(1.0)
     for seed in range(20):
-        tr = play_round(TablePair(P, Q), 0, 3, rng=np.random.default_rng(seed))
+        tr = play_round(Scenario.on(TablePair(P, Q), 0, k=3), rng=np.random.default_rng(seed))
         assert tr.rejected_at == 1 and tr.emitted[0].origin == "resampled"
         assert tr.emitted[0].token in (0, 1)
 
@@ -109,8 +111,8 @@ def test_one_hot_draft_is_still_exact():
     T = default_tables()
     Q = np.eye(6)[np.argmax(T.Q, axis=1)]
     for k in (1, 3):
-        np.testing.assert_allclose(exact_joint(T.P, Q, 0, k, n_tokens=2), target_joint(T.P, 0,
+        np.testing.assert_allclose(exact_joint(sc(T.P, Q, 0, k), n_tokens=2), target_joint(T.P, 0,
                                                                                        n_tokens=2),
                                    atol=1e-12)
-    law = round_law(T.P, Q, 0, 1)
+    law = round_law(sc(T.P, Q, 0, 1))
     assert law.per_position[0] == pytest.approx(T.P[0, np.argmax(T.Q[0])])

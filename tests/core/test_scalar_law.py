@@ -27,6 +27,7 @@ from specviz.core.draws import RngDraws
 from specviz.core.pair import TablePair
 from specviz.core.round import play, play_round
 from specviz.core.rules import RULES, get_rule
+from specviz.core.scenario import Scenario
 from specviz.core.tables import default_tables
 
 D = default_tables()
@@ -123,7 +124,8 @@ def block_correction(tr) -> tuple[int, np.ndarray]:
 
 def traces(rule: str, k: int, n: int = 150):
     for seed in range(n):
-        yield play_round(PAIR, seed % D.V, k, rng=np.random.default_rng(seed), rule=rule)
+        yield play_round(Scenario.on(PAIR, seed % D.V, k=k, rule=rule),
+                         rng=np.random.default_rng(seed))
 
 
 def last_drawn(tr) -> int:

@@ -9,6 +9,7 @@ import re
 import numpy as np
 import pytest
 from brute import brute_array, tree_outcomes
+from scenarios import sc
 from support import narrated_round, random_tables
 
 from specviz import default_tables, exact_joint, round_law, simulate, target_joint, tv
@@ -18,6 +19,7 @@ from specviz.core.pair import TablePair
 from specviz.core.round import play_round
 from specviz.core.rules import get_rule
 from specviz.core.sampling import BucketSampler
+from specviz.core.scenario import Scenario
 
 T = default_tables()
 LOSSLESS = ("tree_iid", "tree_wor")
@@ -46,7 +48,7 @@ def test_every_preset_is_exact_on_random_tables_with_zeros(rule, shape):
     r = get_rule(rule).with_params(shape=shape)
     for k in (1, 2, 4, 6):
         for n in (1, 2):
-            np.testing.assert_allclose(exact_joint(P, Q, 1, k, n_tokens=n, rule=r),
+            np.testing.assert_allclose(exact_joint(sc(P, Q, 1, k, rule=r), n_tokens=n),
                                        target_joint(P, 1, n_tokens=n),
                                        rtol=0, atol=1e-12)
 
@@ -58,7 +60,7 @@ def test_dp_matches_the_literal_enumeration(rule, shape):
     r = get_rule(rule).with_params(shape=shape)
     for k in (1, 2, 3):
         for n in (1, 2):
-            np.testing.assert_allclose(exact_joint(P, Q, 0, k, n_tokens=n, rule=r),
+            np.testing.assert_allclose(exact_joint(sc(P, Q, 0, k, rule=r), n_tokens=n),
                                        brute_array(P, Q, 0, k, n, r), rtol=0, atol=1e-12)
         D, N = treelaw.round_tables(P, Q, treeshape.preset(shape, k), r.tree)
         kept, ends = np.zeros(k + 1), np.zeros(3)
@@ -76,7 +78,7 @@ def test_a_tree_of_m_iid_siblings_per_level_is_specinfer_multi_draft():
     shape = treeshape.TreeShape.from_branching("3-3-3", (3, 3, 3))
     D, _ = treelaw.round_tables(P, Q, shape, "iid")
     for c in range(4):
-        law = round_law(P, Q, c, 3, rule=get_rule("multi_draft").with_params(m=3))
+        law = round_law(sc(P, Q, c, 3, rule=get_rule("multi_draft").with_params(m=3)))
         np.testing.assert_allclose(D[c], law.histogram, atol=1e-12)
 
 
@@ -90,44 +92,44 @@ def test_multi_draft_is_a_tree_drafted_along_the_path_it_walks():
     assert shape.children((7,) * 31) == 8 and shape.children((0,) * 32) == 0
     pair = TablePair(T.P, T.Q)
     for seed in range(10):
-        tr = play_round(pair, 0, 32, rng=np.random.default_rng(seed), rule=r)
+        tr = play_round(Scenario.on(pair, 0, k=32, rule=r), rng=np.random.default_rng(seed))
         kept = [len(pos.tries) - 1 for pos in tr.positions]
         assert len(tr.tree) == sum(len(pos.tries) for pos in tr.positions)  # all tried
         assert all(tuple(kept[:len(path) - 1]) == path[:-1] for path, _ in tr.tree)
-    sim = simulate(T.P, T.Q, 0, 32, n=2_000, rule=r, n_tokens=1, seed=3)
+    sim = simulate(sc(T.P, T.Q, 0, 32, rule=r, seed=3), n=2_000, n_tokens=1)
     assert sim.joint.sum() == 2_000
-    law = round_law(T.P, T.Q, 0, 32, rule=r)
+    law = round_law(sc(T.P, T.Q, 0, 32, rule=r))
     assert len(law.histogram) == 33 and law.histogram.sum() == pytest.approx(1.0)
 
 
 @pytest.mark.parametrize("rule", BROKEN)
 def test_broken_tree_rules_are_biased_and_caught(rule):
     target = target_joint(T.P, 0, n_tokens=2)
-    bias = tv(exact_joint(T.P, T.Q, 0, 4, n_tokens=2, rule=rule), target)
+    bias = tv(exact_joint(sc(T.P, T.Q, 0, 4, rule=rule), n_tokens=2), target)
     assert bias > 1e-3
     n = next(n for n in (100_000, 400_000, 1_600_000) if bias > 2 * tv_threshold(target, n))
-    sim = simulate(T.P, T.Q, 0, 4, n=n, rule=rule, n_tokens=2, seed=5)
+    sim = simulate(sc(T.P, T.Q, 0, 4, rule=rule, seed=5), n=n, n_tokens=2)
     assert tv(sim.law, target) > tv_threshold(target, n)
 
 
 @pytest.mark.parametrize("rule", LOSSLESS)
 def test_monte_carlo_executes_the_tree(rule):
     n = 300_000
-    exact = exact_joint(T.P, T.Q, 0, 4, n_tokens=2, rule=rule)
-    sim = simulate(T.P, T.Q, 0, 4, n=n, rule=rule, n_tokens=2, seed=6)
+    exact = exact_joint(sc(T.P, T.Q, 0, 4, rule=rule), n_tokens=2)
+    sim = simulate(sc(T.P, T.Q, 0, 4, rule=rule, seed=6), n=n, n_tokens=2)
     assert tv(sim.law, exact) <= tv_threshold(exact, n)
-    hist = round_law(T.P, T.Q, 0, 4, rule=rule).histogram
-    first = simulate(T.P, T.Q, 0, 4, n=n, rule=rule, n_tokens=1, seed=7)
+    hist = round_law(sc(T.P, T.Q, 0, 4, rule=rule)).histogram
+    first = simulate(sc(T.P, T.Q, 0, 4, rule=rule, seed=7), n=n, n_tokens=1)
     assert tv(first.histogram / n, hist) <= tv_threshold(hist, n)
 
 
 def test_a_wider_tree_keeps_more_than_the_chain():
-    chain = round_law(T.P, T.Q, 0, 4, rule="correct", long_run=True).tokens_per_call
+    chain = round_law(sc(T.P, T.Q, 0, 4, rule="correct"), long_run=True).tokens_per_call
     for rule in LOSSLESS:
-        assert round_law(T.P, T.Q, 0, 4, rule=rule, long_run=True).tokens_per_call > chain
+        assert round_law(sc(T.P, T.Q, 0, 4, rule=rule), long_run=True).tokens_per_call > chain
     # the chain preset is the standard rule
     r = get_rule("tree_iid").with_params(shape=0)
-    assert round_law(T.P, T.Q, 0, 4, rule=r, long_run=True).tokens_per_call == pytest.approx(
+    assert round_law(sc(T.P, T.Q, 0, 4, rule=r), long_run=True).tokens_per_call == pytest.approx(
         chain, abs=1e-12)
 
 
@@ -138,7 +140,7 @@ def test_scalar_tree_rounds_follow_the_exact_law_and_step_in_order():
     for _ in range(n):
         tr = narrated_round(pair, 1, 3, rng=rng, rule="tree_wor")
         hist[tr.accepted] += 1
-    law = round_law(T.P, T.Q, 1, 3, rule="tree_wor").histogram
+    law = round_law(sc(T.P, T.Q, 1, 3, rule="tree_wor")).histogram
     assert tv(hist / n, law) <= tv_threshold(law, n)
     kinds = [s.kind for s in tr.steps]
     assert kinds[0] == "start" and kinds[-1] == "done" and "verify" in kinds
@@ -151,10 +153,10 @@ def test_scalar_tree_rounds_follow_the_exact_law_and_step_in_order():
 def test_dynamic_policies_run_trees_and_refuse_block():
     from specviz.core.dynamic import run_policy
 
-    run = run_policy(T.P, T.Q, 0, policy="constant", k=3, length=300, seed=1, rule="tree_wor")
+    run = run_policy(sc(T.P, T.Q, 0, 3, rule="tree_wor", seed=1), policy="constant", length=300)
     assert run.tokens >= 300 and run.accepted <= 3 * run.rounds
     with pytest.raises(ValueError, match="block"):
-        run_policy(T.P, T.Q, 0, policy="constant", k=3, length=300, seed=1, rule="block")
+        run_policy(sc(T.P, T.Q, 0, 3, rule="block", seed=1), policy="constant", length=300)
 
 
 # ------------------------------------------------------------------ trees given as paths
@@ -223,7 +225,7 @@ def test_path_trees_are_exact_on_random_tables_with_zeros(rule, text):
         P, Q = random_tables(np.random.default_rng(600 + seed), V=4)
         for k in (1, 2, 5):
             for n in (1, 2, 3):
-                np.testing.assert_allclose(exact_joint(P, Q, 2, k, n_tokens=n, rule=r),
+                np.testing.assert_allclose(exact_joint(sc(P, Q, 2, k, rule=r), n_tokens=n),
                                            target_joint(P, 2, n_tokens=n), rtol=0, atol=1e-12)
 
 
@@ -231,7 +233,7 @@ def test_path_trees_are_exact_on_random_tables_with_zeros(rule, text):
 def test_path_tree_dp_matches_the_literal_enumeration(rule):
     r = rules_with(LOPSIDED, rule)
     for k in (1, 3):
-        law = exact_joint(T.P, T.Q, 0, k, n_tokens=2, rule=r)
+        law = exact_joint(sc(T.P, T.Q, 0, k, rule=r), n_tokens=2)
         np.testing.assert_allclose(law, brute_array(T.P, T.Q, 0, k, 2, r), rtol=0, atol=1e-12)
         if rule in BROKEN and k == 3:  # biased here, so the tree's shape shows in the law
             assert tv(law, target_joint(T.P, 0, n_tokens=2)) > 1e-3
@@ -240,18 +242,18 @@ def test_path_tree_dp_matches_the_literal_enumeration(rule):
 def test_monte_carlo_and_the_round_draft_the_path_tree():
     r = rules_with(LOPSIDED, "tree_wor")
     n, k = 300_000, 3
-    exact = exact_joint(T.P, T.Q, 0, k, n_tokens=2, rule=r)
-    sim = simulate(T.P, T.Q, 0, k, n=n, rule=r, n_tokens=2, seed=8)
+    exact = exact_joint(sc(T.P, T.Q, 0, k, rule=r), n_tokens=2)
+    sim = simulate(sc(T.P, T.Q, 0, k, rule=r, seed=8), n=n, n_tokens=2)
     assert tv(sim.law, exact) <= tv_threshold(exact, n)
-    hist = round_law(T.P, T.Q, 0, k, rule=r).histogram
-    first = simulate(T.P, T.Q, 0, k, n=n, rule=r, n_tokens=1, seed=9)
+    hist = round_law(sc(T.P, T.Q, 0, k, rule=r)).histogram
+    first = simulate(sc(T.P, T.Q, 0, k, rule=r, seed=9), n=n, n_tokens=1)
     assert tv(first.histogram / n, hist) <= tv_threshold(hist, n)
     # negative control: the preset tree's histogram is refused for the path tree's runs
-    other = round_law(T.P, T.Q, 0, k, rule="tree_wor").histogram
+    other = round_law(sc(T.P, T.Q, 0, k, rule="tree_wor")).histogram
     assert tv(first.histogram / n, other) > tv_threshold(other, n)
     pair = TablePair(T.P, T.Q)
     for seed in range(20):
-        tr = play_round(pair, 0, k, rng=np.random.default_rng(seed), rule=r)
+        tr = play_round(Scenario.on(pair, 0, k=k, rule=r), rng=np.random.default_rng(seed))
         assert {p for p, _ in tr.tree} <= set(treeshape.rule_shape(r, k).paths)
         assert {p for p, _ in tr.tree if len(p) == 1} == {(0,), (1,), (2,)}
         assert all(len(pos.tries) <= (3 if pos.i == 1 else 2) for pos in tr.positions)
@@ -260,15 +262,15 @@ def test_monte_carlo_and_the_round_draft_the_path_tree():
 def test_broken_rules_on_a_path_tree_are_biased():
     target = target_joint(T.P, 0, n_tokens=2)
     r = rules_with("[[0], [1], [2], [0, 0], [0, 1], [0, 2]]", "tree_first_residual")
-    assert tv(exact_joint(T.P, T.Q, 0, 3, n_tokens=2, rule=r), target) > 1e-3
+    assert tv(exact_joint(sc(T.P, T.Q, 0, 3, rule=r), n_tokens=2), target) > 1e-3
 
 
 def test_wide_trees_without_replacement_state_their_cap():
     P, Q = random_tables(np.random.default_rng(1), V=64, zero_frac=0.0)
     r = rules_with("[[0], [1], [2]]", "tree_wor")
     with pytest.raises(ValueError, match="cap"):
-        round_law(P, Q, 0, 2, rule=r)
-    law = round_law(P, Q, 0, 2, rule=rules_with("[[0], [1], [2]]"))  # i.i.d.: no orders
+        round_law(sc(P, Q, 0, 2, rule=r))
+    law = round_law(sc(P, Q, 0, 2, rule=rules_with("[[0], [1], [2]]")))  # i.i.d.: no orders
     assert len(law.histogram) == 3 and law.histogram[2] == 0  # one level: nothing kept at 2
     assert law.tokens_per_call == pytest.approx(1 + law.histogram[1], abs=1e-12)
 
@@ -291,20 +293,20 @@ def test_siblings_past_the_drafts_support_do_not_exist(text, tables):
 
     P, Q = (T.P, T.Q) if tables == "default" else _one_hot_draft()
     r = with_tree("tree_wor", treeshape.parse_paths(text))
-    exact = exact_joint(P, Q, 0, 2, n_tokens=2, rule=r)
+    exact = exact_joint(sc(P, Q, 0, 2, rule=r), n_tokens=2)
     np.testing.assert_allclose(exact, brute_array(P, Q, 0, 2, 2, r), rtol=0, atol=1e-12)
     np.testing.assert_allclose(exact, target_joint(P, 0, n_tokens=2), rtol=0, atol=1e-12)
     n = 200_000
-    sim = simulate(P, Q, 0, 2, n=n, rule=r, n_tokens=2, seed=12)
+    sim = simulate(sc(P, Q, 0, 2, rule=r, seed=12), n=n, n_tokens=2)
     assert tv(sim.law, exact) <= tv_threshold(exact, n)
     pair, rng, m = TablePair(P, Q), np.random.default_rng(13), 2_000
     first, hist = np.zeros(P.shape[0]), np.zeros(3)
     for _ in range(m):
-        tr = play_round(pair, 0, 2, rng=rng, rule=r)
+        tr = play_round(Scenario.on(pair, 0, k=2, rule=r), rng=rng)
         first[tr.tokens[0]] += 1
         hist[tr.accepted] += 1
         assert all(len({t.token for t in pos.tries}) == len(pos.tries) for pos in tr.positions)
-    law = round_law(P, Q, 0, 2, rule=r).histogram
+    law = round_law(sc(P, Q, 0, 2, rule=r)).histogram
     assert tv(hist / m, law) <= tv_threshold(law, m)
     assert tv(first / m, P[0]) <= tv_threshold(P[0], m)
     wrong = np.full(P.shape[0], 1 / P.shape[0])

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from scenarios import sc
 from support import random_tables
 
 from specviz import default_tables, exact_joint, simulate, target_joint, tv
@@ -12,6 +13,7 @@ from specviz.analysis.stats import tv_threshold
 from specviz.core.pair import TablePair
 from specviz.core.round import play_rounds
 from specviz.core.rules import RULES, get_rule, target_of
+from specviz.core.scenario import Scenario
 from specviz.core.warp import Warp, WarpedPair, keep_mask, warp_rows, warp_tables
 
 T = default_tables()
@@ -72,7 +74,7 @@ def test_warped_rule_equals_warped_target_with_and_without_a_warped_draft(seed):
         rule = get_rule("warped").with_params(warp_draft=draft, top_k=3, min_p=0.05)
         Pw = warp_rows(P, Warp(0.8, 3, 0.9, 0.05))
         for k in (1, 3, 6):
-            np.testing.assert_allclose(exact_joint(P, Q, 1, k, n_tokens=2, rule=rule),
+            np.testing.assert_allclose(exact_joint(sc(P, Q, 1, k, rule=rule), n_tokens=2),
                                        target_joint(Pw, 1, n_tokens=2), rtol=0, atol=1e-12)
 
 
@@ -81,17 +83,18 @@ def test_the_warped_rule_is_the_standard_rule_on_warped_tables():
     w = Warp(0.8, 0, 0.9, 0.0, draft=True)
     Pw, Qw = warp_tables(T.P, T.Q, w)
     rule = get_rule("warped").with_params(warp_draft=1)
-    np.testing.assert_allclose(exact_joint(T.P, T.Q, 0, 4, n_tokens=3, rule=rule),
-                               exact_joint(Pw, Qw, 0, 4, n_tokens=3, rule="correct"), atol=1e-12)
+    np.testing.assert_allclose(exact_joint(sc(T.P, T.Q, 0, 4, rule=rule), n_tokens=3),
+                               exact_joint(sc(Pw, Qw, 0, 4, rule="correct"),
+                                           n_tokens=3), atol=1e-12)
 
 
 @pytest.mark.parametrize("name", [n for n in WARP_RULES if not RULES[n].lossless])
 def test_each_broken_warp_is_biased_against_the_warped_target(name):
     target = target_joint(target_of(name, T.P, T.Q), 0, n_tokens=2)
-    assert tv(exact_joint(T.P, T.Q, 0, 4, n_tokens=2, rule=name), target) > 0.01
+    assert tv(exact_joint(sc(T.P, T.Q, 0, 4, rule=name), n_tokens=2), target) > 0.01
     # and with no warp at all it is the standard rule: the bias is the warp's
     plain = get_rule(name).with_params(temperature=1.0, top_p=1.0)
-    assert tv(exact_joint(T.P, T.Q, 0, 4, n_tokens=2, rule=plain), target_joint(T.P, 0,
+    assert tv(exact_joint(sc(T.P, T.Q, 0, 4, rule=plain), n_tokens=2), target_joint(T.P, 0,
                                                                                 n_tokens=2)) < 1e-12
 
 
@@ -101,7 +104,8 @@ def test_scalar_round_on_a_warped_pair_follows_the_warped_target():
     n = 4_000
     counts = np.zeros((6, 6))
     for d in range(n):
-        toks = [t for tr in play_rounds(pair, 0, 3, n_rounds=2, seed=d) for t in tr.tokens]
+        toks = [t for tr in play_rounds(Scenario.on(pair, 0, k=3, seed=d),
+                                        n_rounds=2) for t in tr.tokens]
         counts[toks[0], toks[1]] += 1
     Pw, Qw = warp_tables(T.P, T.Q, w)
     target = target_joint(Pw, 0, n_tokens=2)
@@ -127,7 +131,7 @@ def test_monte_carlo_warped_rule_at_the_floor():
     n = 300_000
     rule = get_rule("warped").with_params(top_k=4, warp_draft=1)
     target = target_joint(target_of(rule, T.P, T.Q), 0, n_tokens=2)
-    sim = simulate(T.P, T.Q, 0, 4, n=n, rule=rule, n_tokens=2, seed=8)
+    sim = simulate(sc(T.P, T.Q, 0, 4, rule=rule, seed=8), n=n, n_tokens=2)
     assert tv(sim.law, target) <= tv_threshold(target, n)
 
 
@@ -151,9 +155,10 @@ def test_text_pair_under_a_warp_is_exact_round_by_round():
     n = 3_000
     counts = np.zeros((V, V))
     for d in range(n):
-        toks = [t for tr in play_rounds(pair, ctx, 3, n_rounds=2, seed=d) for t in tr.tokens]
+        toks = [t for tr in play_rounds(Scenario.on(pair, ctx, k=3, seed=d),
+                                        n_rounds=2) for t in tr.tokens]
         counts[toks[0], toks[1]] += 1
-    exact = exact_joint(P, Q, ctx, 3, n_tokens=2, rule="correct")
+    exact = exact_joint(sc(P, Q, ctx, 3, rule="correct"), n_tokens=2)
     np.testing.assert_allclose(exact, target_joint(P, ctx, n_tokens=2), atol=1e-12)
     assert tv(counts / n, exact) <= tv_threshold(exact, n)
 
@@ -180,10 +185,10 @@ def test_an_unnormalised_one_token_mask_still_emits_a_law(warp, draft):
     greedy = _argmax_chain(T.P, 0, 2)
     np.testing.assert_array_equal(target_joint(target_of(rule, T.P, T.Q), 0, n_tokens=2),
                                   greedy)
-    exact = exact_joint(T.P, T.Q, 0, 4, n_tokens=2, rule=rule)
+    exact = exact_joint(sc(T.P, T.Q, 0, 4, rule=rule), n_tokens=2)
     np.testing.assert_allclose(exact, greedy, rtol=0, atol=1e-12)
     n = 20_000
-    sim = simulate(T.P, T.Q, 0, 4, n=n, rule=rule, n_tokens=2, seed=4)
+    sim = simulate(sc(T.P, T.Q, 0, 4, rule=rule, seed=4), n=n, n_tokens=2)
     assert tv(sim.law, exact) <= tv_threshold(exact, n)
 
 
@@ -198,7 +203,7 @@ def test_alpha_of_a_renormalised_row_is_at_most_one():
     assert Pw[0].sum() > 1.0  # the rounding this test is about is there
     assert (overlap(Pw, Pw) <= 1.0).all()
     for ctx in range(6):
-        alpha = round_law(Pw, Pw, ctx, 4, long_run=True).alpha
+        alpha = round_law(sc(Pw, Pw, ctx, 4), long_run=True).alpha
         assert alpha == pytest.approx(1.0, abs=1e-15) and alpha <= 1.0
         assert theory.draft_acceptance_rate(alpha, 4) == pytest.approx(1.0)
 
@@ -216,7 +221,7 @@ def test_a_warped_pair_still_scores_the_round_in_one_call():
 
     T = default_tables()
     pair = WarpedPair(Blocked(T.P, T.Q), Warp(temperature=0.7, top_k=3))
-    play_round(pair, 0, 4, rng=np.random.default_rng(0))
+    play_round(Scenario.on(pair, 0, k=4), rng=np.random.default_rng(0))
     assert len(calls) == 1 and calls[0][0] == (0,) and calls[0][2] == "p"
     tails = calls[0][1]
     assert [len(t) for t in tails] == [0, 1, 2, 3, 4] and tails[-1][:3] == tails[3]

@@ -5,6 +5,7 @@ its deadline the long loops stop with what they have done, or say why."""
 from __future__ import annotations
 
 import pytest
+from scenarios import sc
 
 from specviz import default_tables
 from specviz.core import interrupt
@@ -13,6 +14,7 @@ from specviz.core.montecarlo import CHUNK_CELLS, long_decode, simulate
 from specviz.core.pair import TablePair
 from specviz.core.round import play_rounds
 from specviz.core.rules import drafted, get_rule, rules_cost, with_tree
+from specviz.core.scenario import Scenario
 from specviz.core.tables import K_MAX, N_MAX
 from specviz.views.work import K_APP_MAX, N_APP_MAX, WORK_APP_MAX, WORK_REQUEST_MAX, n_cap
 
@@ -50,20 +52,20 @@ def tree_nodes_of_the_preset(k: int) -> int:
 def test_past_the_deadline_monte_carlo_returns_the_decodes_it_ran():
     n = 10 * (CHUNK_CELLS // 5)
     with interrupt.budget(0.0):
-        sim = simulate(T.P, T.Q, 0, 4, n=n, rule="correct", seed=1)
-        stats = long_decode(T.P, T.Q, 0, 4, n_rounds=20_000, rule="correct", chains=100)
+        sim = simulate(sc(T.P, T.Q, 0, 4, rule="correct", seed=1), n=n)
+        stats = long_decode(sc(T.P, T.Q, 0, 4, rule="correct"), n_rounds=20_000, chains=100)
     assert sim.asked == n and 0 < sim.n < n and sim.joint.sum() == sim.n
     assert sim.law.sum() == pytest.approx(1.0)
     assert stats.rounds == 100  # one step of its 100 chains
-    full = simulate(T.P, T.Q, 0, 4, n=n, rule="correct", seed=1)
+    full = simulate(sc(T.P, T.Q, 0, 4, rule="correct", seed=1), n=n)
     assert full.n == full.asked == n  # no budget, no stop
 
 
 def test_past_the_deadline_a_transcript_says_it_stopped():
     pair = TablePair(T.P, T.Q)
     with interrupt.budget(0.0), pytest.raises(interrupt.OverBudget, match="stopped after"):
-        play_rounds(pair, 0, 4, n_rounds=50, rule=with_tree("tree_iid", WIDE))
-    assert len(play_rounds(pair, 0, 4, n_rounds=3)) == 3
+        play_rounds(Scenario.on(pair, 0, k=4, rule=with_tree("tree_iid", WIDE)), n_rounds=50)
+    assert len(play_rounds(Scenario.on(pair, 0, k=4), n_rounds=3)) == 3
     assert issubclass(interrupt.OverBudget, ValueError)  # the app says it as a refusal
 
 

@@ -6,13 +6,15 @@ from __future__ import annotations
 import pytest
 
 from specviz.core.pair import TablePair
+from specviz.core.scenario import Scenario
 from specviz.core.tables import default_tables
 from specviz.figures import export
 from specviz.views import transcript
 
 
-def _transcript(pair, *args, **kw):
-    return transcript.round_transcript(pair, pair.fingerprint, *args, **kw)
+def _transcript(pair, prefix, k, *, rule="correct", seed=0, tree=(), **kw):
+    sc = Scenario.on(pair, prefix, k=k, rule=rule, seed=seed, tree=tree)
+    return transcript.round_transcript(sc, **kw)
 
 FRAME_MS = 250  # a quick export, so the test sees several frames in a couple of seconds
 GD = "document.getElementById('sv-round')"

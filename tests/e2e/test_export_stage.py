@@ -9,6 +9,7 @@ import re
 import pytest
 
 from specviz.core.pair import TablePair
+from specviz.core.scenario import Scenario
 from specviz.core.tables import default_tables
 from specviz.figures import export
 from specviz.views import transcript
@@ -36,7 +37,7 @@ SIZES_JS = """() => {
 def opened(browser, tmp_path):
     d = default_tables()
     pair = TablePair(d.P, d.Q, d.vocab)
-    tr = transcript.round_transcript(pair, pair.fingerprint, 0, 5, rnd=0, seed=3).current
+    tr = transcript.round_transcript(Scenario.on(pair, 0, k=5, seed=3), rnd=0).current
     path = tmp_path / "round.html"
     path.write_bytes(export.round_html_bytes(tr, 0, frame_ms=FRAME_MS, start=START))
     ctx = browser.new_context(viewport={"width": 1920, "height": 1080})

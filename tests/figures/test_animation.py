@@ -13,6 +13,7 @@ from support import narrated_round
 
 from specviz import default_tables, residual
 from specviz.core.pair import TablePair
+from specviz.core.scenario import Scenario
 from specviz.figures import animation as A
 from specviz.figures import roundlist
 from specviz.views import stepping, transcript
@@ -20,8 +21,9 @@ from specviz.views.narration import play_narrated
 from specviz.views.stepping import totals_at
 
 
-def _transcript(pair, *args, **kw):
-    return transcript.round_transcript(pair, pair.fingerprint, *args, **kw)
+def _transcript(pair, prefix, k, *, rule="correct", seed=0, tree=(), **kw):
+    sc = Scenario.on(pair, prefix, k=k, rule=rule, seed=seed, tree=tree)
+    return transcript.round_transcript(sc, **kw)
 
 T = default_tables()
 BAR_ATOL = 0.5 * 10.0 ** -A.FIGURE_DECIMALS  # bars travel rounded to this many decimals
@@ -161,7 +163,7 @@ def test_chips_bonus_only_once_drawn_and_unverified_for_continue():
 def test_token_names_are_escaped_everywhere():
     vocab = ("<b>", "a&b", "<script>x</script>", "d", "e", '"f"')
     tr = _round(1, vocab=vocab)
-    rounds = play_narrated(TablePair(T.P, T.Q, vocab), 2, 4, n_rounds=5, seed=1)
+    rounds = play_narrated(Scenario.on(TablePair(T.P, T.Q, vocab), 2, k=4, seed=1), n_rounds=5)
     for text in [A.chips_html(tr, s) for s in range(len(tr.steps))] + [
         roundlist.transcript_html(rounds)
     ]:
@@ -257,7 +259,7 @@ def test_no_resample_rule_redraws_from_p():
 
 # ----------------------------------------------------------------------------- transcript
 def test_transcript_lists_each_round_and_marks_origins():
-    rounds = play_narrated(TablePair(T.P, T.Q), 0, 4, n_rounds=8, seed=3)
+    rounds = play_narrated(Scenario.on(TablePair(T.P, T.Q), 0, k=4, seed=3), n_rounds=8)
     text = roundlist.transcript_html(rounds, first=10)
     assert text.count('class="sv-round"') == 8
     assert re.findall(r'data-round="(\d+)"', text) == [str(r) for r in range(10, 18)]
@@ -269,7 +271,7 @@ def test_transcript_lists_each_round_and_marks_origins():
 
 def test_transcript_totals_and_what_is_counted_at_a_step():
     tr = _transcript(TablePair(T.P, T.Q), 0, 4, rnd=20, seed=3, shown=5)
-    rounds = play_narrated(TablePair(T.P, T.Q), 0, 4, n_rounds=21, seed=3)
+    rounds = play_narrated(Scenario.on(TablePair(T.P, T.Q), 0, k=4, seed=3), n_rounds=21)
     assert _key(tr.current) == _key(rounds[20]) and tr.first == 15
     assert [_key(t) for t in tr.earlier] == [_key(t) for t in rounds[15:20]]
     assert tr.previous is tr.earlier[-1]

@@ -9,13 +9,15 @@ import re
 import pytest
 
 from specviz.core.pair import TablePair
+from specviz.core.scenario import Scenario
 from specviz.core.tables import default_tables
 from specviz.figures import animation, export
 from specviz.views import stepping, transcript
 
 
-def _transcript(pair, *args, **kw):
-    return transcript.round_transcript(pair, pair.fingerprint, *args, **kw)
+def _transcript(pair, prefix, k, *, rule="correct", seed=0, tree=(), **kw):
+    sc = Scenario.on(pair, prefix, k=k, rule=rule, seed=seed, tree=tree)
+    return transcript.round_transcript(sc, **kw)
 
 CASES = [(4, 3, 0, "correct"), (5, 3, 0, "correct"), (3, 7, 0, "correct"), (6, 2, 2, "continue"),
          (1, 1, 0, "correct")]

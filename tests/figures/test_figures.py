@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import plotly.graph_objects as go
 import pytest
+from scenarios import sc
 
 from specviz.analysis import roofline, theory
 from specviz.analysis.stats import tv_threshold
@@ -30,12 +31,12 @@ def pair():
 
 @pytest.fixture(scope="module")
 def ex(pair):
-    return demos.exactness(pair.P, pair.Q, 0, k=4, n=5_000, seed=1, rules=RULES4)
+    return demos.exactness(sc(pair.P, pair.Q, 0, 4, seed=1), n=5_000, rules=RULES4)
 
 
 @pytest.fixture(scope="module")
 def conv(pair):
-    return demos.convergence(pair.P, pair.Q, 0, k=4, ns=(200, 2_000), seed=1, rules=RULES4)
+    return demos.convergence(sc(pair.P, pair.Q, 0, 4, seed=1), ns=(200, 2_000), rules=RULES4)
 
 
 def _trace(fig: go.Figure, name_part: str):
@@ -169,15 +170,15 @@ def test_joint_diff_heatmap_values(ex, pair):
 # ----------------------------------------------------------------------------- acceptance
 @pytest.fixture(scope="module")
 def alpha_rows(pair):
-    measured = demos.draft_sweep(pair.P, "alpha", (0.0, 0.5, 1.0), 0, 4, 0.0, n_rounds=2_000,
-                                seed=3)
-    curve = pagedata.draft_curve(pair.P, "alpha", (0.0, 0.5, 1.0), 0, 4, 0.1)
+    measured = demos.draft_sweep(sc(pair.P, pair.Q, 0, 4, seed=3), "alpha", (0.0, 0.5, 1.0),
+                                 c=0.0, n_rounds=2_000)
+    curve = pagedata.draft_curve(sc(pair.P, pair.Q, 0, 4), "alpha", (0.0, 0.5, 1.0), c=0.1)
     return pagedata.reprice(measured, 0.1, 4), curve
 
 
 def test_reprice_equals_measuring_at_c(pair, alpha_rows):
-    direct = demos.draft_sweep(pair.P, "alpha", (0.0, 0.5, 1.0), 0, 4, 0.1, n_rounds=2_000,
-                              seed=3)
+    direct = demos.draft_sweep(sc(pair.P, pair.Q, 0, 4, seed=3), "alpha", (0.0, 0.5, 1.0),
+                               c=0.1, n_rounds=2_000)
     for a, b in zip(alpha_rows[0], direct, strict=True):
         assert a == pytest.approx(b)
 
@@ -216,9 +217,9 @@ def test_sweep_figure_three_panels(alpha_rows):
 
 # ----------------------------------------------------------------------------- draft length
 def test_k_sweep_figure_best_k_at_argmax(pair):
-    measured = pagedata.reprice(demos.k_sweep(pair.P, pair.Q, 0, 0.0, (1, 2, 4, 8, 16),
-                                           n_rounds=2_000, seed=2), 0.1)
-    curve = pagedata.k_curve(pair.P, pair.Q, 0, 0.1, range(1, 17))
+    measured = pagedata.reprice(demos.k_sweep(sc(pair.P, pair.Q, 0, seed=2),
+                                              c=0.0, ks=(1, 2, 4, 8, 16), n_rounds=2_000), 0.1)
+    curve = pagedata.k_curve(sc(pair.P, pair.Q, 0), c=0.1, ks=range(1, 17))
     best = demos.best_row(measured)
     best_exact = demos.best_row(curve, "speedup_exact")
     fig = charts.k_sweep_figure(measured, curve, best, best_exact)
@@ -250,7 +251,7 @@ def test_reprice_uses_each_rows_k():
 # ----------------------------------------------------------------------------- cost
 @pytest.fixture(scope="module")
 def cm(pair):
-    return demos.cost_model(pair.P, pair.Q, 0, 4, pagedata.COST_GRID)
+    return demos.cost_model(sc(pair.P, pair.Q, 0, 4), costs=pagedata.COST_GRID)
 
 
 def test_cost_curve_break_even(cm):
@@ -379,7 +380,7 @@ from specviz.views import gallery  # noqa: E402
 
 @pytest.fixture(scope="module")
 def gal_rows(pair):
-    g = gallery.gallery(pair.P, pair.Q, 0, 4, 5_000, 2)
+    g = gallery.gallery(sc(pair.P, pair.Q, 0, 4, seed=2), n=5_000)
     return gallery.gallery_rows(g), g
 
 
@@ -444,7 +445,8 @@ def test_gallery_labels_never_overlap(gal_rows):
 
 
 def test_production_figure_overlays_theory(pair):
-    rep = gallery.production(pair.P, pair.Q, 0, 4, "correct", None, 3_000, 0)
+    rep = gallery.production(sc(pair.P, pair.Q, 0, 4, rule="correct", seed=0),
+                             params=None, n_rounds=3_000)
     fig = rulecharts.production_figure(rep)
     theory_pp = _trace(fig, "i.i.d. theory")
     assert list(theory_pp.x) == [1, 2, 3, 4]
@@ -456,8 +458,9 @@ def test_production_figure_overlays_theory(pair):
 
 
 def test_policy_rows_and_k_figure(pair):
-    runs = run_policies(pair.P, pair.Q, 0, 4, length=500, seed=1)
-    assert pagedata.dynamic_runs(pair.P, pair.Q, 0, 4, 500, 1)["heuristic"].ks == runs[
+    runs = run_policies(sc(pair.P, pair.Q, 0, 4, seed=1), length=500)
+    assert pagedata.dynamic_runs(sc(pair.P, pair.Q, 0, 4, seed=1),
+                                 length=500)["heuristic"].ks == runs[
         "heuristic"].ks
     rows = pagedata.policy_rows(runs, 0.25)
     for r in rows:

@@ -11,6 +11,7 @@ import re
 
 import numpy as np
 import pytest
+from scenarios import sc
 
 from specviz.analysis import acceptance, planner
 from specviz.core.dynamic import run_policies
@@ -25,18 +26,19 @@ from specviz.views.plan import accelerator, example_text, plan_page
 def figures() -> dict:
     """One of each figure the chart pages draw (small runs)."""
     d = default_tables()
-    ex = demos.exactness(d.P, d.Q, 0, k=4, n=2_000, seed=1, rules=pagedata.EXACTNESS_RULES)
-    conv = demos.convergence(d.P, d.Q, 0, k=4, ns=(200, 2_000), seed=1,
-                             rules=pagedata.EXACTNESS_RULES)
-    alpha = pagedata.reprice(demos.draft_sweep(d.P, "alpha", (0.0, 0.5, 1.0), 0, 4, 0.0, None,
-                                               500, 0), 0.1, 4)
-    ks = pagedata.reprice(demos.k_sweep(d.P, d.Q, 0, 0.0, (1, 2, 4), 500, 0), 0.1)
-    k_curve = pagedata.k_curve(d.P, d.Q, 0, 0.1, (1, 2, 4))
-    cm = demos.cost_model(d.P, d.Q, 0, 4, pagedata.COST_GRID)
+    ex = demos.exactness(sc(d.P, d.Q, 0, 4, seed=1), n=2_000, rules=pagedata.EXACTNESS_RULES)
+    conv = demos.convergence(sc(d.P, d.Q, 0, 4, seed=1),
+                             ns=(200, 2_000), rules=pagedata.EXACTNESS_RULES)
+    alpha = pagedata.reprice(demos.draft_sweep(sc(d.P, d.Q, 0, 4, seed=0), "alpha",
+                                               (0.0, 0.5, 1.0), c=0.0, n_rounds=500), 0.1, 4)
+    ks = pagedata.reprice(demos.k_sweep(sc(d.P, d.Q, 0, seed=0),
+                                        c=0.0, ks=(1, 2, 4), n_rounds=500), 0.1)
+    k_curve = pagedata.k_curve(sc(d.P, d.Q, 0), c=0.1, ks=(1, 2, 4))
+    cm = demos.cost_model(sc(d.P, d.Q, 0, 4), costs=pagedata.COST_GRID)
     surface = demos.speedup_surface(0.7)
     page = pagedata.roofline_page()
-    g = gallery.gallery(d.P, d.Q, 0, 4, 1_000, 0)
-    runs = run_policies(d.P, d.Q, 0, 4, length=300, seed=1)
+    g = gallery.gallery(sc(d.P, d.Q, 0, 4, seed=0), n=1_000)
+    runs = run_policies(sc(d.P, d.Q, 0, 4, seed=1), length=300)
     p = plan_page(metrics_text=example_text("vllm_metrics.prom"), accel=accelerator("H100"))
     drafters = [{"drafter": name, "tokens per call": 2.0, "speedup": 1.5, "c": 0.1}
                 for name in ("ngram", "lookup")]
@@ -49,8 +51,8 @@ def figures() -> dict:
         "marginal": charts.marginal_bars(pagedata.marginal_rows(ex, "correct", d.vocab),
                                          "correct"),
         "convergence": charts.convergence_figure(conv, ex),
-        "sweep": charts.sweep_figure(alpha, pagedata.draft_curve(d.P, "alpha", (0.0, 1.0), 0, 4,
-                                                                 0.1),
+        "sweep": charts.sweep_figure(alpha, pagedata.draft_curve(sc(d.P, d.Q, 0, 4), "alpha",
+                                                                 (0.0, 1.0), c=0.1),
                                      "alpha", "alpha (mix weight)", "alpha sweep"),
         "k_sweep": charts.k_sweep_figure(ks, k_curve, demos.best_row(ks)),
         "cost": costcharts.cost_curve(cm, pagedata.slow_cases(cm, (0.1, 0.6, 1.0))),
@@ -61,10 +63,10 @@ def figures() -> dict:
         "batch": rulecharts.batch_figure(pagedata.batch_curve("Llama-2-7B", "H100 SXM", 2.5, 4,
                                                           0.1, 512, "fp16", False), 8),
         "gallery": rulecharts.gallery_figure(gallery.gallery_rows(g), g.threshold, g.n),
-        "production": rulecharts.production_figure(gallery.production(d.P, d.Q, 0, 4, "correct",
-                                                                  None, 2_000, 0)),
+        "production": rulecharts.production_figure(gallery.production(
+            sc(d.P, d.Q, 0, 4, rule="correct", seed=0), params=None, n_rounds=2_000)),
         "policy_k": rulecharts.policy_k_figure(runs, pagedata.policy_rows(runs, 0.1), 50),
-        "warps": methods.warp_figure(method_rows.warp_sweep(d.P, d.Q, 0, k=4, draft=False)),
+        "warps": methods.warp_figure(method_rows.warp_sweep(sc(d.P, d.Q, 0, 4), draft=False)),
         "frontier": plan.frontier_figure(p.plan), "best_k": plan.best_k_figure(p.plan),
         "plan_acceptance": plan.acceptance_figure(p.report),
         "drafters": textfigs.drafter_figure(drafters),
@@ -147,7 +149,7 @@ def _clean(box, c_star: float, c_max: float, y_max: float) -> bool:
 @pytest.mark.parametrize("k", [1, 2, 4, 8])
 def test_cost_labels_sit_clear_of_the_break_even_crossing(k):
     d = default_tables()
-    cm = demos.cost_model(d.P, d.Q, 0, k, pagedata.COST_GRID)
+    cm = demos.cost_model(sc(d.P, d.Q, 0, k), costs=pagedata.COST_GRID)
     marks = pagedata.slow_cases(cm, [round(0.05 * i, 2) for i in range(41)])
     fig = costcharts.cost_curve(cm, marks)
     m = next(t for t in fig.data if t.name == "marked draft costs")
@@ -163,7 +165,7 @@ def test_cost_labels_sit_clear_of_the_break_even_crossing(k):
 
 def test_the_break_even_marker_has_no_label_of_its_own_beside_it():
     d = default_tables()
-    cm = demos.cost_model(d.P, d.Q, 0, 4, pagedata.COST_GRID)
+    cm = demos.cost_model(sc(d.P, d.Q, 0, 4), costs=pagedata.COST_GRID)
     fig = costcharts.cost_curve(cm, pagedata.slow_cases(cm, (0.1, 0.6, 1.0)))
     star = next(t for t in fig.data if t.name == "break-even c*")
     assert star.mode == "markers"  # its value is written at the top of its line instead

@@ -13,6 +13,7 @@ from specviz.core.pair import ModelPair
 from specviz.core.round import play, play_round
 from specviz.core.rules import get_rule
 from specviz.core.sampling import block_cdf, draw_row
+from specviz.core.scenario import Scenario
 from specviz.llm.forward import KVCache, forward
 from specviz.llm.pair import DraftError, LLMPair, parse_draft, token_counts
 
@@ -69,7 +70,7 @@ def test_a_real_round_keeps_the_engines_invariants(model, ids, draft, rule):
     k = 3
     for seed in range(2):
         before = len(pair.target.passes)
-        tr = play_round(pair, ids, k, rng=np.random.default_rng(seed), rule=rule)
+        tr = play_round(Scenario.on(pair, ids, k=k, rule=rule), rng=np.random.default_rng(seed))
         n = tr.k
         assert 1 <= len(tr.tokens) <= n + 1 <= k + 1
         kept = [e for e in tr.emitted if e.origin == "accepted"]
@@ -156,7 +157,7 @@ def test_an_ngram_draft_over_gemma_ids(model, ids):
     pair = LLMPair(model, spec(model, "ngram:3"), T=0.8, ngram=ngram)
     assert np.array_equal(pair.q(ids), temper_rows(ngram.row(ids), 0.8))
     assert len(pair.draft_passes) == 1
-    tr = play_round(pair, ids, 3, rng=np.random.default_rng(0))
+    tr = play_round(Scenario.on(pair, ids, k=3), rng=np.random.default_rng(0))
     assert 1 <= len(tr.tokens) <= 4 and len(pair.draft_passes) >= 2
     with pytest.raises(DraftError, match="n-gram order"):
         spec(model, "ngram:0")

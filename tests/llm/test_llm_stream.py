@@ -7,6 +7,7 @@ from __future__ import annotations
 import pytest
 
 from specviz.core.round import play_rounds
+from specviz.core.scenario import Scenario
 from specviz.core.warp import Warp
 from specviz.figures import export
 from specviz.llm.pair import LLMPair
@@ -31,7 +32,8 @@ def test_a_stream_played_in_pieces_is_play_rounds_from_the_seed(model, ids):
     last = llmstream.KEPT_TRACES  # one round more than the stream keeps frames of
     assert s.extend(0) == 0 and s.extend(last) == last  # two requests: 1 round, then more
     pair = LLMPair(model, llmpage.parse(model, "early-exit", "6"), T=1.0)
-    whole = play_rounds(pair, ids, 2, n_rounds=last + 1, seed=3)  # one call, from the seed
+    whole = play_rounds(Scenario.on(pair, ids, k=2, seed=3),
+                        n_rounds=last + 1)  # one call, from the seed
     assert [r.tokens for r in s.rounds] == [r.tokens for r in whole]
     assert [r.accepted for r in s.rounds] == [r.accepted for r in whole]
     tr = s.transcript(last)

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from gguf import GGUFReader, GGUFWriter
 
+from specviz.core.scenario import Scenario
 from specviz.llm import store
 from specviz.llm.forward import KVCache, forward
 from specviz.llm.gemma import LAYER_TENSORS, ModelFileError, read_config
@@ -103,14 +104,14 @@ def test_the_real_pair_captions_its_rounds_in_its_own_words(tmp_path):
     m = store.read_model(write_tiny(tmp_path / "t.gguf"))
     real = LLMPair(m, parse_draft("early-exit:1", n_layers=2, V=m.cfg.V))
     for pair in (real, WarpedPair(real, Warp(0.7, 5, 1.0, 0.0))):
-        (tr,) = play_narrated(pair, [5, 9, 70], 2, n_rounds=1, seed=0)
+        (tr,) = play_narrated(Scenario.on(pair, [5, 9, 70], k=2, seed=0), n_rounds=1)
         assert tr.steps[0].caption == (f"Context '{real.tail([5, 9, 70])}'. The early-exit:1 "
                                        "draft will guess 2 tokens.")
         assert tr.steps[1].caption == (
             f"Draft 1: '{m.tokenizer.shown[tr.positions[0].token]}' from q of the "
             f"early-exit:1 draft, q = {tr.positions[0].q:.4f}.")
     lookup = LLMPair(m, parse_draft("lookup", n_layers=2, V=m.cfg.V))
-    (tr,) = play_narrated(lookup, [5, 6, 7, 5, 6, 7, 5, 6], 2, n_rounds=1, seed=0)
+    (tr,) = play_narrated(Scenario.on(lookup, [5, 6, 7, 5, 6, 7, 5, 6], k=2, seed=0), n_rounds=1)
     assert tr.steps[0].caption.endswith(": prompt lookup copies the 2 token(s) that followed "
                                         "an earlier match.")
     assert "' from the text after the match, q = 1.0000." in tr.steps[1].caption

@@ -19,6 +19,7 @@ from specviz.analysis.stats import tv, tv_threshold
 from specviz.core.kinds import kind_of
 from specviz.core.round import play_round
 from specviz.core.rules import get_rule
+from specviz.core.scenario import Scenario
 from specviz.llm import store
 from specviz.llm.pair import LLMPair, softmax
 from specviz.llm.runner import Runner
@@ -86,7 +87,7 @@ def test_a_tree_round_on_the_real_pair_keeps_the_engines_invariants(model, rule)
     prefix = list(ids)
     for seed in range(2):
         t0, d0 = len(pair.target.passes), len(pair.draft.passes)
-        tr = play_round(pair, prefix, k, rng=np.random.default_rng(seed), rule=rule)
+        tr = play_round(Scenario.on(pair, prefix, k=k, rule=rule), rng=np.random.default_rng(seed))
         tree = dict(tr.tree)
         assert 0 < len(tree) <= kind_of(r).drafted(r, k) and 1 <= tr.k <= k
         paths = {tuple(tree[path[:d + 1]] for d in range(len(path))) for path in tree}

@@ -9,6 +9,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from support import chips, frame, run_page, statuses
 
+from specviz.core.scenario import Scenario
+
 ROOT = Path(__file__).resolve().parents[2]
 PAGE = str(ROOT / "pages" / "1_round.py")
 
@@ -145,7 +147,7 @@ def test_csv_has_its_header_before_any_round_is_done():
 
     d = default_tables()
     pair = TablePair(d.P, d.Q, d.vocab)
-    tr = transcript.round_transcript(pair, pair.fingerprint, 0, 4, rnd=0)
+    tr = transcript.round_transcript(Scenario.on(pair, 0, k=4), rnd=0)
     assert transcript.transcript_rows(tr, False) == []  # nothing finished yet
     empty = pd.DataFrame([], columns=transcript.TRANSCRIPT_COLUMNS).to_csv(index=False)
     assert empty.strip() == ",".join(transcript.TRANSCRIPT_COLUMNS)

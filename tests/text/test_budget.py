@@ -9,6 +9,7 @@ import time
 import numpy as np
 import pytest
 
+from specviz.core.scenario import Scenario
 from specviz.text.corpus import user_corpus
 from specviz.views import textpage
 
@@ -32,7 +33,8 @@ def test_the_worst_check_stays_within_seconds(counts):
     assert textpage.EXACT_N_MIN <= n < textpage.EXACT_N
     assert textpage.exact_note(dec, 32, n, rules) is not None
     t0 = time.perf_counter()
-    rows = textpage.page_exactness(dec, dec.key, ids, 32, 0, rules, "ngram", n)
+    rows = textpage.page_exactness(Scenario.on(dec.pair("ngram"), ids, k=32, seed=0), rules=rules,
+                                   n=n)
     dt = time.perf_counter() - t0
     assert [r["rule"] for r in rows] == list(rules) and all(r["n"] == n for r in rows)
     assert dt < 15, f"{dt:.1f} s (about 5 s on a quiet 2-core machine)"

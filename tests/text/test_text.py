@@ -12,6 +12,7 @@ from specviz.core.lookup import lookup_draft
 from specviz.core.pair import TablePair  # noqa: F401
 from specviz.core.round import play_rounds
 from specviz.core.sampling import draw_row
+from specviz.core.scenario import Scenario
 from specviz.core.tables import temper_rows
 from specviz.core.trace import RoundDigest, RoundTrace
 from specviz.figures import animation, textfigs
@@ -26,14 +27,14 @@ def play_text_round(dec, context, k, rng, rule="correct", drafter="ngram"):
 
 def text_transcript(dec, prompt, k, rnd, seed=0, drafter="ngram", shown=12):
     pair = dec.pair(drafter)
-    return transcript.round_transcript(pair, pair.fingerprint, prompt, k, rnd=rnd, seed=seed,
-                                       shown=shown, traced=2)
+    return transcript.round_transcript(Scenario.on(pair, prompt, k=k, seed=seed),
+                                       rnd=rnd, shown=shown, traced=2)
 
 
 def play_text_rounds(dec, prompt, k, n_rounds, seed=0, rule="correct", drafter="ngram",
                      traced=None):
-    return play_rounds(dec.pair(drafter), list(prompt), k, n_rounds=n_rounds, seed=seed,
-                       rule=rule, traced=traced)
+    return play_rounds(Scenario.on(dec.pair(drafter), list(prompt), k=k, rule=rule, seed=seed),
+                       n_rounds=n_rounds, traced=traced)
 
 @pytest.fixture(scope="module")
 def text(stdlib_text) -> str:
@@ -225,7 +226,8 @@ def test_temperatures_are_checked(chars):
 # ----------------------------------------------------------------------------- long decodes
 def test_long_decode_counts(chars):
     dec = tp.TextDecoder(chars, 5, 2)
-    st = measure.long_text_decode(dec, dec.encode("Return the "), 4, 1_000, seed=1)
+    st = measure.long_text_decode(Scenario.on(dec.pair(), dec.encode("Return the "), k=4, seed=1),
+                                  length=1_000)
     assert st.tokens >= 1_000 and len(st.ids) == st.tokens
     assert 1.0 <= st.tokens_per_call <= 5.0 and 0.0 <= st.draft_acceptance_rate <= 1.0
     assert st.drafted == 4 * st.rounds and st.accepted <= st.drafted
@@ -238,7 +240,7 @@ def test_long_decode_counts(chars):
 
 def test_a_draft_equal_to_the_target_is_always_kept(chars):
     dec = tp.TextDecoder(chars, 4, 4, 0.8, 0.8)
-    st = measure.long_text_decode(dec, dec.encode("Return "), 3, 200)
+    st = measure.long_text_decode(Scenario.on(dec.pair(), dec.encode("Return "), k=3), length=200)
     assert st.draft_acceptance_rate == 1.0 and st.tokens_per_call == 4.0
 
 
@@ -250,7 +252,8 @@ def test_order_sweep_and_drafter_comparison(chars):
     beta = [r["beta"] for r in rows]
     assert beta[0] < beta[2] < beta[4]  # a closer draft overlaps the target more
     dec = tp.TextDecoder(chars, 5, 2)
-    cmp = measure.drafter_comparison(dec, prompt, 3, 300, seed=2, c=0.2)
+    cmp = measure.drafter_comparison(Scenario.on(dec.pair(), prompt, k=3, seed=2),
+                                     length=300, c=0.2)
     assert [r["drafter"] for r in cmp] == ["ngram", "lookup"]
     assert cmp[1]["c"] == 0.0 and cmp[1]["speedup"] == pytest.approx(cmp[1]["tokens per call"])
     assert cmp[0]["speedup"] == pytest.approx(cmp[0]["tokens per call"] / 1.6)
@@ -277,9 +280,11 @@ def test_char_models_are_exact_and_broken_rules_are_caught(chars, prompt, T_p, T
     dec = tp.TextDecoder(chars, 5, 2, T_p, T_q)
     ctx = dec.encode(prompt)
     for n_tokens in (1, 2):
-        ok = measure.text_exactness(dec, ctx, 3, 4_000, 7, "correct", "ngram", n_tokens)
+        ok = measure.text_exactness(Scenario.on(dec.pair("ngram"), ctx, k=3, seed=7), n=4_000,
+                                    n_tokens=n_tokens)
         assert ok.audit.at_floor and ok.audit.test.consistent, ok.audit
-    bad = measure.text_exactness(dec, ctx, 3, 8_000, 7, "no_resample", "ngram", 2)
+    no_resample = Scenario.on(dec.pair("ngram"), ctx, k=3, rule="no_resample", seed=7)
+    bad = measure.text_exactness(no_resample, n=8_000, n_tokens=2)
     assert not bad.audit.at_floor and bad.audit.mc_tv > 1.4 * bad.audit.threshold
     assert bad.audit.verdict == CAUGHT and bad.audit.p_value < 1e-6
 
@@ -287,16 +292,19 @@ def test_char_models_are_exact_and_broken_rules_are_caught(chars, prompt, T_p, T
 def test_prompt_lookup_is_exact(chars):
     dec = tp.TextDecoder(chars, 5, 2)
     ctx = dec.encode("Return the value. Return the ")
-    ex = measure.text_exactness(dec, ctx, 3, 3_000, 3, "correct", "lookup", 2, top=16)
+    ex = measure.text_exactness(Scenario.on(dec.pair("lookup"), ctx, k=3, rule="correct", seed=3),
+                                n=3_000, n_tokens=2, top=16)
     assert ex.audit.at_floor and ex.audit.verdict == CONSISTENT, ex.audit
 
 
 def test_word_models_are_exact_and_greedy_is_caught(words):
     dec = tp.TextDecoder(words, 3, 1)
     ctx = dec.encode("Return the")
-    ok = measure.text_exactness(dec, ctx, 3, 3_000, 1, "correct", "ngram", 2, top=12)
+    ok = measure.text_exactness(Scenario.on(dec.pair("ngram"), ctx, k=3, rule="correct", seed=1),
+                                n=3_000, n_tokens=2, top=12)
     assert ok.audit.at_floor and ok.audit.test.consistent, ok.audit
-    bad = measure.text_exactness(dec, ctx, 3, 3_000, 1, "greedy", "ngram", 2, top=12)
+    bad = measure.text_exactness(Scenario.on(dec.pair("ngram"), ctx, k=3, rule="greedy", seed=1),
+                                 n=3_000, n_tokens=2, top=12)
     assert not bad.audit.at_floor and bad.audit.verdict == CAUGHT
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from scenarios import sc
 
 from specviz.analysis import roofline
 from specviz.core.tables import default_tables
@@ -37,26 +38,29 @@ def test_headers_are_words_and_each_column_has_one_format(name):
 def rows():
     """The rows each spec is shown with, as the pages make them (small runs)."""
     d = default_tables()
-    alpha = pagedata.reprice(demos.draft_sweep(d.P, "alpha", (0.0, 1.0), 0, 4, 0.0, None, 500, 0),
-                             0.1, 4)
-    temp = pagedata.reprice(demos.draft_sweep(d.P, "T", (0.5, 2.0), 0, 4, 0.0, None, 500, 0),
-                            0.1, 4)
-    ks = pagedata.reprice(demos.k_sweep(d.P, d.Q, 0, 0.0, (1, 2), 500, 0), 0.1)
-    curve = pagedata.k_curve(d.P, d.Q, 0, 0.1, (1, 2)) + pagedata.draft_curve(
-        d.P, "alpha", (0.0, 1.0), 0, 4, 0.1) + pagedata.draft_curve(d.P, "T", (0.5, 2.0), 0, 4, 0.1)
-    ex = demos.exactness(d.P, d.Q, 0, k=2, n=500, seed=1, rules=("correct",))
+    alpha = pagedata.reprice(demos.draft_sweep(sc(d.P, d.Q, 0, 4, seed=0), "alpha", (0.0, 1.0),
+                                               c=0.0, n_rounds=500), 0.1, 4)
+    temp = pagedata.reprice(demos.draft_sweep(sc(d.P, d.Q, 0, 4, seed=0), "T", (0.5, 2.0),
+                                              c=0.0, n_rounds=500), 0.1, 4)
+    ks = pagedata.reprice(demos.k_sweep(sc(d.P, d.Q, 0, seed=0),
+                                        c=0.0, ks=(1, 2), n_rounds=500), 0.1)
+    curve = pagedata.k_curve(sc(d.P, d.Q, 0), c=0.1, ks=(1, 2)) + pagedata.draft_curve(
+        sc(d.P, d.Q, 0, 4), "alpha", (0.0, 1.0), c=0.1) + pagedata.draft_curve(
+        sc(d.P, d.Q, 0, 4), "T", (0.5, 2.0), c=0.1)
+    ex = demos.exactness(sc(d.P, d.Q, 0, 2, seed=1), n=500, rules=("correct",))
     page = pagedata.roofline_page()
     plan = plan_page(metrics_text=example_text("vllm_metrics.prom"),
                      accel=accelerator("H100"))
     return {
         "SWEEP": alpha + temp + ks, "CURVE": curve,
         "EXACTNESS": [{**r, "verdict": ""} for r in pagedata.exactness_rows(ex)],
-        "COST": demos.cost_model(d.P, d.Q, 0, 4, (0.0, 1.0)).rows,
+        "COST": demos.cost_model(sc(d.P, d.Q, 0, 4), costs=(0.0, 1.0)).rows,
         "ACCELERATORS": page.accelerators, "ROOFLINE": page.rows,
-        "GALLERY": gallery.gallery_rows(gallery.gallery(d.P, d.Q, 0, 2, 200, 0)),
+        "GALLERY": gallery.gallery_rows(gallery.gallery(sc(d.P, d.Q, 0, 2, seed=0), n=200)),
         "PLAN_BY_BATCH": plan.tables["by_batch"], "PLAN_BY_K": plan.tables["by_k"],
-        "PRODUCTION": gallery.production(d.P, d.Q, 0, 2, n_rounds=200).rows,
-        "POLICY": pagedata.policy_rows(pagedata.dynamic_runs(d.P, d.Q, 0, 3, 200, 0, 0.5), 0.25),
+        "PRODUCTION": gallery.production(sc(d.P, d.Q, 0, 2), n_rounds=200).rows,
+        "POLICY": pagedata.policy_rows(pagedata.dynamic_runs(sc(d.P, d.Q, 0, 3, seed=0),
+                                                             length=200, threshold=0.5), 0.25),
     }
 
 

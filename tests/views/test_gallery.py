@@ -7,6 +7,7 @@ import math
 
 import numpy as np
 import pytest
+from scenarios import sc
 from support import random_tables
 
 from specviz.analysis import audit as A
@@ -24,7 +25,7 @@ def pair():
 @pytest.fixture(scope="module")
 def gal(pair):
     """The page's default: every rule at n = GALLERY_N, k = 4, context 'a', seed 0."""
-    return G.gallery(pair.P, pair.Q, 0, 4, G.GALLERY_N, 0)
+    return G.gallery(sc(pair.P, pair.Q, 0, 4, seed=0), n=G.GALLERY_N)
 
 
 def test_every_rule_is_in_the_gallery_once(gal):
@@ -52,7 +53,8 @@ def test_lossy_and_broken_rules_are_biased_and_caught(gal, name):
 
 def test_lossless_rules_are_exact_on_random_tables_with_zeros():
     P, Q = random_tables(np.random.default_rng(5), 5, zero_frac=0.35)
-    g = G.gallery(P, Q, 2, 3, 2_000, 1, names=[n for n, r in RULES.items() if r.lossless])
+    g = G.gallery(sc(P, Q, 2, 3, seed=1),
+                  n=2_000, names=[n for n, r in RULES.items() if r.lossless])
     for r in g.results:
         assert r.exact_tv < 1e-12, r.rule.name
 
@@ -60,8 +62,8 @@ def test_lossless_rules_are_exact_on_random_tables_with_zeros():
 def test_a_bias_too_small_for_n_is_not_called_exact(pair):
     """lenient at l = 0.999 and a 24-bit inclusive coin are biased, but 200,000 decodes
     cannot see it: the verdict says so, with the n that would."""
-    g = G.gallery(pair.P, pair.Q, 0, 4, G.GALLERY_N, 0,
-                  {"lenient": {"l": 0.999}, "inclusive_coin": {"u_bits": 24}},
+    g = G.gallery(sc(pair.P, pair.Q, 0, 4, seed=0), n=G.GALLERY_N,
+                  params={"lenient": {"l": 0.999}, "inclusive_coin": {"u_bits": 24}},
                   names=("lenient", "inclusive_coin"))
     for r in g.results:
         assert r.exact_tv > 1e-12 and r.audit.mc_tv <= g.threshold
@@ -75,7 +77,7 @@ def test_a_bias_too_small_for_n_is_not_called_exact(pair):
 
 
 def test_the_continue_rule_is_unresolved_at_small_n_and_caught_at_the_default(pair, gal):
-    small = G.gallery(pair.P, pair.Q, 0, 4, 2_000, 0, names=("continue",))
+    small = G.gallery(sc(pair.P, pair.Q, 0, 4, seed=0), n=2_000, names=("continue",))
     r = small.result("continue")
     assert r.n_resolve > 2_000 and r.verdict == A.UNRESOLVED
     assert gal.result("continue").verdict == A.CAUGHT
@@ -95,14 +97,14 @@ def test_configure_checks_rules_and_parameters():
 
 
 def test_a_parameter_change_reruns_only_that_rule_and_results_do_not_depend_on_reuse(pair):
-    a = G.gallery(pair.P, pair.Q, 0, 3, 3_000, 7)
-    b = G.gallery(pair.P, pair.Q, 0, 3, 3_000, 7, {"lenient": {"l": 0.8}})
+    a = G.gallery(sc(pair.P, pair.Q, 0, 3, seed=7), n=3_000)
+    b = G.gallery(sc(pair.P, pair.Q, 0, 3, seed=7), n=3_000, params={"lenient": {"l": 0.8}})
     assert b.result("correct") is a.result("correct")  # reused
     assert b.result("lenient").exact_tv < a.result("lenient").exact_tv  # closer to exact
     G._MEMO.clear()
-    c = G.gallery(pair.P, pair.Q, 0, 3, 3_000, 7, {"lenient": {"l": 0.8}})
+    c = G.gallery(sc(pair.P, pair.Q, 0, 3, seed=7), n=3_000, params={"lenient": {"l": 0.8}})
     assert [r.audit for r in c.results] == [r.audit for r in b.results]
-    solo = G.gallery(pair.P, pair.Q, 0, 3, 3_000, 7, names=("greedy",))
+    solo = G.gallery(sc(pair.P, pair.Q, 0, 3, seed=7), n=3_000, names=("greedy",))
     assert solo.result("greedy").audit == c.result("greedy").audit  # threads do not matter
 
 
@@ -133,11 +135,13 @@ def test_rule_notes_and_param_specs(gal):
 
 # ----------------------------------------------------------------- production metrics
 def test_production_metrics_one_candidate_spec_infer_is_the_standard_rule(pair):
-    a = G.production(pair.P, pair.Q, 0, 4, "correct", None, 4_000, 3)
-    b = G.production(pair.P, pair.Q, 0, 4, "multi_draft", {"multi_draft": {"m": 1}}, 4_000, 3)
+    a = G.production(sc(pair.P, pair.Q, 0, 4, rule="correct", seed=3), params=None, n_rounds=4_000)
+    b = G.production(sc(pair.P, pair.Q, 0, 4, rule="multi_draft", seed=3),
+                     params={"multi_draft": {"m": 1}}, n_rounds=4_000)
     for ra, rb in zip(a.rows, b.rows, strict=True):
         assert rb["exact"] == pytest.approx(ra["exact"], abs=1e-12)
-    more = G.production(pair.P, pair.Q, 0, 4, "multi_draft", {"multi_draft": {"m": 4}}, 4_000, 3)
+    more = G.production(sc(pair.P, pair.Q, 0, 4, rule="multi_draft", seed=3),
+                        params={"multi_draft": {"m": 4}}, n_rounds=4_000)
     assert more.rows[1]["exact"] > b.rows[1]["exact"]  # more candidates, more kept
 
 
@@ -146,7 +150,7 @@ def test_production_metrics_match_the_closed_forms_on_identical_rows():
     and the exact values equal the theory (Leviathan et al. 2022, Sec. 3.3)."""
     p, q = np.array([0.5, 0.3, 0.2]), np.array([0.2, 0.3, 0.5])
     P, Q = np.tile(p, (3, 1)), np.tile(q, (3, 1))
-    rep = G.production(P, Q, 0, 5, "correct", None, 20_000, 0)
+    rep = G.production(sc(P, Q, 0, 5, rule="correct", seed=0), params=None, n_rounds=20_000)
     alpha = float(np.minimum(p, q).sum())
     assert rep.alpha == pytest.approx(alpha)
     for row in rep.rows:
@@ -159,7 +163,7 @@ def test_production_metrics_match_the_closed_forms_on_identical_rows():
 
 
 def test_production_rows_are_long_form(pair):
-    rep = G.production(pair.P, pair.Q, 0, 3, "greedy", None, 2_000, 0)
+    rep = G.production(sc(pair.P, pair.Q, 0, 3, rule="greedy", seed=0), params=None, n_rounds=2_000)
     rows = G.production_rows(rep)
     assert len(rows) == len(rep.rows) + 3 + 4
     hist = [r for r in rows if r["metric"].startswith("acceptance histogram")]

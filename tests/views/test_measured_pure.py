@@ -137,11 +137,13 @@ def test_summary_counts_the_rounds_it_was_given():
     stand in for the real model's (the same RoundTrace)."""
     from specviz.core.pair import TablePair
     from specviz.core.round import play_round
+    from specviz.core.scenario import Scenario
     from specviz.core.tables import default_tables
     from specviz.llm.decode import Run, summarise
 
     t, k, rng = default_tables(), 3, np.random.default_rng(5)
-    rounds = tuple(play_round(TablePair(t.P, t.Q), [0, i % 6], k, rng=rng) for i in range(300))
+    pair = TablePair(t.P, t.Q)
+    rounds = tuple(play_round(Scenario.on(pair, [0, i % 6], k=k), rng=rng) for i in range(300))
     kept = [sum(1 for tr in rounds if i < len(tr.positions) and all(
         p.accepted for p in tr.positions[:i + 1])) for i in range(k)]
     run = Run((1,) * 40, 2.0, ((1, 1, 0.1), (k + 1, k + 1, 0.2)), ((1, 1, 0.01),), rounds)

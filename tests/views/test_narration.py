@@ -9,6 +9,7 @@ from support import narrated_round
 from specviz.core.pair import TablePair
 from specviz.core.round import play_round
 from specviz.core.rules import get_rule
+from specviz.core.scenario import Scenario
 from specviz.core.tables import default_tables
 from specviz.core.warp import Warp, WarpedPair
 from specviz.figures import animation
@@ -23,7 +24,7 @@ WARP = Warp(0.5, 0, 0.9, 0.0)
 
 def test_a_narrated_round_is_its_trace_with_frames():
     pair = TablePair(T.P, T.Q)
-    tr = play_round(pair, 0, 4, rng=np.random.default_rng(2))
+    tr = play_round(Scenario.on(pair, 0, k=4), rng=np.random.default_rng(2))
     told = narrated_round(pair, 0, 4, rng=np.random.default_rng(2))
     assert isinstance(told, narration.Narrated) and not hasattr(tr, "steps")
     assert told.tokens == tr.tokens and told.positions[2].u == tr.positions[2].u
@@ -63,7 +64,7 @@ def test_a_transcript_narrates_each_round_once_and_stepping_only_reads(monkeypat
 
     monkeypatch.setattr(narration, "narrate", counted)
     pair = TablePair(T.P, T.Q)
-    tr = transcript.round_transcript(pair, pair.fingerprint, 0, 4, rnd=6, seed=1, shown=2)
+    tr = transcript.round_transcript(Scenario.on(pair, 0, k=4, seed=1), rnd=6, shown=2)
     assert len(calls) == 3  # the rounds that keep their frames: the shown ones and this one
     assert isinstance(tr.current, narration.Narrated) and tr.current.steps
     for step in range(stepping.last_step(tr.current) + 1):

@@ -7,18 +7,21 @@ import re
 
 import numpy as np
 import pytest
+from scenarios import sc
 from tourtext import num as _num
 from tourtext import state as _state
 
 from specviz.analysis import theory
 from specviz.core.pair import TablePair
+from specviz.core.scenario import Scenario
 from specviz.core.tables import default_tables
 from specviz.views import demos, gallery, pagedata, site, tour, transcript
 from specviz.web import settings
 
 
-def _transcript(pair, *args, **kw):
-    return transcript.round_transcript(pair, pair.fingerprint, *args, **kw)
+def _transcript(pair, prefix, k, *, rule="correct", seed=0, tree=(), **kw):
+    sc = Scenario.on(pair, prefix, k=k, rule=rule, seed=seed, tree=tree)
+    return transcript.round_transcript(sc, **kw)
 
 ORDER = ["one-token", "exactness", "acceptance", "draft-length", "cost", "roofline", "rules",
          "text", "real-model"]  # real-model's numbers: tests/llm/test_llm_tour.py
@@ -93,8 +96,9 @@ def test_exactness_answer(tables):
     ch = tour.CHAPTERS[1]
     few, many = _state(ch.preset), _state(ch.answer_url)
     rules = pagedata.page_rules(few.rule)
-    lo_ex = demos.exactness(tables.P, tables.Q, 0, few.k, few.n, few.seed, rules)
-    hi_ex = demos.exactness(tables.P, tables.Q, 0, many.k, many.n, many.seed, rules)
+    lo_ex = demos.exactness(sc(tables.P, tables.Q, 0, few.k, seed=few.seed), n=few.n, rules=rules)
+    hi_ex = demos.exactness(sc(tables.P, tables.Q, 0, many.k, seed=many.seed),
+                            n=many.n, rules=rules)
     lo = {r["rule"]: r for r in pagedata.exactness_rows(lo_ex)}
     hi = {r["rule"]: r for r in pagedata.exactness_rows(hi_ex)}
     lo_v = {a.rule: a.audit.test for a in lo_ex.audits}
@@ -119,8 +123,8 @@ def test_acceptance_answer(tables):
     s4, s8 = _state(ch.preset), _state(ch.answer_url)
     assert (s4.k, s4.c, s8.k, s8.c) == (4, 0.1, 8, 0.1)
     at = {k: {r["alpha"]: r["speedup_exact"]
-              for r in pagedata.draft_curve(tables.P, "alpha", (0.0, 1.0), 0, k, 0.1)}
-          for k in (4, 8)}
+              for r in pagedata.draft_curve(sc(tables.P, tables.Q, 0, k), "alpha", (0.0, 1.0),
+                                            c=0.1)} for k in (4, 8)}
     perfect = re.search(r"goes from ([\d.]+)x to ([\d.]+)x: every", ch.answer)
     junk = re.search(r"goes from ([\d.]+)x to ([\d.]+)x, slower", ch.answer)
     assert at[4][1.0] == pytest.approx(float(perfect[1]), abs=5e-3)
@@ -133,7 +137,8 @@ def test_acceptance_answer(tables):
 def test_draft_length_answer(tables):
     ch = tour.CHAPTERS[3]
     s = _state(ch.preset)
-    curve = {r["k"]: r for r in pagedata.k_curve(tables.P, tables.Q, 0, s.c, pagedata.K_GRID)}
+    curve = {r["k"]: r for r in pagedata.k_curve(sc(tables.P, tables.Q, 0),
+                                                 c=s.c, ks=pagedata.K_GRID)}
     alpha = curve[1]["alpha_eff"]
     assert 1 / (1 - alpha) == pytest.approx(_num(ch.answer, r"1/\(1 − alpha\) = ([\d.]+)"),
                                             abs=5e-3)
@@ -163,7 +168,7 @@ def test_draft_length_answer(tables):
 def test_cost_answer(tables):
     ch = tour.CHAPTERS[4]
     s, a = _state(ch.preset), _state(ch.answer_url)
-    cm = demos.cost_model(tables.P, tables.Q, 0, s.k, pagedata.COST_GRID)
+    cm = demos.cost_model(sc(tables.P, tables.Q, 0, s.k), costs=pagedata.COST_GRID)
     before, after = pagedata.slow_cases(cm, (s.c, a.c))
     assert before["speedup"] == pytest.approx(_num(ch.answer, r"fell from ([\d.]+)x"), abs=5e-3)
     assert after["speedup"] == pytest.approx(_num(ch.answer, r"to ([\d.]+)x"), abs=5e-3)
@@ -191,7 +196,7 @@ def test_roofline_answer():
 
 def test_rules_answer(tables):
     ch = tour.CHAPTERS[6]
-    g = gallery.gallery(tables.P, tables.Q, 0, 4, gallery.GALLERY_NS[0], 0, {})
+    g = gallery.gallery(sc(tables.P, tables.Q, 0, 4, seed=0), n=gallery.GALLERY_NS[0], params={})
     rows = {r["rule"]: r for r in gallery.gallery_rows(g)}
     assert rows["lenient"]["acceptance_long_run"] == pytest.approx(
         _num(ch.answer, r"lenient keeps (\d+)%") / 100, abs=5e-3)

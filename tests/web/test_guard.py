@@ -8,6 +8,7 @@ import time
 
 import numpy as np
 import pytest
+from scenarios import sc
 
 from specviz.core import interrupt
 from specviz.core.tables import default_tables
@@ -149,13 +150,13 @@ def test_interrupt_stops_loops_and_follows_into_worker_threads():
     interrupt.install(lambda: calls.append(1) or len(calls) > 2)
     try:
         with pytest.raises(interrupt.Interrupted):
-            simulate(d.P, d.Q, 0, 4, n=10_000_000)
+            simulate(sc(d.P, d.Q, 0, 4), n=10_000_000)
         calls.clear()
         with pytest.raises(interrupt.Interrupted):
-            demos.exactness(d.P, d.Q, 0, 4, 10_000_000, 0)
+            demos.exactness(sc(d.P, d.Q, 0, 4, seed=0), n=10_000_000)
     finally:
         interrupt.install(None)
-    simulate(d.P, d.Q, 0, 4, n=1_000)  # no hook: runs
+    simulate(sc(d.P, d.Q, 0, 4), n=1_000)  # no hook: runs
 
 
 def test_byte_lru_evicts_by_bytes():
