@@ -112,6 +112,13 @@ class TablePair(ModelPair):
         h.update("\x1f".join(self.names).encode())
         return h.hexdigest()[:20]
 
+    @cached_property
+    def target_fingerprint(self) -> str:
+        """Identifies the target table alone (and the names), for what never reads Q."""
+        h = hashlib.sha256(self.P.tobytes())
+        h.update("\x1f".join(self.names).encode())
+        return h.hexdigest()[:20]
+
     def p(self, prefix: Sequence[int]) -> np.ndarray:
         return self.P[prefix[-1]]
 

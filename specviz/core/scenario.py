@@ -8,8 +8,9 @@ tables). sc.replace(k=3) checks its fields again, never the tables.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
+from typing import TypeVar
 
 import numpy as np
 
@@ -17,6 +18,8 @@ from .kinds.treeshape import Paths
 from .pair import ModelPair, TablePair
 from .rules import Rule, with_tree
 from .tables import check_ctx, check_k
+
+F = TypeVar("F", bound=Callable)
 
 
 @dataclass(frozen=True, eq=False)
@@ -77,9 +80,16 @@ class Scenario:
     @property
     def key(self) -> tuple:
         """What identifies the scenario (caches key on it): the pair by its fingerprint."""
+        return self.cache_key()
+
+    def cache_key(self, ignores: frozenset[str] = frozenset()) -> tuple:
+        """key less the fields a function never reads (its `ignores`, IGNORABLE): "draft"
+        keys the pair by its target alone."""
         r = self.rule
-        return (self.pair.fingerprint, self.prefix, self.k, r.name,
-                tuple(sorted(r.prm.items())), r.paths, self.seed, self.tree)
+        pair = self.pair.target_fingerprint if "draft" in ignores else self.pair.fingerprint
+        return (pair, self.prefix, None if "k" in ignores else self.k, r.name,
+                tuple(sorted(r.prm.items())), r.paths, None if "seed" in ignores else self.seed,
+                self.tree)
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Scenario) and self.key == other.key
@@ -89,6 +99,22 @@ class Scenario:
 
     def __repr__(self) -> str:
         return f"Scenario{self.key!r}"
+
+
+IGNORABLE = frozenset({"k", "seed", "draft"})  # fields a function of a scenario may not read
+
+
+def ignores(*names: str) -> Callable[[F], F]:
+    """Mark a function of a scenario that never reads these of its fields (it sets k
+    itself, draws nothing, or builds its own drafts from the target): caches key it on
+    sc.cache_key(fn.ignores), so a change of those fields finds the result kept."""
+    if not set(names) <= IGNORABLE:
+        raise ValueError(f"only {sorted(IGNORABLE)} can be ignored; got {names}")
+
+    def mark(fn: F) -> F:
+        fn.ignores = frozenset(names)
+        return fn
+    return mark
 
 
 def _check_seed(seed: object) -> int:

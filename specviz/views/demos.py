@@ -24,7 +24,7 @@ from ..core.round import play_round
 from ..core.roundstats import RoundStats
 from ..core.rule import overlap, ratio, residual
 from ..core.rules import TUTORIAL_RULES, get_rule
-from ..core.scenario import Scenario
+from ..core.scenario import Scenario, ignores
 from ..core.tables import junk_table, mix_draft, temper, token_name
 from .work import heavy
 
@@ -183,6 +183,7 @@ def sweep_drafts(sc: Scenario, knob: str, values: Sequence[float],
                                           mix_draft(P, v, J)))) for v in values]
 
 
+@ignores("draft")
 @heavy
 def draft_sweep(sc: Scenario, knob: str, values: Sequence[float], *, c: float = 0.1,
                 junk: np.ndarray | None = None, n_rounds: int = 20_000) -> list[Row]:
@@ -194,6 +195,7 @@ def draft_sweep(sc: Scenario, knob: str, values: Sequence[float], *, c: float = 
 
 
 # 4 ------------------------------------------------------------------------ draft length
+@ignores("k")
 @heavy
 def k_sweep(sc: Scenario, *, c: float = 0.1, ks: Sequence[int] = KS,
             n_rounds: int = 20_000) -> list[Row]:
@@ -217,6 +219,7 @@ class CostModel:
     rows: list[Row]  # c, speedup
 
 
+@ignores("seed")
 def cost_model(sc: Scenario, *, costs: Sequence[float] = COSTS) -> CostModel:
     """Demonstration 5: speedup = tokens / (1 + k c) and the break-even c*."""
     tokens, k = round_law(sc, long_run=True).tokens_per_call, sc.k

@@ -12,7 +12,7 @@ from ..analysis.stats import tv
 from ..core.exact import exact_joint, round_law, target_joint
 from ..core.montecarlo import long_decode
 from ..core.rules import drafted, get_rule
-from ..core.scenario import Scenario
+from ..core.scenario import Scenario, ignores
 from .demos import Row
 
 KS = tuple(range(1, 17))  # draft lengths of the methods table
@@ -75,6 +75,7 @@ def exact_tv(sc: Scenario, *, ks: Sequence[int] = KS,
                    for k in ks) for r in rules}
 
 
+@ignores("seed")
 def warp_sweep(sc: Scenario, *, draft: bool, top_ps: Sequence[float] = TOP_PS,
                temperatures: Sequence[float] = TEMPERATURES) -> list[Row]:
     """Exact long-run acceptance and tokens per call under the correctly verified warp

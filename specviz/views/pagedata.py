@@ -22,7 +22,7 @@ from ..analysis.roofline import (  # noqa: F401 (for /roofline)
 from ..core.dynamic import POLICY_LABELS, PolicyRun, run_policies
 from ..core.exact import round_law
 from ..core.rules import TUTORIAL_RULES, get_rule, rules_cost
-from ..core.scenario import Scenario
+from ..core.scenario import Scenario, ignores
 from ..core.tables import token_name
 from ..llm import machine
 from .demos import (
@@ -109,6 +109,7 @@ def joint_diff(ex: Exactness, rule: str) -> np.ndarray:
     return a.mc_law.sum(axis=rest) - ex.target.sum(axis=rest)
 
 
+@ignores("draft", "seed")
 def draft_curve(sc: Scenario, knob: str, values: Sequence[float], *, c: float,
                 junk: np.ndarray | None = None) -> list[Row]:
     """Exact and theory curves over the drafts of demos.draft_sweep: the mix weight alpha
@@ -117,6 +118,7 @@ def draft_curve(sc: Scenario, knob: str, values: Sequence[float], *, c: float,
             for v, draft in sweep_drafts(sc, knob, [float(v) for v in values], junk)]
 
 
+@ignores("k", "seed")
 def k_curve(sc: Scenario, *, c: float, ks: Sequence[int] = K_GRID) -> list[Row]:
     """Exact and theory curves over k (the scenario's k swept), with the cost of a round
     1 + k c."""
@@ -345,6 +347,7 @@ def batch_curve(
                       max(bs))
 
 
+@ignores("k", "seed")
 def long_run_alpha(sc: Scenario) -> float:
     """alpha_eff of the pair: E[beta] over the contexts a long decode visits (exact)."""
     return round_law(sc, long_run=True).alpha

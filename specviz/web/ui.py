@@ -82,8 +82,9 @@ def cached(fn: Callable) -> Callable:
     compute in the bounded worker pool. A ValueError (settings the library refuses, such
     as an exact law over its caps) is said on the page, and the run stops there."""
     run = guard.gated(fn)
+    unread = getattr(fn, "ignores", frozenset())  # core.scenario.ignores
     shared = st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False,
-                           hash_funcs={Scenario: lambda sc: sc.key})(run)
+                           hash_funcs={Scenario: lambda sc: sc.cache_key(unread)})(run)
 
     @wraps(fn)
     def call(*args, **kwargs):
