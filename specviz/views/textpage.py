@@ -25,6 +25,7 @@ from ..text.pair import TextDecoder  # noqa: F401 (for /text)
 from .columns import Columns
 from .demos import Row, stopped_note
 from .transcript import RoundTranscript, Totals, totals_metrics
+from .transcript import round_cap as transcript_cap
 from .work import heavy
 
 LEVEL_LABELS = {"char": "characters", "word": "words"}
@@ -80,12 +81,15 @@ def counts_max_order(target_order: int) -> int:
     return max(int(target_order), max(COMPARE_ORDERS))
 
 
+def row_cost(dec: TextDecoder) -> int:
+    """One row's cost in entries: V entries through both orders, plus ROW_ENTRIES_MIN."""
+    return dec.V * (dec.target_order + dec.draft_order) + ROW_ENTRIES_MIN
+
+
 def round_work(dec: TextDecoder, k: int, rule: str = "correct", tree: Paths = ()) -> float:
     """Row entries one round computes at worst: (drafted + k + 1) rows (2k + 1 for a chain,
-    a tree's nodes + k + 1; core.rules.drafted), each V entries through both orders, and at
-    least ROW_ENTRIES_MIN."""
-    rows = drafted(with_tree(rule, tree), k) + int(k) + 1
-    return rows * (dec.V * (dec.target_order + dec.draft_order) + ROW_ENTRIES_MIN)
+    a tree's nodes + k + 1; core.rules.drafted), row_cost each."""
+    return (drafted(with_tree(rule, tree), k) + int(k) + 1) * row_cost(dec)
 
 
 def exact_n(dec: TextDecoder, k: int, rules: Sequence[str], tree: Paths = ()) -> int:
@@ -112,12 +116,8 @@ def exact_note(dec: TextDecoder, k: int, n: int, rules: Sequence[str],
 def round_cap(dec: TextDecoder, k: int, rnd: int, rnd_max: int, rule: str = "correct",
               tree: Paths = ()) -> tuple[int, str | None]:
     """The round index held where replaying rounds 0..rnd would pass TEXT_WORK_MAX."""
-    cap = max(0, min(int(rnd_max), int(TEXT_WORK_MAX // round_work(dec, k, rule, tree)) - 1))
-    if rnd <= cap:
-        return int(rnd), None
-    return cap, (f"Round {rnd:,} is past what one request may replay for this model "
-                 f"(V = {dec.V:,}, k = {k}, {drafted(with_tree(rule, tree), k)} drafted a "
-                 f"round): held at round {cap:,}.")
+    return transcript_cap(k, rnd, rule, tree, rnd_max, row_cost=row_cost(dec),
+                          budget=TEXT_WORK_MAX, model=f" for this model (V = {dec.V:,})")
 
 
 def train_counts(corpus: Corpus, level: str, max_order: int) -> NGramCounts:

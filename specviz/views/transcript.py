@@ -107,16 +107,19 @@ def transcript_of(rounds: Sequence[Narrated | RoundDigest], prompt: Sequence[int
 
 
 def round_cap(k: int, rnd: int, rule: str = "correct", tree: Paths = (),
-              rnd_max: int = RND_MAX) -> tuple[int, str | None]:
-    """The round index held where replaying rounds 0..rnd of the toy tables would score
-    more than ROUND_ROWS_MAX rows, and the note that says so."""
-    rows = drafted(with_tree(rule, tree), k) + int(k) + 1
-    cap = max(0, min(int(rnd_max), ROUND_ROWS_MAX // rows - 1))
+              rnd_max: int = RND_MAX, *, row_cost: float = 1.0, budget: float = ROUND_ROWS_MAX,
+              model: str = "") -> tuple[int, str | None]:
+    """The round index held where replaying rounds 0..rnd would cost more than budget, and
+    the note that says so: a round scores drafted + k + 1 rows (core.rules.drafted), each
+    row_cost (a toy table's row 1; /text's, textpage.round_cap, in row entries)."""
+    drafts = drafted(with_tree(rule, tree), k)
+    rows = drafts + int(k) + 1
+    cap = max(0, min(int(rnd_max), int(budget // (rows * row_cost)) - 1))
     if rnd <= cap:
         return int(rnd), None
-    return cap, (f"Round {rnd:,} is past what one request may replay at k = {k} with "
-                 f"{rows - int(k) - 1:,} drafted tokens a round ({rows:,} rows scored): "
-                 f"held at round {cap:,}.")
+    return cap, (f"Round {rnd:,} is past what one request may replay{model} at k = {k} with "
+                 f"{drafts:,} drafted tokens a round ({rows:,} rows scored): held at round "
+                 f"{cap:,}.")
 
 
 TRANSCRIPT_COLUMNS = ("round", "context", "emitted", "origins", "flushed", "accepted",
