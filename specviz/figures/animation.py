@@ -49,6 +49,8 @@ FLUSHED_OPACITY = 0.75  # a flushed chip recedes: thrown away, though paid for
 
 PLACEHOLDER_PX = 14  # the grey note of an empty chart
 COIN_LAWS = {"block": "h = S/(S + 1 − w)"}  # the coin's threshold where it is not min(1, p/q)
+COIN_REGIONS = (("keep: u < t", "accepted", "keep if u < %{x:.4f}<extra></extra>"),
+                ("reject: u ≥ t", "rejected", "reject if u ≥ %{base:.4f}<extra></extra>"))
 
 
 def step_html(trace: RoundTrace, step: int, rnd: int) -> str:
@@ -275,12 +277,11 @@ def coin_figure(trace: RoundTrace, step: int) -> go.Figure:
     pos = trace.positions[v.focus - 1]
     m = MARKS["accepted" if kept else "rejected"]
     fig = go.Figure()
-    for name, width, base, status, hover in (
-            ("keep: u < t", t, 0.0, "accepted", "keep if u < %{x:.4f}"),
-            ("reject: u ≥ t", 1.0 - t, t, "rejected", "reject if u ≥ %{base:.4f}")):
+    for (name, status, hover), width, base in zip(COIN_REGIONS, (t, 1.0 - t), (0.0, t),
+                                                  strict=True):
         fig.add_trace(go.Bar(name=name, y=[0.0], x=[width], base=[base], orientation="h",
                              marker_color=MARKS[status].colour, opacity=0.35, width=0.5,
-                             hovertemplate=hover + "<extra></extra>"))
+                             hovertemplate=hover))
     fig.add_trace(go.Scatter(name="threshold t", x=[t, t], y=[-0.4, 0.4], mode="lines",
                              line=dict(color=BLACK, dash="dash", width=2),
                              hovertemplate=f"t = {t:.4f}<extra></extra>"))

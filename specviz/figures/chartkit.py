@@ -52,11 +52,17 @@ def hline(fig: go.Figure, y: float, text: str, colour: str, dash: str, log_y: bo
                        font=dict(color=colour))
 
 
-def layout(fig: go.Figure, title: str, height: int = HEIGHT) -> go.Figure:
-    """Title, height and margins; the legend in its own strip, labels unclipped."""
-    fig.update_layout(title=title, height=height, margin=dict(l=60, r=20, t=60, b=50),
+def layout(fig: go.Figure, title: str, height: int = HEIGHT, *, top: int = 60) -> go.Figure:
+    """Title, height and margins (`top` px over the plot: 90 holds two-line panel titles
+    under the figure's); the legend in its own strip, labels unclipped."""
+    fig.update_layout(title=title, height=height, margin=dict(l=60, r=20, t=top, b=50),
                       hovermode="closest")
     return unclipped_text(legend_below(fig))
+
+
+def tip(*lines: str) -> str:
+    """A hover text of these lines, without the trace's name beside it (Plotly's <extra>)."""
+    return "<br>".join(lines) + "<extra></extra>"
 
 
 def col(rows: Sequence[Row], key: str) -> list:

@@ -15,7 +15,7 @@ from plotly.subplots import make_subplots
 
 from ..analysis.audit import BIAS_MIN
 from ..views.demos import Convergence, Exactness, Row
-from .chartkit import LOG_DECADES, col, layout, rule_colour, signed
+from .chartkit import LOG_DECADES, col, layout, rule_colour, signed, tip
 from .palette import (
     BEST,
     EXACT,
@@ -52,8 +52,7 @@ def tv_bars(rows: Sequence[Row], direct_tv: float | None = None) -> go.Figure:
         fig.add_scatter(x=rules, y=[direct_tv] * len(rules), mode="markers",
                         marker=dict(symbol="line-ew-open", size=40, color=FLOOR),
                         name="target sampled directly",
-                        hovertemplate=f"target sampled directly: TV = {direct_tv:.5f}"
-                                      "<extra></extra>")
+                        hovertemplate=tip(f"target sampled directly: TV = {direct_tv:.5f}"))
     # log axis: a lossless rule's exact TV (0 up to rounding) falls below the range
     shown = [v for v in (*col(rows, "mc_tv"), *col(rows, "exact_tv"), line, floor)
              if v > BIAS_MIN] or [1.0]
@@ -144,8 +143,7 @@ def joint_diff_heatmap(diff: np.ndarray, vocab: Sequence[str], rule: str) -> go.
         z=diff, x=list(vocab), y=list(vocab), colorscale="RdBu", zmid=0.0,
         zmin=-vmax, zmax=vmax, text=np.vectorize(signed)(diff),
         texttemplate="%{text}", colorbar=dict(title="Δ prob", tickformat=".4f"),
-        hovertemplate="x1 = %{y}, x2 = %{x}<br>speculative − target = %{z:+.5f}"
-                      "<extra></extra>"))
+        hovertemplate=tip("x1 = %{y}, x2 = %{x}", "speculative − target = %{z:+.5f}")))
     fig.update_xaxes(title="second token x2", type="category")
     fig.update_yaxes(title="first token x1", type="category", autorange="reversed")
     return layout(fig, f"Two-token joint minus the target's ({rule}, Monte Carlo)", 440)
@@ -176,14 +174,12 @@ def sweep_figure(measured: Sequence[Row], curve: Sequence[Row], x: str, x_title:
         fig.add_scatter(x=mx, y=col(measured, m), mode="markers", name="measured (long decode)",
                         error_y=err, marker=dict(color=MEASURED, size=8), legendgroup="m",
                         showlegend=first, row=1, col=i,
-                        hovertemplate=f"{x} = %{{x}}<br>measured {label} = %{{y:.4f}}"
-                                      "<extra></extra>")
+                        hovertemplate=tip(f"{x} = %{{x}}", f"measured {label} = %{{y:.4f}}"))
         fig.add_scatter(x=cx, y=col(curve, e), mode="lines", name="exact (long run)",
                         line=dict(color=EXACT, width=6), opacity=0.45, legendgroup="e",
                         showlegend=first,
                         row=1, col=i,
-                        hovertemplate=f"{x} = %{{x}}<br>exact {label} = %{{y:.4f}}"
-                                      "<extra></extra>")
+                        hovertemplate=tip(f"{x} = %{{x}}", f"exact {label} = %{{y:.4f}}"))
         fig.add_scatter(x=cx, y=col(curve, t), mode="lines",
                         name="theory at alpha_eff (Leviathan et al. 2022, eq. 1, Thm 3.8)",
                         line=dict(color=THEORY, dash="dash", width=2.5), legendgroup="t",
@@ -194,9 +190,7 @@ def sweep_figure(measured: Sequence[Row], curve: Sequence[Row], x: str, x_title:
                          type="log" if log_x else "linear", row=1, col=i,
                          tickvals=list(tickvals) if tickvals else None)
     fig.add_hline(y=1.0, line_dash="dot", line_color=FLOOR, row=1, col=3)
-    fig = layout(fig, title, 450)
-    fig.update_layout(margin=dict(t=90))  # two-line panel titles under the figure's title
-    return fig
+    return layout(fig, title, 450, top=90)
 
 
 # ----------------------------------------------------------------------------- draft length
@@ -212,42 +206,33 @@ def k_sweep_figure(measured: Sequence[Row], curve: Sequence[Row], best: Row,
     fig = make_subplots(rows=1, cols=2, horizontal_spacing=0.08, subplot_titles=(
         "tokens per round<br>against its cost", "speedup =<br>tokens / (1 + k c)"))
     mk, ck = col(measured, "k"), col(curve, "k")
-    fig.add_scatter(x=mk, y=col(measured, "tokens_per_call"), mode="markers",
-                    error_y=dict(type="data", array=col(measured, "tokens_per_call_se")),
-                    name="tokens per call, measured", marker=dict(color=MEASURED, size=8),
-                    hovertemplate="k = %{x}<br>tokens per call = %{y:.4f}<extra></extra>",
-                    row=1, col=1)
-    fig.add_scatter(x=ck, y=col(curve, "tokens_per_call_exact"), mode="lines",
-                    name="tokens per call, exact", line=dict(color=EXACT),
-                    hovertemplate="k = %{x}<br>exact tokens = %{y:.4f}<extra></extra>",
-                    row=1, col=1)
-    fig.add_scatter(x=ck, y=col(curve, "tokens_theory"), mode="lines",
-                    name="(1 − alpha^(k+1)) / (1 − alpha) (Leviathan et al. 2022, eq. 1)",
-                    line=dict(color=THEORY, dash="dash"),
-                    hovertemplate="k = %{x}<br>theory tokens = %{y:.4f}<extra></extra>",
-                    row=1, col=1)
-    fig.add_scatter(x=ck, y=col(curve, "cost"), mode="lines", name="cost of a round 1 + k c",
-                    line=dict(color="#444", width=3),
-                    hovertemplate="k = %{x}<br>cost = %{y:.3f} target calls<extra></extra>",
-                    row=1, col=1)
-    fig.add_scatter(x=mk, y=col(measured, "speedup"), mode="markers", name="speedup, measured",
-                    marker=dict(color=MEASURED, size=8, symbol="circle-open"), showlegend=False,
-                    hovertemplate="k = %{x}<br>measured speedup = %{y:.4f}<extra></extra>",
-                    row=1, col=2)
-    fig.add_scatter(x=ck, y=col(curve, "speedup_exact"), mode="lines", name="speedup, exact",
-                    line=dict(color=EXACT), showlegend=False,
-                    hovertemplate="k = %{x}<br>exact speedup = %{y:.4f}<extra></extra>",
-                    row=1, col=2)
-    fig.add_scatter(x=ck, y=col(curve, "speedup_theory"), mode="lines",
-                    name="speedup, theory (Thm 3.8)", line=dict(color=THEORY, dash="dash"),
-                    hovertemplate="k = %{x}<br>theory speedup = %{y:.4f}<extra></extra>",
-                    row=1, col=2)
+
+    def add(panel: int, x: list, y: list, name: str, what: str, **look) -> None:
+        fig.add_scatter(x=x, y=y, name=name, hovertemplate=tip("k = %{x}", what), row=1,
+                        col=panel, **look)
+
+    add(1, mk, col(measured, "tokens_per_call"), "tokens per call, measured",
+        "tokens per call = %{y:.4f}", mode="markers", marker=dict(color=MEASURED, size=8),
+        error_y=dict(type="data", array=col(measured, "tokens_per_call_se")))
+    add(1, ck, col(curve, "tokens_per_call_exact"), "tokens per call, exact",
+        "exact tokens = %{y:.4f}", mode="lines", line=dict(color=EXACT))
+    add(1, ck, col(curve, "tokens_theory"), "(1 − alpha^(k+1)) / (1 − alpha) (Leviathan et "
+        "al. 2022, eq. 1)", "theory tokens = %{y:.4f}", mode="lines",
+        line=dict(color=THEORY, dash="dash"))
+    add(1, ck, col(curve, "cost"), "cost of a round 1 + k c", "cost = %{y:.3f} target calls",
+        mode="lines", line=dict(color="#444", width=3))
+    add(2, mk, col(measured, "speedup"), "speedup, measured", "measured speedup = %{y:.4f}",
+        mode="markers", marker=dict(color=MEASURED, size=8, symbol="circle-open"),
+        showlegend=False)
+    add(2, ck, col(curve, "speedup_exact"), "speedup, exact", "exact speedup = %{y:.4f}",
+        mode="lines", line=dict(color=EXACT), showlegend=False)
+    add(2, ck, col(curve, "speedup_theory"), "speedup, theory (Thm 3.8)",
+        "theory speedup = %{y:.4f}", mode="lines", line=dict(color=THEORY, dash="dash"))
     fig.add_scatter(x=[best["k"]], y=[best["speedup"]], mode="markers",
                     name=f"best k = {best['k']} (measured)",
                     marker=dict(symbol="star", size=18, color=BEST,
                                 line=dict(color="#000", width=1)),
-                    hovertemplate="best k = %{x}<br>speedup = %{y:.4f}<extra></extra>",
-                    row=1, col=2)
+                    hovertemplate=tip("best k = %{x}", "speedup = %{y:.4f}"), row=1, col=2)
     if best_exact is not None:
         fig.add_vline(x=best_exact["k"], line_dash="dot", line_color=EXACT, row=1, col=2)
         fig.add_annotation(x=best_exact["k"], y=0.02, yref="y2 domain", xref="x2",
@@ -258,8 +243,6 @@ def k_sweep_figure(measured: Sequence[Row], curve: Sequence[Row], best: Row,
     fig.update_xaxes(title_text="k", row=1, col=2)
     fig.update_yaxes(title_text="target-call units per round", row=1, col=1)
     fig.update_yaxes(title_text="speedup (x)", row=1, col=2)
-    fig = layout(fig, "Draft length k: tokens saturate, cost keeps growing", 480)
-    fig.update_layout(margin=dict(t=90))  # two-line panel titles under the figure's title
-    return fig
+    return layout(fig, "Draft length k: tokens saturate, cost keeps growing", 480, top=90)
 
 

@@ -11,7 +11,7 @@ import plotly.graph_objects as go
 from ..analysis import roofline
 from ..views.demos import CostModel, Row, Surface
 from ..views.pagedata import RooflinePage
-from .chartkit import LOG_DECADES, col, hline, layout, vline
+from .chartkit import LOG_DECADES, col, hline, layout, tip, vline
 from .frame import legend_below
 from .palette import (
     ACCEL_COLOURS,
@@ -83,6 +83,7 @@ def cost_curve(cm: CostModel, marks: Sequence[Row] = ()) -> go.Figure:
                         f"{cm.tokens_per_call:.3f} tokens per call)")
 
 
+SURFACE_TIP = tip("k = %{y}", "c = %{x:.4f}", "speedup = %{z:.4f}x")
 RIDGE_3D = BLACK  # the best-k ridge on the surface: apart from the vermillion break-even
 
 
@@ -98,27 +99,23 @@ def surface_3d(surface: Surface, point: Row | None = None,
                     colorbar=dict(title="speedup", len=0.7),
                     contours=dict(z=dict(show=True, start=1.0, end=1.5, size=1.0,
                                          color=BREAK_EVEN, width=8, usecolormap=False)),
-                    hovertemplate="k = %{y}<br>c = %{x:.4f}<br>speedup = %{z:.4f}x"
-                                  "<extra></extra>")
+                    hovertemplate=SURFACE_TIP)
     fig.add_scatter3d(x=cs, y=surface.best_k, z=S.max(axis=0), mode="lines+markers",
                       name="best k (ridge)", line=dict(color=RIDGE_3D, width=7, dash="dash"),
                       marker=dict(size=2, color=RIDGE_3D),
-                      hovertemplate="best k = %{y}<br>c = %{x:.4f}<br>speedup = %{z:.4f}x"
-                                    "<extra></extra>")
+                      hovertemplate=tip("best k = %{y}", "c = %{x:.4f}", "speedup = %{z:.4f}x"))
     if break_even:
         fig.add_scatter3d(x=col(break_even, "c"), y=col(break_even, "k"),
                           z=col(break_even, "speedup"), mode="lines",
                           name="speedup = 1 (break-even)", line=dict(color=BREAK_EVEN, width=8),
-                          hovertemplate="k = %{y}<br>c* = %{x:.4f}<br>speedup = 1"
-                                        "<extra></extra>")
+                          hovertemplate=tip("k = %{y}", "c* = %{x:.4f}", "speedup = 1"))
     if point is not None:
         lift = 0.04 * float(S.max() - S.min())  # above the surface, not half inside it
         fig.add_scatter3d(x=[point["c"]], y=[point["k"]], z=[point["speedup"] + lift],
                           mode="markers", name=_point_label(point),
                           marker=dict(size=9, color="#FFFFFF", symbol="diamond",
                                       line=dict(color="#000", width=3)),
-                          hovertemplate="k = %{y}<br>c = %{x:.4f}<br>speedup = %{z:.4f}x"
-                                        "<extra></extra>")
+                          hovertemplate=SURFACE_TIP)
     c_lo, c_hi = float(np.log10(cs[0])), float(np.log10(cs[-1]))
     fig.update_scenes(xaxis=dict(**LOG_DECADES, title="c (log)",
                                  range=[c_lo - 0.05, c_hi + 0.15]),  # room for the c = 1 tick
@@ -146,8 +143,7 @@ def surface_heatmap(surface: Surface, point: Row | None = None,
     fig = go.Figure()
     fig.add_heatmap(x=cs, y=ks, z=np.round(S, 4), colorscale="Viridis",
                     colorbar=dict(title="speedup"), name="speedup",
-                    hovertemplate="k = %{y}<br>c = %{x:.4f}<br>speedup = %{z:.4f}x"
-                                  "<extra></extra>")
+                    hovertemplate=SURFACE_TIP)
     if break_even:
         fig.add_scatter(x=col(break_even, "c"), y=col(break_even, "k"), mode="lines",
                         name="speedup = 1 (break-even c*)", line=dict(color=BREAK_EVEN, width=3),
@@ -176,16 +172,14 @@ def roofline_figure(page: RooflinePage, measured: Row | None = None) -> go.Figur
     fig = go.Figure()
     fig.add_scatter(x=t, y=col(rows, "mpb_tutorial"), mode="lines",
                     name=roofline.TUTORIAL_LABEL, line=dict(color=PALE, dash="dash"),
-                    hovertemplate="tokens = %{x}<br>%{y:.3f} MACs/byte (tutorial)"
-                                  "<extra></extra>")
+                    hovertemplate=tip("tokens = %{x}", "%{y:.3f} MACs/byte (tutorial)"))
     fig.add_scatter(x=t, y=col(rows, "mpb_full"), mode="lines", name=roofline.FULL_LABEL,
                     line=dict(color=EXACT, width=3),
                     hovertemplate="tokens = %{x}<br>%{y:.3f} MACs/byte (full)<extra></extra>")
     fig.add_scatter(x=t, y=col(rows, "mpb_full_kv"), mode="lines",
                     name=f"{roofline.FULL_LABEL} + KV-cache read",
                     line=dict(color=MEASURED, width=2),
-                    hovertemplate="tokens = %{x}<br>%{y:.3f} MACs/byte (full + KV)"
-                                  "<extra></extra>")
+                    hovertemplate=tip("tokens = %{x}", "%{y:.3f} MACs/byte (full + KV)"))
     others = [a for a in page.accelerators if a["accelerator"] != page.accel]
     if others:  # the other ridges as one band (their lines crowd 76-202 MACs/byte)
         lo, hi = min(a["ridge"] for a in others), max(a["ridge"] for a in others)
@@ -228,8 +222,7 @@ def pass_time_figure(page: RooflinePage) -> go.Figure:
     fig.add_scatter(x=t, y=col(page.rows, "time_ratio"), mode="lines",
                     name=f"pass time / one-token pass ({page.accel})",
                     line=dict(color=EXACT, width=3),
-                    hovertemplate="tokens = %{x}<br>time = %{y:.3f}x a decode step"
-                                  "<extra></extra>")
+                    hovertemplate=tip("tokens = %{x}", "time = %{y:.3f}x a decode step"))
     fig.add_scatter(x=[page.k + 1], y=[page.verify_ratio], mode="markers",
                     name=f"verify k + 1 = {page.k + 1}: {page.verify_ratio:.3f}x",
                     marker=dict(size=12, color=THRESHOLD, line=dict(color="#000", width=1)),

@@ -24,6 +24,7 @@ from ..core.trace import RoundTrace
 from ..views.stepping import Chip, coin_at, last_step, sibling_residual, view
 from ..views.stepping import chips as stepping_chips
 from . import treeview
+from .animation import COIN_REGIONS
 from .frame import svg_text
 from .palette import BLACK, LAW_COLOUR, LEGEND_STATUSES, MARKS, P_COLOUR, Q_COLOUR
 
@@ -178,12 +179,9 @@ def round_figure(trace: RoundTrace, rnd: int = 0, frame_ms: int = FRAME_MS, *,
                    marker_line=dict(color=BLACK, width=1),
                    hovertemplate=f"%{{x}}: {name} = %{{y:.4f}}<extra></extra>")
         fig.add_trace(bar, row=2, col=1)
-    keep.update(name="keep: u < t", orientation="h", marker_color=MARKS["accepted"].colour,
-                opacity=0.45, width=0.5, showlegend=False, offsetgroup="coin",
-                hovertemplate="keep if u < %{x:.4f}<extra></extra>")
-    reject.update(name="reject: u ≥ t", orientation="h", marker_color=MARKS["rejected"].colour,
-                  opacity=0.45, width=0.5, showlegend=False, offsetgroup="coin",
-                  hovertemplate="reject if u ≥ %{base:.4f}<extra></extra>")
+    for bar, (name, status, hover) in zip((keep, reject), COIN_REGIONS, strict=True):
+        bar.update(name=name, orientation="h", marker_color=MARKS[status].colour, opacity=0.45,
+                   width=0.5, showlegend=False, offsetgroup="coin", hovertemplate=hover)
     coin.update(name="coin u", mode="markers+text", textposition="top center", showlegend=False,
                 marker=dict(symbol="triangle-down", size=18, color=BLACK),
                 textfont=dict(size=TEXT_PX), hovertemplate="u = %{x:.4f}<extra></extra>")

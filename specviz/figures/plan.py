@@ -7,18 +7,12 @@ import plotly.graph_objects as go
 
 from ..analysis.acceptance import AcceptanceReport
 from ..analysis.planner import Plan
-from .frame import legend_below
+from .chartkit import layout, tip
 from .palette import BLACK, MEASURED, THEORY, VERMILLION, series
 
 PLAIN, BEST, IID = BLACK, VERMILLION, THEORY
 DASHES = ("solid", "dot", "dash", "longdash", "dashdot", "longdashdot")  # k = 1, 2, ...
 HEIGHT = 440
-
-
-def _layout(fig: go.Figure, title: str) -> go.Figure:
-    fig.update_layout(title=title, height=HEIGHT, margin=dict(l=60, r=20, t=60, b=50),
-                      hovermode="closest")
-    return legend_below(fig)
 
 
 def frontier_figure(p: Plan, *, every_k: bool = True) -> go.Figure:
@@ -44,8 +38,8 @@ def frontier_figure(p: Plan, *, every_k: bool = True) -> go.Figure:
                                   "%{x:,.0f} tok/s<br>per user %{y:,.1f} tok/s<extra></extra>")
     fig.update_xaxes(title="tokens/s per GPU (throughput)", rangemode="tozero")
     fig.update_yaxes(title="tokens/s per user (latency)", rangemode="tozero")
-    return _layout(fig, "Latency against throughput: every batch size, with and without "
-                        "speculation")
+    return layout(fig, "Latency against throughput: every batch size, with and without "
+                       "speculation", HEIGHT)
 
 
 def best_k_figure(p: Plan) -> go.Figure:
@@ -53,8 +47,7 @@ def best_k_figure(p: Plan) -> go.Figure:
     fig = go.Figure()
     k = np.where(p.best_k > 0, p.best_k, np.nan)
     fig.add_scatter(x=p.batches, y=k, mode="lines", line=dict(color=MEASURED, width=3,
-                    shape="hv"), name="best k", hovertemplate="B = %{x}<br>best k = %{y}"
-                                                              "<extra></extra>")
+                    shape="hv"), name="best k", hovertemplate=tip("B = %{x}", "best k = %{y}"))
     fig.add_scatter(x=p.batches, y=p.best_speedup, mode="lines", yaxis="y2",
                     line=dict(color=BEST, width=2), name="speedup at the best k",
                     hovertemplate="B = %{x}<br>%{y:.3f}x<extra></extra>")
@@ -70,7 +63,7 @@ def best_k_figure(p: Plan) -> go.Figure:
                                   range=[0, top * 1.15], tick0=0, dtick=step,
                                   tickformat=".1f", showgrid=False))
     fig.update_xaxes(title="batch size B (sequences)")
-    return _layout(fig, "Best draft length by batch size")
+    return layout(fig, "Best draft length by batch size", HEIGHT)
 
 
 def acceptance_figure(rep: AcceptanceReport) -> go.Figure:
@@ -79,19 +72,18 @@ def acceptance_figure(rep: AcceptanceReport) -> go.Figure:
     i = [r["position"] for r in rows]
     fig = go.Figure()
     if rows and rows[0]["rate_lo"] is not None:
-        fig.add_scatter(x=i, y=[r["rate"] for r in rows], mode="markers",
-                        name="P(draft i kept), measured", marker=dict(color=MEASURED, size=9),
-                        error_y=dict(type="data", symmetric=False,
-                                     array=[r["rate_hi"] - r["rate"] for r in rows],
-                                     arrayminus=[r["rate"] - r["rate_lo"] for r in rows]))
-        fig.add_scatter(x=i, y=[r["conditional"] for r in rows], mode="markers+lines",
-                        name="P(kept | drafts before kept)", marker=dict(color=BEST, size=8),
-                        error_y=dict(type="data", symmetric=False,
-                                     array=[r["cond_hi"] - r["conditional"] for r in rows],
-                                     arrayminus=[r["conditional"] - r["cond_lo"] for r in rows]))
+        for key, band, mode, name, colour, size in (
+                ("rate", "rate", "markers", "P(draft i kept), measured", MEASURED, 9),
+                ("conditional", "cond", "markers+lines", "P(kept | drafts before kept)", BEST,
+                 8)):
+            fig.add_scatter(x=i, y=[r[key] for r in rows], mode=mode, name=name,
+                            marker=dict(color=colour, size=size),
+                            error_y=dict(type="data", symmetric=False,  # the 95 % interval
+                                         array=[r[f"{band}_hi"] - r[key] for r in rows],
+                                         arrayminus=[r[key] - r[f"{band}_lo"] for r in rows]))
     fig.add_scatter(x=i, y=[r["iid_rate"] for r in rows], mode="lines",
                     name=f"i.i.d.: alpha^i, alpha = {rep.alpha:.3f}",
                     line=dict(color=IID, dash="dash"))
     fig.update_xaxes(title="draft position i", dtick=1)
     fig.update_yaxes(title="acceptance", range=[0, 1.05])
-    return _layout(fig, f"Acceptance by position ({rep.shape})")
+    return layout(fig, f"Acceptance by position ({rep.shape})", HEIGHT)

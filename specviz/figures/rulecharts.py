@@ -16,7 +16,7 @@ from ..core.dynamic import PolicyRun
 from ..views.demos import Row
 from ..views.pagedata import BatchCurve
 from . import labels
-from .chartkit import LOG_DECADES, col, hline, layout, vline
+from .chartkit import LOG_DECADES, col, hline, layout, tip, vline
 from .palette import (
     EXACT,
     FAMILY_COLOURS,
@@ -154,18 +154,15 @@ def production_figure(rep: MetricsReport) -> go.Figure:
     fig.add_scatter(x=acc, y=list(hist["theory"]), mode="lines+markers", name="theory",
                     line=dict(color=THEORY, dash="dash"), marker=dict(size=6),
                     legendgroup="t", showlegend=False, row=1, col=2,
-                    hovertemplate="%{x} accepted<br>capped geometric = %{y:.4f}"
-                                  "<extra></extra>")
+                    hovertemplate=tip("%{x} accepted", "capped geometric = %{y:.4f}"))
     fig.update_xaxes(title_text="draft position i", dtick=1 if k <= 16 else None, row=1, col=1)
     fig.update_xaxes(title_text="drafts accepted in the round j", dtick=1 if k <= 16 else None,
                      row=1, col=2)
     fig.update_yaxes(title_text="share of rounds with position i kept", range=[0, 1.05],
                      row=1, col=1)
     fig.update_yaxes(title_text="share of rounds", row=1, col=2)
-    fig = layout(fig, f"Production metrics at k = {k}: measured, exact and i.i.d. theory",
-                  460)
-    fig.update_layout(margin=dict(l=60, r=20, t=90, b=50))
-    return fig
+    return layout(fig, f"Production metrics at k = {k}: measured, exact and i.i.d. theory",
+                  460, top=90)
 
 
 def policy_k_figure(runs: dict[str, PolicyRun], rows: Sequence[Row],
@@ -189,9 +186,7 @@ def policy_k_figure(runs: dict[str, PolicyRun], rows: Sequence[Row],
     fig.update_xaxes(range=[-0.5, shown - 0.5])
     fig.update_xaxes(title_text="round (drag to pan; double-click for all rounds)",
                      row=len(names), col=1)
-    fig = layout(fig, "Draft length k, round by round", 160 + 140 * len(names))
-    fig.update_layout(margin=dict(l=60, r=20, t=80, b=50))
-    return fig
+    return layout(fig, "Draft length k, round by round", 160 + 140 * len(names), top=80)
 
 
 def batch_figure(curve: BatchCurve, batch: int | None = None) -> go.Figure:

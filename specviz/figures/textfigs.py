@@ -11,12 +11,11 @@ import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
 from ..text.pair import TextDecoder
-from ..views.stepping import view
 from ..views.textpage import DRAFTER_LABELS, Row
 from ..views.transcript import RoundTranscript
 from .frame import LEGEND_BELOW
 from .palette import BLUE, GREEN, GREY, MARKS, PALE
-from .roundlist import emitted_status
+from .roundlist import emitted_status, listed_rounds
 
 
 # ----------------------------------------------------------------------------- text HTML
@@ -43,7 +42,7 @@ def tokens_html(tok, tr: RoundTranscript, step: int, prompt_chars: int = 400) ->
     ptext = ("…" if cut else "") + ptext[-prompt_chars:]
     out = [f'<span style="color:{GREY};white-space:pre-wrap">'
            f'{html.escape(ptext).replace(chr(10), "⏎<br>")}</span>']
-    rounds = list(tr.earlier) + ([tr.current] if view(tr.current, step).done else [])
+    rounds = listed_rounds(tr, step)
     start = tr.context[tr.prompt_len - 1]
     if tr.first > 0:
         skipped = tr.context[tr.prompt_len:len(tr.context) - sum(len(r.emitted)

@@ -15,11 +15,7 @@ from .palette import MARKS
 
 def kept_path(trace: RoundTrace) -> tuple[int, ...]:
     """The sibling indices of the kept drafts, from the root."""
-    path: list[int] = []
-    for pos in trace.positions:
-        if pos.accepted:
-            path.append(len(pos.tries) - 1)
-    return tuple(path)
+    return tuple(len(pos.tries) - 1 for pos in trace.positions if pos.accepted)
 
 
 def _status(path, trace, v, kept, tried) -> tuple[str, str]:
