@@ -23,7 +23,7 @@ from ..core.pair import TablePair
 from ..core.round import play_round
 from ..core.roundstats import RoundStats
 from ..core.rule import overlap, ratio, residual
-from ..core.rules import TUTORIAL_RULES, get_rule
+from ..core.rules import TUTORIAL_RULES
 from ..core.scenario import Scenario, ignores
 from ..core.tables import junk_table, mix_draft, temper, token_name
 from .work import heavy
@@ -94,25 +94,24 @@ def exactness(sc: Scenario, *, n: int = 60_000, rules: Sequence[str] = TUTORIAL_
     (tree rules drafting the scenario's tree, when given)."""
     target = target_joint(sc.tables.P, sc.ctx, n_tokens=n_tokens)
     direct = np.random.default_rng(sc.seed).multinomial(n, target.ravel()).reshape(target.shape)
-
-    def audit_rule(name: str) -> RuleAudit:
-        rsc = sc.replace(rule=name)
-        sim = simulate(rsc, n=n, n_tokens=n_tokens)
-        ex = exact_joint(rsc, n_tokens=n_tokens)
-        bias = tv(ex, target)
-        return RuleAudit(
-            rule=name, lossless=get_rule(name).lossless, exact_tv=bias,
-            audit=audit(sim.joint, target, biased=is_biased(bias)),
-            rounds=RoundStats.of(sim),
-            mc_law=sim.law, exact_law=ex,
-        )
-
     # NumPy releases the GIL inside its array loops, so rules run side by side on the cores;
     # each rule has its own seeded stream, so the result does not depend on the scheduling.
     with ThreadPoolExecutor(max_workers=WORKERS) as pool:
-        audits = list(pool.map(interrupt.carry(audit_rule), rules))
+        audits = list(pool.map(interrupt.carry(lambda name: audit_rule(
+            sc.replace(rule=name), target, n=n, n_tokens=n_tokens)), rules))
     return Exactness(n, sc.k, sc.ctx, n_tokens, target, tv(direct / n, target), audits,
                      stopped_note([(a.rule, a.audit.n) for a in audits], n))
+
+
+def audit_rule(sc: Scenario, target: np.ndarray, *, n: int, n_tokens: int) -> RuleAudit:
+    """The scenario's rule audited against the target's law of the first n_tokens tokens:
+    the joint of n Monte Carlo decodes, and the exact joint's TV (the rule's bias)."""
+    sim = simulate(sc, n=n, n_tokens=n_tokens)
+    ex = exact_joint(sc, n_tokens=n_tokens)
+    bias = tv(ex, target)
+    return RuleAudit(rule=sc.rule.name, lossless=sc.rule.lossless, exact_tv=bias,
+                     audit=audit(sim.joint, target, biased=is_biased(bias)),
+                     rounds=RoundStats.of(sim), mc_law=sim.law, exact_law=ex)
 
 
 def stopped_note(runs: Sequence[tuple[str, int]], n: int) -> str | None:

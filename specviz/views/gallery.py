@@ -14,18 +14,18 @@ from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 
-from ..analysis.audit import N_RESOLVE_MAX, Audit, audit, is_biased, n_to_resolve
+from ..analysis.audit import N_RESOLVE_MAX, Audit, n_to_resolve
 from ..analysis.metrics import MetricsReport, metrics_report
 from ..analysis.metrics import convert as convert_metric  # noqa: F401 (for /rules)
 from ..analysis.stats import GOF_ALPHA, sampling_floor, tv, tv_threshold  # noqa: F401 (/rules)
 from ..core import interrupt
-from ..core.exact import exact_joint, round_law, target_joint
-from ..core.montecarlo import long_decode, simulate
+from ..core.exact import round_law, target_joint
+from ..core.montecarlo import long_decode
 from ..core.roundstats import RoundStats
 from ..core.rules import FAMILIES, RULES, Rule, reads_warp, target_of, with_tree
 from ..core.scenario import Scenario
 from ..core.warp import Warp
-from .demos import WORKERS, Row, stopped_note
+from .demos import WORKERS, Row, audit_rule, stopped_note
 from .work import ByteLRU, heavy
 
 GALLERY_N = 200_000  # Monte Carlo decodes per rule on the page (all rules in < ~1 s)
@@ -92,17 +92,14 @@ def _audit(sc: Scenario, n: int, target) -> RuleResult:
     if rule.target_table is not RULES["correct"].target_table:  # a warped request
         target = target_joint(target_of(rule, sc.tables.P, sc.tables.Q), sc.ctx,
                               n_tokens=N_TOKENS)
-    sim = simulate(sc, n=n, n_tokens=N_TOKENS)
-    bias = tv(exact_joint(sc, n_tokens=N_TOKENS), target)
+    a = audit_rule(sc, target, n=n, n_tokens=N_TOKENS)
     try:
         law, exact_long = round_law(sc, long_run=True), True
     except ValueError:  # the exact walk of block verification is over its cap at this k
         law, exact_long = long_decode(sc, n_rounds=METRICS_ROUNDS), False
-    return RuleResult(
-        rule=rule, exact_tv=bias, audit=audit(sim.joint, target, biased=is_biased(bias)),
-        rounds=RoundStats.of(sim), long_run=law,
-        n_resolve=n_to_resolve(target, bias), long_run_exact=exact_long,
-    )
+    return RuleResult(rule=rule, exact_tv=a.exact_tv, audit=a.audit, rounds=a.rounds,
+                      long_run=law, n_resolve=n_to_resolve(target, a.exact_tv),
+                      long_run_exact=exact_long)
 
 
 _MEMO = ByteLRU(512)  # audits already run (each counted as 1)
