@@ -59,8 +59,8 @@ if box := ui.folded_open("Check exactness at this prompt"):
     with box:
         st.caption(notation.text(textpage.EXACT_CAPTION))
         rules = textpage.checked_rules(s.rule)
-        n_exact = textpage.exact_n(m.dec, s.k, rules, app.tree)
-        if note := textpage.exact_note(m.dec, s.k, n_exact, rules, app.tree):
+        n_exact, note = textpage.exact_n(m.dec, s.k, rules, app.tree)
+        if note:
             st.info(note)
         if st.button("Run the check", key="text_exact"):
             checked = ui.cached(textpage.page_exactness)(sc, rules=rules, n=n_exact)

@@ -35,7 +35,6 @@ DEFAULT_ORDERS = {"char": (6, 2), "word": (3, 1)}  # (target, draft)
 DRAFTER_LABELS = {"ngram": "n-gram draft", "lookup": "prompt lookup"}
 PAGE_TOKENS = 300  # tokens per long decode behind the page's comparisons
 TOP_BARS = 12  # tokens shown in the p / q bars
-TRANSCRIPT_SHOWN = 12  # earlier rounds kept for the text view (totals cover them all)
 PROMPT_MAX_CHARS = 2_000
 EXACT_N = 5_000  # Monte Carlo decodes behind the page's exactness check (at most)
 EXACT_N_MIN = 50  # ... and at least, however large the model
@@ -92,25 +91,20 @@ def round_work(dec: TextDecoder, k: int, rule: str = "correct", tree: Paths = ()
     return (drafted(with_tree(rule, tree), k) + int(k) + 1) * row_cost(dec)
 
 
-def exact_n(dec: TextDecoder, k: int, rules: Sequence[str], tree: Paths = ()) -> int:
+def exact_n(dec: TextDecoder, k: int, rules: Sequence[str],
+            tree: Paths = ()) -> tuple[int, str | None]:
     """Decodes per rule for the exactness check: EXACT_N, or fewer so that every rule's run
-    together stays within TEXT_WORK_MAX (never under EXACT_N_MIN)."""
+    together stays within TEXT_WORK_MAX (never under EXACT_N_MIN); and what the page says
+    when the model's size or the rules' rows lowered n."""
     per_decode = sum(round_work(dec, k, r, tree) for r in rules)
-    fit = int(TEXT_WORK_MAX // max(1.0, per_decode))
-    return max(EXACT_N_MIN, min(EXACT_N, fit))
-
-
-def exact_note(dec: TextDecoder, k: int, n: int, rules: Sequence[str],
-               tree: Paths = ()) -> str | None:
-    """What the page says when the model's size or the rules' rows lowered n."""
+    n = max(EXACT_N_MIN, min(EXACT_N, int(TEXT_WORK_MAX // max(1.0, per_decode))))
     if n >= EXACT_N:
-        return None
-    per_decode = sum(round_work(dec, k, r, tree) for r in rules)
-    return (f"n = {n:,} decodes per rule, not {EXACT_N:,}: at V = {dec.V:,}, k = {k} and orders "
-            f"{dec.target_order} + {dec.draft_order}, a round of the {len(rules)} rules "
-            f"computes up to {per_decode:,.0f} row entries (a tree counts its nodes), and one "
-            f"check may compute {TEXT_WORK_MAX:,.0f} (about 5 s). A smaller k, tree, order "
-            "or vocabulary allows more.")
+        return n, None
+    return n, (f"n = {n:,} decodes per rule, not {EXACT_N:,}: at V = {dec.V:,}, k = {k} and "
+               f"orders {dec.target_order} + {dec.draft_order}, a round of the {len(rules)} "
+               f"rules computes up to {per_decode:,.0f} row entries (a tree counts its nodes), "
+               f"and one check may compute {TEXT_WORK_MAX:,.0f} (about 5 s). A smaller k, "
+               "tree, order or vocabulary allows more.")
 
 
 def round_cap(dec: TextDecoder, k: int, rnd: int, rnd_max: int, rule: str = "correct",
