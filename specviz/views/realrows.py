@@ -67,7 +67,8 @@ def _names(pair, members) -> tuple[str, ...]:
                           f"other {len(members[-1]):,} tokens, p < q"])
 
 
-def _position(pair, prefix, i, x, p, q) -> dict:
+def _position(pair, prefix, i, x) -> dict:
+    p, q = pair.p(prefix), pair.q(prefix)
     r = residual(p, q)
     top = np.argsort(-r)[:SHOWN]
     return {"i": i + 1, "context": pair.tail(prefix), "token": pair.name(x),
@@ -89,9 +90,7 @@ def real_rows(model, text: str, draft: str, *, k: int = 4, T: float = 1.0, seed:
         raise ValueError("prompt lookup has no q of its own to check; choose a model draft")
     pair = draft_pair(model, spec, T=T, kit=kit)
     tr = play_round(Scenario.on(pair, ids, k=k, seed=seed))
-    rows = [_position(pair, ids + [x.token for x in tr.positions[:i]], i, pos.token,
-                      pair.p(ids + [x.token for x in tr.positions[:i]]),
-                      pair.q(ids + [x.token for x in tr.positions[:i]]))
+    rows = [_position(pair, ids + [x.token for x in tr.positions[:i]], i, pos.token)
             for i, pos in enumerate(tr.positions)]
     p, q = pair.p(ids), pair.q(ids)
     pl, ql, members = lump(p, q)
