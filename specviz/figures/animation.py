@@ -129,13 +129,12 @@ def legend_html() -> str:
 
 
 # ----------------------------------------------------------------------------- figures
-def _empty(title: str, note: str, x_range=None, height: int | None = None) -> go.Figure:
+def _empty(title: str, note: str, x_range=None) -> go.Figure:
     """A placeholder: the title and a grey note, wrapped to short lines so that no width
     clips it."""
     text = "<br>".join(textwrap.wrap(note, NOTE_WRAP))
     fig = go.Figure()
-    fig.update_layout(title=title, height=height or STAGE_HEIGHT,
-                      margin=dict(l=40, r=20, t=50, b=40),
+    fig.update_layout(title=title, height=STAGE_HEIGHT, margin=dict(l=40, r=20, t=50, b=40),
                       annotations=[dict(text=text, showarrow=False, xref="paper", yref="paper",
                                         x=0.5, y=0.5, font=dict(size=PLACEHOLDER_PX,
                                                                 color=GREY))])

@@ -34,8 +34,10 @@ def rule_colour(rule: str) -> str:
 
 def vline(fig: go.Figure, x: float, text: str, colour: str, dash: str, log_x: bool,
            y_text: float = 1.0, anchor: str = "left") -> None:
-    """A vertical line with a label. Shapes take data values on log axes, annotations take
-    log10 of them, so the label is placed by hand (add_vline's own label is not)."""
+    """A vertical line with a label, a space away from it on the anchor's side. Shapes take
+    data values on log axes, annotations take log10 of them, so the label is placed by hand
+    (add_vline's own label is not)."""
+    text = f" {text}" if anchor == "left" else f"{text} "
     fig.add_vline(x=x, line_dash=dash, line_color=colour)
     fig.add_annotation(x=float(np.log10(x)) if log_x else x, y=y_text, yref="paper", text=text,
                        showarrow=False, xanchor=anchor, yanchor="top", font=dict(color=colour))

@@ -92,13 +92,11 @@ def convergence_figure(conv: Convergence, run: Exactness | None = None) -> go.Fi
     rule's exact bias as a dashed horizontal line (one legend key for all of them, each line
     toggled with its rule); run adds this page's n as big markers."""
     ns = list(conv.ns)
-    floor_x, floor_y = list(ns), list(conv.floor)
+    floor = dict(zip(ns, conv.floor, strict=True))  # n -> the floor at n
     if run is not None and run.audits and run.n not in ns:
-        floor_x.append(run.n)
-        floor_y.append(run.audits[0].audit.floor)
-        order = np.argsort(floor_x)
-        floor_x = [floor_x[i] for i in order]
-        floor_y = [floor_y[i] for i in order]
+        floor[run.n] = run.audits[0].audit.floor
+    floor_x = sorted(floor)
+    floor_y = [floor[n] for n in floor_x]
     lo, hi = floor_x[0], floor_x[-1]
     fig = go.Figure()
     fig.add_scatter(x=floor_x, y=floor_y, mode="lines", name="sampling floor (~1/sqrt(n))",
@@ -177,15 +175,14 @@ def sweep_figure(measured: Sequence[Row], curve: Sequence[Row], x: str, x_title:
                         hovertemplate=tip(f"{x} = %{{x}}", f"measured {label} = %{{y:.4f}}"))
         fig.add_scatter(x=cx, y=col(curve, e), mode="lines", name="exact (long run)",
                         line=dict(color=EXACT, width=6), opacity=0.45, legendgroup="e",
-                        showlegend=first,
-                        row=1, col=i,
+                        showlegend=first, row=1, col=i,
                         hovertemplate=tip(f"{x} = %{{x}}", f"exact {label} = %{{y:.4f}}"))
         fig.add_scatter(x=cx, y=col(curve, t), mode="lines",
                         name="theory at alpha_eff (Leviathan et al. 2022, eq. 1, Thm 3.8)",
                         line=dict(color=THEORY, dash="dash", width=2.5), legendgroup="t",
                         showlegend=first, row=1, col=i, customdata=col(curve, "alpha_eff"),
-                        hovertemplate=f"{x} = %{{x}}<br>theory {label} = %{{y:.4f}}"
-                                      "<br>alpha_eff = %{customdata:.4f}<extra></extra>")
+                        hovertemplate=tip(f"{x} = %{{x}}", f"theory {label} = %{{y:.4f}}",
+                                          "alpha_eff = %{customdata:.4f}"))
         fig.update_xaxes(title_text=x_title if i == 2 else None,  # once, under the middle
                          type="log" if log_x else "linear", row=1, col=i,
                          tickvals=list(tickvals) if tickvals else None)

@@ -75,7 +75,7 @@ def cost_curve(cm: CostModel, marks: Sequence[Row] = ()) -> go.Figure:
         fig.add_vrect(x0=cm.break_even, x1=cs[-1], fillcolor=THRESHOLD, opacity=0.07,
                       line_width=0)
     # c* <= 1 (tokens per call <= k + 1) on a c axis to 2: its label has the right half
-    vline(fig, cm.break_even, f" c* = {cm.break_even:.4f}: from here on<br> slower than "
+    vline(fig, cm.break_even, f"c* = {cm.break_even:.4f}: from here on<br> slower than "
            "the target alone", "#000", "dot", False)
     fig.update_xaxes(title="c: draft cost per token (x one target call)")
     fig.update_yaxes(title="speedup (x)", range=[0.0, y_max])
@@ -170,16 +170,13 @@ def roofline_figure(page: RooflinePage, measured: Row | None = None) -> go.Figur
     rows = page.rows
     t = col(rows, "tokens")
     fig = go.Figure()
-    fig.add_scatter(x=t, y=col(rows, "mpb_tutorial"), mode="lines",
-                    name=roofline.TUTORIAL_LABEL, line=dict(color=PALE, dash="dash"),
-                    hovertemplate=tip("tokens = %{x}", "%{y:.3f} MACs/byte (tutorial)"))
-    fig.add_scatter(x=t, y=col(rows, "mpb_full"), mode="lines", name=roofline.FULL_LABEL,
-                    line=dict(color=EXACT, width=3),
-                    hovertemplate="tokens = %{x}<br>%{y:.3f} MACs/byte (full)<extra></extra>")
-    fig.add_scatter(x=t, y=col(rows, "mpb_full_kv"), mode="lines",
-                    name=f"{roofline.FULL_LABEL} + KV-cache read",
-                    line=dict(color=MEASURED, width=2),
-                    hovertemplate=tip("tokens = %{x}", "%{y:.3f} MACs/byte (full + KV)"))
+    for key, name, line, count in (
+            ("mpb_tutorial", roofline.TUTORIAL_LABEL, dict(color=PALE, dash="dash"), "tutorial"),
+            ("mpb_full", roofline.FULL_LABEL, dict(color=EXACT, width=3), "full"),
+            ("mpb_full_kv", f"{roofline.FULL_LABEL} + KV-cache read",
+             dict(color=MEASURED, width=2), "full + KV")):
+        fig.add_scatter(x=t, y=col(rows, key), mode="lines", name=name, line=line,
+                        hovertemplate=tip("tokens = %{x}", f"%{{y:.3f}} MACs/byte ({count})"))
     others = [a for a in page.accelerators if a["accelerator"] != page.accel]
     if others:  # the other ridges as one band (their lines crowd 76-202 MACs/byte)
         lo, hi = min(a["ridge"] for a in others), max(a["ridge"] for a in others)
@@ -206,8 +203,8 @@ def roofline_figure(page: RooflinePage, measured: Row | None = None) -> go.Figur
                         hovertemplate=f"{measured['accelerator']} ridge = "
                                       f"{measured['ridge']:.1f} MACs/byte<br>"
                                       f"{measured['source']}<extra></extra>")
-    vline(fig, page.k + 1, f" k + 1 = {page.k + 1}", THRESHOLD, "dash", True)
-    vline(fig, page.free_tokens, f"free up to {page.free_tokens} ({page.accel}) ", "#000",
+    vline(fig, page.k + 1, f"k + 1 = {page.k + 1}", THRESHOLD, "dash", True)
+    vline(fig, page.free_tokens, f"free up to {page.free_tokens} ({page.accel})", "#000",
            "dot", True, 0.08, "right")
     fig.update_xaxes(**LOG_DECADES, title="tokens in the pass (per sequence)")
     fig.update_yaxes(**LOG_DECADES, title="MACs per byte read")
@@ -227,7 +224,7 @@ def pass_time_figure(page: RooflinePage) -> go.Figure:
                     name=f"verify k + 1 = {page.k + 1}: {page.verify_ratio:.3f}x",
                     marker=dict(size=12, color=THRESHOLD, line=dict(color="#000", width=1)),
                     hovertemplate="tokens = %{x}<br>time = %{y:.3f}x<extra></extra>")
-    vline(fig, page.free_tokens, f"free up to {page.free_tokens} ", "#000", "dot", True,
+    vline(fig, page.free_tokens, f"free up to {page.free_tokens}", "#000", "dot", True,
            1.0, "right")
     fig.update_xaxes(**LOG_DECADES, title="tokens in the pass (per sequence)")
     fig.update_yaxes(**LOG_DECADES, title="pass time (x one-token pass)")

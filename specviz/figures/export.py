@@ -148,8 +148,7 @@ def _title(trace: RoundTrace, step: int, rnd: int) -> str:
             f"<br><span style='font-size:{TEXT_PX}px'>{cap}</span>")
 
 
-def round_figure(trace: RoundTrace, rnd: int = 0, frame_ms: int = FRAME_MS, *,
-                 start: int = 0) -> go.Figure:
+def round_figure(trace: RoundTrace, rnd: int = 0, *, start: int = 0) -> go.Figure:
     """The round as an animated figure: one frame per step, play / pause and a slider; it
     opens at step `start` (the step on screen when it was exported)."""
     n = len(trace.steps)
@@ -189,14 +188,11 @@ def round_figure(trace: RoundTrace, rnd: int = 0, frame_ms: int = FRAME_MS, *,
         fig.add_trace(tr, row=2, col=2)
 
     names = [str(s) for s in range(n)]
-    frames = []
-    for s in range(n):
-        _, _, _, where = _bars(trace, s)
-        frames.append(go.Frame(name=names[s], data=_frame_data(trace, s),
-                               traces=list(range(len(first))),
-                               layout=dict(title=dict(text=_title(trace, s, rnd)),
-                                           xaxis2=dict(title=dict(text=where)))))
-    fig.frames = frames
+    fig.frames = [go.Frame(name=names[s], data=_frame_data(trace, s),
+                           traces=list(range(len(first))),
+                           layout=dict(title=dict(text=_title(trace, s, rnd)),
+                                       xaxis2=dict(title=dict(text=_bars(trace, s)[3]))))
+                  for s in range(n)]
     _add_key(fig, trace.k)
     _, _, _, where = _bars(trace, start)
     fig.update_layout(
@@ -334,7 +330,7 @@ def round_html(trace: RoundTrace, rnd: int = 0, frame_ms: int = FRAME_MS, *,
     """A standalone HTML page (plotly.js inside, nothing fetched) that plays the round from
     step `start`, with every step's caption listed under the figure as text."""
     start = min(max(int(start), 0), len(trace.steps) - 1)
-    fig = round_figure(trace, rnd, frame_ms, start=start)
+    fig = round_figure(trace, rnd, start=start)
     player = (PLAYER_JS.replace("__SV_START__", str(start))
               .replace("__SV_LAST__", str(last_step(trace)))
               .replace("__SV_MS__", str(int(frame_ms))))

@@ -133,28 +133,26 @@ def production_figure(rep: MetricsReport) -> go.Figure:
         "per-position<br>acceptance rate", "acceptance histogram<br>(drafts kept per round)"))
     pos, acc = list(range(1, k + 1)), list(range(k + 1))
     pp, hist = rep.per_position, rep.histogram
-    fig.add_scatter(x=pos, y=list(pp["measured"]), mode="markers", name="measured (long decode)",
-                    marker=dict(color=MEASURED, size=9), legendgroup="m", row=1, col=1,
-                    hovertemplate="position %{x}<br>measured = %{y:.4f}<extra></extra>")
-    fig.add_scatter(x=pos, y=list(pp["exact"]), mode="lines", name="exact (long run)",
-                    line=dict(color=EXACT, width=2), legendgroup="e", row=1, col=1,
-                    hovertemplate="position %{x}<br>exact = %{y:.4f}<extra></extra>")
-    fig.add_scatter(x=pos, y=list(pp["theory"]), mode="lines",
-                    name=f"i.i.d. theory at alpha = {rep.alpha:.3f}: alpha^i, capped geometric",
-                    line=dict(color=THEORY, dash="dash"), legendgroup="t", row=1, col=1,
-                    hovertemplate="position %{x}<br>alpha^i = %{y:.4f}<extra></extra>")
+    where = ("position %{x}", "%{x} accepted")  # each panel's x, in the hover
+
+    def add(panel: int, source: str, name: str, what: str, **look) -> None:
+        """One source's values (measured, exact, theory) on a panel, grouped by source."""
+        x, y = (pos, pp[source]) if panel == 1 else (acc, hist[source])
+        fig.add_scatter(x=x, y=list(y), name=name, legendgroup=source[0], row=1, col=panel,
+                        hovertemplate=tip(where[panel - 1], f"{what} = %{{y:.4f}}"), **look)
+
+    add(1, "measured", "measured (long decode)", "measured", mode="markers",
+        marker=dict(color=MEASURED, size=9))
+    add(1, "exact", "exact (long run)", "exact", mode="lines", line=dict(color=EXACT, width=2))
+    add(1, "theory", f"i.i.d. theory at alpha = {rep.alpha:.3f}: alpha^i, capped geometric",
+        "alpha^i", mode="lines", line=dict(color=THEORY, dash="dash"))
     fig.add_bar(x=acc, y=list(hist["measured"]), name="measured", marker_color=MEASURED,
                 opacity=0.75, legendgroup="m", showlegend=False, row=1, col=2,
-                hovertemplate="%{x} accepted<br>measured share = %{y:.4f}<extra></extra>")
-    fig.add_scatter(x=acc, y=list(hist["exact"]), mode="markers", name="exact",
-                    marker=dict(symbol="diamond", size=10, color=EXACT,
-                                line=dict(color="#000", width=1)),
-                    legendgroup="e", showlegend=False, row=1, col=2,
-                    hovertemplate="%{x} accepted<br>exact share = %{y:.4f}<extra></extra>")
-    fig.add_scatter(x=acc, y=list(hist["theory"]), mode="lines+markers", name="theory",
-                    line=dict(color=THEORY, dash="dash"), marker=dict(size=6),
-                    legendgroup="t", showlegend=False, row=1, col=2,
-                    hovertemplate=tip("%{x} accepted", "capped geometric = %{y:.4f}"))
+                hovertemplate=tip(where[1], "measured share = %{y:.4f}"))
+    add(2, "exact", "exact", "exact share", mode="markers", showlegend=False,
+        marker=dict(symbol="diamond", size=10, color=EXACT, line=dict(color="#000", width=1)))
+    add(2, "theory", "theory", "capped geometric", mode="lines+markers", showlegend=False,
+        line=dict(color=THEORY, dash="dash"), marker=dict(size=6))
     fig.update_xaxes(title_text="draft position i", dtick=1 if k <= 16 else None, row=1, col=1)
     fig.update_xaxes(title_text="drafts accepted in the round j", dtick=1 if k <= 16 else None,
                      row=1, col=2)
@@ -217,15 +215,12 @@ def batch_figure(curve: BatchCurve, batch: int | None = None) -> go.Figure:
     # labels on the side with room: the free limit's to its left, the paying limit's right
     if curve.stops_free is not None:
         left = where(curve.stops_free) > 0.35
-        vline(fig, curve.stops_free, f"verifying stops being free: B = {curve.stops_free} "
-               if left else f" verifying stops being free: B = {curve.stops_free}", "#000",
-               "dot", True, 1.0 if left else 0.82, "right" if left else "left")
+        vline(fig, curve.stops_free, f"verifying stops being free: B = {curve.stops_free}",
+               "#000", "dot", True, 1.0 if left else 0.82, "right" if left else "left")
     if curve.stops_paying is not None:
         right = where(curve.stops_paying) < 0.65
-        vline(fig, curve.stops_paying,
-               f" speculation stops paying: B = {curve.stops_paying}" if right
-               else f"speculation stops paying: B = {curve.stops_paying} ", THRESHOLD, "dash",
-               True, 1.0 if right else 0.91, "left" if right else "right")
+        vline(fig, curve.stops_paying, f"speculation stops paying: B = {curve.stops_paying}",
+               THRESHOLD, "dash", True, 1.0 if right else 0.91, "left" if right else "right")
         fig.add_vrect(x0=curve.stops_paying, x1=B[-1], fillcolor=THRESHOLD, opacity=0.07,
                       line_width=0)
     if batch is not None and B[0] <= batch <= B[-1]:
