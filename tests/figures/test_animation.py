@@ -218,6 +218,8 @@ def test_coin_only_once_the_position_is_checked():
         assert keep.type == "bar" and keep.x[0] == pytest.approx(pos.threshold)
         assert reject.base[0] == pytest.approx(pos.threshold)
         assert keep.x[0] + reject.x[0] == pytest.approx(1.0)
+        assert keep.marker.color == A.MARKS["accepted"].colour
+        assert reject.marker.color == A.MARKS["rejected"].colour
         assert list(line.x) == [pos.threshold] * 2
         assert u.x[0] == pytest.approx(pos.u)
         verdict = "accepted" if pos.accepted else "rejected"

@@ -151,8 +151,21 @@ def test_the_export_opens_at_the_step_on_screen(traces):
     assert f'"active": {start}' in html_text or f'"active":{start}' in html_text
 
 
+def test_each_frame_names_the_position_its_bars_are_at(traces):
+    tr = traces[CASES[0]]
+    fig = export.round_figure(tr, 0)
+    for s, frame in enumerate(fig.frames):
+        v, title = stepping.view(tr, s), frame.layout.xaxis2.title.text
+        if v.focus is None:
+            assert "appear with the first draft" in title, (s, title)
+        else:
+            assert title.endswith(f"(position {tr.positions[v.focus - 1].i})"), (s, title)
+
+
 def test_keep_and_reject_share_one_coin_bar(traces):
     fig = export.round_figure(traces[CASES[0]], 0)
     keep, reject = (t for t in fig.data if t.name in ("keep: u < t", "reject: u ≥ t"))
     assert keep.offsetgroup == reject.offsetgroup == "coin"  # one height, not two groups
     assert keep.width == reject.width
+    assert keep.marker.color == animation.MARKS["accepted"].colour  # as on the stage
+    assert reject.marker.color == animation.MARKS["rejected"].colour

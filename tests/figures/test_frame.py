@@ -102,6 +102,37 @@ def test_panel_titles_fit_their_share_of_a_phone(figures):
                 name, title)
 
 
+def test_two_line_panel_titles_have_room_under_the_figures_title(figures):
+    """Panel titles on two lines sit higher than on one: the default 60 px top margin would
+    draw them over the figure's own title (chartkit.layout's `top`)."""
+    for name, fig in figures.items():
+        titles = [a.text for a in fig.layout.annotations if a.yanchor == "bottom"
+                  and a.xref == "paper" and a.yref == "paper"]
+        if fig._grid_ref and any("<br>" in t for t in titles):
+            assert fig.layout.margin.t >= 80, (name, fig.layout.margin.t)
+
+
+def test_every_hover_says_what_its_trace_is_in_its_own_words(figures):
+    """A hover text ends with Plotly's <extra> (chartkit.tip), empty or naming the trace:
+    without it Plotly adds the trace's whole legend name in a box beside it."""
+    for name, fig in figures.items():
+        for tr in fig.data:
+            hover = getattr(tr, "hovertemplate", None)
+            assert hover is None or hover.endswith("</extra>"), (name, tr.name, hover)
+
+
+def test_a_line_label_keeps_a_space_from_its_line(figures):
+    """A vertical line's label (chartkit.vline) starts with a space when it sits right of
+    the line and ends with one when it sits left of it."""
+    labels = [(name, a) for name in ("cost", "roofline", "pass_time", "batch")
+              for a in figures[name].layout.annotations
+              if a.yref == "paper" and a.xref != "paper" and not a.showarrow]
+    assert len(labels) >= 5
+    for name, a in labels:
+        assert a.text.startswith(" ") if a.xanchor == "left" else a.text.endswith(" "), (
+            name, a.text)
+
+
 def test_point_labels_are_never_clipped_at_the_axes(figures):
     labelled = 0
     for name in ("cost", "gallery"):
