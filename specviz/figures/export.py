@@ -220,11 +220,9 @@ def round_figure(trace: RoundTrace, rnd: int = 0, *, start: int = 0) -> go.Figur
     fig.update_xaxes(range=[-0.7, trace.k + 1.7], visible=False, row=1, col=1)
     fig.update_yaxes(range=[KEY_Y - KEY_ROW_H - 0.3, 1.45], visible=False, row=1, col=1)
     fig.update_annotations(font_size=TEXT_PX + 2)  # the panels' titles
-    top = max(float(trace.positions[0].p_row.max()), max(float(p.q_row.max())
-                                                            for p in trace.positions))
-    for row in (trace.rejection_row, trace.bonus_row):
-        if row is not None:
-            top = max(top, float(row.max()))
+    rows = [r for p in trace.positions for r in (p.p_row, p.q_row)]
+    top = max(float(r.max()) for r in rows + [trace.rejection_row, trace.bonus_row]
+              if r is not None)
     fig.update_yaxes(range=[0.0, 1.15 * top], title_text="probability", row=2, col=1)
     fig.update_xaxes(title_text=where, row=2, col=1)
     fig.update_xaxes(range=[0.0, 1.0], dtick=0.1, title_text="u (keep iff u < t)", row=2, col=2)

@@ -15,7 +15,7 @@ from specviz.core.sampling import draw_row
 from specviz.core.scenario import Scenario
 from specviz.core.tables import temper_rows
 from specviz.core.trace import RoundDigest, RoundTrace
-from specviz.figures import animation, textfigs
+from specviz.figures import animation, export, textfigs
 from specviz.text import measure, ngram
 from specviz.text import pair as tp
 from specviz.views import pagedata, stepping, textpage, transcript
@@ -168,6 +168,9 @@ def test_lookup_rounds_use_a_one_hot_q(chars):
     assert "<i>plain decoding</i>" in box and "<i>bonus</i>" not in box
     assert "plain decoding" in none.steps[bonus].caption and "bonus" not in box
     assert "one target call" in none.steps[bonus].caption
+    # its offline export draws it too (the bars' range read from the rows it has)
+    fig = export.round_figure(none, 0)
+    assert len(fig.frames) == len(none.steps) and fig.layout.yaxis2.range[1] > 0
     rounds = (play_text_round(dec, ctx, 1, np.random.default_rng(seed), drafter="lookup")
               for seed in range(200))
     kept = next(r for r in rounds if r.rejected_at is None)  # the draft kept: a real bonus
