@@ -154,25 +154,15 @@ class Runner:
             return self._tree_pass(prefix, tails)
 
     def _tree_pass(self, prefix: list[int], tails: list[Path]) -> list[np.ndarray]:
-        """score's tree: onto the tree held when prefix is on it, else a new one at prefix."""
-        tr, lin = self._tree, []
-        if tr is None or not self._extends(tr, prefix, tails):
-            if tr is not None:
-                self._settle(prefix)
-            m = common_length(self.tokens, prefix)
-            root = any(not t for t in tails) and (m < len(prefix) or len(prefix)
-                                                   not in self._logits)
-            t = min(m, len(prefix) - 1 if root else len(prefix))
-            self.rollback(t)
-            tr, lin, self.tokens = Pending(len(prefix)), prefix[t:], prefix
+        """score's tree: one pass runs the base's tokens the cache lacks and the nodes the
+        tree lacks, and keeps the rows asked for that are not kept yet."""
+        tr, lin = self._tree_for(prefix, tails)
         rel = [tuple(prefix[tr.base:]) + t for t in tails]
         nodes = sorted({p[:d] for p in rel for d in range(1, len(p) + 1)} - set(tr.slot),
                        key=lambda p: (len(p), p))
         t0 = self.cache.n
         pos, mask = tree_layout(t0, len(lin), tr.base, nodes, tr.slot)
-        at = {p: tr.slot[p] - t0 for p in rel if p and p not in tr.logits}
-        if () in rel and tr.base not in self._logits:
-            at[()] = len(lin) - 1
+        at = self._rows_asked(tr, rel, t0=t0, n_lin=len(lin))
         if nodes or lin:
             began = time.perf_counter()
             out = forward(self.w, lin + [p[-1] for p in nodes], self.cache,
@@ -186,6 +176,32 @@ class Runner:
                     self._logits[tr.base] = row
         self._tree = tr
         return [tr.logits[p] if p else self._logits[tr.base] for p in rel]
+
+    def _tree_for(self, prefix: list[int], tails: list[Path]) -> tuple[Pending, list[int]]:
+        """The tree the nodes go onto and the base's tokens that run before them: the tree
+        held, and none, when prefix is on it; else a new tree at prefix after the tokens the
+        cache lacks (its last one again when the root's row is asked for and not kept)."""
+        tr = self._tree
+        if tr is not None and self._extends(tr, prefix, tails):
+            return tr, []
+        if tr is not None:
+            self._settle(prefix)
+        m = common_length(self.tokens, prefix)
+        root = any(not t for t in tails) and (m < len(prefix) or len(prefix)
+                                               not in self._logits)
+        t = min(m, len(prefix) - 1 if root else len(prefix))
+        self.rollback(t)
+        self.tokens = prefix
+        return Pending(len(prefix)), prefix[t:]
+
+    def _rows_asked(self, tr: Pending, rel: list[Path], *, t0: int,
+                    n_lin: int) -> dict[Path, int]:
+        """The rows a pass from slot t0 returns: path -> its row, for each node asked for
+        whose logits are not kept, and the root (the base's last token, row n_lin - 1)."""
+        at = {p: tr.slot[p] - t0 for p in rel if p and p not in tr.logits}
+        if () in rel and tr.base not in self._logits:
+            at[()] = n_lin - 1
+        return at
 
     def _extends(self, tr: Pending, prefix: list[int], tails: list[Path]) -> bool:
         """Whether the nodes asked for can be added to the tree held: prefix runs along it,

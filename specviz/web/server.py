@@ -10,8 +10,9 @@ entry command of the image.
 - install(): at every script run (idempotent). A client's clear-cache message clears its
   own session state only, not the caches every session shares; and a collector thread runs
   a full garbage collection (and returns freed heap to the system) once the server has
-  been quiet for COLLECT_QUIET_S after scripts ran or sessions ended (Streamlit's collection
-  after every script run is off: [runner] postScriptGC = false).
+  been quiet for COLLECT_QUIET_S ($SPECVIZ_COLLECT_QUIET_S, default 5) after scripts ran or
+  sessions ended (Streamlit's collection after every script run is off: [runner]
+  postScriptGC = false).
 - main(): `python -m specviz.web.server run app.py ...` is `streamlit run app.py ...` with
   /_stcore/metrics answered 404 and request heads up to REQUEST_HEAD_MAX_BYTES, which
   Streamlit 1.67 has no option for.
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import ctypes
 import gc
+import os
 import sys
 import threading
 import time
@@ -28,7 +30,8 @@ from collections.abc import Callable
 from typing import TypeVar
 
 T = TypeVar("T")
-COLLECT_QUIET_S = 5.0  # seconds without a script run or a session change before collecting
+# seconds without a script run or a session change before the collector collects
+COLLECT_QUIET_S = float(os.environ.get("SPECVIZ_COLLECT_QUIET_S", "5"))
 CLOSED_PATHS = ("/_stcore/metrics",)  # answered 404 (the proxy closes them too)
 # Chromium sends URLs up to 2 MiB; uvicorn's h11 default (16 KiB per incomplete read) resets
 # request lines past ~125 KB before the app can say what it left out of them.

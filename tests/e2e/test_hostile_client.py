@@ -25,7 +25,11 @@ TEXT_READY = "Round 0 starts after"
 HEAVY = "order=8"  # /text with models the default page does not count
 FRAME_MB = 200  # Streamlit's default server.maxMessageSize, which the server once buffered
 FRAME_GROWTH_MB = 60  # what one such frame (or four at once) may add to the server now
-IDLE_TTL_S = 5  # disconnected sessions expire after this (the default is 120 s)
+IDLE_TTL_S = 2  # disconnected sessions expire after this (the default is 120 s)
+QUIET_S = 1  # the server collects once quiet this long ($SPECVIZ_COLLECT_QUIET_S, default 5)
+# closed sessions have expired and been collected: the collector sees the count change within
+# QUIET_S, then QUIET_S of quiet; with room for a loaded machine
+COLLECTED_S = IDLE_TTL_S + 2 * QUIET_S + 5
 VISITORS = 24
 
 
@@ -159,14 +163,18 @@ def test_closed_sessions_memory_goes_while_the_server_idles():
     server's bounded caches keep on purpose (about 10 MB a setting); the second pass
     brings the same settings in new sessions, so what the closed sessions held is what
     must go."""
-    srv = start_server(env={"STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL": str(IDLE_TTL_S)})
+    srv = start_server(env={"STREAMLIT_SERVER_DISCONNECTED_SESSION_TTL": str(IDLE_TTL_S),
+                            "SPECVIZ_COLLECT_QUIET_S": str(QUIET_S)})
     try:
         _visitors(srv.port, srv.pid)  # the shared models and each visitor's cached results
-        time.sleep(IDLE_TTL_S + 15)
+        time.sleep(COLLECTED_S)
         base = rss_mb(srv.pid)
         closed = _visitors(srv.port, srv.pid)
-        time.sleep(IDLE_TTL_S + 20)
+        deadline = time.monotonic() + COLLECTED_S + 5
         idle = rss_mb(srv.pid)
+        while idle - base >= 0.5 * (closed - base) and time.monotonic() < deadline:
+            time.sleep(0.5)  # not gone yet: the sessions expire, then a quiet period
+            idle = rss_mb(srv.pid)
         print(f"{VISITORS} /text sessions: {base:.0f} -> {closed:.0f} MB; idle {idle:.0f} MB")
         assert closed - base > 0.5 * VISITORS, (base, closed)  # each session held some
         assert idle - base < 0.5 * (closed - base), (base, closed, idle)

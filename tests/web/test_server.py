@@ -4,6 +4,7 @@ and the entry command's patches (each checked without a server; tests/e2e drive 
 from __future__ import annotations
 
 import asyncio
+import importlib.util
 import threading
 import time
 
@@ -65,6 +66,20 @@ def _call(app, path: str) -> int:
     done.start()
     done.join(timeout=30)
     return sent[0]["status"]
+
+
+def test_the_collectors_quiet_period_is_5_s_unless_the_environment_sets_it(monkeypatch):
+    """$SPECVIZ_COLLECT_QUIET_S, read when the module is loaded (here a fresh copy of it)."""
+    def quiet() -> float:
+        spec = importlib.util.spec_from_file_location("fresh_server", server.__file__)
+        fresh = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(fresh)
+        return fresh.COLLECT_QUIET_S
+
+    monkeypatch.delenv("SPECVIZ_COLLECT_QUIET_S", raising=False)
+    assert quiet() == 5.0
+    monkeypatch.setenv("SPECVIZ_COLLECT_QUIET_S", "0.5")
+    assert quiet() == 0.5
 
 
 def test_closed_paths_answer_404_and_the_rest_passes():
