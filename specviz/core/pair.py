@@ -108,16 +108,16 @@ class TablePair(ModelPair):
     @cached_property
     def fingerprint(self) -> str:
         """Identifies the pair for caches: a hash of both tables and the names."""
-        h = hashlib.sha256(self.P.tobytes() + self.Q.tobytes())
-        h.update("\x1f".join(self.names).encode())
-        return h.hexdigest()[:20]
+        return self._digest(self.P, self.Q)
 
     @cached_property
     def target_fingerprint(self) -> str:
         """Identifies the target table alone (and the names), for what never reads Q."""
-        h = hashlib.sha256(self.P.tobytes())
-        h.update("\x1f".join(self.names).encode())
-        return h.hexdigest()[:20]
+        return self._digest(self.P)
+
+    def _digest(self, *tables: np.ndarray) -> str:
+        data = [t.tobytes() for t in tables] + ["\x1f".join(self.names).encode()]
+        return hashlib.sha256(b"".join(data)).hexdigest()[:20]
 
     def p(self, prefix: Sequence[int]) -> np.ndarray:
         return self.P[prefix[-1]]

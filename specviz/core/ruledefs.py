@@ -30,11 +30,11 @@ def given_q(P: Table, Q: Table, prm: Params) -> Table:
     return Q
 
 
-def _ratio(P: Table, Q: Table, prm: Params) -> Table:
+def ratio_table(P: Table, Q: Table, prm: Params) -> Table:
     return ratio(P, Q)
 
 
-def _residual(P: Table, Q: Table, prm: Params) -> Table:
+def residual_table(P: Table, Q: Table, prm: Params) -> Table:
     return residual(P, Q)
 
 
@@ -62,8 +62,8 @@ class Rule:
     source: str  # where it comes from: a paper section or the public issue that reported it
     description: str
     draft_table: Callable[[Table, Table, Params], Table] = given_q
-    accept_table: Callable[[Table, Table, Params], Table] = _ratio
-    reject_table: Callable[[Table, Table, Params], Table] = _residual
+    accept_table: Callable[[Table, Table, Params], Table] = ratio_table
+    reject_table: Callable[[Table, Table, Params], Table] = residual_table
     target_table: Callable[[Table, Table, Params], Table] = given_p  # the law to follow
     reject_law: str = "norm(max(0, p - q))"  # how the app names the rejection law
     keep_unverified: bool = False  # emit the drafts after a rejection without checking them

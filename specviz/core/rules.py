@@ -67,33 +67,25 @@ def _top_k(P: Table, Q: Table, prm: Params) -> Table:
 
 
 # ---------------------------------------------------------------------- rows a rule reads
-# A variant's ratio and residual are those of chosen rows: partial(_on, ratio, _raw_p,
+# A variant's ratio and residual are those of chosen rows: partial(_on, ratio, given_p,
 # _one_hot) is ratio(P, one_hot(Q)). The warp rules carry a request's warp as parameters
 # and read the raw rows P, Q: the output must follow warp(P); the draft samples from
 # warp(Q) when warp_draft = 1.
 def _on(f: Callable[[Table, Table], Table], p_rows: Callable, q_rows: Callable,
         P: Table, Q: Table, prm: Params) -> Table:
-    return f(p_rows(P, prm), q_rows(P, Q, prm))
+    return f(p_rows(P, Q, prm), q_rows(P, Q, prm))
 
 
-def _raw_p(P: Table, prm: Params) -> Table:
-    return P
-
-
-def _warped_p(P: Table, prm: Params) -> Table:
+def _warped_p(P: Table, Q: Table, prm: Params) -> Table:
     return warp_rows(P, Warp.from_params(prm))
 
 
-def _unnormalised(P: Table, prm: Params) -> Table:
+def _unnormalised(P: Table, Q: Table, prm: Params) -> Table:
     return warp_rows(P, Warp.from_params(prm), renormalise=False)
 
 
 def _warped_q(P: Table, Q: Table, prm: Params) -> Table:
     return warp_rows(Q, Warp.from_params(prm)) if prm["warp_draft"] else Q
-
-
-def _warp_target(P: Table, Q: Table, prm: Params) -> Table:
-    return _warped_p(P, prm)
 
 
 def _warp_params(draft: int = 0) -> tuple[Param, ...]:
@@ -112,7 +104,7 @@ def _warp_rule(name: str, label: str, family: str, source: str, description: str
     warp(p); the coin is ratio(coin(P), q(Q)) and the correction residual(fix(P), q(Q))."""
     return Rule(name, label, family, source, description, draft_table=_warped_q,
                 accept_table=partial(_on, ratio, coin, q),
-                reject_table=partial(_on, residual, fix, q), target_table=_warp_target,
+                reject_table=partial(_on, residual, fix, q), target_table=_warped_p,
                 reject_law=reject_law, params=_warp_params(draft))
 
 
@@ -136,8 +128,8 @@ RULES: dict[str, Rule] = {
             "prompt-lookup and greedy drafters",
             "the drafter proposes one token with certainty (here q's most likely one), so q is "
             "one-hot: keep it with probability p(x); on rejection draw from p with x removed",
-            draft_table=_one_hot, accept_table=partial(_on, ratio, _raw_p, _one_hot),
-            reject_table=partial(_on, residual, _raw_p, _one_hot),
+            draft_table=_one_hot, accept_table=partial(_on, ratio, given_p, _one_hot),
+            reject_table=partial(_on, residual, given_p, _one_hot),
             reject_law="p with the draft removed",
         ),
         Rule(
@@ -270,7 +262,7 @@ RULES: dict[str, Rule] = {
             "sampled with top-p",
             "the request samples from warp(p), but the ratio and the residual read the raw "
             "p; the bonus comes from warp(p)",
-            coin=_raw_p, fix=_raw_p,
+            coin=given_p, fix=given_p,
         ),
         _warp_rule(
             "warp_raw_residual", "residual from the unwarped target", "broken",
@@ -278,7 +270,7 @@ RULES: dict[str, Rule] = {
             "correction recomputes p from the raw logits",
             "keep x with min(1, warp(p)/q), but correct from norm(max(0, p - q)) with the "
             "raw p",
-            coin=_warped_p, fix=_raw_p, reject_law="norm(max(0, p - q)), p unwarped",
+            coin=_warped_p, fix=given_p, reject_law="norm(max(0, p - q)), p unwarped",
         ),
         _warp_rule(
             "warp_raw_q", "warped draft, raw q in the ratio", "broken",
