@@ -38,8 +38,8 @@ from ..pair import ModelPair
 from ..rule import RESIDUAL_EPS, ratio
 from ..ruledefs import Rule, RuleTables
 from ..sampling import draw_rows
-from ..trace import Emitted, Position, RoundDigest, RoundTrace, frozen
-from .base import draft_chain, joint_from_rounds, last_token, make_trace, slices
+from ..trace import Position, RoundDigest, RoundTrace, frozen
+from .base import Line, draft_chain, ending, joint_from_rounds, make_trace, slices
 
 BLOCK_STATES_MAX = 1_000_000  # merged (start, token, w) states per level of the exact walk
 VALUE_CELLS_MAX = 12_000_000  # kinks x (levels + V) of one level of the value functions
@@ -87,9 +87,8 @@ def block_weights(p_rows, q_rows, drafts) -> tuple[np.ndarray, np.ndarray]:
 
 
 # ------------------------------------------------------------------ the kind
-class Block:
+class Block(Line):
     name = "block"
-    takes_proposal = True  # a pair's proposal (prompt lookup) may stand for the drafts
 
     def play(self, pair: ModelPair, prefix: list[int], k: int, rule: Rule, draws: Draws,
              light: bool = False, betas: bool = False) -> RoundTrace | RoundDigest:
@@ -98,15 +97,12 @@ class Block:
         the bonus from p."""
         proposed, drafts, _, qs_rows, _ = draft_chain(pair, prefix, k, rule, draws)
         n = len(drafts)
-        pair.score(prefix, [drafts[:i] for i in range(n + 1)])
         p_rows = [pair.p(prefix + drafts[:i]) for i in range(n + 1)]
         w, h = block_weights(p_rows, qs_rows, drafts)
         coins = [draws.coin(i - 1) for i in range(n, 0, -1)][::-1]  # eta_1..eta_n, drawn k..1
         tau = max((i for i in range(1, n + 1) if coins[i - 1] < h[i]), default=0)
-        final_u = draws.final(tau)
-        row = None if tau == n else correction_row(w[tau], p_rows[tau], qs_rows[tau])
-        emitted = [Emitted(drafts[i], "accepted", i + 1) for i in range(tau)]
-        emitted.append(last_token(pair, rule, prefix, prefix + drafts[:tau], final_u, row))
+        rejection = None if tau == n else correction_row(w[tau], p_rows[tau], qs_rows[tau])
+        emitted, final_u, row = ending(pair, rule, prefix, drafts[:tau], draws, rejection)
         if light:
             return RoundDigest(prefix[-1], n, tuple(emitted), tau)
         last = [prefix[-1]] + drafts
@@ -116,8 +112,8 @@ class Block:
             ratio=float(ratio(p_rows[i][x], qs_rows[i][x])), threshold=float(h[i + 1]),
             u=coins[i], accepted=i < tau) for i, x in enumerate(drafts))
         return make_trace(pair, rule, prefix, n, positions, emitted, final_u,
-                          None if tau == n else tau + 1, p_rows[n] if row is None else row,
-                          last[tau], range(tau + 2, n + 1), proposed=proposed, weights=w)
+                          None if tau == n else tau + 1, row, last[tau],
+                          range(tau + 2, n + 1), proposed=proposed, weights=w)
 
     def round(self, eng, ctx: np.ndarray, k: int, rng: np.random.Generator):
         return block_round(eng.rt.P, eng.rt.Qs, eng.draft, eng.bonus, ctx, k, rng)
@@ -129,13 +125,6 @@ class Block:
 
     def tables(self, rt: RuleTables, k: int, long_run: bool) -> tuple[np.ndarray, ...]:
         return round_tables(rt.P, rt.Qs, k)  # (V, k+1), (V, V)
-
-    def drafted(self, rule: Rule, k: int) -> int:
-        return int(k)
-
-    def scored(self, rule: Rule, k: int) -> int:
-        """Rows the target's one call a round scores: the k + 1 prefixes."""
-        return int(k) + 1
 
     def columns(self, rule: Rule, k: int) -> int:
         raise ValueError("block verification reads the coins of drafts it then throws away; "

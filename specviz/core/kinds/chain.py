@@ -27,20 +27,18 @@ from ..pair import ModelPair
 from ..rule import overlap, ratio
 from ..ruledefs import Rule, RuleTables, coin_passes, keep_prob
 from ..trace import Emitted, Position, RoundDigest, RoundTrace, frozen
-from ..verify import rejection_row, target_row, threshold
-from .base import draft_chain, last_token, make_trace
+from ..verify import rejection_row, threshold
+from .base import Line, draft_chain, ending, make_trace
 
 
-class Chain:
+class Chain(Line):
     name = "chain"
-    takes_proposal = True  # a pair's proposal (prompt lookup) may stand for the drafts
 
     def play(self, pair: ModelPair, prefix: list[int], k: int, rule: Rule, draws: Draws,
              light: bool = False, betas: bool = False) -> RoundTrace | RoundDigest:
         """One round; betas=True adds sum_x min(p, q) at each verified position."""
         proposed, drafts, q_rows, qs_rows, p_rows = draft_chain(pair, prefix, k, rule, draws)
         n = len(drafts)
-        pair.score(prefix, [drafts[:i] for i in range(n + 1)])  # step 2: one target call
 
         def p_at(i: int) -> np.ndarray:  # the target's row at position i's prefix
             if i not in p_rows:
@@ -56,19 +54,13 @@ class Chain:
                 rejected_at = i + 1
                 break
         n_acc = n if rejected_at is None else rejected_at - 1
-        final_u = draws.final(n_acc)  # 4. the rejection law's token, or the bonus
         rejection = None if rejected_at is None else _rejection(
             pair, prefix + drafts[:n_acc], rule, drafts[n_acc], p_at(n_acc), q_rows[n_acc],
             proposed)
-        emitted = [Emitted(drafts[i], "accepted", i + 1) for i in range(n_acc)]
-        emitted.append(last_token(pair, rule, prefix, prefix + drafts[:n_acc], final_u,
-                                  rejection))
-        later = range(n_acc + 1, n) if rejected_at else ()
-        flushed: tuple[int, ...] = ()
+        emitted, final_u, row = ending(pair, rule, prefix, drafts[:n_acc], draws, rejection)
+        later = tuple(range(n_acc + 2, n + 1)) if rejected_at else ()  # 1-based
         if rule.keep_unverified:
-            emitted += [Emitted(drafts[j], "unverified", j + 1) for j in later]
-        else:
-            flushed = tuple(j + 1 for j in later)
+            emitted += [Emitted(drafts[j - 1], "unverified", j) for j in later]
         if light:
             beta = tuple(float(overlap(p_at(i), qs_rows[i])) for i in range(len(coins))) \
                 if betas else ()
@@ -86,9 +78,9 @@ class Chain:
             )
             for i, x in enumerate(drafts)
         )
-        row = target_row(rule, pair.p(prefix + drafts)) if rejection is None else rejection
         return make_trace(pair, rule, prefix, n, positions, emitted, final_u, rejected_at,
-                          row, last[n_acc], flushed, proposed=proposed)
+                          row, last[n_acc], () if rule.keep_unverified else later,
+                          proposed=proposed)
 
     def round(self, eng, ctx: np.ndarray, k: int, rng: np.random.Generator):
         """One round for each context in ctx (n,) -> emitted (k+1, n), lengths, accepted, next."""
@@ -119,13 +111,6 @@ class Chain:
     def tables(self, rt: RuleTables, k: int, long_run: bool) -> tuple[np.ndarray, ...]:
         """D[c, j] = P(the round from c keeps j drafts); N[c, c'] = P(it ends on c')."""
         return _accepted_law(rt, k), _next_context_law(rt, k) if long_run else None
-
-    def drafted(self, rule: Rule, k: int) -> int:
-        return int(k)
-
-    def scored(self, rule: Rule, k: int) -> int:
-        """Rows the target's one call a round scores: the k + 1 prefixes."""
-        return int(k) + 1
 
     def columns(self, rule: Rule, k: int) -> int:
         return 1

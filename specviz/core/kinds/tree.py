@@ -26,8 +26,8 @@ from ..pair import ModelPair
 from ..rule import ratio, residual
 from ..ruledefs import Rule, RuleTables
 from ..sampling import DRAW_FLAT_MAX, BucketSampler, block_cdf, draw_row, draw_rows
-from ..trace import Emitted, Position, RoundDigest, RoundTrace, Try, frozen
-from .base import SLICE_CELLS, joint_from_rounds, last_token, make_trace, slices
+from ..trace import Position, RoundDigest, RoundTrace, Try, frozen
+from .base import SLICE_CELLS, ending, joint_from_rounds, make_trace, slices
 from .treelaw import (
     reads_tokens,
     round_pieces,
@@ -65,14 +65,11 @@ class Tree:
                 accepted=t.accepted, tries=tuple(tries)))
             if t.accepted:
                 node, cur = node + (len(tries) - 1,), cur + [t.token]
-        emitted = [Emitted(x, "accepted", i + 1) for i, x in enumerate(cur[len(prefix):])]
-        final_u = draws.final(len(emitted))
-        emitted.append(last_token(pair, rule, prefix, cur, final_u, end))
+        emitted, final_u, row = ending(pair, rule, prefix, cur[len(prefix):], draws, end)
         if light:
             return RoundDigest(prefix[-1], len(positions), tuple(emitted), len(emitted) - 1)
         return make_trace(pair, rule, prefix, len(positions), positions, emitted, final_u,
-                          None if end is None else len(positions),
-                          pair.p(cur) if end is None else end, cur[-1],
+                          None if end is None else len(positions), row, cur[-1],
                           tree=tuple(sorted(tokens.items(), key=lambda pt: (len(pt[0]), pt[0]))))
 
     def round(self, eng, ctx: np.ndarray, k: int, rng: np.random.Generator):
