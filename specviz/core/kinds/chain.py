@@ -92,12 +92,10 @@ class Chain(Line):
         d = np.arange(n)
         at_J = J * n + d  # (n,) where the round's last token goes
         c_J = C.ravel()[np.minimum(at_J, k * n - n + d)]  # the rejected position's context
+        last = eng.final(np.where(all_kept, V + X[k - 1], c_J), U[2 * k])
         if rule.rejection_skips_draft:  # y ~ R[c] given y != the rejected draft
             rej = np.flatnonzero(~all_kept)
-            skip = X.ravel()[at_J[rej]]
-        last = eng.final(np.where(all_kept, V + X[k - 1], c_J), U[2 * k])
-        if rule.rejection_skips_draft:
-            last[rej] = eng.R_cdf.skipping(c_J[rej], skip, U[2 * k][rej])
+            last[rej] = eng.R_cdf.skipping(c_J[rej], X.ravel()[at_J[rej]], U[2 * k][rej])
         X.ravel()[at_J] = last
         if rule.keep_unverified:
             L = np.where(all_kept, k + 1, k)  # the later drafts stay in X, unverified
@@ -109,8 +107,19 @@ class Chain(Line):
         return _step(rt, k, F, K, k, np.array([ctx])).reshape((rt.V,) * n)  # (1, V^n)
 
     def tables(self, rt: RuleTables, k: int, long_run: bool) -> tuple[np.ndarray, ...]:
-        """D[c, j] = P(the round from c keeps j drafts); N[c, c'] = P(it ends on c')."""
-        return _accepted_law(rt, k), _next_context_law(rt, k) if long_run else None
+        """D[c, j] = P(the round from c keeps j drafts), (V, k+1); N[c, c'] = P(it ends on
+        c'), (V, V). With r drafts left to verify: D_0[c] = [1], D_r[c] = [reject_mass(c),
+        ACC[c] @ D_(r-1)] (kept at c, then r - 1 to go); N_0 = P (the bonus token), N_r =
+        ACC @ N_(r-1) + REJ (ends on the rejection token), or under 'continue' with r > 1
+        + W Qs^(r-1) (ends on the last unverified draft)."""
+        D, N = np.ones((rt.V, 1)), rt.P
+        chain = np.eye(rt.V)  # Qs^(r-1): the q-chain of the later drafts under 'continue'
+        for r in range(1, k + 1):
+            D = np.concatenate([rt.reject_mass[:, None], rt.acc @ D], axis=1)
+            if long_run:
+                N = rt.acc @ N + (rt.W @ chain if rt.rule.keep_unverified and r > 1 else rt.rej)
+                chain = chain @ rt.Qs if rt.rule.keep_unverified else chain
+        return D, N if long_run else None
 
     def columns(self, rule: Rule, k: int) -> int:
         return 1
@@ -183,28 +192,3 @@ def _step(rt: RuleTables, k: int, F, K, r: int, rows: np.ndarray) -> np.ndarray:
         return kept + (R[:, :, None] * tail[:, None, :]).reshape(len(rows), -1)
     REJ = rt.rej[rows]  # (C, V): rejected, y emitted
     return kept + _chain(REJ, F[k])
-
-
-def _accepted_law(rt: RuleTables, k: int) -> np.ndarray:
-    """D[c, j] = P(the round from c keeps exactly j drafts). (V, k+1)
-
-    D_0[c] = [1]; D_r[c] = [reject_mass(c), ACC[c] @ D_{r-1}] (kept at c, then r - 1 to go).
-    """
-    D = np.ones((rt.V, 1))
-    for _ in range(k):
-        D = np.concatenate([rt.reject_mass[:, None], rt.acc @ D], axis=1)
-    return D
-
-
-def _next_context_law(rt: RuleTables, k: int) -> np.ndarray:
-    """N[c, c'] = P(the round from c ends on token c', where the next round starts). (V, V)"""
-    N = rt.P  # r = 0: the bonus token
-    chain = np.eye(rt.V)  # Qs^(r-1): the q-chain of the later drafts under 'continue'
-    for r in range(1, k + 1):
-        if rt.rule.keep_unverified and r > 1:
-            rejected = rt.W @ chain  # ends on the last unverified draft
-        else:
-            rejected = rt.rej  # ends on the rejection token
-        N = rt.acc @ N + rejected
-        chain = chain @ rt.Qs
-    return N

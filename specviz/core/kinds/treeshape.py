@@ -20,19 +20,12 @@ import numpy as np
 
 @dataclass(frozen=True)
 class TreeShape:
-    """A tree of drafted positions as paths of sibling indices (closed under prefixes)."""
+    """A tree of drafted positions as paths of sibling indices (closed under prefixes, each
+    with its earlier siblings: as check_paths returns them, or a preset's branching)."""
 
     name: str
     paths: tuple[tuple[int, ...], ...]
     source: str = ""
-
-    def __post_init__(self) -> None:
-        have = set(self.paths)
-        for p in self.paths:
-            if not p or p[:-1] and p[:-1] not in have or any(i < 0 for i in p):
-                raise ValueError(f"tree {self.name!r}: path {p} has no parent in the tree")
-            if p[-1] and p[:-1] + (p[-1] - 1,) not in have:
-                raise ValueError(f"tree {self.name!r}: sibling indices of {p} skip one")
 
     @classmethod
     def from_branching(cls, name: str, branching: tuple[int, ...], source: str = ""):
