@@ -88,15 +88,6 @@ def _warped_q(P: Table, Q: Table, prm: Params) -> Table:
     return warp_rows(Q, Warp.from_params(prm)) if prm["warp_draft"] else Q
 
 
-def _warp_params(draft: int = 0) -> tuple[Param, ...]:
-    return (Param("temperature", 0.8, 0.05, 5.0, "target (and draft) temperature"),
-            Param("top_k", 0, 0, 4096, "keep the k most likely (0 = off)", integer=True),
-            Param("top_p", 0.9, 0.01, 1.0, "keep the most likely up to this mass"),
-            Param("min_p", 0.0, 0.0, 1.0, "keep x with p(x) >= min_p max p"),
-            Param("warp_draft", draft, 0, 1, "1: the draft samples from the warped q",
-                  integer=True))
-
-
 def _warp_rule(name: str, label: str, family: str, source: str, description: str, *,
                coin: Callable, fix: Callable, q: Callable = _warped_q, draft: int = 0,
                reject_law: str = Rule.reject_law) -> Rule:
@@ -105,7 +96,14 @@ def _warp_rule(name: str, label: str, family: str, source: str, description: str
     return Rule(name, label, family, source, description, draft_table=_warped_q,
                 accept_table=partial(_on, ratio, coin, q),
                 reject_table=partial(_on, residual, fix, q), target_table=_warped_p,
-                reject_law=reject_law, params=_warp_params(draft))
+                reject_law=reject_law,
+                params=(Param("temperature", 0.8, 0.05, 5.0, "target (and draft) temperature"),
+                        Param("top_k", 0, 0, 4096, "keep the k most likely (0 = off)",
+                              integer=True),
+                        Param("top_p", 0.9, 0.01, 1.0, "keep the most likely up to this mass"),
+                        Param("min_p", 0.0, 0.0, 1.0, "keep x with p(x) >= min_p max p"),
+                        Param("warp_draft", draft, 0, 1,
+                              "1: the draft samples from the warped q", integer=True)))
 
 
 def _shape_param(default: int) -> tuple[Param, ...]:

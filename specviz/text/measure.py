@@ -57,10 +57,7 @@ def long_text_decode(sc: Scenario, *, length: int = 1_000) -> TextDecodeStats:
     betas: list[float] = []
     kept = np.zeros(k + 1, dtype=np.int64)  # rounds by drafts kept
     t0 = time.perf_counter()
-    while len(prefix) - n0 < length:
-        if kept.any() and interrupt.overdue():
-            break
-        interrupt.check(deadline=False)
+    while len(prefix) - n0 < length and interrupt.goes_on(kept.any()):
         d = play(pair, prefix, k, r, draws, light=True, betas=True)
         drafted += d.k
         kept[d.accepted] += 1
@@ -180,9 +177,8 @@ def sample_first_tokens(sc: Scenario, *, n: int, n_tokens: int = 2) -> list[tupl
     draws = RngDraws(np.random.default_rng(sc.seed))
     out = []
     for _ in range(int(n)):
-        if out and interrupt.overdue():  # the time budget is spent: the decodes done so far
+        if not interrupt.goes_on(bool(out)):  # the budget is spent: the decodes done so far
             break
-        interrupt.check(deadline=False)
         got: list[int] = []
         while len(got) < n_tokens:
             got += play(pair, prefix + got, k, r, draws, light=True).tokens
