@@ -119,7 +119,6 @@ class Cells:
     first: dict  # first token -> its 'other' cell (coarse pairs), or the lumped cell
     V: int
     full: bool
-    labels: tuple[str, ...]
 
     def cell(self, toks: Sequence[int]) -> int:
         if self.full:
@@ -137,35 +136,28 @@ def first_tokens_cells(dec: TextDecoder, context: Sequence[int], n_tokens: int =
     if n_tokens not in (1, 2):
         raise ValueError(f"n_tokens must be 1 or 2; got {n_tokens!r}")
     p1 = dec.target(prefix)
-    names = dec.names
-    if top is None:
-        if n_tokens == 1:
-            return Cells(1, p1.copy(), {}, {}, dec.V, True, names)
-        joint = np.stack([p1[x] * dec.target(prefix + [x]) for x in range(dec.V)])  # (V, V)
-        labels = tuple(f"{a}{b}" for a in names for b in names)
-        return Cells(2, joint.ravel(), {}, {}, dec.V, True, labels)
+    if top is None:  # (V,) or the joint (V, V) flattened
+        full = p1.copy() if n_tokens == 1 else np.stack(
+            [p1[x] * dec.target(prefix + [x]) for x in range(dec.V)]).ravel()
+        return Cells(n_tokens, full, {}, {}, dec.V, True)
     S1 = [int(x) for x in np.argsort(-p1, kind="stable")[:top]]
-    law, index, first, labels = [], {}, {}, []
+    law, index, first = [], {}, {}
     for x in S1:
         if n_tokens == 1:
             index[(x,)] = len(law)
             law.append(p1[x])
-            labels.append(names[x])
             continue
         p2 = dec.target(prefix + [x])
         S2 = [int(y) for y in np.argsort(-p2, kind="stable")[:top]]
         for y in S2:
             index[(x, y)] = len(law)
             law.append(p1[x] * p2[y])
-            labels.append(f"{names[x]} {names[y]}")
         first[x] = len(law)
         law.append(p1[x] * (1.0 - p2[S2].sum()))
-        labels.append(f"{names[x]} (other)")
     first[None] = len(law)
     law.append(1.0 - p1[S1].sum())
-    labels.append("(other)")
     a = np.maximum(np.asarray(law), 0.0)
-    return Cells(n_tokens, a / a.sum(), index, first, dec.V, False, tuple(labels))
+    return Cells(n_tokens, a / a.sum(), index, first, dec.V, False)
 
 
 def sample_first_tokens(sc: Scenario, *, n: int, n_tokens: int = 2) -> list[tuple[int, ...]]:

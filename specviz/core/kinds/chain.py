@@ -168,9 +168,8 @@ def _levels(rt: RuleTables, k: int, m_max: int):
     F = [np.ones((V, 1)) for _ in range(k + 1)]  # level m = 0: nothing left to emit
     K = [F[k]] * k
     for _ in range(m_max):
-        F_new = [_step(rt, k, F, K, r, every) for r in range(k + 1)]
-        K = [F_new[k]] + [_chain(rt.Qs, K[s - 1]) for s in range(1, k)]
-        F = F_new
+        F = [_step(rt, k, F, K, r, every) for r in range(k + 1)]  # from the level below
+        K = [F[k]] + [_chain(rt.Qs, K[s - 1]) for s in range(1, k)]
     return F, K
 
 

@@ -50,11 +50,8 @@ def node_outcomes(p: np.ndarray, q: np.ndarray, m: int, mode: str):
     out = []
 
     def go(j, p_j, taken, mass):
-        if j == m:
-            out.append((mass, None, None, p_j))
-            return
         qj = sibling_draft(q, taken, mode)
-        if qj.sum() <= 0:  # no token left to draft: the node ends here
+        if j == m or qj.sum() <= 0:  # every sibling tried, or no token left to draft
             out.append((mass, None, None, p_j))
             return
         A = ratio(p_j, sibling_seen(q, qj, mode))  # (V,) the threshold row A_j

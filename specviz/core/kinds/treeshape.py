@@ -174,8 +174,7 @@ def rule_shape(rule, k: int) -> TreeShape | Uniform:
     """The tree a tree rule drafts at draft length k: its explicit paths cut to depth k, m
     candidates a position for a rule with parameter 'm', or its preset 'shape'."""
     if rule.paths:
-        shape = TreeShape(f"{len(rule.paths)} paths", tuple(rule.paths))
-        return shape.cut(int(k))
+        return TreeShape(f"{len(rule.paths)} paths", tuple(rule.paths)).cut(int(k))
     if "m" in rule.prm:
         m = int(rule.prm["m"])
         return Uniform(f"{m} candidates a position, depth {k}", m, int(k))
