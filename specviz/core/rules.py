@@ -27,6 +27,7 @@ from .ruledefs import (  # noqa: F401 (RuleTables, apply_rule, keep_prob, coin_p
     given_p,
     given_q,
     keep_prob,
+    on,
 )
 from .warp import Warp, warp_rows
 
@@ -67,15 +68,9 @@ def _top_k(P: Table, Q: Table, prm: Params) -> Table:
 
 
 # ---------------------------------------------------------------------- rows a rule reads
-# A variant's ratio and residual are those of chosen rows: partial(_on, ratio, given_p,
-# _one_hot) is ratio(P, one_hot(Q)). The warp rules carry a request's warp as parameters
-# and read the raw rows P, Q: the output must follow warp(P); the draft samples from
-# warp(Q) when warp_draft = 1.
-def _on(f: Callable[[Table, Table], Table], p_rows: Callable, q_rows: Callable,
-        P: Table, Q: Table, prm: Params) -> Table:
-    return f(p_rows(P, Q, prm), q_rows(P, Q, prm))
-
-
+# A variant's ratio and residual are those of chosen rows (ruledefs.on). The warp rules
+# carry a request's warp as parameters and read the raw rows P, Q: the output must follow
+# warp(P); the draft samples from warp(Q) when warp_draft = 1.
 def _warped_p(P: Table, Q: Table, prm: Params) -> Table:
     return warp_rows(P, Warp.from_params(prm))
 
@@ -94,8 +89,8 @@ def _warp_rule(name: str, label: str, family: str, source: str, description: str
     """A rule of a warped request: the draft samples from _warped_q, the output must follow
     warp(p); the coin is ratio(coin(P), q(Q)) and the correction residual(fix(P), q(Q))."""
     return Rule(name, label, family, source, description, draft_table=_warped_q,
-                accept_table=partial(_on, ratio, coin, q),
-                reject_table=partial(_on, residual, fix, q), target_table=_warped_p,
+                accept_table=partial(on, ratio, coin, q),
+                reject_table=partial(on, residual, fix, q), target_table=_warped_p,
                 reject_law=reject_law,
                 params=(Param("temperature", 0.8, 0.05, 5.0, "target (and draft) temperature"),
                         Param("top_k", 0, 0, 4096, "keep the k most likely (0 = off)",
@@ -126,8 +121,8 @@ RULES: dict[str, Rule] = {
             "prompt-lookup and greedy drafters",
             "the drafter proposes one token with certainty (here q's most likely one), so q is "
             "one-hot: keep it with probability p(x); on rejection draw from p with x removed",
-            draft_table=_one_hot, accept_table=partial(_on, ratio, given_p, _one_hot),
-            reject_table=partial(_on, residual, given_p, _one_hot),
+            draft_table=_one_hot, accept_table=partial(on, ratio, given_p, _one_hot),
+            reject_table=partial(on, residual, given_p, _one_hot),
             reject_law="p with the draft removed",
         ),
         Rule(

@@ -309,8 +309,7 @@ def _count_levels(ids: np.ndarray, V: int, max_order: int,
     levels[-1]["kn"] = np.zeros(len(levels[-1]["gram"]), dtype=np.int32)
     out = []
     for d in levels:
-        owner, n_ctx = d["owner"], len(d["keys"])
-        kn = d["kn"]
+        owner, n_ctx, kn = d["owner"], len(d["keys"]), d["kn"]
         out.append(Level(
             keys=_ro(d["keys"]), start=_ro(d["start"]), w=_ro(d["w"]),
             raw=_ro(d["raw"]), kn=_ro(kn),

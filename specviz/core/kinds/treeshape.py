@@ -17,6 +17,8 @@ from functools import cached_property
 
 import numpy as np
 
+TREE_NODES_MAX = 4_096  # drafted nodes one round's tree may hold
+
 
 @dataclass(frozen=True)
 class TreeShape:
@@ -28,8 +30,13 @@ class TreeShape:
     source: str = ""
 
     @classmethod
-    def from_branching(cls, name: str, branching: tuple[int, ...], source: str = ""):
-        """Every node at depth d has branching[d] children: 3-2-1 has 3 + 6 + 6 nodes."""
+    def from_branching(cls, name: str, branching: tuple[int, ...], source: str = "", *,
+                       cap: int = TREE_NODES_MAX):
+        """Every node at depth d has branching[d] children: 3-2-1 has 3 + 6 + 6 nodes (a
+        ValueError past cap nodes)."""
+        nodes = sum(int(np.prod(branching[:d + 1], dtype=float)) for d in range(len(branching)))
+        if nodes > cap:
+            raise ValueError(f"the tree {name} has {nodes:,} nodes; the cap is {cap:,}")
         level, paths = [()], []
         for b in branching:
             level = [p + (j,) for p in level for j in range(b)]
@@ -81,7 +88,6 @@ class TreeShape:
                          self.source)
 
 
-TREE_NODES_MAX = 4_096  # drafted nodes one round's tree may hold
 PATHS_NODES_MAX = 256  # nodes of a tree given as a list of paths (a user's, in the app)
 PATHS_DEPTH_MAX = 64  # its depth (the engine's most drafts per round)
 PATHS_TEXT_MAX = 4_000  # characters of such a list
@@ -104,10 +110,7 @@ def parse_paths(text: str) -> Paths:
         if len(branching) > PATHS_DEPTH_MAX or not all(branching):
             raise ValueError(f"a branching needs 1..{PATHS_DEPTH_MAX} levels of at least one "
                              "child each")
-        nodes = sum(int(np.prod(branching[:d + 1], dtype=float)) for d in range(len(branching)))
-        if nodes > PATHS_NODES_MAX:
-            raise ValueError(f"the tree {t} has {nodes:,} nodes; the cap is {PATHS_NODES_MAX}")
-        return TreeShape.from_branching(t, tuple(branching)).paths
+        return TreeShape.from_branching(t, tuple(branching), cap=PATHS_NODES_MAX).paths
     try:
         raw = json.loads(re.sub(r",\s*]", "]", t.replace("(", "[").replace(")", "]")))
     except (json.JSONDecodeError, RecursionError):
@@ -208,8 +211,4 @@ def preset(index: int, k: int) -> TreeShape:
         raise ValueError(f"tree preset must be 0..{len(PRESETS) - 1}; got {index!r}")
     pr = PRESETS[int(index)]
     branching = tuple(pr.head[d] if d < len(pr.head) else 1 for d in range(int(k)))
-    nodes = sum(int(np.prod(branching[:d + 1])) for d in range(len(branching)))
-    if nodes > TREE_NODES_MAX:
-        raise ValueError(f"tree {pr.name!r} at depth {k} has {nodes:,} nodes; the cap is "
-                         f"{TREE_NODES_MAX:,}")
     return TreeShape.from_branching(f"{pr.name}, depth {k}", branching, pr.source)
