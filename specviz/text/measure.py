@@ -63,12 +63,10 @@ def long_text_decode(sc: Scenario, *, length: int = 1_000) -> TextDecodeStats:
         kept[d.accepted] += 1
         betas += d.beta
         prefix += d.tokens
-    seconds = time.perf_counter() - t0
     return TextDecodeStats(
         histogram=kept, tokens=len(prefix) - n0, drafted=drafted, drafter=pair.drafter,
         rule=r.name, beta_mean=float(np.mean(betas)) if betas else float("nan"),
-        seconds=seconds, ids=tuple(prefix[n0:]),
-    )
+        seconds=time.perf_counter() - t0, ids=tuple(prefix[n0:]))
 
 
 def order_sweep(counts: NGramCounts, target_order: int, prompt: Sequence[int], k: int,
@@ -76,9 +74,7 @@ def order_sweep(counts: NGramCounts, target_order: int, prompt: Sequence[int], k
                 c: float = 0.1, orders: Sequence[int] = COMPARE_ORDERS) -> list[dict]:
     """Draft orders against one target, each measured on a long decode from the prompt."""
     rows = []
-    for n in orders:
-        if n > counts.max_order:
-            continue
+    for n in (n for n in orders if n <= counts.max_order):
         pair = TextDecoder(counts, target_order, n, T_p, T_q).pair()
         st = long_text_decode(Scenario.on(pair, prompt, k=k, seed=seed), length=length)
         rows.append({"draft order": n, "acceptance": st.draft_acceptance_rate,
