@@ -57,7 +57,7 @@ class Chain(Line):
         rejection = None if rejected_at is None else _rejection(
             pair, prefix + drafts[:n_acc], rule, drafts[n_acc], p_at(n_acc), q_rows[n_acc],
             proposed)
-        emitted, final_u, row = ending(pair, rule, prefix, drafts[:n_acc], draws, rejection)
+        emitted, final_u, row = ending(pair, rule, prefix, drafts[:n_acc], draws, rejection)  # 4.
         later = tuple(range(n_acc + 2, n + 1)) if rejected_at else ()  # 1-based
         if rule.keep_unverified:
             emitted += [Emitted(drafts[j - 1], "unverified", j) for j in later]
