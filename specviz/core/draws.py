@@ -32,11 +32,7 @@ class RngDraws:
     def draft(self, i: int, j: int = 0) -> float:
         return float(self.rng.random())
 
-    def coin(self, i: int, j: int = 0) -> float:
-        return float(self.rng.random())
-
-    def final(self, i: int) -> float:
-        return float(self.rng.random())
+    coin = final = draft
 
 
 class StreamDraws:

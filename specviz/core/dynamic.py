@@ -22,7 +22,7 @@ from .roundstats import RoundStats
 from .rules import Rule
 from .sampling import draw_row
 from .scenario import Scenario
-from .tables import K_MAX
+from .tables import K_MAX, check_n
 from .verify import draft_row
 
 POLICIES = ("constant", "heuristic", "confidence", "oracle")
@@ -57,10 +57,8 @@ def _stream(seed: int, size: int, m: int) -> StreamDraws:
 def _check(sc: Scenario, policy, k_max, length, threshold) -> TablePair:
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r}; valid policies: {', '.join(POLICIES)}")
-    if not 1 <= k_max <= K_MAX:
-        raise ValueError(f"k_max must be in 1..{K_MAX}; got {k_max}")
-    if not 1 <= length <= TOKENS_MAX:
-        raise ValueError(f"length must be 1..{TOKENS_MAX:,}; got {length}")
+    check_n(k_max, K_MAX, "k_max")
+    check_n(length, TOKENS_MAX, "length")
     if not 0.0 <= threshold <= 1.0:
         raise ValueError(f"threshold must be in [0, 1]; got {threshold}")
     return sc.tables

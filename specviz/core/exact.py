@@ -14,7 +14,7 @@ import numpy as np
 from .kinds import kind_of
 from .roundstats import RoundStats
 from .rule import overlap
-from .rules import RuleTables, apply_rule
+from .rules import apply_rule
 from .scenario import Scenario
 from .tables import check_ctx, check_n, validate_table
 
@@ -54,13 +54,6 @@ class RoundLaw(RoundStats):
     alpha: float  # E[beta]: the mean of sum_x min(p, q) over the contexts the target visits
 
 
-def _tokens_per_round(rt: RuleTables, k: int, D: np.ndarray) -> np.ndarray:
-    """E[tokens emitted | start context]: j + 1, or k under 'continue' after a rejection. (V,)"""
-    j = np.arange(k + 1)
-    L = np.where(j < k, k, k + 1) if rt.rule.keep_unverified else j + 1  # (k+1,)
-    return D @ L
-
-
 def cesaro_stationary(N: np.ndarray, start: np.ndarray) -> np.ndarray:
     """lim_T (1/T) sum_{t<T} start N^t, by doubling (2^50 steps); exact for periodic chains too.
 
@@ -86,7 +79,8 @@ def round_law(sc: Scenario, *, long_run: bool = False) -> RoundLaw:
         raise ValueError(f"the exact long run is computed for V <= 512; got V = {V}")
     rt = apply_rule(sc.rule, pair.P, pair.Q)
     D, N = kind_of(rt.rule).tables(rt, k, long_run)  # (V, k+1), (V, V) or None
-    L = _tokens_per_round(rt, k, D)  # (V,)
+    j = np.arange(k + 1)  # a round keeping j drafts emits j + 1, or k under 'continue' if j < k
+    L = D @ (np.where(j < k, k, k + 1) if rt.rule.keep_unverified else j + 1)  # (V,) E[tokens]
     e = np.zeros(V)
     e[sc.ctx] = 1.0
     w = cesaro_stationary(N, e) if long_run else e  # (V,) weights

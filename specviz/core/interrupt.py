@@ -48,6 +48,15 @@ def overdue() -> bool:
     return d is not None and time.monotonic() > d[0]
 
 
+def goes_on(started: bool) -> bool:
+    """Whether a loop that can end with what it has done takes another step: not once it has
+    started and this thread's budget is spent; Interrupted when the hook says stop."""
+    if started and overdue():
+        return False
+    check(deadline=False)
+    return True
+
+
 def install(hook: Callable[[], bool] | None) -> None:
     """Set this thread's hook (None removes it)."""
     _local.hook = hook

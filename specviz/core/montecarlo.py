@@ -64,29 +64,28 @@ class _Engine:
 
 
 def _setup(sc: Scenario):
+    """A run on sc: its engine, start token, k, random stream and statistics so far (none)."""
     pair = sc.tables
-    return _Engine(apply_rule(sc.rule, pair.P, pair.Q)), sc.ctx, sc.k
+    stats = RoundStats(histogram=np.zeros(sc.k + 1, dtype=np.int64), tokens=0, drafted=0)
+    return (_Engine(apply_rule(sc.rule, pair.P, pair.Q)), sc.ctx, sc.k,
+            np.random.default_rng(sc.seed), stats)
 
 
 def simulate(sc: Scenario, *, n: int, n_tokens: int = 2) -> SimResult:
     """n independent decodes from sc.ctx, each running rounds until n_tokens are emitted.
     Past the time budget (core.interrupt.budget) it stops after the chunks done: res.n
     counts the decodes run, res.asked the n asked for."""
-    eng, ctx, k = _setup(sc)
+    eng, ctx, k, rng, counts = _setup(sc)
     n, m = check_n(n, N_MAX), check_n(n_tokens, N_TOKENS_MAX, "n_tokens")
     V = eng.V
     if V**m > JOINT_MAX_CELLS:
         raise ValueError(f"a joint of V^n_tokens = {V**m:,} cells is over the cap "
                          f"{JOINT_MAX_CELLS:,}; lower n_tokens")
-    rng = np.random.default_rng(sc.seed)
-    counts = RoundStats(histogram=np.zeros(k + 1, dtype=np.int64), tokens=0, drafted=0)
-    joint, done_n = np.zeros(V**m, dtype=np.int64), n
+    joint = np.zeros(V**m, dtype=np.int64)
     chunk = max(1, CHUNK_CELLS // (k + 1))
     for start in range(0, n, chunk):
-        if start and interrupt.overdue():
-            done_n = start  # the decodes of the chunks done
+        if not interrupt.goes_on(start > 0):  # the decodes of the chunks done are counted
             break
-        interrupt.check(deadline=False)
         size = min(chunk, n - start)
         code = np.zeros(size, dtype=np.int64)  # the first m tokens so far, a base-V number
         have = np.zeros(size, dtype=np.int64)  # tokens emitted so far
@@ -102,7 +101,8 @@ def simulate(sc: Scenario, *, n: int, n_tokens: int = 2) -> SimResult:
             joint += np.bincount(code[done], minlength=V**m)
             more = ~done
             code, have, c = code[more], have[more], c_next[more]
-    return SimResult(**vars(counts), joint=joint.reshape((V,) * m), n=done_n, asked=n)
+    return SimResult(**vars(counts), joint=joint.reshape((V,) * m),
+                     n=int(joint.sum()), asked=n)
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)
@@ -124,18 +124,15 @@ def long_decode(sc: Scenario, *, n_rounds: int = 20_000, chains: int = 100) -> D
     tokens per target call is then the long-run average over those rounds. Past the time
     budget (core.interrupt.budget) it stops with the rounds run (stats.rounds).
     """
-    eng, ctx, k = _setup(sc)
+    eng, ctx, k, rng, stats = _setup(sc)
     n_rounds = check_n(n_rounds, 10_000_000, "n_rounds")
     chains = check_n(chains, 100_000, "chains")
     chains = min(chains, n_rounds)
-    rng = np.random.default_rng(sc.seed)
-    stats = RoundStats(histogram=np.zeros(k + 1, dtype=np.int64), tokens=0, drafted=0)
     c = np.full(chains, ctx, dtype=np.int64)
     sum_sq = 0
     for _ in range(n_rounds // chains):
-        if stats.rounds and interrupt.overdue():  # the time budget is spent: the rounds run
+        if not interrupt.goes_on(stats.rounds > 0):  # the budget is spent: the rounds run
             break
-        interrupt.check(deadline=False)
         _, L, J, c = eng.round(c, k, rng)
         stats = stats.tally(J, L)
         sum_sq += int((L * L).sum())

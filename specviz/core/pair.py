@@ -76,14 +76,16 @@ class ModelPair:
     def draw_q(self, prefix: Sequence[int], u: float) -> int:
         return draw_row(self.q(prefix), u)
 
+    cache_bytes = CACHE_BYTES  # what its rejection laws may hold
+
     @property
     def rejections(self) -> RowCache:
         if getattr(self, "_rejections", None) is None:
-            self._rejections = RowCache(self.V)
+            self._rejections = RowCache(self.V, self.cache_bytes)
         return self._rejections
 
     def name(self, x: int) -> str:
-        return self.names[x]
+        return token_name(self.names, x)
 
     def check_prefix(self, prefix: int | Sequence[int]) -> list[int]:
         """A prefix as a list of token ids; a single int is a one-token prefix."""
@@ -101,23 +103,25 @@ class TablePair(ModelPair):
     """V x V tables: p(. | prefix) = P[prefix[-1]], q(. | prefix) = Q[prefix[-1]]."""
 
     def __init__(self, P: np.ndarray, Q: np.ndarray, vocab: Sequence[str] | None = None):
-        self.P, self.Q = validate_pair(P, Q, tuple(vocab) if vocab is not None else None)
+        names = tuple(vocab) if vocab is not None else None
+        self.P, self.Q = validate_pair(P, Q, names)
         self.V = self.P.shape[0]
-        self.names = tuple(vocab) if vocab is not None else default_vocab(self.V)
+        default = VOCAB if self.V == len(VOCAB) else tuple(str(i) for i in range(self.V))
+        self.names = default if names is None else names
 
     @cached_property
     def fingerprint(self) -> str:
         """Identifies the pair for caches: a hash of both tables and the names."""
-        h = hashlib.sha256(self.P.tobytes() + self.Q.tobytes())
-        h.update("\x1f".join(self.names).encode())
-        return h.hexdigest()[:20]
+        return self._digest(self.P, self.Q)
 
     @cached_property
     def target_fingerprint(self) -> str:
         """Identifies the target table alone (and the names), for what never reads Q."""
-        h = hashlib.sha256(self.P.tobytes())
-        h.update("\x1f".join(self.names).encode())
-        return h.hexdigest()[:20]
+        return self._digest(self.P)
+
+    def _digest(self, *tables: np.ndarray) -> str:
+        data = [t.tobytes() for t in tables] + ["\x1f".join(self.names).encode()]
+        return hashlib.sha256(b"".join(data)).hexdigest()[:20]
 
     def p(self, prefix: Sequence[int]) -> np.ndarray:
         return self.P[prefix[-1]]
@@ -128,9 +132,3 @@ class TablePair(ModelPair):
     def key(self, prefix: Sequence[int]) -> tuple:
         return (int(prefix[-1]),)
 
-    def name(self, x: int) -> str:
-        return token_name(self.names, x)
-
-
-def default_vocab(V: int) -> tuple[str, ...]:
-    return VOCAB if V == len(VOCAB) else tuple(str(i) for i in range(V))

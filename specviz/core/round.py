@@ -19,6 +19,7 @@ from .kinds import kind_of
 from .pair import ModelPair
 from .rules import Rule
 from .scenario import Scenario
+from .tables import check_n
 from .trace import RoundDigest, RoundTrace
 
 ROUNDS_MAX = 10_000  # rounds one transcript may chain
@@ -40,13 +41,11 @@ def play_rounds(sc: Scenario, *, n_rounds: int, traced: int | None = None,
     prefix the one it reached); None starts one from sc.seed.
     """
     pair, prefix, k, r = sc.pair, list(sc.prefix), sc.k, sc.rule
-    if isinstance(n_rounds, bool) or not isinstance(n_rounds, (int, np.integer)) \
-            or not 1 <= n_rounds <= ROUNDS_MAX:
-        raise ValueError(f"n_rounds must be an integer 1..{ROUNDS_MAX:,}; got {n_rounds!r}")
+    n_rounds = check_n(n_rounds, ROUNDS_MAX, "n_rounds")
     draws = RngDraws(np.random.default_rng(sc.seed)) if draws is None else draws
-    first_traced = 0 if traced is None else max(0, int(n_rounds) - int(traced))
+    first_traced = 0 if traced is None else max(0, n_rounds - int(traced))
     out = []
-    for i in range(int(n_rounds)):
+    for i in range(n_rounds):
         interrupt.check()
         tr = play(pair, prefix, k, r, draws, light=i < first_traced)
         out.append(tr)

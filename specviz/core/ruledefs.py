@@ -16,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, replace
+from functools import partial
 
 import numpy as np
 
@@ -30,16 +31,18 @@ def given_q(P: Table, Q: Table, prm: Params) -> Table:
     return Q
 
 
-def _ratio(P: Table, Q: Table, prm: Params) -> Table:
-    return ratio(P, Q)
-
-
-def _residual(P: Table, Q: Table, prm: Params) -> Table:
-    return residual(P, Q)
-
-
 def given_p(P: Table, Q: Table, prm: Params) -> Table:
     return P
+
+
+def on(f: Callable[[Table, Table], Table], p_rows: Callable, q_rows: Callable,
+       P: Table, Q: Table, prm: Params) -> Table:
+    """f of chosen rows: partial(on, ratio, given_p, one_hot) is ratio(P, one_hot(Q))."""
+    return f(p_rows(P, Q, prm), q_rows(P, Q, prm))
+
+
+ratio_table = partial(on, ratio, given_p, given_q)  # p / q
+residual_table = partial(on, residual, given_p, given_q)  # norm(max(0, p - q))
 
 
 @dataclass(frozen=True)
@@ -62,8 +65,8 @@ class Rule:
     source: str  # where it comes from: a paper section or the public issue that reported it
     description: str
     draft_table: Callable[[Table, Table, Params], Table] = given_q
-    accept_table: Callable[[Table, Table, Params], Table] = _ratio
-    reject_table: Callable[[Table, Table, Params], Table] = _residual
+    accept_table: Callable[[Table, Table, Params], Table] = ratio_table
+    reject_table: Callable[[Table, Table, Params], Table] = residual_table
     target_table: Callable[[Table, Table, Params], Table] = given_p  # the law to follow
     reject_law: str = "norm(max(0, p - q))"  # how the app names the rejection law
     keep_unverified: bool = False  # emit the drafts after a rejection without checking them

@@ -27,6 +27,7 @@ from .ruledefs import (  # noqa: F401 (RuleTables, apply_rule, keep_prob, coin_p
     given_p,
     given_q,
     keep_prob,
+    on,
 )
 from .warp import Warp, warp_rows
 
@@ -67,42 +68,19 @@ def _top_k(P: Table, Q: Table, prm: Params) -> Table:
 
 
 # ---------------------------------------------------------------------- rows a rule reads
-# A variant's ratio and residual are those of chosen rows: partial(_on, ratio, _raw_p,
-# _one_hot) is ratio(P, one_hot(Q)). The warp rules carry a request's warp as parameters
-# and read the raw rows P, Q: the output must follow warp(P); the draft samples from
-# warp(Q) when warp_draft = 1.
-def _on(f: Callable[[Table, Table], Table], p_rows: Callable, q_rows: Callable,
-        P: Table, Q: Table, prm: Params) -> Table:
-    return f(p_rows(P, prm), q_rows(P, Q, prm))
-
-
-def _raw_p(P: Table, prm: Params) -> Table:
-    return P
-
-
-def _warped_p(P: Table, prm: Params) -> Table:
+# A variant's ratio and residual are those of chosen rows (ruledefs.on). The warp rules
+# carry a request's warp as parameters and read the raw rows P, Q: the output must follow
+# warp(P); the draft samples from warp(Q) when warp_draft = 1.
+def _warped_p(P: Table, Q: Table, prm: Params) -> Table:
     return warp_rows(P, Warp.from_params(prm))
 
 
-def _unnormalised(P: Table, prm: Params) -> Table:
+def _unnormalised(P: Table, Q: Table, prm: Params) -> Table:
     return warp_rows(P, Warp.from_params(prm), renormalise=False)
 
 
 def _warped_q(P: Table, Q: Table, prm: Params) -> Table:
     return warp_rows(Q, Warp.from_params(prm)) if prm["warp_draft"] else Q
-
-
-def _warp_target(P: Table, Q: Table, prm: Params) -> Table:
-    return _warped_p(P, prm)
-
-
-def _warp_params(draft: int = 0) -> tuple[Param, ...]:
-    return (Param("temperature", 0.8, 0.05, 5.0, "target (and draft) temperature"),
-            Param("top_k", 0, 0, 4096, "keep the k most likely (0 = off)", integer=True),
-            Param("top_p", 0.9, 0.01, 1.0, "keep the most likely up to this mass"),
-            Param("min_p", 0.0, 0.0, 1.0, "keep x with p(x) >= min_p max p"),
-            Param("warp_draft", draft, 0, 1, "1: the draft samples from the warped q",
-                  integer=True))
 
 
 def _warp_rule(name: str, label: str, family: str, source: str, description: str, *,
@@ -111,9 +89,16 @@ def _warp_rule(name: str, label: str, family: str, source: str, description: str
     """A rule of a warped request: the draft samples from _warped_q, the output must follow
     warp(p); the coin is ratio(coin(P), q(Q)) and the correction residual(fix(P), q(Q))."""
     return Rule(name, label, family, source, description, draft_table=_warped_q,
-                accept_table=partial(_on, ratio, coin, q),
-                reject_table=partial(_on, residual, fix, q), target_table=_warp_target,
-                reject_law=reject_law, params=_warp_params(draft))
+                accept_table=partial(on, ratio, coin, q),
+                reject_table=partial(on, residual, fix, q), target_table=_warped_p,
+                reject_law=reject_law,
+                params=(Param("temperature", 0.8, 0.05, 5.0, "target (and draft) temperature"),
+                        Param("top_k", 0, 0, 4096, "keep the k most likely (0 = off)",
+                              integer=True),
+                        Param("top_p", 0.9, 0.01, 1.0, "keep the most likely up to this mass"),
+                        Param("min_p", 0.0, 0.0, 1.0, "keep x with p(x) >= min_p max p"),
+                        Param("warp_draft", draft, 0, 1,
+                              "1: the draft samples from the warped q", integer=True)))
 
 
 def _shape_param(default: int) -> tuple[Param, ...]:
@@ -136,8 +121,8 @@ RULES: dict[str, Rule] = {
             "prompt-lookup and greedy drafters",
             "the drafter proposes one token with certainty (here q's most likely one), so q is "
             "one-hot: keep it with probability p(x); on rejection draw from p with x removed",
-            draft_table=_one_hot, accept_table=partial(_on, ratio, _raw_p, _one_hot),
-            reject_table=partial(_on, residual, _raw_p, _one_hot),
+            draft_table=_one_hot, accept_table=partial(on, ratio, given_p, _one_hot),
+            reject_table=partial(on, residual, given_p, _one_hot),
             reject_law="p with the draft removed",
         ),
         Rule(
@@ -270,7 +255,7 @@ RULES: dict[str, Rule] = {
             "sampled with top-p",
             "the request samples from warp(p), but the ratio and the residual read the raw "
             "p; the bonus comes from warp(p)",
-            coin=_raw_p, fix=_raw_p,
+            coin=given_p, fix=given_p,
         ),
         _warp_rule(
             "warp_raw_residual", "residual from the unwarped target", "broken",
@@ -278,7 +263,7 @@ RULES: dict[str, Rule] = {
             "correction recomputes p from the raw logits",
             "keep x with min(1, warp(p)/q), but correct from norm(max(0, p - q)) with the "
             "raw p",
-            coin=_warped_p, fix=_raw_p, reject_law="norm(max(0, p - q)), p unwarped",
+            coin=_warped_p, fix=given_p, reject_law="norm(max(0, p - q)), p unwarped",
         ),
         _warp_rule(
             "warp_raw_q", "warped draft, raw q in the ratio", "broken",

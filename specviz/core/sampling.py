@@ -15,9 +15,7 @@ def draw(w: np.ndarray, u: float) -> int:
     """One token from the (V,) law w with the uniform u, by inverse CDF."""
     cdf = np.cumsum(w)
     cdf /= cdf[-1]  # ends at exactly 1
-    x = int(np.searchsorted(cdf, u, side="right"))
-    last = len(w) - 1 - int(np.argmax(w[::-1] > 0))  # last token of positive mass
-    return min(x, last)
+    return min(int(np.searchsorted(cdf, u, side="right")), int(last_mass(w)))
 
 
 DRAW_FLAT_MAX = 4_096  # up to this V a row draw is `draw` itself (one cumulative sum)
@@ -96,7 +94,7 @@ class InverseCDF:
         cdf = np.cumsum(W, axis=1)
         self.cdf = cdf / cdf[:, -1:]  # (R, V), ends at exactly 1
         self.flat = (self.cdf + np.arange(self.R)[:, None]).ravel()  # row r spans [r, r + 1)
-        self.last = W.shape[1] - 1 - np.argmax(W[:, ::-1] > 0, axis=1)  # (R,)
+        self.last = last_mass(W)  # (R,)
 
     def __call__(self, rows: np.ndarray, u: np.ndarray) -> np.ndarray:
         x = np.searchsorted(self.flat, rows + u, side="right") - rows * self.V

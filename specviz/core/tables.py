@@ -155,10 +155,8 @@ def _row(vocab: tuple[str, ...] | None, r: int) -> str:
 
 def check_ctx(ctx: object, V: int) -> int:
     """A context token index in 0..V-1."""
-    if isinstance(ctx, bool) or not isinstance(ctx, (int, np.integer)):
+    if isinstance(ctx, bool) or not isinstance(ctx, (int, np.integer)) or not 0 <= ctx < V:
         raise ValueError(f"ctx must be a token index 0..{V - 1}; got {ctx!r}")
-    if not 0 <= int(ctx) < V:
-        raise ValueError(f"ctx must be a token index 0..{V - 1}; got {ctx}")
     return int(ctx)
 
 

@@ -88,7 +88,7 @@ def warp_rows(M: np.ndarray, warp: Warp, renormalise: bool = True) -> np.ndarray
     M = np.asarray(M, dtype=np.float64)
     if warp.identity:
         return M
-    R = temper_rows(M, warp.temperature) if warp.temperature != 1.0 else M
+    R = temper_rows(M, warp.temperature)  # M itself at temperature 1
     kept = np.where(keep_mask(R, warp), R, 0.0)  # (..., V)
     return kept / kept.sum(axis=-1, keepdims=True) if renormalise else kept
 

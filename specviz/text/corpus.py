@@ -174,8 +174,7 @@ def default_corpus(root: Path | None = None, cache: Path | None | bool = None) -
     if cache is not False:
         path = default_cache_path(root, None if cache in (None, True) else cache)
         try:
-            text = path.read_text(encoding="utf-8")
-            return Corpus(text, DEFAULT_NAME, "stdlib")
+            return Corpus(path.read_text(encoding="utf-8"), DEFAULT_NAME, "stdlib")
         except (OSError, UnicodeDecodeError):
             pass
     docs = collect_docstrings(stdlib_files(root))

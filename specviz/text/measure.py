@@ -57,21 +57,16 @@ def long_text_decode(sc: Scenario, *, length: int = 1_000) -> TextDecodeStats:
     betas: list[float] = []
     kept = np.zeros(k + 1, dtype=np.int64)  # rounds by drafts kept
     t0 = time.perf_counter()
-    while len(prefix) - n0 < length:
-        if kept.any() and interrupt.overdue():
-            break
-        interrupt.check(deadline=False)
+    while len(prefix) - n0 < length and interrupt.goes_on(kept.any()):
         d = play(pair, prefix, k, r, draws, light=True, betas=True)
         drafted += d.k
         kept[d.accepted] += 1
         betas += d.beta
         prefix += d.tokens
-    seconds = time.perf_counter() - t0
     return TextDecodeStats(
         histogram=kept, tokens=len(prefix) - n0, drafted=drafted, drafter=pair.drafter,
         rule=r.name, beta_mean=float(np.mean(betas)) if betas else float("nan"),
-        seconds=seconds, ids=tuple(prefix[n0:]),
-    )
+        seconds=time.perf_counter() - t0, ids=tuple(prefix[n0:]))
 
 
 def order_sweep(counts: NGramCounts, target_order: int, prompt: Sequence[int], k: int,
@@ -79,9 +74,7 @@ def order_sweep(counts: NGramCounts, target_order: int, prompt: Sequence[int], k
                 c: float = 0.1, orders: Sequence[int] = COMPARE_ORDERS) -> list[dict]:
     """Draft orders against one target, each measured on a long decode from the prompt."""
     rows = []
-    for n in orders:
-        if n > counts.max_order:
-            continue
+    for n in (n for n in orders if n <= counts.max_order):
         pair = TextDecoder(counts, target_order, n, T_p, T_q).pair()
         st = long_text_decode(Scenario.on(pair, prompt, k=k, seed=seed), length=length)
         rows.append({"draft order": n, "acceptance": st.draft_acceptance_rate,
@@ -122,7 +115,6 @@ class Cells:
     first: dict  # first token -> its 'other' cell (coarse pairs), or the lumped cell
     V: int
     full: bool
-    labels: tuple[str, ...]
 
     def cell(self, toks: Sequence[int]) -> int:
         if self.full:
@@ -140,35 +132,28 @@ def first_tokens_cells(dec: TextDecoder, context: Sequence[int], n_tokens: int =
     if n_tokens not in (1, 2):
         raise ValueError(f"n_tokens must be 1 or 2; got {n_tokens!r}")
     p1 = dec.target(prefix)
-    names = dec.names
-    if top is None:
-        if n_tokens == 1:
-            return Cells(1, p1.copy(), {}, {}, dec.V, True, names)
-        joint = np.stack([p1[x] * dec.target(prefix + [x]) for x in range(dec.V)])  # (V, V)
-        labels = tuple(f"{a}{b}" for a in names for b in names)
-        return Cells(2, joint.ravel(), {}, {}, dec.V, True, labels)
+    if top is None:  # (V,) or the joint (V, V) flattened
+        full = p1.copy() if n_tokens == 1 else np.stack(
+            [p1[x] * dec.target(prefix + [x]) for x in range(dec.V)]).ravel()
+        return Cells(n_tokens, full, {}, {}, dec.V, True)
     S1 = [int(x) for x in np.argsort(-p1, kind="stable")[:top]]
-    law, index, first, labels = [], {}, {}, []
+    law, index, first = [], {}, {}
     for x in S1:
         if n_tokens == 1:
             index[(x,)] = len(law)
             law.append(p1[x])
-            labels.append(names[x])
             continue
         p2 = dec.target(prefix + [x])
         S2 = [int(y) for y in np.argsort(-p2, kind="stable")[:top]]
         for y in S2:
             index[(x, y)] = len(law)
             law.append(p1[x] * p2[y])
-            labels.append(f"{names[x]} {names[y]}")
         first[x] = len(law)
         law.append(p1[x] * (1.0 - p2[S2].sum()))
-        labels.append(f"{names[x]} (other)")
     first[None] = len(law)
     law.append(1.0 - p1[S1].sum())
-    labels.append("(other)")
     a = np.maximum(np.asarray(law), 0.0)
-    return Cells(n_tokens, a / a.sum(), index, first, dec.V, False, tuple(labels))
+    return Cells(n_tokens, a / a.sum(), index, first, dec.V, False)
 
 
 def sample_first_tokens(sc: Scenario, *, n: int, n_tokens: int = 2) -> list[tuple[int, ...]]:
@@ -180,9 +165,8 @@ def sample_first_tokens(sc: Scenario, *, n: int, n_tokens: int = 2) -> list[tupl
     draws = RngDraws(np.random.default_rng(sc.seed))
     out = []
     for _ in range(int(n)):
-        if out and interrupt.overdue():  # the time budget is spent: the decodes done so far
+        if not interrupt.goes_on(bool(out)):  # the budget is spent: the decodes done so far
             break
-        interrupt.check(deadline=False)
         got: list[int] = []
         while len(got) < n_tokens:
             got += play(pair, prefix + got, k, r, draws, light=True).tokens

@@ -143,8 +143,7 @@ class Level:
 
     @property
     def nbytes(self) -> int:
-        return sum(a.nbytes for a in (self.keys, self.start, self.w, self.raw, self.kn,
-                                      self.raw_total, self.kn_total, self.kn_nnz))
+        return sum(a.nbytes for a in vars(self).values() if isinstance(a, np.ndarray))
 
 
 def _ro(a: np.ndarray) -> np.ndarray:
@@ -238,19 +237,21 @@ def _interpolate(p: np.ndarray, lv: Level, j: int, kn: bool) -> None:
     p[lv.w[a:b]] += np.maximum(c - D, 0.0) / total
 
 
-def _unique_inverse(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """np.unique(keys, return_inverse=True), by one argsort and a repeat (about twice as
-    fast on millions of keys). -> sorted unique keys (n,), inverse (len(keys),)."""
-    perm = np.argsort(keys)
-    srt = keys[perm]
+def _runs(srt: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted keys (n,) -> their distinct values, and each key's rank among them (n,)."""
     first = np.empty(len(srt), dtype=bool)
     first[0] = True
     np.not_equal(srt[1:], srt[:-1], out=first[1:])
-    starts = np.flatnonzero(first)
-    sizes = np.diff(np.append(starts, len(srt)))
+    return srt[first], np.cumsum(first) - 1
+
+
+def _unique_inverse(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """np.unique(keys, return_inverse=True), by one argsort (about twice as fast on
+    millions of keys). -> sorted unique keys (n,), inverse (len(keys),)."""
+    perm = np.argsort(keys)
     inv = np.empty(len(keys), dtype=np.int64)
-    inv[perm] = np.repeat(np.arange(len(starts), dtype=np.int64), sizes)
-    return srt[starts], inv
+    uniq, inv[perm] = _runs(keys[perm])
+    return uniq, inv
 
 
 def key_base(V: int, max_order: int) -> tuple[int, bool]:
@@ -286,12 +287,8 @@ def _count_levels(ids: np.ndarray, V: int, max_order: int,
                 keys, cid[L:] = _unique_inverse(ctx_key)
         gram, raw = np.unique(cid[L:] * B + ids[L:], return_counts=True)  # (n,) sorted
         ctx_of = gram // B  # (n,) the context of each n-gram: its key (direct) or rank
-        if direct or L == 0:
-            first = np.empty(len(gram), dtype=bool)
-            first[0] = True
-            np.not_equal(ctx_of[1:], ctx_of[:-1], out=first[1:])
-            keys = ctx_of[first] if L > 0 else np.zeros(1, dtype=np.int64)
-            owner = np.cumsum(first) - 1  # (n,) rank of each n-gram's context
+        if direct or L == 0:  # owner (n,): the rank of each n-gram's context
+            keys, owner = _runs(ctx_of)
         else:
             owner = ctx_of
         start = np.zeros(len(keys) + 1, dtype=np.int64)
@@ -312,8 +309,7 @@ def _count_levels(ids: np.ndarray, V: int, max_order: int,
     levels[-1]["kn"] = np.zeros(len(levels[-1]["gram"]), dtype=np.int32)
     out = []
     for d in levels:
-        owner, n_ctx = d["owner"], len(d["keys"])
-        kn = d["kn"]
+        owner, n_ctx, kn = d["owner"], len(d["keys"]), d["kn"]
         out.append(Level(
             keys=_ro(d["keys"]), start=_ro(d["start"]), w=_ro(d["w"]),
             raw=_ro(d["raw"]), kn=_ro(kn),
@@ -342,12 +338,8 @@ class NGramModel:
     """An interpolated Kneser-Ney model of one order over shared counts."""
 
     def __init__(self, counts: NGramCounts, order: int) -> None:
-        if isinstance(order, bool) or not isinstance(order, (int, np.integer)) \
-                or not 1 <= order <= counts.max_order:
-            raise ValueError(f"order must be an integer 1..{counts.max_order} (the counts' "
-                             f"max order); got {order!r}")
         self.counts = counts
-        self.order = int(order)
+        self.order = check_n(order, counts.max_order, "order (at most the counts' max order)")
 
     @property
     def V(self) -> int:

@@ -117,17 +117,11 @@ class TextPair(ModelPair):
 
     def __init__(self, dec: TextDecoder, drafter: str) -> None:
         self.dec, self.drafter = dec, drafter
-        self.V, self.names = dec.V, dec.names
+        self.V, self.names, self.cache_bytes = dec.V, dec.names, dec.cache_bytes
 
     @property
     def fingerprint(self) -> str:
         return f"{self.dec.key}|{self.drafter}"
-
-    @property
-    def rejections(self) -> RowCache:
-        if getattr(self, "_rejections", None) is None:
-            self._rejections = RowCache(self.V, self.dec.cache_bytes)
-        return self._rejections
 
     def p(self, prefix: Sequence[int]) -> np.ndarray:
         return self.dec.target(prefix)

@@ -68,3 +68,12 @@ def test_any_model_pair_and_the_tables_only_where_they_exist():
     assert sc.prefix == (0, 3, 1) and sc.ctx == 1 and sc.pair is pair and sc.tables is pair
     with pytest.raises(ValueError, match="at least one token"):
         Scenario.on(pair, [])
+
+
+def test_the_fingerprints_stay_what_caches_were_keyed_on():
+    """sha256 of P's bytes (then Q's), then the names joined by \\x1f: the digests of the
+    default pair, pinned so a refactor cannot move every cache key."""
+    T = default_tables()
+    pair = TablePair(T.P, T.Q, T.vocab)
+    assert (pair.fingerprint, pair.target_fingerprint) == ("d48afbff1c7182ba22ed",
+                                                            "7a24801867d498fd1b79")

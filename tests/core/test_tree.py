@@ -34,10 +34,10 @@ def test_shapes_by_hand():
     assert treeshape.preset(0, 4).nodes == 4  # the chain
     med = treeshape.TreeShape("paths", ((0,), (1,), (0, 0), (0, 1), (0, 2)))
     assert med.children(()) == 2 and med.children((0,)) == 3 and med.children((1,)) == 0
-    with pytest.raises(ValueError):
-        treeshape.TreeShape("bad", ((0, 0),))  # no parent
-    with pytest.raises(ValueError):
-        treeshape.TreeShape("bad", ((0,), (2,)))  # skips a sibling
+    with pytest.raises(ValueError, match="no parent"):
+        treeshape.check_paths([[0, 0]])
+    with pytest.raises(ValueError, match="without its earlier sibling"):
+        treeshape.check_paths([[0], [2]])
     assert treeshape.preset(2, 64).nodes == 2 + 4 + 8 * 62  # the binary head is 3 levels deep
 
 

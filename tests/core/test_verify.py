@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from support import random_tables
 
-from specviz.core.kinds.treelaw import sibling_step
+from specviz.core.kinds.treelaw import sibling_after, sibling_seen
+from specviz.core.rule import ratio
 from specviz.core.rules import RULES, apply_rule, keep_prob
 from specviz.core.verify import draft_row, rejection_row, threshold
 
@@ -42,7 +43,7 @@ def test_specinfer_chain_from_its_description():
     q = np.array([0.3, 0.1, 0.3, 0.3])
     chain, after = [], p
     for _ in range(3):  # three i.i.d. siblings, each failing
-        A, after = sibling_step(p, after, q, q, "iid")
+        A, after = ratio(after, sibling_seen(q, q, "iid")), sibling_after(p, after, q, q, "iid")
         chain.append(A)
     want, pj = [], p
     for _ in range(3):

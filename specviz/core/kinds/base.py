@@ -22,7 +22,8 @@ from ..verify import draft_row, reads_target_to_draft, target_row
 
 # ------------------------------------------------------------------ the scalar round
 def draft_chain(pair, prefix, k, rule, draws):
-    """Step 1: x_1..x_n from q serially (or the pair's proposal), with the rows they used."""
+    """Steps 1 and 2: x_1..x_n from q serially (or the pair's proposal), with the rows they
+    used; then the target told its k + 1 prefixes (one call)."""
     proposal = pair.propose(prefix, k)
     n = k if proposal is None else min(k, len(proposal))
     cur = list(prefix)
@@ -43,18 +44,22 @@ def draft_chain(pair, prefix, k, rule, draws):
         q_rows.append(q)
         qs_rows.append(qs)
         cur.append(x)
+    pair.score(prefix, [drafts[:i] for i in range(n + 1)])
     return proposal is not None, drafts, q_rows, qs_rows, p_rows
 
 
-def last_token(pair, rule, prefix, cur, u: float, rejection) -> Emitted:
-    """The round's last token: from the rejection law, or, all kept, the bonus at cur from
-    the law to follow (the pair's p, or warp(p))."""
-    n = len(cur) - len(prefix)
+def ending(pair, rule, prefix, kept, draws, rejection):
+    """The kept drafts, then the round's last token, drawn with draws.final: from the
+    rejection law, or, all kept, the bonus at prefix + kept from the law to follow (the
+    pair's p, or warp(p)). -> (emitted, the uniform, the row the last token came from)"""
+    cur, n = prefix + list(kept), len(kept)
+    emitted, u = [Emitted(x, "accepted", i + 1) for i, x in enumerate(kept)], draws.final(n)
     if rejection is not None:
-        return Emitted(draw_row(rejection, u), "resampled", n + 1)
+        return emitted + [Emitted(draw_row(rejection, u), "resampled", n + 1)], u, rejection
     p = pair.p(cur)
     row = target_row(rule, p)
-    return Emitted(pair.draw_p(cur, u) if row is p else draw_row(row, u), "bonus", n + 1)
+    x = pair.draw_p(cur, u) if row is p else draw_row(row, u)
+    return emitted + [Emitted(x, "bonus", n + 1)], u, row
 
 
 def make_trace(pair, rule, prefix, k, positions, emitted, final_u, rejected_at, row, context,
@@ -70,6 +75,19 @@ def make_trace(pair, rule, prefix, k, positions, emitted, final_u, rejected_at, 
         final_u=final_u, emitted=tuple(emitted), flushed=tuple(flushed), tree=tree,
         proposed=proposed, weights=tuple(float(x) for x in weights),
     )
+
+
+class Line:
+    """What the kinds that draft one line of k tokens share (chain, block)."""
+
+    takes_proposal = True  # a pair's proposal (prompt lookup) may stand for the drafts
+
+    def drafted(self, rule, k: int) -> int:
+        return int(k)
+
+    def scored(self, rule, k: int) -> int:
+        """Rows the target's one call a round scores: the k + 1 prefixes."""
+        return int(k) + 1
 
 
 # ------------------------------------------------------------------ vectorised rounds

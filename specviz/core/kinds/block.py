@@ -35,11 +35,11 @@ import numpy as np
 from .. import interrupt
 from ..draws import Draws
 from ..pair import ModelPair
-from ..rule import RESIDUAL_EPS, ratio
+from ..rule import ratio, residual
 from ..ruledefs import Rule, RuleTables
 from ..sampling import draw_rows
-from ..trace import Emitted, Position, RoundDigest, RoundTrace, frozen
-from .base import draft_chain, joint_from_rounds, last_token, make_trace, slices
+from ..trace import Position, RoundDigest, RoundTrace, frozen
+from .base import Line, draft_chain, ending, joint_from_rounds, make_trace, slices
 
 BLOCK_STATES_MAX = 1_000_000  # merged (start, token, w) states per level of the exact walk
 VALUE_CELLS_MAX = 12_000_000  # kinks x (levels + V) of one level of the value functions
@@ -54,15 +54,6 @@ def correction_mass(w: float | np.ndarray, p: np.ndarray, q: np.ndarray) -> np.n
     return np.maximum(w * p - q, 0.0).sum(axis=-1)
 
 
-def correction_row(w: float, p: np.ndarray, q: np.ndarray) -> np.ndarray:
-    """norm(max(0, w p - q)): the law of the token after a block kept up to here. (V,)
-
-    Reached only with positive mass (h = 0 otherwise); p itself below RESIDUAL_EPS."""
-    d = np.maximum(w * np.asarray(p, dtype=np.float64) - q, 0.0)  # (V,)
-    s = d.sum()
-    return np.array(p, dtype=np.float64) if s < RESIDUAL_EPS else d / s
-
-
 def stop_chance(w: np.ndarray, S: np.ndarray) -> np.ndarray:
     """h = S / (S + (1 - w)), and 0 where S = 0 (nothing to correct with). Elementwise."""
     den = S + (1.0 - w)
@@ -71,25 +62,24 @@ def stop_chance(w: np.ndarray, S: np.ndarray) -> np.ndarray:
     return np.minimum(h, 1.0)
 
 
-def block_weights(p_rows, q_rows, drafts) -> tuple[np.ndarray, np.ndarray]:
-    """(w, h) for a block: w_0..w_k and h_0..h_k (h_0 = 1: tau = 0 always remains).
-
-    p_rows: k + 1 rows (V,) at prefixes 0..k; q_rows: k rows; drafts: k tokens."""
-    k = len(drafts)
-    w = np.ones(k + 1)
-    for i, x in enumerate(drafts):
-        w[i + 1] = min(1.0, w[i] * float(ratio(p_rows[i][x], q_rows[i][x])))
-    S = np.array([float(correction_mass(w[i], p_rows[i], q_rows[i])) for i in range(k)])
-    h = np.ones(k + 1)
-    h[1:k] = stop_chance(w[1:k], S[1:k])
-    h[k] = w[k] if k else 1.0
-    return w, h  # (k+1,), (k+1,)
+def weights(r: np.ndarray, mass) -> tuple[np.ndarray, np.ndarray]:
+    """(w, h) along a block from its drafts' ratios r_i = p_(i-1)(x_i) / q_(i-1)(x_i):
+    w_0 = 1, w_i = min(1, w_(i-1) r_i); h_0 = 1 (tau = 0 always remains), h_i =
+    stop_chance(w_i, S_i) for 0 < i < k with S_i = mass(i, w_i), h_k = w_k.
+    r: (k,) for one block or (k, n) for n -> (k+1,) or (k+1, n) each"""
+    W = np.ones((len(r) + 1,) + np.shape(r)[1:])
+    for i in range(len(r)):
+        W[i + 1] = np.minimum(1.0, W[i] * r[i])
+    H = np.ones_like(W)
+    for i in range(1, len(r)):
+        H[i] = stop_chance(W[i], mass(i, W[i]))
+    H[-1] = W[-1]
+    return W, H
 
 
 # ------------------------------------------------------------------ the kind
-class Block:
+class Block(Line):
     name = "block"
-    takes_proposal = True  # a pair's proposal (prompt lookup) may stand for the drafts
 
     def play(self, pair: ModelPair, prefix: list[int], k: int, rule: Rule, draws: Draws,
              light: bool = False, betas: bool = False) -> RoundTrace | RoundDigest:
@@ -98,15 +88,14 @@ class Block:
         the bonus from p."""
         proposed, drafts, _, qs_rows, _ = draft_chain(pair, prefix, k, rule, draws)
         n = len(drafts)
-        pair.score(prefix, [drafts[:i] for i in range(n + 1)])
         p_rows = [pair.p(prefix + drafts[:i]) for i in range(n + 1)]
-        w, h = block_weights(p_rows, qs_rows, drafts)
+        r = np.array([ratio(p_rows[i][x], qs_rows[i][x]) for i, x in enumerate(drafts)])
+        w, h = weights(r, lambda i, w_i: correction_mass(w_i, p_rows[i], qs_rows[i]))
         coins = [draws.coin(i - 1) for i in range(n, 0, -1)][::-1]  # eta_1..eta_n, drawn k..1
         tau = max((i for i in range(1, n + 1) if coins[i - 1] < h[i]), default=0)
-        final_u = draws.final(tau)
-        row = None if tau == n else correction_row(w[tau], p_rows[tau], qs_rows[tau])
-        emitted = [Emitted(drafts[i], "accepted", i + 1) for i in range(tau)]
-        emitted.append(last_token(pair, rule, prefix, prefix + drafts[:tau], final_u, row))
+        # the correction norm(max(0, w_tau p - q)): h_tau = 0 where it has no mass
+        rejection = None if tau == n else residual(w[tau] * p_rows[tau], qs_rows[tau])
+        emitted, final_u, row = ending(pair, rule, prefix, drafts[:tau], draws, rejection)
         if light:
             return RoundDigest(prefix[-1], n, tuple(emitted), tau)
         last = [prefix[-1]] + drafts
@@ -116,8 +105,8 @@ class Block:
             ratio=float(ratio(p_rows[i][x], qs_rows[i][x])), threshold=float(h[i + 1]),
             u=coins[i], accepted=i < tau) for i, x in enumerate(drafts))
         return make_trace(pair, rule, prefix, n, positions, emitted, final_u,
-                          None if tau == n else tau + 1, p_rows[n] if row is None else row,
-                          last[tau], range(tau + 2, n + 1), proposed=proposed, weights=w)
+                          None if tau == n else tau + 1, row, last[tau],
+                          range(tau + 2, n + 1), proposed=proposed, weights=w)
 
     def round(self, eng, ctx: np.ndarray, k: int, rng: np.random.Generator):
         return block_round(eng.rt.P, eng.rt.Qs, eng.draft, eng.bonus, ctx, k, rng)
@@ -129,13 +118,6 @@ class Block:
 
     def tables(self, rt: RuleTables, k: int, long_run: bool) -> tuple[np.ndarray, ...]:
         return round_tables(rt.P, rt.Qs, k)  # (V, k+1), (V, V)
-
-    def drafted(self, rule: Rule, k: int) -> int:
-        return int(k)
-
-    def scored(self, rule: Rule, k: int) -> int:
-        """Rows the target's one call a round scores: the k + 1 prefixes."""
-        return int(k) + 1
 
     def columns(self, rule: Rule, k: int) -> int:
         raise ValueError("block verification reads the coins of drafts it then throws away; "
@@ -158,24 +140,15 @@ def block_round(P, Qs, draft, bonus, ctx: np.ndarray, k: int, rng: np.random.Gen
     for i in range(k):
         X[i] = draft(C[i], U[i])
         C[i + 1] = X[i]
-    R = ratio(P, Qs)  # (V, V)
-    W = np.ones((k + 1, n))
-    for i in range(k):
-        W[i + 1] = np.minimum(1.0, W[i] * R[C[i], X[i]])
-    H = np.ones((k + 1, n))
-    for i in range(1, k):
-        H[i] = stop_chance(W[i], _mass(W[i], P, Qs, C[i]))
-    H[k] = W[k]
+    W, H = weights(ratio(P, Qs)[C[:k], X[:k]], lambda i, w: _mass(w, P, Qs, C[i]))  # (k+1, n)
     passed = np.vstack([np.ones((1, n), bool), U[k:2 * k] < H[1:]])  # (k+1, n)
     J = k - np.argmax(passed[::-1], axis=0)  # tau: the last i whose coin passed
-    rows = np.arange(n)
     full = J == k
     X[k, full] = bonus(C[k, full], U[2 * k, full])
     part = np.flatnonzero(~full)
     X[J[part], part] = _draw_correction(W[J[part], part], P, Qs, C[J[part], part],
                                         U[2 * k, part])
-    L = J + 1
-    return X, L, J, X[J, rows]
+    return X, J + 1, J, X[J, np.arange(n)]
 
 
 def _mass(w: np.ndarray, P, Qs, c: np.ndarray) -> np.ndarray:
@@ -237,25 +210,20 @@ def _walk(P, Qs, R):
         s, c, w, mass = _merge(s[parent], c, w, mass)
 
 
-def walk_states(P, Qs, R, depth: int) -> float:
-    """The states the forward walk holds at `depth`, priced before it runs: counted while
-    they stay under PROBE_STATES, then extrapolated at the growth of the last level counted
-    (merging slows the growth with depth, so this leans high)."""
+def check_walk(P, Qs, R, depth: int) -> None:
+    """ValueError, before enumerating, when the walk to `depth` is priced over the cap: its
+    states there are counted while they stay under PROBE_STATES, then extrapolated at the
+    growth of the last level counted (merging slows the growth with depth, so this leans
+    high)."""
     before = None
     for j, (s, *_) in enumerate(_walk(P, Qs, R)):
         if j >= depth or not len(s):
-            return float(len(s))
+            est = float(len(s))
+            break
         if len(s) > PROBE_STATES and before:
-            return len(s) * max(1.0, len(s) / before) ** (depth - j)
+            est = len(s) * max(1.0, len(s) / before) ** (depth - j)
+            break
         before = len(s)
-    raise AssertionError("unreachable: the walk is endless")
-
-
-def check_walk(P, Qs, R, depth: int) -> None:
-    """ValueError, before enumerating, when the walk to `depth` is priced over the cap."""
-    if depth <= 0:
-        return
-    est = walk_states(P, Qs, R, depth)
     if est > BLOCK_STATES_MAX:
         raise ValueError(f"the exact block law would walk about {est:,.3g} states at depth "
                          f"{depth} (priced from its first levels); the cap is "

@@ -27,20 +27,18 @@ from ..pair import ModelPair
 from ..rule import overlap, ratio
 from ..ruledefs import Rule, RuleTables, coin_passes, keep_prob
 from ..trace import Emitted, Position, RoundDigest, RoundTrace, frozen
-from ..verify import rejection_row, target_row, threshold
-from .base import draft_chain, last_token, make_trace
+from ..verify import rejection_row, threshold
+from .base import Line, draft_chain, ending, make_trace
 
 
-class Chain:
+class Chain(Line):
     name = "chain"
-    takes_proposal = True  # a pair's proposal (prompt lookup) may stand for the drafts
 
     def play(self, pair: ModelPair, prefix: list[int], k: int, rule: Rule, draws: Draws,
              light: bool = False, betas: bool = False) -> RoundTrace | RoundDigest:
         """One round; betas=True adds sum_x min(p, q) at each verified position."""
         proposed, drafts, q_rows, qs_rows, p_rows = draft_chain(pair, prefix, k, rule, draws)
         n = len(drafts)
-        pair.score(prefix, [drafts[:i] for i in range(n + 1)])  # step 2: one target call
 
         def p_at(i: int) -> np.ndarray:  # the target's row at position i's prefix
             if i not in p_rows:
@@ -56,19 +54,13 @@ class Chain:
                 rejected_at = i + 1
                 break
         n_acc = n if rejected_at is None else rejected_at - 1
-        final_u = draws.final(n_acc)  # 4. the rejection law's token, or the bonus
         rejection = None if rejected_at is None else _rejection(
             pair, prefix + drafts[:n_acc], rule, drafts[n_acc], p_at(n_acc), q_rows[n_acc],
             proposed)
-        emitted = [Emitted(drafts[i], "accepted", i + 1) for i in range(n_acc)]
-        emitted.append(last_token(pair, rule, prefix, prefix + drafts[:n_acc], final_u,
-                                  rejection))
-        later = range(n_acc + 1, n) if rejected_at else ()
-        flushed: tuple[int, ...] = ()
+        emitted, final_u, row = ending(pair, rule, prefix, drafts[:n_acc], draws, rejection)  # 4.
+        later = tuple(range(n_acc + 2, n + 1)) if rejected_at else ()  # 1-based
         if rule.keep_unverified:
-            emitted += [Emitted(drafts[j], "unverified", j + 1) for j in later]
-        else:
-            flushed = tuple(j + 1 for j in later)
+            emitted += [Emitted(drafts[j - 1], "unverified", j) for j in later]
         if light:
             beta = tuple(float(overlap(p_at(i), qs_rows[i])) for i in range(len(coins))) \
                 if betas else ()
@@ -86,9 +78,9 @@ class Chain:
             )
             for i, x in enumerate(drafts)
         )
-        row = target_row(rule, pair.p(prefix + drafts)) if rejection is None else rejection
         return make_trace(pair, rule, prefix, n, positions, emitted, final_u, rejected_at,
-                          row, last[n_acc], flushed, proposed=proposed)
+                          row, last[n_acc], () if rule.keep_unverified else later,
+                          proposed=proposed)
 
     def round(self, eng, ctx: np.ndarray, k: int, rng: np.random.Generator):
         """One round for each context in ctx (n,) -> emitted (k+1, n), lengths, accepted, next."""
@@ -100,12 +92,10 @@ class Chain:
         d = np.arange(n)
         at_J = J * n + d  # (n,) where the round's last token goes
         c_J = C.ravel()[np.minimum(at_J, k * n - n + d)]  # the rejected position's context
+        last = eng.final(np.where(all_kept, V + X[k - 1], c_J), U[2 * k])
         if rule.rejection_skips_draft:  # y ~ R[c] given y != the rejected draft
             rej = np.flatnonzero(~all_kept)
-            skip = X.ravel()[at_J[rej]]
-        last = eng.final(np.where(all_kept, V + X[k - 1], c_J), U[2 * k])
-        if rule.rejection_skips_draft:
-            last[rej] = eng.R_cdf.skipping(c_J[rej], skip, U[2 * k][rej])
+            last[rej] = eng.R_cdf.skipping(c_J[rej], X.ravel()[at_J[rej]], U[2 * k][rej])
         X.ravel()[at_J] = last
         if rule.keep_unverified:
             L = np.where(all_kept, k + 1, k)  # the later drafts stay in X, unverified
@@ -117,15 +107,19 @@ class Chain:
         return _step(rt, k, F, K, k, np.array([ctx])).reshape((rt.V,) * n)  # (1, V^n)
 
     def tables(self, rt: RuleTables, k: int, long_run: bool) -> tuple[np.ndarray, ...]:
-        """D[c, j] = P(the round from c keeps j drafts); N[c, c'] = P(it ends on c')."""
-        return _accepted_law(rt, k), _next_context_law(rt, k) if long_run else None
-
-    def drafted(self, rule: Rule, k: int) -> int:
-        return int(k)
-
-    def scored(self, rule: Rule, k: int) -> int:
-        """Rows the target's one call a round scores: the k + 1 prefixes."""
-        return int(k) + 1
+        """D[c, j] = P(the round from c keeps j drafts), (V, k+1); N[c, c'] = P(it ends on
+        c'), (V, V). With r drafts left to verify: D_0[c] = [1], D_r[c] = [reject_mass(c),
+        ACC[c] @ D_(r-1)] (kept at c, then r - 1 to go); N_0 = P (the bonus token), N_r =
+        ACC @ N_(r-1) + REJ (ends on the rejection token), or under 'continue' with r > 1
+        + W Qs^(r-1) (ends on the last unverified draft)."""
+        D, N = np.ones((rt.V, 1)), rt.P
+        chain = np.eye(rt.V)  # Qs^(r-1): the q-chain of the later drafts under 'continue'
+        for r in range(1, k + 1):
+            D = np.concatenate([rt.reject_mass[:, None], rt.acc @ D], axis=1)
+            if long_run:
+                N = rt.acc @ N + (rt.W @ chain if rt.rule.keep_unverified and r > 1 else rt.rej)
+                chain = chain @ rt.Qs if rt.rule.keep_unverified else chain
+        return D, N if long_run else None
 
     def columns(self, rule: Rule, k: int) -> int:
         return 1
@@ -174,9 +168,8 @@ def _levels(rt: RuleTables, k: int, m_max: int):
     F = [np.ones((V, 1)) for _ in range(k + 1)]  # level m = 0: nothing left to emit
     K = [F[k]] * k
     for _ in range(m_max):
-        F_new = [_step(rt, k, F, K, r, every) for r in range(k + 1)]
-        K = [F_new[k]] + [_chain(rt.Qs, K[s - 1]) for s in range(1, k)]
-        F = F_new
+        F = [_step(rt, k, F, K, r, every) for r in range(k + 1)]  # from the level below
+        K = [F[k]] + [_chain(rt.Qs, K[s - 1]) for s in range(1, k)]
     return F, K
 
 
@@ -198,28 +191,3 @@ def _step(rt: RuleTables, k: int, F, K, r: int, rows: np.ndarray) -> np.ndarray:
         return kept + (R[:, :, None] * tail[:, None, :]).reshape(len(rows), -1)
     REJ = rt.rej[rows]  # (C, V): rejected, y emitted
     return kept + _chain(REJ, F[k])
-
-
-def _accepted_law(rt: RuleTables, k: int) -> np.ndarray:
-    """D[c, j] = P(the round from c keeps exactly j drafts). (V, k+1)
-
-    D_0[c] = [1]; D_r[c] = [reject_mass(c), ACC[c] @ D_{r-1}] (kept at c, then r - 1 to go).
-    """
-    D = np.ones((rt.V, 1))
-    for _ in range(k):
-        D = np.concatenate([rt.reject_mass[:, None], rt.acc @ D], axis=1)
-    return D
-
-
-def _next_context_law(rt: RuleTables, k: int) -> np.ndarray:
-    """N[c, c'] = P(the round from c ends on token c', where the next round starts). (V, V)"""
-    N = rt.P  # r = 0: the bonus token
-    chain = np.eye(rt.V)  # Qs^(r-1): the q-chain of the later drafts under 'continue'
-    for r in range(1, k + 1):
-        if rt.rule.keep_unverified and r > 1:
-            rejected = rt.W @ chain  # ends on the last unverified draft
-        else:
-            rejected = rt.rej  # ends on the rejection token
-        N = rt.acc @ N + rejected
-        chain = chain @ rt.Qs
-    return N

@@ -26,8 +26,8 @@ from ..pair import ModelPair
 from ..rule import ratio, residual
 from ..ruledefs import Rule, RuleTables
 from ..sampling import DRAW_FLAT_MAX, BucketSampler, block_cdf, draw_row, draw_rows
-from ..trace import Emitted, Position, RoundDigest, RoundTrace, Try, frozen
-from .base import SLICE_CELLS, joint_from_rounds, last_token, make_trace, slices
+from ..trace import Position, RoundDigest, RoundTrace, Try, frozen
+from .base import SLICE_CELLS, ending, joint_from_rounds, make_trace, slices
 from .treelaw import (
     reads_tokens,
     round_pieces,
@@ -51,11 +51,9 @@ class Tree:
         the kept one's subtree goes on."""
         shape, mode = rule_shape(rule, k), rule.tree
         tokens = {} if shape.lazy else _draft_tree(pair, prefix, shape, mode, draws)
-        if not shape.lazy:  # step 2: one target call scores the context and every node
-            pair.score(prefix, [()] + [_tokens_to(tokens, path) for path in tokens])
         node, cur, positions, end = (), list(prefix), [], None
         while shape.children(node) and end is None:
-            p, q, keep = pair.p(cur), pair.q(cur), _PerRow(_as_is if light else frozen)
+            p, q, keep = pair.p(cur), pair.q(cur), np.asarray if light else _PerRow(frozen)
             tries, end = _siblings(pair, prefix, tokens, shape, mode, draws, node, p, q, keep)
             t = tries[-1]
             positions.append(Position(
@@ -65,14 +63,11 @@ class Tree:
                 accepted=t.accepted, tries=tuple(tries)))
             if t.accepted:
                 node, cur = node + (len(tries) - 1,), cur + [t.token]
-        emitted = [Emitted(x, "accepted", i + 1) for i, x in enumerate(cur[len(prefix):])]
-        final_u = draws.final(len(emitted))
-        emitted.append(last_token(pair, rule, prefix, cur, final_u, end))
+        emitted, final_u, row = ending(pair, rule, prefix, cur[len(prefix):], draws, end)
         if light:
             return RoundDigest(prefix[-1], len(positions), tuple(emitted), len(emitted) - 1)
         return make_trace(pair, rule, prefix, len(positions), positions, emitted, final_u,
-                          None if end is None else len(positions),
-                          pair.p(cur) if end is None else end, cur[-1],
+                          None if end is None else len(positions), row, cur[-1],
                           tree=tuple(sorted(tokens.items(), key=lambda pt: (len(pt[0]), pt[0]))))
 
     def round(self, eng, ctx: np.ndarray, k: int, rng: np.random.Generator):
@@ -133,8 +128,9 @@ def _draw_sibling(pair, prefix, tokens: dict, path: tuple[int, ...], mode, draws
 
 
 def _draft_tree(pair, prefix, shape, mode, draws) -> dict:
-    """Step 1 for a tree drafted whole: every node's siblings, level by level, the draft
-    told before each level the nodes whose q it reads (one draft call a level). {path: token}"""
+    """Steps 1 and 2 for a tree drafted whole: every node's siblings, level by level, the
+    draft told before each level the nodes whose q it reads (one draft call a level); then
+    one target call scores the context and every node. {path: token}"""
     tokens: dict[tuple[int, ...], int] = {}
     paths, blocks = sorted(shape.paths, key=lambda p: (len(p), p)), _PerRow(block_cdf)
     for depth in range(1, shape.depth + 1):
@@ -143,6 +139,7 @@ def _draft_tree(pair, prefix, shape, mode, draws) -> dict:
         pair.score(prefix, [_tokens_to(tokens, node) for node in parents], which="q")
         for path in level:
             _draw_sibling(pair, prefix, tokens, path, mode, draws, blocks=blocks)
+    pair.score(prefix, [()] + [_tokens_to(tokens, path) for path in tokens])
     return tokens
 
 
@@ -164,10 +161,6 @@ class _PerRow:
         if id(row) not in self._held:  # the row itself is held too, so its id stays its own
             self._held[id(row)] = (row, self.make(row))
         return self._held[id(row)][1]
-
-
-def _as_is(row: np.ndarray) -> np.ndarray:
-    return row
 
 
 def _siblings(pair, prefix, tokens, shape, mode, draws, node, p, q, keep=frozen):
@@ -227,8 +220,7 @@ def tree_round(P, Q, shape, mode: str, bonus, ctx: np.ndarray, rng: np.random.Ge
         idx, c, key = idx[on], token[on], child[key[on], kept[on]]
         if not len(idx):
             break
-    L = J + 1
-    return X, L, J, X[J, np.arange(n)]
+    return X, J + 1, J, X[J, np.arange(n)]
 
 
 def _level(p: np.ndarray, q: np.ndarray, m: np.ndarray, mode: str, U: np.ndarray):
@@ -245,7 +237,7 @@ def _level(p: np.ndarray, q: np.ndarray, m: np.ndarray, mode: str, U: np.ndarray
         if not len(rows):  # none left to try now, so none later
             break
         x = draw_rows(qj[rows], U[2 * j, rows])
-        seen = q if mode in ("as_iid", "first") else qj
+        seen = sibling_seen(q, qj, mode)
         ok = U[2 * j + 1, rows] < ratio(p_j[rows, x], seen[rows, x])
         kept[rows[ok]], token[rows[ok]], alive[rows[ok]] = j, x[ok], False
         fail = rows[~ok]
@@ -285,7 +277,7 @@ def sibling_tables(P, Q, width: int, mode: str) -> SiblingTables | None:
         return None
     p_j = [np.asarray(P, dtype=np.float64)]
     for _ in range(width):
-        p_j.append(residual(P if mode == "first" else p_j[-1], Q))
+        p_j.append(sibling_after(P, p_j[-1], Q, Q, mode))
     T = np.stack(p_j)  # (width + 1, V, V)
     return SiblingTables(ratio(T[:-1], Q).ravel(), BucketSampler(Q, normalise=False),
                          BucketSampler(T.reshape(-1, T.shape[2]), normalise=False))

@@ -21,16 +21,8 @@ def sibling_draft(q: np.ndarray, taken: list[int], mode: str) -> np.ndarray:
     return qj / s if s > 0 else qj
 
 
-def sibling_step(p_node, p_j, q, qj, mode: str) -> tuple[np.ndarray, np.ndarray]:
-    """(threshold row A_j, p_(j+1)) for the j-th sibling drawn from qj.
-
-    Correct: A_j = p_j / qj, p_(j+1) = norm(max(0, p_j - qj)); 'as_iid' reads q for qj;
-    'first' makes every p_(j+1) = norm(max(0, p_node - q))."""
-    return ratio(p_j, sibling_seen(q, qj, mode)), sibling_after(p_node, p_j, q, qj, mode)
-
-
 def sibling_seen(q, qj, mode: str) -> np.ndarray:
-    """The row the ratio divides by: qj, or q for 'as_iid'. (V,)"""
+    """The row the ratio A_j = p_j / seen divides by: qj, or q for 'as_iid'. (V,)"""
     return q if mode == "as_iid" else qj
 
 
@@ -58,14 +50,12 @@ def node_outcomes(p: np.ndarray, q: np.ndarray, m: int, mode: str):
     out = []
 
     def go(j, p_j, taken, mass):
-        if j == m:
-            out.append((mass, None, None, p_j))
-            return
         qj = sibling_draft(q, taken, mode)
-        if qj.sum() <= 0:  # no token left to draft: the node ends here
+        if j == m or qj.sum() <= 0:  # every sibling tried, or no token left to draft
             out.append((mass, None, None, p_j))
             return
-        A, nxt = sibling_step(p, p_j, q, qj, mode)
+        A = ratio(p_j, sibling_seen(q, qj, mode))  # (V,) the threshold row A_j
+        nxt = sibling_after(p, p_j, q, qj, mode)
         keep = np.minimum(A, 1.0) * qj  # (V,) drafted and kept
         for x in np.flatnonzero(keep > 0):
             out.append((mass * keep[x], j, int(x), None))

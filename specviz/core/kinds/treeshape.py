@@ -17,26 +17,26 @@ from functools import cached_property
 
 import numpy as np
 
+TREE_NODES_MAX = 4_096  # drafted nodes one round's tree may hold
+
 
 @dataclass(frozen=True)
 class TreeShape:
-    """A tree of drafted positions as paths of sibling indices (closed under prefixes)."""
+    """A tree of drafted positions as paths of sibling indices (closed under prefixes, each
+    with its earlier siblings: as check_paths returns them, or a preset's branching)."""
 
     name: str
     paths: tuple[tuple[int, ...], ...]
     source: str = ""
 
-    def __post_init__(self) -> None:
-        have = set(self.paths)
-        for p in self.paths:
-            if not p or p[:-1] and p[:-1] not in have or any(i < 0 for i in p):
-                raise ValueError(f"tree {self.name!r}: path {p} has no parent in the tree")
-            if p[-1] and p[:-1] + (p[-1] - 1,) not in have:
-                raise ValueError(f"tree {self.name!r}: sibling indices of {p} skip one")
-
     @classmethod
-    def from_branching(cls, name: str, branching: tuple[int, ...], source: str = ""):
-        """Every node at depth d has branching[d] children: 3-2-1 has 3 + 6 + 6 nodes."""
+    def from_branching(cls, name: str, branching: tuple[int, ...], source: str = "", *,
+                       cap: int = TREE_NODES_MAX):
+        """Every node at depth d has branching[d] children: 3-2-1 has 3 + 6 + 6 nodes (a
+        ValueError past cap nodes)."""
+        nodes = sum(int(np.prod(branching[:d + 1], dtype=float)) for d in range(len(branching)))
+        if nodes > cap:
+            raise ValueError(f"the tree {name} has {nodes:,} nodes; the cap is {cap:,}")
         level, paths = [()], []
         for b in branching:
             level = [p + (j,) for p in level for j in range(b)]
@@ -88,7 +88,6 @@ class TreeShape:
                          self.source)
 
 
-TREE_NODES_MAX = 4_096  # drafted nodes one round's tree may hold
 PATHS_NODES_MAX = 256  # nodes of a tree given as a list of paths (a user's, in the app)
 PATHS_DEPTH_MAX = 64  # its depth (the engine's most drafts per round)
 PATHS_TEXT_MAX = 4_000  # characters of such a list
@@ -111,10 +110,7 @@ def parse_paths(text: str) -> Paths:
         if len(branching) > PATHS_DEPTH_MAX or not all(branching):
             raise ValueError(f"a branching needs 1..{PATHS_DEPTH_MAX} levels of at least one "
                              "child each")
-        nodes = sum(int(np.prod(branching[:d + 1], dtype=float)) for d in range(len(branching)))
-        if nodes > PATHS_NODES_MAX:
-            raise ValueError(f"the tree {t} has {nodes:,} nodes; the cap is {PATHS_NODES_MAX}")
-        return TreeShape.from_branching(t, tuple(branching)).paths
+        return TreeShape.from_branching(t, tuple(branching), cap=PATHS_NODES_MAX).paths
     try:
         raw = json.loads(re.sub(r",\s*]", "]", t.replace("(", "[").replace(")", "]")))
     except (json.JSONDecodeError, RecursionError):
@@ -181,8 +177,7 @@ def rule_shape(rule, k: int) -> TreeShape | Uniform:
     """The tree a tree rule drafts at draft length k: its explicit paths cut to depth k, m
     candidates a position for a rule with parameter 'm', or its preset 'shape'."""
     if rule.paths:
-        shape = TreeShape(f"{len(rule.paths)} paths", tuple(rule.paths))
-        return shape.cut(int(k))
+        return TreeShape(f"{len(rule.paths)} paths", tuple(rule.paths)).cut(int(k))
     if "m" in rule.prm:
         m = int(rule.prm["m"])
         return Uniform(f"{m} candidates a position, depth {k}", m, int(k))
@@ -216,8 +211,4 @@ def preset(index: int, k: int) -> TreeShape:
         raise ValueError(f"tree preset must be 0..{len(PRESETS) - 1}; got {index!r}")
     pr = PRESETS[int(index)]
     branching = tuple(pr.head[d] if d < len(pr.head) else 1 for d in range(int(k)))
-    nodes = sum(int(np.prod(branching[:d + 1])) for d in range(len(branching)))
-    if nodes > TREE_NODES_MAX:
-        raise ValueError(f"tree {pr.name!r} at depth {k} has {nodes:,} nodes; the cap is "
-                         f"{TREE_NODES_MAX:,}")
     return TreeShape.from_branching(f"{pr.name}, depth {k}", branching, pr.source)
