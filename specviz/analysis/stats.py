@@ -269,20 +269,3 @@ def verdict(mc_tv: float, threshold: float, p_value: float,
             else "consistent with the target")
     return Verdict(tv_above, p_below, text)
 
-
-def mean_and_se(hist: ArrayLike, values: ArrayLike) -> tuple[float, float]:
-    """Mean and standard error of a quantity from a histogram of counts over its values.
-
-    mean = sum h v / N; se = sqrt(s^2 / N), s^2 = sum h (v - mean)^2 / (N - 1).
-    """
-    h = _as_nonneg(hist, "hist")
-    v = np.asarray(values, dtype=np.float64)
-    _same_shape(h, v, "hist", "values")
-    if not np.isfinite(v).all():
-        raise ValueError("values must be finite")
-    total = float(h.sum())
-    if total < 2:
-        raise ValueError(f"need at least 2 observations for a standard error; got {total!r}")
-    mean = float((h * v).sum() / total)
-    var = float((h * (v - mean) ** 2).sum() / (total - 1.0))
-    return mean, math.sqrt(var / total)

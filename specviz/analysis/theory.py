@@ -45,12 +45,12 @@ def _check_k(k: ArrayLike) -> NDArray[np.int64]:
     return kk.astype(np.int64)
 
 
-def _check_c(c: ArrayLike, name: str = "c") -> NDArray[np.float64]:
+def _check_c(c: ArrayLike) -> NDArray[np.float64]:
     cc = np.asarray(c, dtype=np.float64)
     bad = ~np.isfinite(cc) | (cc < 0.0)
     if bad.any():
         raise ValueError(
-            f"{name} must be a finite number >= 0 (draft cost per token relative to one "
+            f"c must be a finite number >= 0 (draft cost per token relative to one "
             f"target call); got {_fmt(cc[bad].flat[0])}"
         )
     return cc
@@ -153,36 +153,6 @@ def best_k(alpha: float, c: float, k_max: int = K_MAX) -> tuple[int, float]:
     best = s.max()
     i = int(np.flatnonzero(s >= best * (1.0 - 1e-12))[0])
     return int(ks[i]), float(s[i])
-
-
-def min_speedup_k1(alpha: ArrayLike, c: ArrayLike) -> FloatOrArray:
-    """(1 + alpha) / (1 + c): the speedup of k = 1, a lower bound on the best k.
-
-    Leviathan et al. 2022, Cor 3.9.
-    """
-    a = _check_alpha(alpha)
-    cc = _check_c(c)
-    return _out(np.asarray((1.0 + a) / (1.0 + cc), dtype=np.float64))
-
-
-def some_k_gains(alpha: ArrayLike, c: ArrayLike) -> bool | NDArray[np.bool_]:
-    """alpha > c: then some k gives speedup > 1 (Leviathan et al. 2022, Cor 3.9)."""
-    a = _check_alpha(alpha)
-    cc = _check_c(c)
-    out = a > cc
-    return bool(out) if np.ndim(out) == 0 else out
-
-
-def arithmetic_increase(alpha: ArrayLike, k: ArrayLike, c_hat: ArrayLike) -> FloatOrArray:
-    """(1 - alpha)(k c_hat + k + 1) / (1 - alpha^(k+1)): expected factor of extra arithmetic.
-
-    c_hat = draft arithmetic operations per token relative to the target's.
-    Leviathan et al. 2022, Thm 3.11.
-    """
-    kk = _check_k(k)
-    ch = _check_c(c_hat, name="c_hat")
-    tokens = np.asarray(expected_tokens(alpha, kk))
-    return _out(np.asarray((kk * ch + kk + 1.0) / tokens, dtype=np.float64))
 
 
 def per_position_acceptance(alpha: ArrayLike, k: int) -> NDArray[np.float64]:
