@@ -30,7 +30,7 @@ import numpy as np
 
 from ..core.tables import K_MAX
 from . import gauges, llamalog, serverformats
-from .pasted import PasteError, cut, read_json, show, whole
+from .pasted import PasteError, cut, read_json, show, sized, whole
 from .record import (
     COUNT_MAX,
     Acceptance,
@@ -170,11 +170,7 @@ def parse_scrapes(before: str, after: str, *, model: str | None = None) -> Accep
     """Two /metrics scrapes of one vLLM server, an earlier and a later one: the counters
     differenced, later minus earlier (as two scrapes pasted one after the other)."""
     for what, text in (("earlier", before), ("later", after)):
-        if not isinstance(text, str) or not text.strip():
-            raise MetricsError(f"the {what} scrape is empty")
-        if len(text) > MAX_TEXT_CHARS // 2:
-            raise MetricsError(f"the {what} scrape is {len(text):,} characters; the cap is "
-                               f"{MAX_TEXT_CHARS // 2:,}")
+        sized(text, f"the {what} scrape", MAX_TEXT_CHARS // 2, MetricsError)
         if text.lstrip()[0] in "{[" or llamalog_keys(text):
             raise MetricsError(f"the {what} scrape is not Prometheus text: two scrapes are "
                                "differenced only for vLLM's /metrics")
@@ -192,12 +188,7 @@ def parse_any(text: str, *, k: int | None = None, model: str | None = None,
     line, a hand-entered CSV, or Prometheus text (vLLM's counters; SGLang's gauges, an
     average). k (llama.cpp timings, SGLang's averages) and rounds (hand-entered rates) are
     needed only where the format does not say them."""
-    if not isinstance(text, str) or not text.strip():
-        raise MetricsError("the metrics text is empty")
-    if len(text) > MAX_TEXT_CHARS:
-        raise MetricsError(f"the metrics text is {len(text):,} characters; the cap is "
-                           f"{MAX_TEXT_CHARS:,}")
-    body = text.strip()
+    body = sized(text, "the metrics text", MAX_TEXT_CHARS, MetricsError).strip()
     is_log = llamalog_keys(body)
     if body[0] in "{[":
         try:
