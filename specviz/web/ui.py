@@ -29,7 +29,7 @@ from . import settings as S
 from .binding import assign, bind, clamp, hold, keep, set_params, tabs  # noqa: F401
 from .notation import LETTERS, md, tables
 from .share import copy_link, share_url  # noqa: F401
-from .show import FOLD_PREFIX, chart, folded_open, present_figure, table  # noqa: F401
+from .show import FOLD_PREFIX, chart, folded_open, table  # noqa: F401
 from .urlstate import presenter_active, url_settings
 
 CACHE_ENTRIES = 64

@@ -105,7 +105,7 @@ def test_copy_link_button_reads_the_live_address():
 
 def test_present_figure_enlarges_type_without_touching_the_original():
     fig = go.Figure(go.Scatter(x=[0, 1], y=[1, 2]), layout=dict(title="t"))
-    big = ui.present_figure(fig)
+    big = bigtype.big_figure(fig)
     assert big.layout.font.size == bigtype.FIGURE_FONT_PX
     assert big.layout.xaxis.tickfont.size == bigtype.FIGURE_TICK_PX
     assert fig.layout.font.size is None
@@ -114,7 +114,7 @@ def test_present_figure_enlarges_type_without_touching_the_original():
 def test_present_figure_lifts_every_text_to_18_px():
     fig = go.Figure(go.Scatter(x=[0], y=[1], mode="text", text=["u"], textfont=dict(size=12)))
     fig.add_annotation(text="x3 = a", x=0, y=1, font=dict(size=13))
-    big = ui.present_figure(fig)
+    big = bigtype.big_figure(fig)
     assert bigtype.FIGURE_TICK_PX >= 18
     assert big.layout.annotations[0].font.size >= 18 and big.data[0].textfont.size >= 18
     assert big.layout.legend.font.size >= 18 and big.layout.yaxis.tickfont.size >= 18
@@ -128,7 +128,7 @@ def test_present_figure_makes_room_for_the_title_over_panel_titles():
 
     fig = make_subplots(rows=1, cols=2, subplot_titles=("tokens per<br>target call", "speedup"))
     fig.update_layout(title="Against alpha", height=400, margin=dict(t=60))
-    big = ui.present_figure(fig)
+    big = bigtype.big_figure(fig)
     line = bigtype.LINE_HEIGHT
     need = 2 * bigtype.TITLE_PAD_PX + line * (bigtype.FIGURE_TITLE_PX + 2 * bigtype.FIGURE_FONT_PX)
     assert big.layout.margin.t >= need - 1 and big.layout.title.yanchor == "top"
@@ -136,11 +136,11 @@ def test_present_figure_makes_room_for_the_title_over_panel_titles():
     two = go.Figure(layout=dict(title="a<br>b", margin=dict(t=60), height=300))
     two.add_annotation(text="panel", xref="paper", yref="paper", x=0.5, y=1.0,
                        yanchor="bottom", showarrow=False)
-    big2 = ui.present_figure(two)
+    big2 = bigtype.big_figure(two)
     title_h = 2 * line * bigtype.FIGURE_TITLE_PX  # centred in the margin: room both sides
     assert big2.layout.margin.t >= title_h + 2 * (line * bigtype.FIGURE_FONT_PX
                                                   + bigtype.TITLE_PAD_PX) - 1
-    plain = ui.present_figure(go.Figure(layout=dict(title="coin<br>at 2", margin=dict(t=70))))
+    plain = bigtype.big_figure(go.Figure(layout=dict(title="coin<br>at 2", margin=dict(t=70))))
     assert plain.layout.margin.t == 70 and plain.layout.title.yanchor is None
 
 
