@@ -101,14 +101,11 @@ def _drafts(args: argparse.Namespace) -> pv.DraftInputs:
                           Measured(mt / 1e3, mv / 1e3, md / 1e3, args.measured_c))
 
 
-def _read(path_or_preset: str, presets: tuple[str, ...]) -> tuple[str, str]:
+def _read(path_or_preset: str, presets: tuple[str, ...], flag: str) -> tuple[str, str]:
     """(config text, preset name): a preset name reads as no text."""
     if path_or_preset in presets:
         return "", path_or_preset
-    try:
-        return Path(path_or_preset).read_text(), presets[0]
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"cannot read {path_or_preset!r}: {exc}") from None
+    return _text(path_or_preset, flag), presets[0]
 
 
 def build(args: argparse.Namespace) -> pv.PlanPage:
@@ -117,8 +114,8 @@ def build(args: argparse.Namespace) -> pv.PlanPage:
     before = "" if args.metrics_before is None else _text(args.metrics_before,
                                                           "--metrics-before")
     names = pv.preset_names()
-    t_text, t_name = _read(args.target_config, names)
-    d_text, d_name = _read(args.draft_config, names)
+    t_text, t_name = _read(args.target_config, names, "--target-config")
+    d_text, d_name = _read(args.draft_config, names, "--draft-config")
     return pv.plan_page(metrics_text=metrics, target_text=t_text, target_preset=t_name,
                         draft_text=d_text, draft_preset=d_name,
                         accel=pv.accelerator(args.gpu), context_len=args.context,
