@@ -78,7 +78,8 @@ def _out(x: NDArray[np.float64]) -> FloatOrArray:
 
 
 def expected_tokens(alpha: ArrayLike, k: ArrayLike) -> FloatOrArray:
-    """E[tokens per target call] = (1 - alpha^(k+1)) / (1 - alpha) = sum_{i=0..k} alpha^i.
+    """E[tokens per target call] = (1 - alpha^(k+1)) / (1 - alpha) = sum_{i=0..k} alpha^i,
+    which vLLM calls the mean acceptance length, 1 + accepted / drafts.
 
     Leviathan et al. 2022, eq. (1). Computed as the finite sum, so it is exactly k + 1 at
     alpha = 1 and stable near it.
@@ -189,11 +190,6 @@ def draft_acceptance_rate(alpha: ArrayLike, k: ArrayLike) -> FloatOrArray:
     kk = _check_k(k)
     tokens = np.asarray(expected_tokens(alpha, kk))
     return _out(np.asarray((tokens - 1.0) / kk, dtype=np.float64))
-
-
-def mean_acceptance_length(alpha: ArrayLike, k: ArrayLike) -> FloatOrArray:
-    """vLLM's mean acceptance length, 1 + accepted / drafts = expected_tokens(alpha, k)."""
-    return expected_tokens(alpha, k)
 
 
 def alpha_from_draft_acceptance_rate(rate: ArrayLike, k: ArrayLike) -> FloatOrArray:
