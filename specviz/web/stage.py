@@ -114,16 +114,13 @@ def _transport(stage: Stage, tr: RoundTranscript, step: int, rnd: int) -> int:
 
 
 def _charts(stage: Stage, trace, step: int) -> None:
-    left, mid, right = st.container(key=stage.key("charts")).columns([1.25, 0.9, 1.25])
-    with left:
-        ui.chart(animation.bars_figure(trace, step, top=stage.top), key=stage.key("bars"),
-                 swap_letters=stage.top is None)
-    with mid:
-        ui.chart(animation.coin_figure(trace, step), key=stage.key("coin"),
-                 swap_letters=stage.top is None)
-    with right:
-        ui.chart(animation.residual_figure(trace, step, top=stage.top),
-                 key=stage.key("residual"), swap_letters=stage.top is None)
+    figs = {"bars": animation.bars_figure(trace, step, top=stage.top),
+            "coin": animation.coin_figure(trace, step),
+            "residual": animation.residual_figure(trace, step, top=stage.top)}
+    cols = st.container(key=stage.key("charts")).columns([1.25, 0.9, 1.25])
+    for col, (name, fig) in zip(cols, figs.items(), strict=True):
+        with col:
+            ui.chart(fig, key=stage.key(name), swap_letters=stage.top is None)
 
 
 def _body(stage: Stage) -> None:

@@ -120,7 +120,7 @@ def page(title: str, layout: str = "wide", *, path: str, story: Sequence[str] = 
     if url.present:
         _presenter()
     state = tableedit.tables_state()
-    _navigation()
+    _page_links(st.sidebar.container(key="sv_nav"))  # at the top of the sidebar
     reads = S.sidebar_keys(path)
     at = _presenter_bar([key for key in story if key in reads]) if url.present else {}
     st.sidebar.header("Settings")
@@ -183,9 +183,7 @@ def _presenter_bar(story: Sequence[str]) -> dict[str, tuple]:
     keeps presenter mode, which lives in the session), and a bar at the page's top with a
     column for each of the story's controls, at presenter type, named on their thumbs.
     Returns control key -> (the column to draw it in, the widget's extra arguments)."""
-    with st.container(key=present.PAGES_KEY).popover("☰ pages", key="sv_present_pages"):
-        for p in site.PAGES:
-            st.page_link(p.script, label=p.title, icon=p.icon)
+    _page_links(st.container(key=present.PAGES_KEY).popover("☰ pages", key="sv_present_pages"))
     shown = [key for key in story if key in STORY_KEYS]
     if not shown:
         return {}
@@ -218,12 +216,11 @@ def _tree_control(sb, *, drawn: bool) -> tuple[str, Paths]:
         return "", ()
 
 
-def _navigation() -> None:
-    """The pages' links (views.site) at the top of the sidebar, with our titles and icons;
-    Streamlit's own list, named after the files in pages/, is off (.streamlit/config.toml)."""
-    nav = st.sidebar.container(key="sv_nav")
+def _page_links(box) -> None:
+    """The pages' links (views.site) in box, with our titles and icons; Streamlit's own
+    list, named after the files in pages/, is off (.streamlit/config.toml)."""
     for p in site.PAGES:
-        nav.page_link(p.script, label=p.title, icon=p.icon)
+        box.page_link(p.script, label=p.title, icon=p.icon)
 
 
 def _warp_controls(sb, *, drawn: bool) -> Warp:
