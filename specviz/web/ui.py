@@ -279,16 +279,14 @@ def _presenter() -> None:
 _KEY_RE = re.compile(r"[A-Za-z0-9_-]+")
 
 
-def play_pause_shortcut(toggle_key: str = "autoplay",
-                        hints: Sequence[tuple[str, str]] | None = stagekeys.KEY_HINTS, *,
+def play_pause_shortcut(toggle_key: str, *,
                         step_keys: dict[str, str] = stagekeys.STEP_KEYS) -> None:
     """Space plays and pauses: a key listener that flips the toggle keyed `toggle_key`
     (never while typing, nor when the focus is on a control where space has its own
-    meaning), with a line of key hints (hints=None draws none); the arrow keys press the
-    buttons keyed in step_keys, one press one step (stagekeys.step_queue_js)."""
+    meaning); the arrow keys press the buttons keyed in step_keys, one press one step
+    (stagekeys.step_queue_js)."""
     for key in (toggle_key, *step_keys.values()):
         if not _KEY_RE.fullmatch(key):
             raise ValueError(f"widget keys must be plain; got {key!r}")
-    body = stagekeys.key_hints_html(tuple(hints)) if hints else ""
-    st.html(body + f"<script>{stagekeys.play_pause_js(toggle_key)}"
+    st.html(f"<script>{stagekeys.play_pause_js(toggle_key)}"
             f"{stagekeys.step_queue_js(step_keys)}</script>", unsafe_allow_javascript=True)
