@@ -103,7 +103,6 @@ class PassCost:
     bytes: float  # weight_bytes + kv_bytes
     macs_per_byte: float  # arithmetic intensity
     label: str
-    compute: str = "bf16"  # the type the matmuls run in: picks the accelerator's peak
 
 
 # --------------------------------------------------------------------------- validation
@@ -131,9 +130,6 @@ def pass_cost(
     batch: int = 1,
     count: str = "full",
     kv_cache: bool = True,
-    *,
-    kv_dtype: str | None = None,
-    compute: str = "bf16",
 ) -> PassCost:
     """MACs and bytes of one forward pass over `tokens` new positions per sequence.
 
@@ -144,7 +140,6 @@ def pass_cost(
     MACs scale with tokens * batch; weights are read once per pass (ModelShape.weight_bytes:
     routed experts only as far as the tokens * batch tokens touch them, an untied input
     embedding only its tokens * batch rows); the tutorial count reads params * dtype bytes.
-    kv_dtype is the KV cache's type (default: dtype); compute picks the peak (peak_for).
     """
     s = _shape(shape)
     tokens = _int_at_least(tokens, 1, "tokens", "new positions per sequence")
@@ -161,11 +156,11 @@ def pass_cost(
         label = TUTORIAL_LABEL
     else:
         macs, weight_bytes, kv_bytes = map(float, _full_count(
-            s, tokens, batch, context_len=context_len, dtype=dtype, kv_dtype=kv_dtype,
+            s, tokens, batch, context_len=context_len, dtype=dtype, kv_dtype=None,
             kv_cache=kv_cache))
         label = FULL_LABEL
     total = weight_bytes + kv_bytes
-    return PassCost(macs, weight_bytes, kv_bytes, total, macs / total, label, compute)
+    return PassCost(macs, weight_bytes, kv_bytes, total, macs / total, label)
 
 
 def _full_count(s: ModelShape, tokens: ArrayLike, batch: ArrayLike, *, context_len: int,
@@ -189,8 +184,9 @@ def seconds(macs: ArrayLike, nbytes: ArrayLike, accel: Accelerator,
 
 
 def pass_time(cost: PassCost, accel: Accelerator) -> float:
-    """Roofline time of a pass in seconds (seconds of its MACs and bytes)."""
-    return float(seconds(cost.macs, cost.bytes, accel, cost.compute))
+    """Roofline time of a pass in seconds (seconds of its MACs and bytes at the bf16 peak;
+    pass_times prices other compute types)."""
+    return float(seconds(cost.macs, cost.bytes, accel))
 
 
 def pass_times(
