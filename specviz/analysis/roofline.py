@@ -220,7 +220,7 @@ def find_gpu(name: str) -> str:
 
 
 def _timer(shape: ModelShape | str, accel: Accelerator | str, context_len: int, dtype: str,
-           count: str, kv_cache: bool):
+           count: str = "full", kv_cache: bool = True):
     """tokens, batch -> pass_time(pass_cost(...)) of one setup."""
     a = ACCELERATORS[find_gpu(accel)] if isinstance(accel, str) else accel
     return lambda tokens, batch: pass_time(
@@ -233,15 +233,14 @@ def free_tokens(
     context_len: int = 512,
     dtype: str = "fp16",
     batch: int = 1,
-    count: str = "full",
-    kv_cache: bool = True,
 ) -> int:
-    """Largest tokens per sequence T in 1..4096 with pass_time(T) <= 1.01 * pass_time(1).
+    """Largest tokens per sequence T in 1..4096 with pass_time(T) <= 1.01 * pass_time(1), of
+    the full count with the KV read.
 
     How many positions a verify pass can score for about the price of one decode step.
     pass_time is non-decreasing in T, so this is a bisection.
     """
-    t = _timer(shape, accel, context_len, dtype, count, kv_cache)
+    t = _timer(shape, accel, context_len, dtype)
     # T = 1..MAX_FREE_TOKENS with t(T) <= limit form a prefix: its length is the answer
     return bisect.bisect_right(range(1, MAX_FREE_TOKENS + 1),
                                t(1, batch) * (1.0 + FREE_TOLERANCE), key=lambda n: t(n, batch))
