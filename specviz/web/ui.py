@@ -43,7 +43,6 @@ class AppState:
     P: np.ndarray  # (V, V) target, under the request's warp
     Q: np.ndarray  # (V, V) draft in use: the table or the mix, at temperature T (warped
     # too when the warp covers the draft)
-    Q_table: np.ndarray  # (V, V) the draft table as edited
     vocab: tuple[str, ...]
     warp: Warp = Warp()  # the request's sampling warp of the target
     P_raw: np.ndarray | None = None  # (V, V) the target before the warp
@@ -133,12 +132,12 @@ def page(title: str, layout: str = "wide", *, path: str, story: Sequence[str] = 
         st.session_state["_notes_shown"] = True
         for note in notes + ([state["note"]] if state["note"] else []):
             st.warning(note)
-    P, Q_table = state["P"], state["Q"]
-    Q = mix_draft(P, s.alpha) if s.draft == "mix" else Q_table
+    P = state["P"]
+    Q = mix_draft(P, s.alpha) if s.draft == "mix" else state["Q"]
     if s.T != 1.0:
         Q = temper(Q, s.T)
     Pw, Qw = warp_tables(P, Q, warp)
-    return AppState(s, Pw, Qw, Q_table, state["vocab"], warp, P, Q, paths)
+    return AppState(s, Pw, Qw, state["vocab"], warp, P, Q, paths)
 
 
 def _shared_controls(sb, at: dict, reads: tuple[str, ...],
