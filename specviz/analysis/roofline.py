@@ -8,14 +8,13 @@ MACs, and stays about as fast until the MACs per byte reach the accelerator's ri
 from __future__ import annotations
 
 import bisect
-import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from .modelcfg import preset
+from .pasted import at_least
 from .shape import FP8_COMPUTE, ModelShape, dtype_bytes
 
 COUNTS = ("full", "tutorial")
@@ -112,13 +111,6 @@ def _shape(shape: ModelShape | str) -> ModelShape:
     return preset(shape) if isinstance(shape, str) else shape
 
 
-def _int_at_least(x: int, lo: int, name: str, what: str) -> int:
-    ok = isinstance(x, numbers.Real) and not isinstance(x, bool)
-    if not ok or not math.isfinite(x) or x != int(x) or x < lo:
-        raise ValueError(f"{name} ({what}) must be an integer >= {lo}; got {x!r}")
-    return int(x)
-
-
 # --------------------------------------------------------------------------- costs
 
 
@@ -142,9 +134,9 @@ def pass_cost(
     embedding only its tokens * batch rows); the tutorial count reads params * dtype bytes.
     """
     s = _shape(shape)
-    tokens = _int_at_least(tokens, 1, "tokens", "new positions per sequence")
-    context_len = _int_at_least(context_len, 0, "context_len", "context length in tokens")
-    batch = _int_at_least(batch, 1, "batch", "sequences per pass")
+    tokens = at_least(tokens, 1, "tokens", "new positions per sequence")
+    context_len = at_least(context_len, 0, "context_len", "context length in tokens")
+    batch = at_least(batch, 1, "batch", "sequences per pass")
     if count not in COUNTS:
         raise ValueError(f"unknown count {count!r}; choose one of {list(COUNTS)}")
     d = s.d_model
@@ -264,5 +256,5 @@ def verify_cost_ratio(
     compute-bound.
     """
     t = _timer(shape, accel, context_len, dtype, count, kv_cache)
-    k = _int_at_least(k, 1, "k", "drafted tokens per round")
+    k = at_least(k, 1, "k", "drafted tokens per round")
     return t(k + 1, batch) / t(1, batch)
