@@ -49,14 +49,6 @@ class Acceptance(Rates):
     notes: tuple[str, ...] = field(default=())
     models: tuple[str, ...] = ()  # a scrape's model_name labels, where it holds several
 
-    @property
-    def histogram(self) -> np.ndarray | None:
-        """(k+1,) rounds keeping exactly j drafts: h_j = a_j - a_(j+1), a_0 = rounds."""
-        if self.accepted_at is None:
-            return None
-        a = np.concatenate([[self.rounds], self.accepted_at, [0]])
-        return a[:-1] - a[1:]
-
 
 @dataclass(frozen=True)
 class Averages:
