@@ -5,7 +5,7 @@ import streamlit as st
 from specviz.figures import measured as figs
 from specviz.views import measured as mv
 from specviz.views import realrows as rr
-from specviz.web import files, guard, measuredhere, notation, ui
+from specviz.web import files, guard, llmstage, measuredhere, notation, ui
 
 app = ui.page("measured here", path="measured")
 st.title("The real model, measured here")
@@ -44,13 +44,13 @@ go = st.button("Measured: kept on this server" if result is not None else
 st.caption(f"Runs are heavy (seconds per token on a loaded CPU): they start on the button, "
            f"stop drafts after {mv.MEASURE_STOP_S:g} s, and are kept for every visitor of "
            "this server, and for /plan.")
-if result is None and go and (model := measuredhere.model()) is not None:
+if result is None and go and (model := llmstage.model()) is not None:
     with st.spinner("Decoding with and without speculation…"):
         result = measuredhere.compute(key, mv.measure, model, text, drafts, k=int(k),
                                       T=float(T), seed=int(seed), max_new=int(new),
-                                      kit=measuredhere.KIT)
+                                      kit=llmstage.KIT)
 if result is not None:
-    model = measuredhere.model()
+    model = llmstage.model()
     st.subheader("Passes, c and tokens per second")
     if result.stopped:
         st.warning(guard.plain(result.stopped))
@@ -85,10 +85,10 @@ rdraft = draft if draft not in ("all", "lookup") else mv.DRAFTS[0]
 rkey = ("rows", text, rdraft, int(k), float(T), int(seed))
 real = measuredhere.kept(rkey)
 if real is None and st.button(f"Check {rdraft} on real rows", key="m_rows") \
-        and (model := measuredhere.model()) is not None:
+        and (model := llmstage.model()) is not None:
     with st.spinner("One real round, then the Monte Carlo check…"):
         real = measuredhere.compute(rkey, rr.real_rows, model, text, rdraft, k=int(k),
-                                    T=float(T), seed=int(seed), kit=measuredhere.KIT)
+                                    T=float(T), seed=int(seed), kit=llmstage.KIT)
 if real is not None:
     measuredhere.draw_real_rows(real)
 ui.finish(app)

@@ -113,23 +113,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _ctx_index(ctx: str, vocab: tuple[str, ...]) -> int:
-    if ctx in vocab:
-        return vocab.index(ctx)
-    try:
-        return check_ctx(int(ctx), len(vocab))
-    except ValueError:
-        raise ValueError(f"--ctx must be a token name ({', '.join(vocab)}) or an index "
-                         f"0..{len(vocab) - 1}; got {ctx!r}") from None
+def _scenario(args: argparse.Namespace) -> Scenario:
+    """The default tables from --ctx (a token's name or index) with --seed."""
+    t = default_tables()
+    ctx = t.vocab.index(args.ctx) if args.ctx in t.vocab else None
+    if ctx is None:
+        try:
+            ctx = check_ctx(int(args.ctx), len(t.vocab))
+        except ValueError:
+            raise ValueError(f"--ctx must be a token name ({', '.join(t.vocab)}) or an index "
+                             f"0..{len(t.vocab) - 1}; got {args.ctx!r}") from None
+    return Scenario.of(t.P, t.Q, ctx=ctx, seed=args.seed, vocab=t.vocab)
 
 
 def render(n: int, args: argparse.Namespace) -> str:
     """The text of demonstration n under the parsed options."""
-    t = default_tables()
-    ctx = _ctx_index(args.ctx, t.vocab)
     k = 4 if args.k is None else args.k
     c = 0.1 if args.c is None else args.c
-    sc = Scenario.of(t.P, t.Q, ctx=ctx, seed=args.seed, vocab=t.vocab)
+    sc = _scenario(args)
     if n == 1:
         return demo_one_token(sc)
     if n == 2:
@@ -160,9 +161,7 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
         if args.command == "llm":
             return clillm.run(args, out)
         if args.command == "methods":
-            t = default_tables()
-            print(demo_methods(Scenario.of(t.P, t.Q, ctx=_ctx_index(args.ctx, t.vocab),
-                                           seed=args.seed, vocab=t.vocab)), file=out)
+            print(demo_methods(_scenario(args)), file=out)
             return 0
         for i, n in enumerate(which):
             if i:

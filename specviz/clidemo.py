@@ -211,6 +211,10 @@ def demo_roofline(preset: str, context_len: int, dtype: str) -> str:
     return "\n".join(out)
 
 
+METHOD_NAMES = dict(zip(methods.METHODS, ("chain", "block", "tree i.i.d.", "tree w/o repl."),
+                        strict=True))  # as the table heads them
+
+
 def demo_methods(sc: Scenario) -> str:
     """Long-run tokens per target call by method and k, exact where the walk fits."""
     rows, vocab, ctx = methods.methods_table(sc), sc.pair.names, sc.ctx
@@ -219,9 +223,8 @@ def demo_methods(sc: Scenario) -> str:
             se = r[f"{rule}_se"]
             r[f"{rule}_cell"] = f"{r[rule]:.4f}" + ("" if se is None else f" +- {se:.4f} (MC)")
         r["tree_nodes"] = drafted("tree_iid", r["k"])
-    cols: list[Column] = [("k", "k", "d"), ("correct_cell", "chain", str),
-                          ("block_cell", "block", str), ("tree_iid_cell", "tree i.i.d.", str),
-                          ("tree_wor_cell", "tree w/o repl.", str),
+    cols: list[Column] = [("k", "k", "d"), *((f"{rule}_cell", name, str)
+                                             for rule, name in METHOD_NAMES.items()),
                           ("tree_nodes", "tree nodes", "d")]
     head = _wrap(f"Tokens per target call over a long decode from '{vocab[ctx]}', exact "
                  "('(MC)': measured, where an exact law would exceed its caps). "
@@ -231,9 +234,7 @@ def demo_methods(sc: Scenario) -> str:
     tvs = methods.exact_tv(sc)
     proof = _wrap("Exact TV of the first two emitted tokens from the target's law, largest "
                   "over k = 1..16 (exact laws, no sampling): " + ", ".join(
-                      f"{name} {tvs[rule]:.1e}" for rule, name in (
-                          ("correct", "chain"), ("block", "block"), ("tree_iid", "tree i.i.d."),
-                          ("tree_wor", "tree w/o repl."))) + ".")
+                      f"{name} {tvs[rule]:.1e}" for rule, name in METHOD_NAMES.items()) + ".")
     model, accel, batches = methods.PRICE
     price = methods.priced(rows, "tree_iid")
     pcols: list[Column] = [("k", "k", "d"), ("nodes", "tree nodes", "d"),

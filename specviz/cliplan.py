@@ -101,14 +101,12 @@ def _drafts(args: argparse.Namespace) -> pv.DraftInputs:
                           Measured(mt / 1e3, mv / 1e3, md / 1e3, args.measured_c))
 
 
-def _read(path_or_preset: str, presets: tuple[str, ...]) -> tuple[str, str]:
-    """(config text, preset name): a preset name reads as no text."""
+def _read(path_or_preset: str, presets: tuple[str, ...], flag: str) -> tuple[str, str, str]:
+    """(config text, preset name, label): a preset reads as no text, labelled by its name as
+    it is ('Llama-3.2-1B', not its stem 'Llama-3'); a file by its stem."""
     if path_or_preset in presets:
-        return "", path_or_preset
-    try:
-        return Path(path_or_preset).read_text(), presets[0]
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValueError(f"cannot read {path_or_preset!r}: {exc}") from None
+        return "", path_or_preset, path_or_preset
+    return _text(path_or_preset, flag), presets[0], Path(path_or_preset).stem
 
 
 def build(args: argparse.Namespace) -> pv.PlanPage:
@@ -117,16 +115,15 @@ def build(args: argparse.Namespace) -> pv.PlanPage:
     before = "" if args.metrics_before is None else _text(args.metrics_before,
                                                           "--metrics-before")
     names = pv.preset_names()
-    t_text, t_name = _read(args.target_config, names)
-    d_text, d_name = _read(args.draft_config, names)
+    t_text, t_name, t_label = _read(args.target_config, names, "--target-config")
+    d_text, d_name, d_label = _read(args.draft_config, names, "--draft-config")
     return pv.plan_page(metrics_text=metrics, target_text=t_text, target_preset=t_name,
                         draft_text=d_text, draft_preset=d_name,
                         accel=pv.accelerator(args.gpu), context_len=args.context,
                         target_dtype=args.dtype, draft_dtype=args.draft_dtype,
                         kv_dtype=args.kv_dtype, k_max=args.k_max, k_len=args.k,
                         rounds=args.rounds, batch=args.batch,
-                        target_name=_label(args.target_config, names),
-                        draft_name=_label(args.draft_config, names), drafts=_drafts(args),
+                        target_name=t_label, draft_name=d_label, drafts=_drafts(args),
                         metrics_before=before, model=args.model, here=_here(args))
 
 
@@ -141,11 +138,6 @@ def _here(args: argparse.Namespace):
         raise ValueError(f"--measured-here {args.measured_here!r} is not JSON ({exc})") \
             from None
     return here_from_json(doc if isinstance(doc, dict) else {})
-
-
-def _label(path_or_preset: str, presets: tuple[str, ...]) -> str:
-    """A preset's name as it is ('Llama-3.2-1B', not its stem 'Llama-3'), else the file's."""
-    return path_or_preset if path_or_preset in presets else Path(path_or_preset).stem
 
 
 def _text(path: str, flag: str) -> str:

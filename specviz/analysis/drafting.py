@@ -82,13 +82,14 @@ def model_draft(shape: ModelShape) -> Drafter:
     return Drafter("model", shape, source=shape.source)
 
 
-def head_from_target(target: ModelShape, *, kind: str, layers: int = HEAD_LAYERS_DEFAULT,
-                     vocab: int = 0) -> Drafter:
+def head_from_target(target: ModelShape, *, kind: str,
+                     layers: int = HEAD_LAYERS_DEFAULT) -> Drafter:
     """A head with the target's width, attention and MLP, `layers` layers like the target's
     last ones (routed where those are: DeepSeek-V3's MTP layer follows its 58 routed layers,
-    not its 3 dense first ones), the fc of its kind, and the target's LM head (or its own of
-    `vocab` rows, as EAGLE-3's). An MTP head on a target whose config names its MTP layers
-    (num_nextn_predict_layers) has that many, whatever `layers` says."""
+    not its 3 dense first ones), the fc of its kind, and the target's LM head (a head with
+    its own, as EAGLE-3's, comes with its config: head_from_config). An MTP head on a target
+    whose config names its MTP layers (num_nextn_predict_layers) has that many, whatever
+    `layers` says."""
     _check_kind(kind, HEADS)
     why = layer_count(layers)
     if kind == "mtp" and target.mtp_layers:
@@ -96,13 +97,11 @@ def head_from_target(target: ModelShape, *, kind: str, layers: int = HEAD_LAYERS
                                           f"{target.mtp_layers} (the MTP module it ships)")
     if not 1 <= layers <= HEAD_LAYERS_MAX:
         raise DraftError(f"a head has 1..{HEAD_LAYERS_MAX} layers; got {layers}")
-    own = 0 < vocab < target.vocab
     dense = max(0, target.dense_layers - (target.layers - layers))  # of the last `layers`
     shape = replace(target, name=f"{HEAD_NAMES[kind]} ({layer_count(layers)} at d "
                     f"{target.d_model:,})", layers=layers, tied=True, dense_layers=dense,
-                    vocab=vocab if own else target.vocab, input_fc=HEAD_INPUT[kind],
-                    mtp_layers=0, source="")
-    return Drafter(kind, shape, shared_head=not own, source=f"the target's width and {why}")
+                    input_fc=HEAD_INPUT[kind], mtp_layers=0, source="")
+    return Drafter(kind, shape, shared_head=True, source=f"the target's width and {why}")
 
 
 def head_from_config(shape: ModelShape, target: ModelShape, *, kind: str,

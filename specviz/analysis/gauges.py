@@ -24,18 +24,15 @@ from __future__ import annotations
 
 import math
 
-from prometheus_client.parser import text_string_to_metric_families
-
-from ..core import interrupt
 from ..core.tables import K_MAX
 from .pasted import show
 from .record import (
-    CHECK_EVERY,
     Averages,
     MetricsError,
     choose_model,
     make_averages,
     not_zero,
+    prometheus_samples,
 )
 
 LENGTH = "sglang:spec_accept_length"  # gauge: mean acceptance length, last log interval
@@ -44,7 +41,6 @@ STEPS = "sglang:spec_num_steps"  # gauge (v0.5.10 on): the active speculative_nu
 TOKENS = "sglang:spec_num_draft_tokens"  # gauge (v0.5.10 on): tokens verified per round
 NEW_RATE_HELP = "accepted drafts / proposed drafts"  # the newer rate's HELP text
 GAUGES = (LENGTH, RATE, STEPS, TOKENS)
-ESCAPED = "sglang_"  # the same names where a client escaped ':' (OpenMetrics)
 SERVER_AVG = "avg_spec_accept_length"  # /get_server_info, per internal state
 STATES_MAX = 1024  # internal states (data-parallel ranks) read from one server info
 K_HOW = "enter k (the server's --speculative-num-steps)"
@@ -63,21 +59,10 @@ def _samples(text: str) -> tuple[dict[str, dict[tuple, float]], dict[str, str]]:
     gauge name -> its HELP text)."""
     out: dict[str, dict[tuple, float]] = {g: {} for g in GAUGES}
     docs: dict[str, str] = {}
-    try:
-        i = 0
-        for fam in text_string_to_metric_families(text):
-            for s in fam.samples:
-                i += 1
-                if i % CHECK_EVERY == 0:
-                    interrupt.check()
-                name = "sglang:" + s.name[len(ESCAPED):] if s.name.startswith(ESCAPED) \
-                    else s.name
-                if name in out:
-                    out[name][tuple(sorted(s.labels.items()))] = float(s.value)
-                    docs[name] = fam.documentation or ""
-    except (ValueError, TypeError, IndexError, KeyError) as exc:
-        why = str(exc)[:80] + ("..." if len(str(exc)) > 80 else "")
-        raise MetricsError(f"this is not Prometheus exposition text ({why})") from None
+    for name, labels, value, help_text in prometheus_samples(text, "sglang:"):
+        if name in out:
+            out[name][labels] = float(value)
+            docs[name] = help_text
     return out, docs
 
 
@@ -129,9 +114,7 @@ def _k_from_rate(length: float, rate: float, help_text: str, notes: list[str]) -
 
 def _pick(got: dict, model: str | None) -> tuple[dict, tuple[str, ...]]:
     """The samples of `model` (or of the only one), and the model names found."""
-    models = tuple(sorted({dict(lab).get("model_name", "") for g in got.values()
-                           for lab in g} - {""}))
-    choose_model(models, model, what="gauges")
+    models = choose_model((lab for g in got.values() for lab in g), model, what="gauges")
     if model is not None:
         got = {n: {lab: v for lab, v in g.items() if dict(lab).get("model_name", model) == model}
                for n, g in got.items()}

@@ -36,7 +36,7 @@ def metrics_report(sc: Scenario, *, n_rounds: int = 50_000) -> MetricsReport:
     rows = [
         {"metric": "mean acceptance length (1 + accepted / drafts)",
          "measured": meas.mean_acceptance_length, "exact": ex.mean_acceptance_length,
-         "theory": float(theory.mean_acceptance_length(a, k))},
+         "theory": float(theory.expected_tokens(a, k))},
         {"metric": "draft acceptance rate (accepted / drafted)",
          "measured": meas.draft_acceptance_rate, "exact": ex.draft_acceptance_rate,
          "theory": float(theory.draft_acceptance_rate(a, k))},
@@ -75,5 +75,5 @@ def convert(value: float, k: int, given: str = "alpha") -> dict[str, float]:
     return {
         "alpha": a,
         "draft_acceptance_rate": float(theory.draft_acceptance_rate(a, k)),
-        "mean_acceptance_length": float(theory.mean_acceptance_length(a, k)),
+        "mean_acceptance_length": float(theory.expected_tokens(a, k)),
     }

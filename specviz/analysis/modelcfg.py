@@ -21,7 +21,7 @@ import json
 from functools import cache
 from pathlib import Path
 
-from .pasted import PasteError, read_json, show, whole
+from .pasted import PasteError, read_json, show, sized, whole
 from .shape import ModelShape
 
 PRESET_DIR = Path(__file__).with_name("presets")
@@ -156,11 +156,7 @@ def _attention(cfg: dict, who: str, layers: int, moe: dict) -> dict:
 
 def parse_config(text: str, *, name: str = "model") -> ModelShape:
     """config.json text -> ModelShape, with clear errors for JSON that is not a config."""
-    if not isinstance(text, str) or not text.strip():
-        raise ConfigError(f"{name}: the config is empty")
-    if len(text) > CONFIG_MAX_CHARS:
-        raise ConfigError(f"{name}: the config is {len(text):,} characters; the cap is "
-                          f"{CONFIG_MAX_CHARS:,}")
+    sized(text, f"{name}: the config", CONFIG_MAX_CHARS, ConfigError)
     try:
         cfg = read_json(text)
     except PasteError as exc:

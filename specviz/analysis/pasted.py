@@ -60,6 +60,24 @@ def whole(x: object, *, lo: int | None = None, hi: int | None = None) -> int | N
     return int(x)
 
 
+def at_least(x: object, lo: int, name: str, what: str) -> int:
+    """x as a whole number >= lo (whole), else ValueError naming it as "name (what)"."""
+    n = whole(x, lo=lo)
+    if n is None:
+        raise ValueError(f"{name} ({what}) must be an integer >= {lo}; got {x!r}")
+    return n
+
+
+def sized(text: object, what: str, cap: int, error: type[ValueError] = PasteError) -> str:
+    """text, when it is text that is not blank and at most cap characters long; else error
+    saying which (`what` names the text)."""
+    if not isinstance(text, str) or not text.strip():
+        raise error(f"{what} is empty")
+    if len(text) > cap:
+        raise error(f"{what} is {len(text):,} characters; the cap is {cap:,}")
+    return text
+
+
 def read_json(text: str) -> object:
     """json.loads(text); PasteError for invalid JSON, nesting deeper than the reader
     recurses, or an integer longer than Python converts."""

@@ -9,10 +9,13 @@ server info), with no counts to weigh it by.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
+from prometheus_client.parser import text_string_to_metric_families
 
+from ..core import interrupt
 from ..core.roundstats import Rates, accepted_at, quotient
 from ..core.tables import K_MAX
 from .pasted import listed, show, whole
@@ -45,14 +48,6 @@ class Acceptance(Rates):
     accepted_at: np.ndarray | None = None  # (k,) rounds keeping draft i, i = 1..k; None: unknown
     notes: tuple[str, ...] = field(default=())
     models: tuple[str, ...] = ()  # a scrape's model_name labels, where it holds several
-
-    @property
-    def histogram(self) -> np.ndarray | None:
-        """(k+1,) rounds keeping exactly j drafts: h_j = a_j - a_(j+1), a_0 = rounds."""
-        if self.accepted_at is None:
-            return None
-        a = np.concatenate([[self.rounds], self.accepted_at, [0]])
-        return a[:-1] - a[1:]
 
 
 @dataclass(frozen=True)
@@ -174,9 +169,11 @@ def make_averages(*, source: str, length: object, what: str, k: int,
     return Averages(source, float(length), k, tuple(notes), tuple(models))
 
 
-def choose_model(models: tuple[str, ...], model: str | None, *,
-                 what: str = "counters") -> None:
-    """Several model_name values need `model`, one of them (else ModelChoice)."""
+def choose_model(labels: Iterable[tuple], model: str | None, *,
+                 what: str = "counters") -> tuple[str, ...]:
+    """The model_name values of these series' labels (sorted); several need `model`, one of
+    them (else ModelChoice)."""
+    models = tuple(sorted({dict(lab).get("model_name", "") for lab in labels} - {""}))
     names = listed(models)
     if model is None and len(models) > 1:
         raise ModelChoice(f"the text holds {what} of {len(models):,} models ({names}); "
@@ -184,3 +181,22 @@ def choose_model(models: tuple[str, ...], model: str | None, *,
     if model is not None and models and model not in models:
         raise ModelChoice(f"no {what} of model {show(model)}; the text holds {names}",
                           models)
+    return models
+
+
+def prometheus_samples(text: str, prefix: str) -> Iterator[tuple[str, tuple, float, str]]:
+    """(name, labels, value, its family's HELP text) of each sample of Prometheus text, read
+    by prometheus_client's parser, names with `prefix` written as a client that escapes ':'
+    (OpenMetrics) writes them read as the prefix; MetricsError where the parser refuses it."""
+    escaped = prefix.replace(":", "_")
+    try:
+        samples = ((fam, s) for fam in text_string_to_metric_families(text) for s in fam.samples)
+        for i, (fam, s) in enumerate(samples):
+            if i % CHECK_EVERY == 0:
+                interrupt.check()
+            name = prefix + s.name.removeprefix(escaped) if s.name.startswith(escaped) \
+                else s.name
+            yield name, tuple(sorted(s.labels.items())), s.value, fam.documentation or ""
+    except (ValueError, TypeError, IndexError, KeyError) as exc:
+        why = str(exc)[:80] + ("..." if len(str(exc)) > 80 else "")
+        raise MetricsError(f"this is not Prometheus exposition text ({why})") from None

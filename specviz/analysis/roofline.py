@@ -8,14 +8,13 @@ MACs, and stays about as fast until the MACs per byte reach the accelerator's ri
 from __future__ import annotations
 
 import bisect
-import math
-import numbers
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from .modelcfg import preset
+from .pasted import at_least
 from .shape import FP8_COMPUTE, ModelShape, dtype_bytes
 
 COUNTS = ("full", "tutorial")
@@ -103,7 +102,6 @@ class PassCost:
     bytes: float  # weight_bytes + kv_bytes
     macs_per_byte: float  # arithmetic intensity
     label: str
-    compute: str = "bf16"  # the type the matmuls run in: picks the accelerator's peak
 
 
 # --------------------------------------------------------------------------- validation
@@ -111,13 +109,6 @@ class PassCost:
 
 def _shape(shape: ModelShape | str) -> ModelShape:
     return preset(shape) if isinstance(shape, str) else shape
-
-
-def _int_at_least(x: int, lo: int, name: str, what: str) -> int:
-    ok = isinstance(x, numbers.Real) and not isinstance(x, bool)
-    if not ok or not math.isfinite(x) or x != int(x) or x < lo:
-        raise ValueError(f"{name} ({what}) must be an integer >= {lo}; got {x!r}")
-    return int(x)
 
 
 # --------------------------------------------------------------------------- costs
@@ -131,9 +122,6 @@ def pass_cost(
     batch: int = 1,
     count: str = "full",
     kv_cache: bool = True,
-    *,
-    kv_dtype: str | None = None,
-    compute: str = "bf16",
 ) -> PassCost:
     """MACs and bytes of one forward pass over `tokens` new positions per sequence.
 
@@ -144,12 +132,11 @@ def pass_cost(
     MACs scale with tokens * batch; weights are read once per pass (ModelShape.weight_bytes:
     routed experts only as far as the tokens * batch tokens touch them, an untied input
     embedding only its tokens * batch rows); the tutorial count reads params * dtype bytes.
-    kv_dtype is the KV cache's type (default: dtype); compute picks the peak (peak_for).
     """
     s = _shape(shape)
-    tokens = _int_at_least(tokens, 1, "tokens", "new positions per sequence")
-    context_len = _int_at_least(context_len, 0, "context_len", "context length in tokens")
-    batch = _int_at_least(batch, 1, "batch", "sequences per pass")
+    tokens = at_least(tokens, 1, "tokens", "new positions per sequence")
+    context_len = at_least(context_len, 0, "context_len", "context length in tokens")
+    batch = at_least(batch, 1, "batch", "sequences per pass")
     if count not in COUNTS:
         raise ValueError(f"unknown count {count!r}; choose one of {list(COUNTS)}")
     d = s.d_model
@@ -161,11 +148,11 @@ def pass_cost(
         label = TUTORIAL_LABEL
     else:
         macs, weight_bytes, kv_bytes = map(float, _full_count(
-            s, tokens, batch, context_len=context_len, dtype=dtype, kv_dtype=kv_dtype,
+            s, tokens, batch, context_len=context_len, dtype=dtype, kv_dtype=None,
             kv_cache=kv_cache))
         label = FULL_LABEL
     total = weight_bytes + kv_bytes
-    return PassCost(macs, weight_bytes, kv_bytes, total, macs / total, label, compute)
+    return PassCost(macs, weight_bytes, kv_bytes, total, macs / total, label)
 
 
 def _full_count(s: ModelShape, tokens: ArrayLike, batch: ArrayLike, *, context_len: int,
@@ -189,8 +176,9 @@ def seconds(macs: ArrayLike, nbytes: ArrayLike, accel: Accelerator,
 
 
 def pass_time(cost: PassCost, accel: Accelerator) -> float:
-    """Roofline time of a pass in seconds (seconds of its MACs and bytes)."""
-    return float(seconds(cost.macs, cost.bytes, accel, cost.compute))
+    """Roofline time of a pass in seconds (seconds of its MACs and bytes at the bf16 peak;
+    pass_times prices other compute types)."""
+    return float(seconds(cost.macs, cost.bytes, accel))
 
 
 def pass_times(
@@ -224,7 +212,7 @@ def find_gpu(name: str) -> str:
 
 
 def _timer(shape: ModelShape | str, accel: Accelerator | str, context_len: int, dtype: str,
-           count: str, kv_cache: bool):
+           count: str = "full", kv_cache: bool = True):
     """tokens, batch -> pass_time(pass_cost(...)) of one setup."""
     a = ACCELERATORS[find_gpu(accel)] if isinstance(accel, str) else accel
     return lambda tokens, batch: pass_time(
@@ -237,15 +225,14 @@ def free_tokens(
     context_len: int = 512,
     dtype: str = "fp16",
     batch: int = 1,
-    count: str = "full",
-    kv_cache: bool = True,
 ) -> int:
-    """Largest tokens per sequence T in 1..4096 with pass_time(T) <= 1.01 * pass_time(1).
+    """Largest tokens per sequence T in 1..4096 with pass_time(T) <= 1.01 * pass_time(1), of
+    the full count with the KV read.
 
     How many positions a verify pass can score for about the price of one decode step.
     pass_time is non-decreasing in T, so this is a bisection.
     """
-    t = _timer(shape, accel, context_len, dtype, count, kv_cache)
+    t = _timer(shape, accel, context_len, dtype)
     # T = 1..MAX_FREE_TOKENS with t(T) <= limit form a prefix: its length is the answer
     return bisect.bisect_right(range(1, MAX_FREE_TOKENS + 1),
                                t(1, batch) * (1.0 + FREE_TOLERANCE), key=lambda n: t(n, batch))
@@ -269,5 +256,5 @@ def verify_cost_ratio(
     compute-bound.
     """
     t = _timer(shape, accel, context_len, dtype, count, kv_cache)
-    k = _int_at_least(k, 1, "k", "drafted tokens per round")
+    k = at_least(k, 1, "k", "drafted tokens per round")
     return t(k + 1, batch) / t(1, batch)

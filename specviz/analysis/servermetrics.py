@@ -27,14 +27,11 @@ from __future__ import annotations
 from dataclasses import replace
 
 import numpy as np
-from prometheus_client.parser import text_string_to_metric_families
 
-from ..core import interrupt
 from ..core.tables import K_MAX
 from . import gauges, llamalog, serverformats
-from .pasted import PasteError, cut, read_json, show, whole
+from .pasted import PasteError, cut, read_json, show, sized, whole
 from .record import (
-    CHECK_EVERY,
     COUNT_MAX,
     Acceptance,
     Averages,
@@ -42,6 +39,7 @@ from .record import (
     choose_model,
     count,
     make_acceptance,
+    prometheus_samples,
 )
 
 VLLM = "vllm:spec_decode_"
@@ -63,26 +61,14 @@ def _series(text: str) -> dict[tuple[str, tuple], list[int]]:
     (each a count, checked), in the order the scrapes were pasted."""
     out: dict[tuple[str, tuple], list[int]] = {}
     names = {VLLM + c for c in COUNTERS}
-    try:
-        for i, s in enumerate(x for family in text_string_to_metric_families(text)
-                              for x in family.samples):
-            if i % CHECK_EVERY == 0:
-                interrupt.check()
-            name = s.name.removesuffix("_total")
-            if name.startswith(ESCAPED):
-                name = VLLM + name.removeprefix(ESCAPED)
-            if name not in names:
-                continue
-            key = (name, tuple(sorted(s.labels.items())))
-            n = whole(s.value, lo=0, hi=COUNT_MAX)
-            if n is None:  # the message (built only then) names the series
-                count(s.value, f"counter {_label_text(key)}")
-            out.setdefault(key, []).append(n)
-    except (ValueError, TypeError, IndexError, KeyError) as exc:
-        if isinstance(exc, MetricsError):
-            raise
-        why = str(exc)[:80] + ("..." if len(str(exc)) > 80 else "")
-        raise MetricsError(f"this is not Prometheus exposition text ({why})") from None
+    for name, labels, value, _ in prometheus_samples(text, VLLM):
+        key = (name.removesuffix("_total"), labels)
+        if key[0] not in names:
+            continue
+        n = whole(value, lo=0, hi=COUNT_MAX)
+        if n is None:  # the message (built only then) names the series
+            count(value, f"counter {_label_text(key)}")
+        out.setdefault(key, []).append(n)
     return out
 
 
@@ -110,17 +96,6 @@ def _delta(values: list[int], key: tuple[str, tuple]) -> int:
                 f"({a:,} -> {b:,}): the server restarted, or the scrapes come from different "
                 "servers; paste scrapes of one server run, oldest first")
     return values[-1] - values[0] if len(values) > 1 else values[0]
-
-
-def _names(series: dict) -> tuple[str, ...]:
-    return tuple(sorted({dict(lab).get("model_name", "") for _, lab in series} - {""}))
-
-
-def _models(series: dict, model: str | None) -> tuple[str, ...]:
-    """The model_name values; several need `model`, one of them (else ModelChoice)."""
-    models = _names(series)
-    choose_model(models, model)
-    return models
 
 
 def _totals(series: dict, model: str | None) -> tuple[dict[str, int], dict[int, int]]:
@@ -167,7 +142,7 @@ def parse_prometheus(text: str, model: str | None = None) -> Acceptance:
         raise MetricsError("no speculative-decoding counters in the text: expected "
                            + ", ".join(VLLM + c for c in COUNTERS[:3])
                            + " (with or without _total), as vLLM exposes at /metrics")
-    models = _models(series, model)
+    models = choose_model((lab for _, lab in series), model)
     scrapes = max(len(v) for v in series.values())
     totals, pos = _totals(series, model)
     notes = [f"{scrapes} scrapes differenced (last minus first)"] if scrapes > 1 else []
@@ -195,11 +170,7 @@ def parse_scrapes(before: str, after: str, *, model: str | None = None) -> Accep
     """Two /metrics scrapes of one vLLM server, an earlier and a later one: the counters
     differenced, later minus earlier (as two scrapes pasted one after the other)."""
     for what, text in (("earlier", before), ("later", after)):
-        if not isinstance(text, str) or not text.strip():
-            raise MetricsError(f"the {what} scrape is empty")
-        if len(text) > MAX_TEXT_CHARS // 2:
-            raise MetricsError(f"the {what} scrape is {len(text):,} characters; the cap is "
-                               f"{MAX_TEXT_CHARS // 2:,}")
+        sized(text, f"the {what} scrape", MAX_TEXT_CHARS // 2, MetricsError)
         if text.lstrip()[0] in "{[" or llamalog_keys(text):
             raise MetricsError(f"the {what} scrape is not Prometheus text: two scrapes are "
                                "differenced only for vLLM's /metrics")
@@ -217,12 +188,7 @@ def parse_any(text: str, *, k: int | None = None, model: str | None = None,
     line, a hand-entered CSV, or Prometheus text (vLLM's counters; SGLang's gauges, an
     average). k (llama.cpp timings, SGLang's averages) and rounds (hand-entered rates) are
     needed only where the format does not say them."""
-    if not isinstance(text, str) or not text.strip():
-        raise MetricsError("the metrics text is empty")
-    if len(text) > MAX_TEXT_CHARS:
-        raise MetricsError(f"the metrics text is {len(text):,} characters; the cap is "
-                           f"{MAX_TEXT_CHARS:,}")
-    body = text.strip()
+    body = sized(text, "the metrics text", MAX_TEXT_CHARS, MetricsError).strip()
     is_log = llamalog_keys(body)
     if body[0] in "{[":
         try:

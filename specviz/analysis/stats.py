@@ -12,6 +12,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .pasted import at_least
+
 _SUM_TOL = 1e-6  # how far a law's total may stray from 1
 
 
@@ -45,12 +47,6 @@ def _as_law(x: ArrayLike, name: str = "law") -> NDArray[np.float64]:
 def _same_shape(a: NDArray[np.float64], b: NDArray[np.float64], na: str, nb: str) -> None:
     if a.shape != b.shape:
         raise ValueError(f"{na} and {nb} must have the same shape; got {a.shape} and {b.shape}")
-
-
-def _check_n(n: int) -> int:
-    if isinstance(n, bool) or not float(n).is_integer() or n < 1:
-        raise ValueError(f"n (number of samples) must be an integer >= 1; got {n!r}")
-    return int(n)
 
 
 # --------------------------------------------------------------------------- distances
@@ -112,7 +108,7 @@ def sampling_floor(law: ArrayLike, n: int) -> float:
     This is the TV a perfect sampler shows at n samples.
     """
     p = _as_law(law)
-    n = _check_n(n)
+    n = at_least(n, 1, "n", "number of samples")
     return float(0.5 * _binomial_mad(n, p).sum() / n)
 
 
@@ -125,7 +121,7 @@ def tv_threshold(law: ArrayLike, n: int, delta: float = 1e-6) -> float:
     """
     if not 0.0 < delta < 1.0:
         raise ValueError(f"delta must be in (0, 1); got {delta!r}")
-    n = _check_n(n)
+    n = at_least(n, 1, "n", "number of samples")
     return sampling_floor(law, n) + math.sqrt(math.log(1.0 / delta) / (2.0 * n))
 
 
@@ -269,20 +265,3 @@ def verdict(mc_tv: float, threshold: float, p_value: float,
             else "consistent with the target")
     return Verdict(tv_above, p_below, text)
 
-
-def mean_and_se(hist: ArrayLike, values: ArrayLike) -> tuple[float, float]:
-    """Mean and standard error of a quantity from a histogram of counts over its values.
-
-    mean = sum h v / N; se = sqrt(s^2 / N), s^2 = sum h (v - mean)^2 / (N - 1).
-    """
-    h = _as_nonneg(hist, "hist")
-    v = np.asarray(values, dtype=np.float64)
-    _same_shape(h, v, "hist", "values")
-    if not np.isfinite(v).all():
-        raise ValueError("values must be finite")
-    total = float(h.sum())
-    if total < 2:
-        raise ValueError(f"need at least 2 observations for a standard error; got {total!r}")
-    mean = float((h * v).sum() / total)
-    var = float((h * (v - mean) ** 2).sum() / (total - 1.0))
-    return mean, math.sqrt(var / total)

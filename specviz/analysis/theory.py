@@ -45,12 +45,12 @@ def _check_k(k: ArrayLike) -> NDArray[np.int64]:
     return kk.astype(np.int64)
 
 
-def _check_c(c: ArrayLike, name: str = "c") -> NDArray[np.float64]:
+def _check_c(c: ArrayLike) -> NDArray[np.float64]:
     cc = np.asarray(c, dtype=np.float64)
     bad = ~np.isfinite(cc) | (cc < 0.0)
     if bad.any():
         raise ValueError(
-            f"{name} must be a finite number >= 0 (draft cost per token relative to one "
+            f"c must be a finite number >= 0 (draft cost per token relative to one "
             f"target call); got {_fmt(cc[bad].flat[0])}"
         )
     return cc
@@ -78,7 +78,8 @@ def _out(x: NDArray[np.float64]) -> FloatOrArray:
 
 
 def expected_tokens(alpha: ArrayLike, k: ArrayLike) -> FloatOrArray:
-    """E[tokens per target call] = (1 - alpha^(k+1)) / (1 - alpha) = sum_{i=0..k} alpha^i.
+    """E[tokens per target call] = (1 - alpha^(k+1)) / (1 - alpha) = sum_{i=0..k} alpha^i,
+    which vLLM calls the mean acceptance length, 1 + accepted / drafts.
 
     Leviathan et al. 2022, eq. (1). Computed as the finite sum, so it is exactly k + 1 at
     alpha = 1 and stable near it.
@@ -155,36 +156,6 @@ def best_k(alpha: float, c: float, k_max: int = K_MAX) -> tuple[int, float]:
     return int(ks[i]), float(s[i])
 
 
-def min_speedup_k1(alpha: ArrayLike, c: ArrayLike) -> FloatOrArray:
-    """(1 + alpha) / (1 + c): the speedup of k = 1, a lower bound on the best k.
-
-    Leviathan et al. 2022, Cor 3.9.
-    """
-    a = _check_alpha(alpha)
-    cc = _check_c(c)
-    return _out(np.asarray((1.0 + a) / (1.0 + cc), dtype=np.float64))
-
-
-def some_k_gains(alpha: ArrayLike, c: ArrayLike) -> bool | NDArray[np.bool_]:
-    """alpha > c: then some k gives speedup > 1 (Leviathan et al. 2022, Cor 3.9)."""
-    a = _check_alpha(alpha)
-    cc = _check_c(c)
-    out = a > cc
-    return bool(out) if np.ndim(out) == 0 else out
-
-
-def arithmetic_increase(alpha: ArrayLike, k: ArrayLike, c_hat: ArrayLike) -> FloatOrArray:
-    """(1 - alpha)(k c_hat + k + 1) / (1 - alpha^(k+1)): expected factor of extra arithmetic.
-
-    c_hat = draft arithmetic operations per token relative to the target's.
-    Leviathan et al. 2022, Thm 3.11.
-    """
-    kk = _check_k(k)
-    ch = _check_c(c_hat, name="c_hat")
-    tokens = np.asarray(expected_tokens(alpha, kk))
-    return _out(np.asarray((kk * ch + kk + 1.0) / tokens, dtype=np.float64))
-
-
 def per_position_acceptance(alpha: ArrayLike, k: int) -> NDArray[np.float64]:
     """P(draft position i accepted) = alpha^i for i = 1..k (Leviathan et al. 2022, §3.3).
 
@@ -219,11 +190,6 @@ def draft_acceptance_rate(alpha: ArrayLike, k: ArrayLike) -> FloatOrArray:
     kk = _check_k(k)
     tokens = np.asarray(expected_tokens(alpha, kk))
     return _out(np.asarray((tokens - 1.0) / kk, dtype=np.float64))
-
-
-def mean_acceptance_length(alpha: ArrayLike, k: ArrayLike) -> FloatOrArray:
-    """vLLM's mean acceptance length, 1 + accepted / drafts = expected_tokens(alpha, k)."""
-    return expected_tokens(alpha, k)
 
 
 def alpha_from_draft_acceptance_rate(rate: ArrayLike, k: ArrayLike) -> FloatOrArray:

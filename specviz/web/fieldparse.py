@@ -20,32 +20,27 @@ class Capped(ValueError):
         self.value = value
 
 
-def int_in(lo: int, hi: int):
-    def parse(s: str) -> int:
-        v = float(s)  # accepts "4", "4.0", "1e3"
-        if not math.isfinite(v) or v != int(v):
+def _number_in(lo, hi, cast: type, words: str):
+    """A number of type cast in [lo, hi] (an int: "4", "4.0" and "1e3" alike)."""
+    def parse(s: str):
+        v = float(s)
+        if not math.isfinite(v) or v != cast(v):
             raise ValueError
         if not lo <= v <= hi:
-            raise Capped(int(min(max(v, lo), hi)))
-        return int(v)
-    parse.range = f"an integer {lo}..{hi:,}"
+            raise Capped(cast(min(max(v, lo), hi)))
+        return cast(v)
+    parse.range = words
     parse.lo, parse.hi = lo, hi
     return parse
+
+
+def int_in(lo: int, hi: int):
+    return _number_in(lo, hi, int, f"an integer {lo}..{hi:,}")
 
 
 def float_in(lo: float, hi: float):
     lo, hi = float(lo), float(hi)  # a float widget needs float bounds
-
-    def parse(s: str) -> float:
-        v = float(s)
-        if not math.isfinite(v):
-            raise ValueError
-        if not lo <= v <= hi:
-            raise Capped(min(max(v, lo), hi))
-        return v
-    parse.range = f"a number in [{lo:g}, {hi:g}]"
-    parse.lo, parse.hi = lo, hi
-    return parse
+    return _number_in(lo, hi, float, f"a number in [{lo:g}, {hi:g}]")
 
 
 def text_of(max_chars: int):

@@ -53,10 +53,10 @@ def download_round_html(trace, rnd: int, step: int = 0, key: str = "dl_round_htm
 
 
 def paste_or_upload(key: str, label: str, *, types: Sequence[str], max_bytes: int,
-                    height: int = 160, help: str | None = None) -> tuple[str, str | None]:
+                    height: int = 160) -> tuple[str, str | None]:
     """A text area bound to URL blob `key` (decoded on the way in) and an upload that, when
     given, replaces it; returns (text, problem with the upload or None)."""
-    text = bind(key, st.text_area, label, cast=urlcodec.decode_blob, height=height, help=help)
+    text = bind(key, st.text_area, label, cast=urlcodec.decode_blob, height=height)
     up = st.file_uploader(f"or upload ({', '.join(types)})", type=list(types),
                           key=f"up_{key}")
     if up is None:

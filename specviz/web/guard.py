@@ -193,18 +193,18 @@ def text_counts(corpus: Corpus, level: str, max_order: int) -> NGramCounts:
     a user's text in this session's store, the default corpus in the shared one. Text that
     cannot make a model raises CorpusError with the reason."""
     private = corpus.source == "user"
-    store = _models(private)
-    key = ("counts", corpus.fingerprint, level, int(max_order))
-    hit = store.get(key)
-    if hit is not None:
-        return hit
-    with worker(), st.spinner("Counting n-grams…"):
-        try:
-            counts = textpage.train_counts(corpus, level, int(max_order))
-        except ValueError as exc:
-            raise CorpusError(f"It cannot make a model at this level and order: {exc}.") from None
-    counts.private = private
-    return store.put(key, counts, counts.nbytes)
+
+    def train() -> NGramCounts:
+        with worker(), st.spinner("Counting n-grams…"):
+            try:
+                counts = textpage.train_counts(corpus, level, int(max_order))
+            except ValueError as exc:
+                raise CorpusError(f"It cannot make a model at this level and order: {exc}.") \
+                    from None
+        counts.private = private
+        return counts
+    return _models(private).get_or_make(("counts", corpus.fingerprint, level, int(max_order)),
+                                        train, lambda counts: counts.nbytes)
 
 
 def text_decoder(counts: NGramCounts, target: int, draft: int, T_p: float,
@@ -234,19 +234,20 @@ def private(args: tuple, kwargs: dict) -> bool:
 def session_memo(fn: Callable, args: tuple, kwargs: dict):
     """fn(*args, **kwargs) kept in this session's bounded store (keyed by the arguments
     Streamlit would hash: those not named with a leading underscore)."""
-    store = _session_store("results", SESSION_RESULT_BYTES)
     bound = inspect.signature(fn).bind(*args, **kwargs)
     shown = sorted((k, repr(v)) for k, v in bound.arguments.items() if not k.startswith("_"))
     key = (fn.__module__, fn.__qualname__, tuple(shown))
-    hit = store.get(key)
-    if hit is not None:
-        return hit
-    value = fn(*args, **kwargs)
+    return _session_store("results", SESSION_RESULT_BYTES).get_or_make(
+        key, lambda: fn(*args, **kwargs), _pickled_size)
+
+
+def _pickled_size(value: object) -> int:
+    """The bytes of value pickled; past the store's size where it cannot be measured (used,
+    not kept)."""
     try:
-        size = len(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        return len(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
     except (pickle.PicklingError, TypeError, AttributeError):
-        size = SESSION_RESULT_BYTES + 1  # not measurable: used, not kept
-    return store.put(key, value, size)
+        return SESSION_RESULT_BYTES + 1
 
 
 # ----------------------------------------------------------------------------- uploads

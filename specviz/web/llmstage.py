@@ -25,7 +25,7 @@ from ..views.transcript import RoundTranscript, totals_metrics
 from ..views.work import WORK_STOP_S, ByteLRU
 from . import files, guard, server, textmodels, ui
 from . import settings as S
-from .stage import Stage
+from .stage import Stage, text_so_far
 
 MODEL = "gemma 3 270m"  # names in the process's store (web.server.once)
 STREAMS = "llm streams"
@@ -180,12 +180,7 @@ def llm_stage(m: store.Model, spec: DraftSpec, ids: list[int], *, k: int, T: flo
 
 
 def _below(m: store.Model, tr: RoundTranscript, step: int) -> None:
-    st.caption(guard.plain(llmpage.context_caption(m, tr)))
-    st.markdown("**The text so far** (grey: the prompt; colours: how each token was made)")
-    totals = stepping.totals_at(tr, step)
-    for col, (label, value) in zip(st.columns(4), totals_metrics(totals),
-                                   strict=True):
-        col.metric(label, value)
+    text_so_far(llmpage.context_caption(m, tr), totals_metrics(stepping.totals_at(tr, step)))
     st.html(textfigs.tokens_html(llmpage.Pieces(m.tokenizer), tr, step))
     a, b = st.columns(2)
     with a:

@@ -1,5 +1,5 @@
-"""The real model's measurements in the server: the model loaded once (with a progress bar),
-the drafts' corpus extras, and the results kept per setting for every session and /plan.
+"""The real model's measurements in the server, kept per setting for every session and
+/plan (the model and the drafts' corpus extras are web.llmstage's, shared with /llm).
 
 Measuring is heavy (minutes on a loaded CPU), so it runs only when asked (a button), in
 one of web.guard's workers under views.measured's time budget, and its result is kept in a
@@ -20,7 +20,7 @@ from ..analysis.planner import MeasuredHere
 from ..core import interrupt
 from ..views import measured as mv
 from ..views.work import ByteLRU
-from . import guard, llmstage, server, ui
+from . import guard, server, ui
 
 RESULT_BYTES = 8 * 2**20  # measurements kept (a few kB each)
 LISTED = 32  # measurements /plan offers, newest first
@@ -33,10 +33,6 @@ def _results() -> ByteLRU:
 
 def _keys() -> deque:
     return server.once("measured here keys", lambda: deque(maxlen=LISTED))
-
-
-model = llmstage.model  # the process's one Gemma 3 270M, with /llm's progress bar
-KIT = llmstage.KIT  # the drafts' extras, shared with /llm
 
 
 def kept(key: Hashable):

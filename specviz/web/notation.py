@@ -76,17 +76,13 @@ def swap_figure(fig: go.Figure, notation: str = "leviathan") -> go.Figure:
             if isinstance(v, str):
                 setattr(tr, attr, swap(v, notation))
     lay = fig.layout
-    if lay.title and lay.title.text:
-        lay.title.text = swap(lay.title.text, notation)
-    for key in dir(lay):
-        if key.startswith(("xaxis", "yaxis")):
-            ax = getattr(lay, key, None)
-            if ax is not None and getattr(ax, "title", None) is not None and ax.title.text:
-                ax.title.text = swap(ax.title.text, notation)
+    axes = [getattr(lay, key, None) for key in dir(lay) if key.startswith(("xaxis", "yaxis"))]
     if lay.scene is not None:
-        for ax in (lay.scene.xaxis, lay.scene.yaxis, lay.scene.zaxis):
-            if ax.title and ax.title.text:
-                ax.title.text = swap(ax.title.text, notation)
+        axes += [lay.scene.xaxis, lay.scene.yaxis, lay.scene.zaxis]
+    for titled in (lay, *axes):  # the figure's title and every axis title
+        title = getattr(titled, "title", None)
+        if title is not None and title.text:
+            title.text = swap(title.text, notation)
     for ann in lay.annotations or ():
         if ann.text:
             ann.text = swap(ann.text, notation)

@@ -1,12 +1,12 @@
-"""Presenter mode as data: the CSS, the palette and the key hints for a projected screen.
+"""Presenter mode as data: the CSS and the palette for a projected screen.
 
 Pure strings (no Streamlit): specviz.ui injects them when the URL says present=1. The
 figures' presenter type is web.bigtype's, the stage's keys and autoplay web.stagekeys', the
-share box web.share's; their names are importable from here too. What a
-projector does to a page: it washes out pale colours and thin strokes, and the back row
-reads nothing under about 20 px. So the theme is black on white, with large type, thick
-focus rings, and a palette of the Okabe & Ito (2008) colours that keep their contrast on
-white (their yellow and sky blue do not, so they are left out of the line palette).
+share box web.share's. What a projector does to a page: it washes out pale colours and thin
+strokes, and the back row reads nothing under about 20 px. So the theme is black on white,
+with large type, thick focus rings, and a palette of the Okabe & Ito (2008) colours that
+keep their contrast on white (their yellow and sky blue do not, so they are left out of the
+line palette).
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ import html
 
 from ..figures import palette
 
-PROJECTOR_PALETTE = palette.PROJECTOR  # the colours that keep their contrast projected
 INK = palette.BLACK  # body text
 PAPER = "#FFFFFF"  # background
 LINK = "#0050A0"  # links: a darker blue than the palette's, underlined
@@ -158,24 +157,3 @@ EXIT_JS = f"""
 }})();
 """
 
-
-from .bigtype import (  # noqa: E402, F401  (their names, importable from here)
-    FIGURE_FONT_PX,
-    FIGURE_MARGIN_PX,
-    FIGURE_TICK_PX,
-    FIGURE_TITLE_PX,
-    LINE_HEIGHT,
-    TITLE_PAD_PX,
-    big_figure,
-)
-from .share import COPY_LABEL, copy_link_html, share_sync_js, share_url_html  # noqa: E402, F401
-from .stagekeys import (  # noqa: E402, F401
-    KEY_HINTS,
-    PLAY_MARKER,
-    STEP_KEYS,
-    autoplay_js,
-    autoplay_marker_html,
-    key_hints_html,
-    play_pause_js,
-    step_queue_js,
-)

@@ -66,12 +66,8 @@ def converter(k: int) -> None:
         right.warning(notation.text(f"Cannot convert at k = {k}: {exc}."))
         return
     with right:
-        cc = st.columns(3)
-        cc[0].metric(notation.text("alpha"), f"{conv['alpha']:.4f}")
-        cc[1].metric(notation.text("draft acceptance rate"),
-                     f"{conv['draft_acceptance_rate']:.4f}")
-        cc[2].metric(notation.text("mean acceptance length"),
-                     f"{conv['mean_acceptance_length']:.4f}")
+        for col, (key, value) in zip(st.columns(3), conv.items(), strict=True):
+            col.metric(notation.text(key.replace("_", " ")), f"{value:.4f}")
         notation.md(
             f"At k = {k}, alpha = {conv['alpha']:.4f} means each draft that is *tried* "
             f"survives with that chance; but the server divides by every token drafted, and "

@@ -250,9 +250,7 @@ def sanitise(value: object, limit: int = 24) -> str:
     return s[:limit] + ("..." if len(s) > limit else "")
 
 
-def parse_query(
-    params: Mapping[str, object], vocab: tuple[str, ...] = VOCAB
-) -> tuple[Settings, list[str]]:
+def parse_query(params: Mapping[str, object]) -> tuple[Settings, list[str]]:
     """Settings from query parameters (values are str or lists of str), and notes on fallbacks.
 
     Repeated keys take the last value. Unknown keys are ignored. Never raises.
@@ -264,7 +262,7 @@ def parse_query(
         raw = params[key]
         if isinstance(raw, (list, tuple)):
             raw = raw[-1] if raw else ""
-        parser = FIELD[key].parse if key != "ctx" else F.choice(vocab)
+        parser = FIELD[key].parse
         try:
             text = str(raw) if getattr(parser, "raw", False) else str(raw).strip()
             values[key] = parser(text)

@@ -113,14 +113,10 @@ def chart(fig, key: str | None = None, *, swap_letters: bool = True, fold: str |
         fig = swap_figure(fig, reader_notation())
     fig.update_layout(template="none")  # Streamlit's theme styles it; saves ~6 kB a chart
     if presenter_active():
-        fig = present_figure(fig)
+        fig = bigtype.big_figure(fig)
     if title := narrow.figure_title(fig):
         box.html(narrow.title_html(title))
     box.plotly_chart(fig, key=key, config=narrow.CHART_CONFIG, **kwargs)
     if caption:
         box.caption(text(caption))
 
-
-def present_figure(fig):
-    """A copy of the figure in presenter mode's type (bigtype.big_figure)."""
-    return bigtype.big_figure(fig)

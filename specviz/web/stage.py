@@ -114,16 +114,13 @@ def _transport(stage: Stage, tr: RoundTranscript, step: int, rnd: int) -> int:
 
 
 def _charts(stage: Stage, trace, step: int) -> None:
-    left, mid, right = st.container(key=stage.key("charts")).columns([1.25, 0.9, 1.25])
-    with left:
-        ui.chart(animation.bars_figure(trace, step, top=stage.top), key=stage.key("bars"),
-                 swap_letters=stage.top is None)
-    with mid:
-        ui.chart(animation.coin_figure(trace, step), key=stage.key("coin"),
-                 swap_letters=stage.top is None)
-    with right:
-        ui.chart(animation.residual_figure(trace, step, top=stage.top),
-                 key=stage.key("residual"), swap_letters=stage.top is None)
+    figs = {"bars": animation.bars_figure(trace, step, top=stage.top),
+            "coin": animation.coin_figure(trace, step),
+            "residual": animation.residual_figure(trace, step, top=stage.top)}
+    cols = st.container(key=stage.key("charts")).columns([1.25, 0.9, 1.25])
+    for col, (name, fig) in zip(cols, figs.items(), strict=True):
+        with col:
+            ui.chart(fig, key=stage.key(name), swap_letters=stage.top is None)
 
 
 def _body(stage: Stage) -> None:
@@ -167,10 +164,19 @@ def play(stage: Stage, *, start_step: int, start_rnd: int, speed: float) -> tupl
     st.html(f"<style>{narrow.stage_css(stage.name)}</style>")  # once, outside the fragment
     st.fragment(_body)(stage)
     st.html(f"<script>{stagekeys.autoplay_js()}</script>", unsafe_allow_javascript=True)
-    ui.play_pause_shortcut(stage.key("autoplay"), hints=None,
+    ui.play_pause_shortcut(stage.key("autoplay"),
                            step_keys={"ArrowRight": stage.key("next"),
                                       "ArrowLeft": stage.key("prev")})
     return _state(stage)
+
+
+def text_so_far(caption: str, metrics: list[tuple[str, str]]) -> None:
+    """Under a text stage (/text, /llm): the caption on the context, the running totals
+    and the heading of the text drawn below them."""
+    st.caption(guard.plain(caption))
+    st.markdown("**The text so far** (grey: the prompt; colours: how each token was made)")
+    for col, (label, value) in zip(st.columns(len(metrics)), metrics, strict=True):
+        col.metric(label, value)
 
 
 def speed(name: str) -> float:
@@ -221,14 +227,8 @@ def text_stage(sc: Scenario, *, c: float, warp) -> Stage:
         return ui.cached(transcript.round_transcript)(warped, rnd=rnd, traced=2)
 
     def below(tr: RoundTranscript, step: int) -> None:
-        st.caption(guard.plain(textpage.context_caption(dec, tr)))
-        st.markdown("**The text so far** (grey: the prompt; colours: how each token was "
-                    "made)")
-        totals = stepping.totals_at(tr, step)
-        for col, (label, value) in zip(st.columns(5),
-                                       textpage.running_metrics(totals, k, c, drafter),
-                                       strict=True):
-            col.metric(label, value)
+        text_so_far(textpage.context_caption(dec, tr),
+                    textpage.running_metrics(stepping.totals_at(tr, step), k, c, drafter))
         st.html(textfigs.text_html(dec, tr, step))
     def cap(rnd: int) -> tuple[int, str | None]:
         return textpage.round_cap(dec, k, rnd, RND_MAX, sc.rule, sc.tree)

@@ -1,6 +1,6 @@
-"""The stage's keys and autoplay clock in the browser, as strings (no Streamlit): the key
-hints, space for play and pause, the arrow keys as a queue of steps, the autoplay marker
-and its clock. specviz.web.ui and specviz.web.stage inject them."""
+"""The stage's keys and autoplay clock in the browser, as strings (no Streamlit): space for
+play and pause, the arrow keys as a queue of steps, the autoplay marker and its clock.
+specviz.web.ui and specviz.web.stage inject them."""
 
 from __future__ import annotations
 
@@ -16,16 +16,6 @@ MAIN_FOCUS_CSS = """
 [data-testid="stMain"]:focus::after, [data-testid="stMain"]:focus-visible::after {
   box-shadow: none !important; outline: none !important; }
 """
-KEY_HINTS = (("←", "one step back"), ("→", "one step on"), ("space", "play / pause"),
-             ("N", "new round"))
-
-
-
-def key_hints_html(hints: tuple[tuple[str, str], ...] = KEY_HINTS) -> str:
-    """One line of keyboard hints: each key in a <kbd>, then what it does."""
-    items = " · ".join(f"<kbd>{html.escape(k)}</kbd> {html.escape(what)}" for k, what in hints)
-    return (f'<div class="sv-keys" role="note" aria-label="keyboard shortcuts" '
-            f'style="font-size:0.9em">Keys: {items}</div>')
 
 
 def play_pause_js(toggle_key: str) -> str:

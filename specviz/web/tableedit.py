@@ -144,9 +144,5 @@ def table_editor() -> None:
 def table_query() -> dict[str, str]:
     """The edited tables as URL parameters (only those that differ from the defaults)."""
     state, d = tables_state(), default_tables()
-    q = {}
-    if not np.array_equal(state["P"], d.P):
-        q["P"] = encode_table(state["P"])
-    if not np.array_equal(state["Q"], d.Q):
-        q["Q"] = encode_table(state["Q"])
-    return q
+    return {name: encode_table(state[name]) for name, default in (("P", d.P), ("Q", d.Q))
+            if not np.array_equal(state[name], default)}

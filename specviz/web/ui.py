@@ -29,7 +29,7 @@ from . import settings as S
 from .binding import assign, bind, clamp, hold, keep, set_params, tabs  # noqa: F401
 from .notation import LETTERS, md, tables
 from .share import copy_link, share_url  # noqa: F401
-from .show import FOLD_PREFIX, chart, folded_open, present_figure, table  # noqa: F401
+from .show import FOLD_PREFIX, chart, folded_open, table  # noqa: F401
 from .urlstate import presenter_active, url_settings
 
 CACHE_ENTRIES = 64
@@ -43,7 +43,6 @@ class AppState:
     P: np.ndarray  # (V, V) target, under the request's warp
     Q: np.ndarray  # (V, V) draft in use: the table or the mix, at temperature T (warped
     # too when the warp covers the draft)
-    Q_table: np.ndarray  # (V, V) the draft table as edited
     vocab: tuple[str, ...]
     warp: Warp = Warp()  # the request's sampling warp of the target
     P_raw: np.ndarray | None = None  # (V, V) the target before the warp
@@ -120,7 +119,7 @@ def page(title: str, layout: str = "wide", *, path: str, story: Sequence[str] = 
     if url.present:
         _presenter()
     state = tableedit.tables_state()
-    _navigation()
+    _page_links(st.sidebar.container(key="sv_nav"))  # at the top of the sidebar
     reads = S.sidebar_keys(path)
     at = _presenter_bar([key for key in story if key in reads]) if url.present else {}
     st.sidebar.header("Settings")
@@ -133,12 +132,12 @@ def page(title: str, layout: str = "wide", *, path: str, story: Sequence[str] = 
         st.session_state["_notes_shown"] = True
         for note in notes + ([state["note"]] if state["note"] else []):
             st.warning(note)
-    P, Q_table = state["P"], state["Q"]
-    Q = mix_draft(P, s.alpha) if s.draft == "mix" else Q_table
+    P = state["P"]
+    Q = mix_draft(P, s.alpha) if s.draft == "mix" else state["Q"]
     if s.T != 1.0:
         Q = temper(Q, s.T)
     Pw, Qw = warp_tables(P, Q, warp)
-    return AppState(s, Pw, Qw, Q_table, state["vocab"], warp, P, Q, paths)
+    return AppState(s, Pw, Qw, state["vocab"], warp, P, Q, paths)
 
 
 def _shared_controls(sb, at: dict, reads: tuple[str, ...],
@@ -183,9 +182,7 @@ def _presenter_bar(story: Sequence[str]) -> dict[str, tuple]:
     keeps presenter mode, which lives in the session), and a bar at the page's top with a
     column for each of the story's controls, at presenter type, named on their thumbs.
     Returns control key -> (the column to draw it in, the widget's extra arguments)."""
-    with st.container(key=present.PAGES_KEY).popover("☰ pages", key="sv_present_pages"):
-        for p in site.PAGES:
-            st.page_link(p.script, label=p.title, icon=p.icon)
+    _page_links(st.container(key=present.PAGES_KEY).popover("☰ pages", key="sv_present_pages"))
     shown = [key for key in story if key in STORY_KEYS]
     if not shown:
         return {}
@@ -218,12 +215,11 @@ def _tree_control(sb, *, drawn: bool) -> tuple[str, Paths]:
         return "", ()
 
 
-def _navigation() -> None:
-    """The pages' links (views.site) at the top of the sidebar, with our titles and icons;
-    Streamlit's own list, named after the files in pages/, is off (.streamlit/config.toml)."""
-    nav = st.sidebar.container(key="sv_nav")
+def _page_links(box) -> None:
+    """The pages' links (views.site) in box, with our titles and icons; Streamlit's own
+    list, named after the files in pages/, is off (.streamlit/config.toml)."""
     for p in site.PAGES:
-        nav.page_link(p.script, label=p.title, icon=p.icon)
+        box.page_link(p.script, label=p.title, icon=p.icon)
 
 
 def _warp_controls(sb, *, drawn: bool) -> Warp:
@@ -282,16 +278,14 @@ def _presenter() -> None:
 _KEY_RE = re.compile(r"[A-Za-z0-9_-]+")
 
 
-def play_pause_shortcut(toggle_key: str = "autoplay",
-                        hints: Sequence[tuple[str, str]] | None = stagekeys.KEY_HINTS, *,
+def play_pause_shortcut(toggle_key: str, *,
                         step_keys: dict[str, str] = stagekeys.STEP_KEYS) -> None:
     """Space plays and pauses: a key listener that flips the toggle keyed `toggle_key`
     (never while typing, nor when the focus is on a control where space has its own
-    meaning), with a line of key hints (hints=None draws none); the arrow keys press the
-    buttons keyed in step_keys, one press one step (stagekeys.step_queue_js)."""
+    meaning); the arrow keys press the buttons keyed in step_keys, one press one step
+    (stagekeys.step_queue_js)."""
     for key in (toggle_key, *step_keys.values()):
         if not _KEY_RE.fullmatch(key):
             raise ValueError(f"widget keys must be plain; got {key!r}")
-    body = stagekeys.key_hints_html(tuple(hints)) if hints else ""
-    st.html(body + f"<script>{stagekeys.play_pause_js(toggle_key)}"
+    st.html(f"<script>{stagekeys.play_pause_js(toggle_key)}"
             f"{stagekeys.step_queue_js(step_keys)}</script>", unsafe_allow_javascript=True)

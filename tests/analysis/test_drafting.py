@@ -45,9 +45,9 @@ def test_eagle_head_from_the_target_by_hand():
     E = _report().tokens_per_call(4)
     want = E * _target_step() / (4 * step + _target_step(5))
     assert p.speedup[3, 0] == pytest.approx(want, rel=1e-12)
-    eagle3 = drafting.head_from_target(T, kind="eagle3", layers=1, vocab=32_000)
-    assert not eagle3.shared_head  # its own 32k-row LM head, in memory
-    assert eagle3.resident_params == LAYER + 3 * D * D + D + 32_000 * D
+    eagle3 = drafting.head_from_target(T, kind="eagle3", layers=1)
+    assert eagle3.shared_head  # without its config: the target's LM head
+    assert eagle3.resident_params == LAYER + 3 * D * D + D  # a layer, the 3d -> d fc, a norm
 
 
 def test_an_mtp_head_on_deepseek_v3_is_its_routed_mtp_layer():
@@ -74,6 +74,7 @@ def test_head_from_its_own_config():
     shape, vocab = modelcfg.parse_head(json.dumps(cfg), name="eagle3-head")
     d = drafting.head_from_config(shape, T, kind="eagle3", draft_vocab=vocab)
     assert vocab == 32_000 and "own config.json" in d.source
+    assert not d.shared_head  # its own 32k-row LM head, in memory
     assert d.resident_params == LAYER + 3 * D * D + D + 32_000 * D
     narrow = modelcfg.shape_from_config({**cfg, "hidden_size": 2048, "num_attention_heads": 16})
     with pytest.raises(drafting.DraftError, match="hidden_size"):

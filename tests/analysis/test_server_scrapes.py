@@ -75,6 +75,11 @@ def test_several_models_are_listed_and_one_is_chosen():
         "vllm:spec_decode_num_draft_tokens", 30) + counter("vllm:spec_decode_num_accepted_tokens",
                                                              15))
     assert parse_any(one).models == ()  # one model: no choice to offer
+    unnamed = (counter("vllm:spec_decode_num_drafts", 10) + counter(
+        "vllm:spec_decode_num_draft_tokens", 30) + counter("vllm:spec_decode_num_accepted_tokens",
+                                                             12, labels='engine="0"'))
+    rec = parse_any(unnamed)  # a series without model_name names no second model
+    assert (rec.rounds, rec.drafted, rec.accepted, rec.models) == (10, 30, 12, ())
 
 
 def test_sglang_k_comes_from_proposed_drafts_over_verify_count():
@@ -84,7 +89,7 @@ def test_sglang_k_comes_from_proposed_drafts_over_verify_count():
                         "spec_num_correct_drafts": 30, "completion_tokens": 70,
                         "spec_correct_drafts_histogram": [20, 10, 10]}}
     rec = parse_any(json.dumps(mi))
-    assert rec.k == 4 and rec.histogram.tolist() == [20, 10, 10, 0, 0]
+    assert rec.k == 4 and rec.rounds == 40  # the histogram padded to k + 1 = 5 buckets
     assert rec.accepted_at.tolist() == [20, 10, 0, 0]
 
 

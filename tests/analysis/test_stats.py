@@ -11,7 +11,6 @@ from specviz.analysis.stats import (
     chi2_sf,
     empirical,
     gof_pvalue,
-    mean_and_se,
     sampling_floor,
     tv,
     tv_threshold,
@@ -71,8 +70,6 @@ def test_empirical() -> None:
         (lambda: gof_pvalue([0, 0, 0], [0.2, 0.3, 0.5]), "at least one observation"),
         (lambda: chi2_sf(1.0, 0), "df"),
         (lambda: chi2_sf(float("nan"), 1), "NaN"),
-        (lambda: mean_and_se([1], [2.0]), "at least 2"),
-        (lambda: mean_and_se([1, 2], [1.0]), "same shape"),
     ],
 )
 def test_bad_inputs_raise(call, match: str) -> None:
@@ -216,16 +213,3 @@ def test_gof_pvalue_pools_small_cells() -> None:
     assert gof_pvalue(counts, law) == pytest.approx(chi2_sf(stat, 1))
     # a single cell after pooling: nothing to test
     assert gof_pvalue([3, 1], [0.5, 0.5]) == 1.0
-
-
-# --------------------------------------------------------------------------- mean and SE
-
-
-@settings(deadline=None)  # no deadline: the machine may be loaded
-@given(st.lists(st.integers(0, 50), min_size=5, max_size=5).filter(lambda h: sum(h) >= 2))
-def test_mean_and_se_matches_expanded_sample(hist: list[int]) -> None:
-    values = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
-    sample = np.repeat(values, hist)
-    mean, se = mean_and_se(hist, values)
-    assert mean == pytest.approx(sample.mean())
-    assert se == pytest.approx(sample.std(ddof=1) / math.sqrt(sample.size), abs=1e-12)

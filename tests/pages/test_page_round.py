@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -30,7 +31,11 @@ def test_page_runs_with_defaults():
     assert at.slider(key="round_scrub").value == 0
     assert statuses(at) == ["context"] + ["pending"] * 4  # k = 4 by default
     assert not at.warning
-    assert len(at.get("plotly_chart")) == 3
+    charts = at.get("plotly_chart")  # the bars, the coin and the residual, in turn
+    assert [c.proto.id.rsplit("-", 1)[-1] for c in charts] == [
+        "round_bars", "round_coin", "round_residual"]
+    assert [json.loads(c.proto.spec)["layout"]["title"]["text"] for c in charts] == [
+        "p and q", "The coin", "The last token"]
 
 
 def test_query_params_reach_the_widgets():

@@ -12,7 +12,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 from support import run_page
 
-from specviz.web import present, ui
+from specviz.figures import palette
+from specviz.web import bigtype, present, share, stagekeys, ui
 from specviz.web import settings as S
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -59,11 +60,11 @@ def test_projector_palette_keeps_contrast_on_white():
         lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in rgb]
         return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
 
-    for name, colour in present.PROJECTOR_PALETTE.items():
+    for name, colour in palette.PROJECTOR.items():
         contrast = (1.05) / (luminance(colour) + 0.05)  # against white
         assert contrast >= 2.0, (name, colour, contrast)  # graphics, WCAG 1.4.11 asks 3 for
         # UI parts; the palette's weakest (orange) is used for fills, never for text
-    assert "yellow" not in present.PROJECTOR_PALETTE and "sky" not in present.PROJECTOR_PALETTE
+    assert "yellow" not in palette.PROJECTOR and "sky" not in palette.PROJECTOR
     assert (1.05) / (luminance(present.INK) + 0.05) == pytest.approx(21.0)
 
 
@@ -75,7 +76,7 @@ def test_presenter_html_has_a_marker_and_a_way_out():
 
 
 def test_play_pause_listener_skips_typing_and_controls():
-    js = present.play_pause_js("autoplay")
+    js = stagekeys.play_pause_js("autoplay")
     assert ".st-key-autoplay input[type=checkbox]" in js
     for busy in ("input", "textarea", "select", "button", "[contenteditable", "[role=\"slider\"]"):
         assert busy in js, busy
@@ -88,15 +89,8 @@ def test_play_pause_rejects_odd_keys():
         ui.play_pause_shortcut("auto play'); alert(1); ('")
 
 
-def test_key_hints_escape_and_list_every_key():
-    h = present.key_hints_html()
-    for key, _ in present.KEY_HINTS:
-        assert f"<kbd>{key}</kbd>" in h
-    assert "&lt;b&gt;" in present.key_hints_html((("<b>", "x"),))
-
-
 def test_copy_link_button_reads_the_live_address():
-    h = present.copy_link_html()
+    h = share.copy_link_html()
     assert '<button type="button" class="sv-copy-link"' in h
     assert "window.location.href" in h and "navigator.clipboard.writeText" in h
     assert "execCommand('copy')" in h and 'role="status"' in h
@@ -104,17 +98,17 @@ def test_copy_link_button_reads_the_live_address():
 
 def test_present_figure_enlarges_type_without_touching_the_original():
     fig = go.Figure(go.Scatter(x=[0, 1], y=[1, 2]), layout=dict(title="t"))
-    big = ui.present_figure(fig)
-    assert big.layout.font.size == present.FIGURE_FONT_PX
-    assert big.layout.xaxis.tickfont.size == present.FIGURE_TICK_PX
+    big = bigtype.big_figure(fig)
+    assert big.layout.font.size == bigtype.FIGURE_FONT_PX
+    assert big.layout.xaxis.tickfont.size == bigtype.FIGURE_TICK_PX
     assert fig.layout.font.size is None
 
 
 def test_present_figure_lifts_every_text_to_18_px():
     fig = go.Figure(go.Scatter(x=[0], y=[1], mode="text", text=["u"], textfont=dict(size=12)))
     fig.add_annotation(text="x3 = a", x=0, y=1, font=dict(size=13))
-    big = ui.present_figure(fig)
-    assert present.FIGURE_TICK_PX >= 18
+    big = bigtype.big_figure(fig)
+    assert bigtype.FIGURE_TICK_PX >= 18
     assert big.layout.annotations[0].font.size >= 18 and big.data[0].textfont.size >= 18
     assert big.layout.legend.font.size >= 18 and big.layout.yaxis.tickfont.size >= 18
 
@@ -127,19 +121,19 @@ def test_present_figure_makes_room_for_the_title_over_panel_titles():
 
     fig = make_subplots(rows=1, cols=2, subplot_titles=("tokens per<br>target call", "speedup"))
     fig.update_layout(title="Against alpha", height=400, margin=dict(t=60))
-    big = ui.present_figure(fig)
-    line = present.LINE_HEIGHT
-    need = 2 * present.TITLE_PAD_PX + line * (present.FIGURE_TITLE_PX + 2 * present.FIGURE_FONT_PX)
+    big = bigtype.big_figure(fig)
+    line = bigtype.LINE_HEIGHT
+    need = 2 * bigtype.TITLE_PAD_PX + line * (bigtype.FIGURE_TITLE_PX + 2 * bigtype.FIGURE_FONT_PX)
     assert big.layout.margin.t >= need - 1 and big.layout.title.yanchor == "top"
     assert big.layout.height - big.layout.margin.t == 400 - 60  # the plot area's share
     two = go.Figure(layout=dict(title="a<br>b", margin=dict(t=60), height=300))
     two.add_annotation(text="panel", xref="paper", yref="paper", x=0.5, y=1.0,
                        yanchor="bottom", showarrow=False)
-    big2 = ui.present_figure(two)
-    title_h = 2 * line * present.FIGURE_TITLE_PX  # centred in the margin: room both sides
-    assert big2.layout.margin.t >= title_h + 2 * (line * present.FIGURE_FONT_PX
-                                                  + present.TITLE_PAD_PX) - 1
-    plain = ui.present_figure(go.Figure(layout=dict(title="coin<br>at 2", margin=dict(t=70))))
+    big2 = bigtype.big_figure(two)
+    title_h = 2 * line * bigtype.FIGURE_TITLE_PX  # centred in the margin: room both sides
+    assert big2.layout.margin.t >= title_h + 2 * (line * bigtype.FIGURE_FONT_PX
+                                                  + bigtype.TITLE_PAD_PX) - 1
+    plain = bigtype.big_figure(go.Figure(layout=dict(title="coin<br>at 2", margin=dict(t=70))))
     assert plain.layout.margin.t == 70 and plain.layout.title.yanchor is None
 
 
