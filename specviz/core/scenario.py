@@ -117,6 +117,16 @@ def ignores(*names: str) -> Callable[[F], F]:
     return mark
 
 
+def ignored(fn: Callable) -> frozenset[str]:
+    """The fields fn marks as unread (ignores), read through any wrappers (__wrapped__), so a
+    wrapper that does not copy the mark cannot drop it; empty for an unmarked function."""
+    while fn is not None:
+        if "ignores" in getattr(fn, "__dict__", {}):
+            return fn.ignores
+        fn = getattr(fn, "__wrapped__", None)
+    return frozenset()
+
+
 def _check_seed(seed: object) -> int:
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer; got {seed!r}")

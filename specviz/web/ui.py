@@ -20,7 +20,7 @@ import streamlit as st
 
 from ..core.kinds.treeshape import Paths, parse_paths
 from ..core.pair import TablePair
-from ..core.scenario import Scenario
+from ..core.scenario import Scenario, ignored
 from ..core.tables import mix_draft, temper
 from ..core.warp import Warp, warp_tables
 from ..views import site
@@ -81,7 +81,7 @@ def cached(fn: Callable) -> Callable:
     compute in the bounded worker pool. A ValueError (settings the library refuses, such
     as an exact law over its caps) is said on the page, and the run stops there."""
     run = guard.gated(fn)
-    unread = getattr(fn, "ignores", frozenset())  # core.scenario.ignores
+    unread = ignored(fn)
     shared = st.cache_data(max_entries=CACHE_ENTRIES, show_spinner=False,
                            hash_funcs={Scenario: lambda sc: sc.cache_key(unread)})(run)
 

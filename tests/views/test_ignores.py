@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from specviz.core.pair import TablePair
-from specviz.core.scenario import IGNORABLE, Scenario, ignores
+from specviz.core.scenario import IGNORABLE, Scenario, ignored, ignores
 from specviz.core.tables import default_tables, mix_draft
 from specviz.views import demos, methods, pagedata
 
@@ -60,3 +60,16 @@ def test_only_known_fields_can_be_ignored():
     with pytest.raises(ValueError, match="can be ignored"):
         ignores("rule")
     assert np.all([f.ignores <= IGNORABLE for f in CALLS])
+
+
+def test_the_mark_is_read_through_a_wrapper_that_does_not_copy_it():
+    """ui.cached keys on ignored(fn): a wrapper keeping only __wrapped__ keeps the mark."""
+    import functools
+
+    @ignores("seed")
+    def fn(sc):
+        return sc
+
+    bare = functools.wraps(fn, updated=())(lambda sc: fn(sc))
+    assert "ignores" not in bare.__dict__ and ignored(bare) == frozenset({"seed"})
+    assert ignored(lambda sc: sc) == frozenset()
