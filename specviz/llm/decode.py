@@ -12,7 +12,7 @@ tokens per second either way.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -75,14 +75,21 @@ def speculate(pair: LLMPair, prompt: Sequence[int], *, k: int, seed: int = 0,
 def plain(runner: Runner, prompt: Sequence[int], *, T: float, seed: int = 0,
           max_new: int = 64) -> Run:
     """The target alone: one call per token, x ~ softmax(z / T) by inverse CDF."""
-    max_new = check_new(max_new, len(prompt))
     rng = np.random.default_rng(seed)
-    seq, out = list(prompt), []
+    return alone(runner, prompt, max_new=max_new,
+                 pick=lambda seq, z: draw_row(softmax(z, T), rng.random()))
+
+
+def alone(runner: Runner, prompt: Sequence[int], *, max_new: int,
+          pick: Callable[[list[int], np.ndarray], int]) -> Run:
+    """The target alone, one position per call: x = pick(prefix, its logits z there)."""
+    max_new = check_new(max_new, len(prompt))
+    seq, out = [int(t) for t in prompt], []
     n0 = len(runner.passes)
     t0 = time.perf_counter()
     while len(out) < max_new:
-        interrupt.check(deadline=False)
-        x = draw_row(softmax(runner.logits(seq, [len(seq)])[0], T), rng.random())
+        interrupt.check(deadline=False)  # the session has gone: stop
+        x = pick(seq, runner.logits(seq, [len(seq)])[0])
         seq.append(x)
         out.append(x)
         if x == runner.w.cfg.eos:

@@ -24,9 +24,6 @@ ROPE_LOCAL_BASE = 10_000.0  # RoPE base of the sliding-window layers, where the 
 GLOBAL_EVERY = 6  # layer i attends globally when (i + 1) % GLOBAL_EVERY == 0 (likewise)
 LOAD_ROWS = 128 * TILE  # rows of a matrix dequantised at a time (21 MB of the head in f32)
 ARCH = "gemma3"
-LAYER_TENSORS = ("attn_norm", "attn_q", "attn_k", "attn_v", "attn_q_norm", "attn_k_norm",
-                 "attn_output", "post_attention_norm", "ffn_norm", "ffn_gate", "ffn_up",
-                 "ffn_down", "post_ffw_norm")
 
 Progress = Callable[[float, str], None]  # (fraction done in [0, 1], what is happening)
 
@@ -84,6 +81,9 @@ class Layer:
     post_ffw_norm: np.ndarray  # (d,)
 
 
+LAYER_TENSORS = tuple(Layer.__dataclass_fields__)  # a block's tensors, in the file's order
+
+
 @dataclass(frozen=True)
 class Weights:
     cfg: Config
@@ -98,16 +98,12 @@ class Weights:
         return int(sum(a.nbytes for a in arrays))
 
 
-def field(reader, key: str):
-    """The value of a metadata key, or ModelFileError naming it."""
+def field(reader, key: str, default=ModelFileError):
+    """The value of a metadata key: default where the file lacks it, if given, else
+    ModelFileError naming the key."""
     f = reader.fields.get(key)
-    if f is None:
+    if f is None and default is ModelFileError:
         raise ModelFileError(f"the .gguf has no metadata key {key!r}")
-    return f.contents()
-
-
-def optional(reader, key: str, default):
-    f = reader.fields.get(key)
     return default if f is None else f.contents()
 
 
@@ -140,8 +136,8 @@ def read_config(reader) -> Config:
         ffn=int(g("feed_forward_length")),
         V=len(reader.fields["tokenizer.ggml.tokens"].data),
         eps=float(g("attention.layer_norm_rms_epsilon")), rope_global=float(g("rope.freq_base")),
-        rope_local=float(optional(reader, f"{ARCH}.rope.freq_base_swa", ROPE_LOCAL_BASE)),
-        sliding=_pattern(optional(reader, f"{ARCH}.attention.sliding_window_pattern", None),
+        rope_local=float(field(reader, f"{ARCH}.rope.freq_base_swa", ROPE_LOCAL_BASE)),
+        sliding=_pattern(field(reader, f"{ARCH}.attention.sliding_window_pattern", None),
                          n_layers),
         window=int(g("attention.sliding_window")),
         context=int(g("context_length")),

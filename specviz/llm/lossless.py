@@ -14,14 +14,12 @@ read, so compare() can show the margin z_1 - z_2 at the first difference in both
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..core import interrupt
-from .decode import Run, check_new
+from .decode import Run, alone
 from .pair import LLMPair
 from .runner import Runner
 
@@ -94,20 +92,14 @@ def greedy_plain(runner: Runner, prompt: Sequence[int], *, max_new: int = 64,
                  seen: dict | None = None) -> Run:
     """The target alone, greedy: x = argmax z, one position per call; seen (if given)
     gets the Top2 of every row read, by prefix."""
-    max_new = check_new(max_new, len(prompt))
-    seq, out = [int(t) for t in prompt], []
-    n0 = len(runner.passes)
-    t0 = time.perf_counter()
-    while len(out) < max_new:
-        interrupt.check(deadline=False)  # the session has gone: stop
-        t = top2(runner.logits(seq, [len(seq)])[0], runner.passes[-1][0])
+
+    def pick(seq: list[int], z: np.ndarray) -> int:
+        t = top2(z, runner.passes[-1][0])
         if seen is not None:
             seen[tuple(seq)] = t
-        seq.append(t.ids[0])
-        out.append(t.ids[0])
-        if t.ids[0] == runner.w.cfg.eos:
-            break
-    return Run(tuple(out), time.perf_counter() - t0, tuple(runner.passes)[n0:], ())
+        return t.ids[0]
+
+    return alone(runner, prompt, max_new=max_new, pick=pick)
 
 
 @dataclass(frozen=True)

@@ -199,10 +199,6 @@ class LLMPair(ModelPair):
         lo, hi = LOOKUP_NGRAM
         return lookup_draft(prefix, k, hi, lo)
 
-    def name(self, x: int) -> str:
-        """Token x as text with its spaces and line breaks visible."""
-        return self.names[int(x)]
-
     def tail(self, prefix: Sequence[int]) -> str:
         text = self.model.tokenizer.decode(prefix[-TAIL_CHARS:])
         cut = text[-TAIL_CHARS:]

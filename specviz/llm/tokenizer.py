@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cached_property
 
+from .gemma import field
+
 SPACE = "\u2581"  # ▁, SentencePiece's whitespace marker
 UNKNOWN = 2  # ModelProto.SentencePiece.Type.UNKNOWN (the GGUF types follow the same enum)
 
@@ -57,15 +59,12 @@ class Tokenizer:
         def numbers(key: str) -> list:
             return [f[key].parts[i][0].item() for i in f[key].data]
 
-        def one(key: str) -> int:
-            return int(f[key].contents())
-
         return cls(strings("tokenizer.ggml.tokens"), numbers("tokenizer.ggml.scores"),
                    numbers("tokenizer.ggml.token_type"),
-                   bos=one("tokenizer.ggml.bos_token_id"),
-                   eos=one("tokenizer.ggml.eos_token_id"),
-                   unk=one("tokenizer.ggml.unknown_token_id"),
-                   pad=one("tokenizer.ggml.padding_token_id"))
+                   bos=int(field(reader, "tokenizer.ggml.bos_token_id")),
+                   eos=int(field(reader, "tokenizer.ggml.eos_token_id")),
+                   unk=int(field(reader, "tokenizer.ggml.unknown_token_id")),
+                   pad=int(field(reader, "tokenizer.ggml.padding_token_id")))
 
     def encode(self, text: str, *, bos: bool = True) -> list[int]:
         ids = [int(t) for t in self._sp.encode(text)]
