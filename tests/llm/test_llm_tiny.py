@@ -43,7 +43,8 @@ def write_tiny(path, *, arch="gemma3", drop=None, extra=None):
     w.add_bos_token_id(2)
     w.add_eos_token_id(1)
     w.add_unk_token_id(3)
-    w.add_pad_token_id(0)
+    if drop != "tokenizer.ggml.padding_token_id":
+        w.add_pad_token_id(0)
     shapes = {"attn_norm": (D,), "attn_q": (2 * HD, D), "attn_k": (HD, D), "attn_v": (HD, D),
               "attn_q_norm": (HD,), "attn_k_norm": (HD,), "attn_output": (D, 2 * HD),
               "post_attention_norm": (D,), "ffn_norm": (D,), "ffn_gate": (FFN, D),
@@ -88,6 +89,8 @@ def test_sliding_flags_and_the_local_base_come_from_the_file_when_there(tmp_path
 @pytest.mark.parametrize("kwargs, words", [
     ({"arch": "llama"}, "'llama' model, not 'gemma3'"),
     ({"drop": "blk.1.ffn_up.weight"}, "no tensor 'blk.1.ffn_up.weight'"),
+    ({"drop": "tokenizer.ggml.padding_token_id"},
+     "no metadata key 'tokenizer.ggml.padding_token_id'"),
 ])
 def test_a_wrong_file_is_refused_by_name(tmp_path, kwargs, words):
     with pytest.raises(ModelFileError, match=words):
