@@ -22,7 +22,7 @@ from ..core.round import play_round
 from ..core.roundstats import RoundStats
 from ..core.sampling import draw_row
 from ..core.scenario import Scenario
-from ..core.tables import check_k
+from ..core.tables import check_k, check_n
 from ..core.trace import RoundTrace
 from .pair import LLMPair, softmax
 from .runner import CONTEXT_MAX, Runner
@@ -40,13 +40,12 @@ class Run:
 
 
 def check_new(max_new: object, prompt_len: int) -> int:
-    if isinstance(max_new, bool) or not isinstance(max_new, (int, np.integer)) \
-            or not 1 <= max_new <= NEW_MAX:
-        raise ValueError(f"max_new must be an integer 1..{NEW_MAX}; got {max_new!r}")
+    """Tokens to generate: 1..NEW_MAX, with room for them after the prompt."""
+    max_new = check_n(max_new, NEW_MAX, "max_new")
     if prompt_len + max_new + 64 + 1 > CONTEXT_MAX:
         raise ValueError(f"the prompt ({prompt_len} tokens) and max_new ({max_new}) leave no "
                          f"room in the {CONTEXT_MAX}-token context")
-    return int(max_new)
+    return max_new
 
 
 def speculate(pair: LLMPair, prompt: Sequence[int], *, k: int, seed: int = 0,

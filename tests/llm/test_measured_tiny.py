@@ -1,5 +1,5 @@
-"""Greedy with and without speculation, and stopping, on the tiny Gemma 3 of test_llm_tiny
-(no real model needed: fast)."""
+"""Greedy with and without speculation, stopping, and the length asked for, on the tiny
+Gemma 3 of test_llm_tiny (no real model needed: fast)."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from test_llm_tiny import write_tiny
 
 from specviz.core import interrupt
 from specviz.llm import store
-from specviz.llm.decode import plain, speculate
+from specviz.llm.decode import NEW_MAX, check_new, plain, speculate
 from specviz.llm.forward import KVCache, forward
 from specviz.llm.lossless import GreedyPair, compare, greedy_plain, rows_along
 from specviz.llm.pair import parse_draft
-from specviz.llm.runner import Runner
+from specviz.llm.runner import CONTEXT_MAX, Runner
 
 
 @pytest.fixture(scope="module")
@@ -56,3 +56,14 @@ def test_decoding_stops_when_the_session_goes(tiny, which):
             calls[which]()
     finally:
         interrupt.install(None)
+
+
+def test_max_new_is_refused_outside_1_to_new_max_or_past_the_context(tiny):
+    assert check_new(NEW_MAX, 1) == NEW_MAX
+    for bad in (0, NEW_MAX + 1, True, 2.0, "8"):
+        with pytest.raises(ValueError, match=f"max_new must be an integer 1..{NEW_MAX}; got"):
+            check_new(bad, 1)
+    with pytest.raises(ValueError, match="leave no room in the"):
+        check_new(1, CONTEXT_MAX)
+    with pytest.raises(ValueError, match="max_new must be an integer"):
+        plain(Runner(tiny.weights), tiny.tokenizer.encode("ab"), T=1.0, max_new=0)
