@@ -39,8 +39,8 @@ from .palette import BLACK, GREY, LAW_COLOUR, LEGEND_STATUSES, MARKS, P_COLOUR, 
 
 FIGURE_DECIMALS = 6  # bars carry 6 decimals to the browser (the hover shows 4)
 STAGE_HEIGHT = 320  # pixels: the three charts of a step side by side, on the first screen
-HEADROOM = 1.3  # the y axis reaches this far over the tallest bar (room for the label)
-LABEL_AT = 1.12  # the marked token's label sits this far over the tallest bar
+LABEL_TOP_PX = 88  # the top margin: a two-line title, then the marked token's label
+HEADROOM = 1.12  # the y axis reaches this far over the tallest bar (room for the arrow)
 NOTE_WRAP = 22  # characters per line of a placeholder's note: the coin's column at 1280
 # px in presenter type holds about 24
 FLUSHED_BG = "repeating-linear-gradient(135deg, #ffffff 0 6px, #d9d9d9 6px 9px)"  # hatched
@@ -215,7 +215,7 @@ def _bar(name: str, labels: list[str], y: np.ndarray, colour: str, what: str,
 def _axes(fig: go.Figure, title: str, top: float, slanted: bool) -> go.Figure:
     """The bars' layout: the legend under the axis, head room over the tallest bar."""
     fig.update_layout(title=title, barmode="group", height=STAGE_HEIGHT, showlegend=True,
-                      margin=dict(l=50, r=20, t=70, b=100 if slanted else 70),
+                      margin=dict(l=50, r=20, t=LABEL_TOP_PX, b=100 if slanted else 70),
                       legend=dict(orientation="h", x=0.0, y=0.0, yref="container",
                                   yanchor="bottom"))  # in the bottom margin at any height
     fig.update_yaxes(range=[0.0, HEADROOM * top], title="probability")
@@ -224,10 +224,11 @@ def _axes(fig: go.Figure, title: str, top: float, slanted: bool) -> go.Figure:
 
 
 def _mark_token(fig: go.Figure, label: str, y: float, text: str, tall: float) -> None:
-    """The token's name over every bar (at LABEL_AT of the tallest, inside the head room),
-    its arrow down to the top of the token's own bars: it never covers a neighbour's bar."""
+    """The token's name on the plot's top edge (the y axis ends at HEADROOM * tall), in the
+    top margin under the title, its arrow down to the top of the token's own bars: it never
+    covers a bar, at any type size."""
     fig.add_annotation(x=label, y=y, text=svg_text(text), showarrow=True, arrowhead=2,
-                       ayref="y", ay=LABEL_AT * tall, yanchor="bottom", font=dict(size=13))
+                       ayref="y", ay=HEADROOM * tall, yanchor="bottom", font=dict(size=13))
 
 
 def _subset(trace: RoundTrace, toks: Sequence[int], row: np.ndarray) -> str:

@@ -47,6 +47,17 @@ def _lines(text) -> int:
     return str(text or "").count("<br>") + 1
 
 
+def _over_the_plot(fig, a) -> bool:
+    """An annotation whose text stands on the plot's top edge: a subplot title, or a label
+    whose arrow starts at the top of the y axis (a marked token's)."""
+    if a.yanchor != "bottom":
+        return False
+    if a.showarrow and a.ayref == "y":
+        top = fig.layout.yaxis.range
+        return top is not None and a.ay is not None and a.ay >= top[1]
+    return a.yref == "paper" and a.y is not None and a.y >= 1
+
+
 def _title_room(fig) -> None:
     """A top margin that holds the title over the subplot titles (annotations just above
     the plot area) at their larger type, without overlap. A one-line title is pinned to the
@@ -54,8 +65,7 @@ def _title_room(fig) -> None:
     the margin (Plotly's place for it): t >= title height + 2 (panel titles + pad). The
     figure grows by what the margin grows, so the plot area keeps its height."""
     title = fig.layout.title
-    above = [a for a in fig.layout.annotations
-             if a.yref == "paper" and a.y is not None and a.y >= 1 and a.yanchor == "bottom"]
+    above = [a for a in fig.layout.annotations if _over_the_plot(fig, a)]
     if title is None or not title.text or not above:
         return
     heads = LINE_HEIGHT * FIGURE_FONT_PX * max(_lines(a.text) for a in above)

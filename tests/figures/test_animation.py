@@ -19,6 +19,7 @@ from specviz.figures import roundlist
 from specviz.views import stepping, transcript
 from specviz.views.narration import play_narrated
 from specviz.views.stepping import totals_at
+from specviz.web import bigtype
 
 
 def _transcript(pair, prefix, k, *, rule="correct", seed=0, tree=(), **kw):
@@ -334,16 +335,27 @@ def test_a_flushed_chip_does_not_look_like_a_drafted_one():
 
 
 def test_the_drawn_tokens_label_sits_over_every_bar():
-    """'drawn: b' (and 'x1 = b') stand above the tallest bar, the arrow down to the token's
-    own: the label never covers a neighbour's bar."""
+    """'drawn: b' (and 'x1 = b') stand over the plot, the arrow down to the token's own bar:
+    the label never covers a bar; at presenter type the title's margin grows to hold it."""
     tr = _find(lambda t: t.rejected_at is not None, k=4)
     last = stepping.last_step(tr)
     for fig in (A.residual_figure(tr, last), A.bars_figure(tr, last)):
         tallest = max(max(b.y) for b in fig.data if b.type == "bar")
+        assert fig.layout.yaxis.range[1] > tallest
         marks = [a for a in fig.layout.annotations if a.showarrow]
         assert marks
         for a in marks:
-            assert a.ayref == "y" and a.yanchor == "bottom" and a.ay > tallest, (a.text, a.ay)
+            assert a.ayref == "y" and a.yanchor == "bottom", (a.text, a.ay)
+            assert a.y <= tallest < a.ay == fig.layout.yaxis.range[1]  # on the plot's top edge
+        big = bigtype.big_figure(fig)
+        lines = big.layout.title.text.count("<br>") + 1
+        title_px = bigtype.LINE_HEIGHT * bigtype.FIGURE_TITLE_PX * lines
+        label_px = bigtype.LINE_HEIGHT * bigtype.FIGURE_FONT_PX
+        t = big.layout.margin.t
+        if lines == 1:  # pinned to the top of the margin, the label under it
+            assert big.layout.title.yanchor == "top" and t >= title_px + label_px, t
+        else:  # Plotly centres a longer title in the margin: the room under it holds the label
+            assert (t - title_px) / 2 >= label_px, t
 
 
 def test_the_coins_placeholder_fits_its_column_in_presenter_type():
