@@ -78,6 +78,7 @@ def gallery_figure(rows: Sequence[Row], threshold: float, n: int) -> go.Figure:
     fixed = _notes(fig, zero_y, threshold, n, frac)
     at = [frac(x, y) for x, y in zip(xs, ys, strict=True)]
     places = labels.place([a[0] for a in at], [a[1] for a in at], names, fixed=fixed)
+    notes = []  # one annotation per rule, added at once (one by one revalidates them all)
     for fam, colour in FAMILY_COLOURS.items():
         idx = [i for i, r in enumerate(rows) if r["family"] == fam]
         if not idx:
@@ -97,8 +98,9 @@ def gallery_figure(rows: Sequence[Row], threshold: float, n: int) -> go.Figure:
                           "%{customdata[2]:.5f} (%{customdata[3]})<br>tokens per call = "
                           "%{customdata[4]:.3f}<br>n to resolve: %{customdata[5]}"
                           "<extra></extra>")
-        for i in idx:
-            _label(fig, places[i], xs[i], ys[i], names[i], colour, (y_lo, y_hi))
+        notes += [_label(places[i], xs[i], ys[i], names[i], colour, (y_lo, y_hi))
+                  for i in idx]
+    fig.update_layout(annotations=[*fig.layout.annotations, *notes])
     ticks = [10.0 ** e for e in range(int(np.log10(zero_y)) + 1, int(np.floor(y_hi)) + 1)]
     fig.update_yaxes(**LOG_DECADES, range=[y_lo, y_hi], title="exact TV from the target (log)",
                      tickvals=[zero_y, *ticks],
@@ -108,20 +110,19 @@ def gallery_figure(rows: Sequence[Row], threshold: float, n: int) -> go.Figure:
     return layout(fig, "What each rule buys: acceptance against exactness", GALLERY_HEIGHT)
 
 
-def _label(fig: go.Figure, at: labels.Place, x: float, y: float, name: str, colour: str,
-           y_range: tuple[float, float]) -> None:
+def _label(at: labels.Place, x: float, y: float, name: str, colour: str,
+           y_range: tuple[float, float]) -> dict:
     """A rule's name at its place (labels.place), with a leader line to its point when it
-    is not next to it. Annotations on a log axis take log10 of y."""
+    is not next to it: the annotation. Annotations on a log axis take log10 of y."""
     lx = X_RANGE[0] + at.x * (X_RANGE[1] - X_RANGE[0])
     ly = y_range[0] + at.y * (y_range[1] - y_range[0])
     common = dict(text=name, font=dict(color=colour), xanchor="center", yanchor="middle",
                   name=f"label {name}")
     if at.leader:
-        fig.add_annotation(x=x, y=float(np.log10(y)), ax=lx, ay=ly, axref="x", ayref="y",
-                           showarrow=True, arrowhead=0, arrowwidth=1.5, arrowcolor=colour,
-                           standoff=8, **common)
-    else:
-        fig.add_annotation(x=lx, y=ly, showarrow=False, **common)
+        return dict(x=x, y=float(np.log10(y)), ax=lx, ay=ly, axref="x", ayref="y",
+                    showarrow=True, arrowhead=0, arrowwidth=1.5, arrowcolor=colour, standoff=8,
+                    **common)
+    return dict(x=lx, y=ly, showarrow=False, **common)
 
 
 def production_figure(rep: MetricsReport) -> go.Figure:
