@@ -76,8 +76,8 @@ def check_prompt(text: str, *, max_chars: int) -> str:
     return text
 
 
-def encode_prompt(model: store.Model, text: str, *, max_chars: int,
-                  max_tokens: int) -> list[int]:
+def encode_prompt(model: store.Model, text: str, *, max_chars: int = PROMPT_CHARS_MAX,
+                  max_tokens: int = PROMPT_TOKENS_MAX) -> list[int]:
     """The prompt's token ids (BOS first), checked: PromptError when it is empty, too long
     in characters or tokens, or holds text the tokenizer does not give back as it was."""
     check_prompt(text, max_chars=max_chars)

@@ -86,9 +86,7 @@ def prompt(m: store.Model) -> list[int] | None:
     else:
         right.code(llmpage.PRESETS[preset][1], language=None, wrap_lines=True)
     try:
-        return llmpage.encode_prompt(m, llmpage.prompt_text(preset, own),
-                                     max_chars=llmpage.PROMPT_CHARS_MAX,
-                                     max_tokens=llmpage.PROMPT_TOKENS_MAX)
+        return llmpage.encode_prompt(m, llmpage.prompt_text(preset, own))
     except llmpage.PromptError as exc:
         st.error(guard.plain(f"Prompt not used: {exc}."))
         return None
