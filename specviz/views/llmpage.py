@@ -76,8 +76,8 @@ def check_prompt(text: str, *, max_chars: int) -> str:
     return text
 
 
-def encode_prompt(model: store.Model, text: str, *, max_chars: int,
-                  max_tokens: int) -> list[int]:
+def encode_prompt(model: store.Model, text: str, *, max_chars: int = PROMPT_CHARS_MAX,
+                  max_tokens: int = PROMPT_TOKENS_MAX) -> list[int]:
     """The prompt's token ids (BOS first), checked: PromptError when it is empty, too long
     in characters or tokens, or holds text the tokenizer does not give back as it was."""
     check_prompt(text, max_chars=max_chars)
@@ -148,11 +148,6 @@ def corpus_ids(model: store.Model, text: str | None = None) -> np.ndarray:
     return np.asarray(model.tokenizer.encode(text, bos=False), dtype=np.int64)
 
 
-def corpus_counts(model: store.Model) -> np.ndarray:
-    """How often each token id occurs in the shipped corpus, (V,): a trimmed head's rows."""
-    return token_counts(corpus_ids(model), V=model.cfg.V)
-
-
 def ngram_model(model: store.Model, ids: np.ndarray, order: int):
     """An n-gram model of this order over token ids (corpus_ids): an ngram:n draft."""
     from ..text.ngram import NGramCounts, Tokenizer
@@ -161,28 +156,30 @@ def ngram_model(model: store.Model, ids: np.ndarray, order: int):
     return counts.model(order)
 
 
-def corpus_ngram(model: store.Model, order: int):
-    """An n-gram model of this order over the shipped corpus in Gemma token ids."""
-    return ngram_model(model, corpus_ids(model), order)
+def _every_time(name: str, make: Callable[[], object]) -> object:
+    return make()
 
 
 @dataclass(frozen=True)
 class Kit:
-    """Where the drafts' extras come from: token counts of the shipped corpus (a trimmed
-    head) and an n-gram model over it (ngram:n); the app passes its process-wide ones."""
+    """Where the drafts' extras come from: the shipped corpus in token ids, whose token
+    counts make a trimmed head and whose n-grams an ngram:n draft; keep(name, make) makes
+    each once (the app: once per process) or, by default, every time."""
 
-    counts: Callable[[store.Model], np.ndarray]
-    ngram: Callable[[store.Model, int], object]
+    ids: Callable[[store.Model], np.ndarray]
+    keep: Callable[[str, Callable[[], object]], object] = _every_time
 
 
-PLAIN_KIT = Kit(corpus_counts, corpus_ngram)
+PLAIN_KIT = Kit(corpus_ids)
 
 
 def draft_pair(model: store.Model, spec: DraftSpec, *, T: float = 1.0, greedy: bool = False,
                kit: Kit = PLAIN_KIT) -> LLMPair:
     """The real pair for a parsed draft (a GreedyPair: p and q at their argmax)."""
-    counts = kit.counts(model) if spec.head is not None else None
-    ngram = kit.ngram(model, spec.order) if spec.kind == "ngram" else None
+    counts = None if spec.head is None else kit.keep(
+        "gemma token counts", lambda: token_counts(kit.ids(model), V=model.cfg.V))
+    ngram = None if spec.kind != "ngram" else kit.keep(
+        f"gemma {spec.order}-gram", lambda: ngram_model(model, kit.ids(model), spec.order))
     return (GreedyPair if greedy else LLMPair)(model, spec, T=T, counts=counts, ngram=ngram)
 
 

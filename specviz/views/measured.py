@@ -31,8 +31,7 @@ from ..llm.store import Model
 from .llmpage import (
     PLAIN_KIT,
     PRESETS,
-    PROMPT_CHARS_MAX,
-    PROMPT_TOKENS_MAX,
+    PROMPT_CHARS_MAX,  # noqa: F401 (for /measured)
     Kit,
     draft_pair,
     encode_prompt,
@@ -45,11 +44,6 @@ NEW_MAX = 64  # tokens the page generates per run
 K_MAX = 8  # drafted tokens per round the page measures
 MEASURE_STOP_S = 240.0  # time one measurement may take; runs stop between decodes after it
 MODES = ("greedy", "sampled")
-
-
-def encode(model: Model, text: str) -> list[int]:
-    """A prompt as token ids, checked as /llm checks it (llmpage.encode_prompt)."""
-    return encode_prompt(model, text, max_chars=PROMPT_CHARS_MAX, max_tokens=PROMPT_TOKENS_MAX)
 
 
 @dataclass(frozen=True)
@@ -98,7 +92,7 @@ def measure(model: Model, text: str, drafts: Sequence[str], *, k: int = 4, T: fl
     past stop_s the drafts not yet run are named in `stopped`."""
     if not 1 <= int(k) <= K_MAX or not 1 <= int(max_new) <= NEW_MAX:
         raise ValueError(f"k must lie in 1..{K_MAX} and max_new in 1..{NEW_MAX}")
-    ids = encode(model, text)
+    ids = encode_prompt(model, text)
     specs = [parse_draft(d, n_layers=model.cfg.n_layers, V=model.cfg.V) for d in drafts]
     t0 = time.perf_counter()
     seen: dict = {}

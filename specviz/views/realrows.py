@@ -27,8 +27,7 @@ from ..core.round import play_round
 from ..core.rule import overlap, residual
 from ..core.scenario import Scenario
 from .demos import Exactness, exactness
-from .llmpage import PLAIN_KIT, Kit, draft_pair
-from .measured import encode
+from .llmpage import PLAIN_KIT, Kit, draft_pair, encode_prompt
 from .pagedata import exactness_rows
 from .work import heavy
 
@@ -84,7 +83,7 @@ def real_rows(model, text: str, draft: str, *, k: int = 4, T: float = 1.0, seed:
     """One real round's per-position laws and the first token's check at the prompt."""
     from ..llm.pair import parse_draft
 
-    ids = encode(model, text)
+    ids = encode_prompt(model, text)
     spec = parse_draft(draft, n_layers=model.cfg.n_layers, V=model.cfg.V)
     if spec.kind == "lookup":
         raise ValueError("prompt lookup has no q of its own to check; choose a model draft")

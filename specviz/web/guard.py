@@ -171,21 +171,16 @@ def install_stop_check() -> None:
 
 
 # ----------------------------------------------------------------------------- models
-def _shared_models() -> ByteLRU:
-    """The store of the default corpus's models: one per server process (web.server.once),
-    which no client's clear-cache message can empty."""
-    return server.once("shared text models", lambda: ByteLRU(SHARED_MODEL_BYTES))
-
-
 def _session_store(name: str, max_bytes: int) -> ByteLRU:
-    key = f"_guard_{name}"
-    if key not in st.session_state:
-        st.session_state[key] = ByteLRU(max_bytes)
-    return st.session_state[key]
+    return st.session_state.setdefault(f"_guard_{name}", ByteLRU(max_bytes))
 
 
 def _models(private: bool) -> ByteLRU:
-    return _session_store("models", SESSION_MODEL_BYTES) if private else _shared_models()
+    """This session's store of its own text's models, or the default corpus's: one store per
+    server process (web.server.once), which no client's clear-cache message can empty."""
+    if private:
+        return _session_store("models", SESSION_MODEL_BYTES)
+    return server.once("shared text models", lambda: ByteLRU(SHARED_MODEL_BYTES))
 
 
 def text_counts(corpus: Corpus, level: str, max_order: int) -> NGramCounts:

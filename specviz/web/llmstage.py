@@ -19,7 +19,7 @@ from ..core.warp import Warp
 from ..figures import textfigs
 from ..llm import store
 from ..llm.gemma import ModelFileError
-from ..llm.pair import DraftError, DraftSpec, token_counts
+from ..llm.pair import DraftError, DraftSpec
 from ..views import llmpage, llmstream, stepping, textpage
 from ..views.transcript import RoundTranscript, totals_metrics
 from ..views.work import WORK_STOP_S, ByteLRU
@@ -69,19 +69,7 @@ def _corpus_ids(m: store.Model) -> np.ndarray:
         return server.once("gemma corpus ids", make)
 
 
-def _counts(m: store.Model) -> np.ndarray:
-    """The corpus's token counts (a trimmed head's rows), once per process."""
-    return server.once("gemma token counts",
-                       lambda: token_counts(_corpus_ids(m), V=m.cfg.V))
-
-
-def _ngram(m: store.Model, order: int):
-    """The n-gram draft of this order over the corpus, once per process."""
-    return server.once(f"gemma {order}-gram",
-                       lambda: llmpage.ngram_model(m, _corpus_ids(m), order))
-
-
-KIT = llmpage.Kit(_counts, _ngram)  # the drafts' extras, shared by /llm and /measured
+KIT = llmpage.Kit(_corpus_ids, server.once)  # the drafts' extras, shared by /llm and /measured
 
 
 # ----------------------------------------------------------------------------- controls
@@ -98,9 +86,7 @@ def prompt(m: store.Model) -> list[int] | None:
     else:
         right.code(llmpage.PRESETS[preset][1], language=None, wrap_lines=True)
     try:
-        return llmpage.encode_prompt(m, llmpage.prompt_text(preset, own),
-                                     max_chars=llmpage.PROMPT_CHARS_MAX,
-                                     max_tokens=llmpage.PROMPT_TOKENS_MAX)
+        return llmpage.encode_prompt(m, llmpage.prompt_text(preset, own))
     except llmpage.PromptError as exc:
         st.error(guard.plain(f"Prompt not used: {exc}."))
         return None
@@ -175,15 +161,12 @@ def llm_stage(m: store.Model, spec: DraftSpec, ids: list[int], *, k: int, T: flo
         return _played(key, make, rnd)[0].transcript(rnd)
 
     def below(tr: RoundTranscript, step: int) -> None:
-        _below(m, tr, step)
+        text_so_far(llmpage.context_caption(m, tr),
+                    totals_metrics(stepping.totals_at(tr, step)))
+        st.html(textfigs.tokens_html(llmpage.Pieces(m.tokenizer), tr, step))
+        a, b = st.columns(2)
+        with a:
+            files.download_round_html(llmpage.export_trace(tr.current, llmpage.TOP_BARS),
+                                      tr.rnd, step, key="llm_export")
+        ui.copy_link(b)
     return Stage("llm", played, llmpage.TOP_BARS, below, cap)
-
-
-def _below(m: store.Model, tr: RoundTranscript, step: int) -> None:
-    text_so_far(llmpage.context_caption(m, tr), totals_metrics(stepping.totals_at(tr, step)))
-    st.html(textfigs.tokens_html(llmpage.Pieces(m.tokenizer), tr, step))
-    a, b = st.columns(2)
-    with a:
-        files.download_round_html(llmpage.export_trace(tr.current, llmpage.TOP_BARS), tr.rnd,
-                                  step, key="llm_export")
-    ui.copy_link(b)
