@@ -202,6 +202,8 @@ def test_word_level_with_too_few_words_is_a_message(words):
 
 def test_a_users_models_live_in_the_session():
     at = _run()
+    # the default corpus's models are the server's, never kept in a session
+    assert "_guard_models" not in at.session_state or not len(at.session_state["_guard_models"])
     at.radio(key="text_source").set_value("paste").run()
     at.text_area(key="text_paste").input(PLAIN).run()
     assert not at.exception and "pasted text" in _captions(at)
