@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from specviz.figures import costcharts
+from specviz.figures import costcharts, surfaces
 from specviz.views import columns, demos, pagedata
 from specviz.web import files, notation, ui
 
@@ -52,9 +52,9 @@ point, line = pagedata.surface_point(surface, s.k, s.c), pagedata.break_even_cur
 view, (t_heat, t_3d) = ui.tabs("surface", pagedata.SURFACE_TABS)
 if view == "heatmap":
     with t_heat:
-        ui.chart(costcharts.surface_heatmap(surface, point, line), key="surface_heatmap")
+        ui.chart(surfaces.surface_heatmap(surface, point, line), key="surface_heatmap")
 else:
     with t_3d:
-        ui.chart(costcharts.surface_3d(surface, point, line), key="surface_3d")
+        ui.chart(surfaces.surface_3d(surface, point, line), key="surface_3d")
 files.download_csv(pagedata.surface_rows(surface), "speedup_surface", "Download the surface as CSV")
 ui.finish(app)

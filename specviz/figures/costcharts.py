@@ -5,19 +5,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import numpy as np
 import plotly.graph_objects as go
 
 from ..analysis import roofline
-from ..views.demos import CostModel, Row, Surface
+from ..views.demos import CostModel, Row
 from ..views.pagedata import RooflinePage
 from .chartkit import LOG_DECADES, col, hline, layout, tip, vline
-from .frame import legend_below
 from .palette import (
     ACCEL_COLOURS,
-    BEST,
-    BLACK,
-    BREAK_EVEN,
     EXACT,
     MEASURED,
     PALE,
@@ -81,85 +76,6 @@ def cost_curve(cm: CostModel, marks: Sequence[Row] = ()) -> go.Figure:
     fig.update_yaxes(title="speedup (x)", range=[0.0, y_max])
     return layout(fig, f"Speedup against draft cost c (k = {cm.k}, "
                         f"{cm.tokens_per_call:.3f} tokens per call)")
-
-
-SURFACE_TIP = tip("k = %{y}", "c = %{x:.4f}", "speedup = %{z:.4f}x")
-RIDGE_3D = BLACK  # the best-k ridge on the surface: apart from the vermillion break-even
-
-
-def surface_3d(surface: Surface, point: Row | None = None,
-               break_even: Sequence[Row] = ()) -> go.Figure:
-    """Speedup surface over k and c (log axis), the break-even contour at speedup = 1 and
-    the best-k ridge (Leviathan et al. 2022, Thm 3.8 at alpha). point (k, c, speedup), e.g.
-    pagedata.surface_point at the sidebar's k and c, is marked; break_even (rows k, c, speedup
-    = 1, pagedata.break_even_curve) is drawn as a line on the surface."""
-    ks, cs, S = surface.ks, surface.cs, surface.speedup
-    fig = go.Figure()
-    fig.add_surface(x=cs, y=ks, z=S, colorscale="Viridis", name="speedup",
-                    colorbar=dict(title="speedup", len=0.7),
-                    contours=dict(z=dict(show=True, start=1.0, end=1.5, size=1.0,
-                                         color=BREAK_EVEN, width=8, usecolormap=False)),
-                    hovertemplate=SURFACE_TIP)
-    fig.add_scatter3d(x=cs, y=surface.best_k, z=S.max(axis=0), mode="lines+markers",
-                      name="best k (ridge)", line=dict(color=RIDGE_3D, width=7, dash="dash"),
-                      marker=dict(size=2, color=RIDGE_3D),
-                      hovertemplate=tip("best k = %{y}", "c = %{x:.4f}", "speedup = %{z:.4f}x"))
-    if break_even:
-        fig.add_scatter3d(x=col(break_even, "c"), y=col(break_even, "k"),
-                          z=col(break_even, "speedup"), mode="lines",
-                          name="speedup = 1 (break-even)", line=dict(color=BREAK_EVEN, width=8),
-                          hovertemplate=tip("k = %{y}", "c* = %{x:.4f}", "speedup = 1"))
-    if point is not None:
-        lift = 0.04 * float(S.max() - S.min())  # above the surface, not half inside it
-        fig.add_scatter3d(x=[point["c"]], y=[point["k"]], z=[point["speedup"] + lift],
-                          mode="markers", name=_point_label(point),
-                          marker=dict(size=9, color="#FFFFFF", symbol="diamond",
-                                      line=dict(color="#000", width=3)),
-                          hovertemplate=SURFACE_TIP)
-    c_lo, c_hi = float(np.log10(cs[0])), float(np.log10(cs[-1]))
-    fig.update_scenes(xaxis=dict(**LOG_DECADES, title="c (log)",
-                                 range=[c_lo - 0.05, c_hi + 0.15]),  # room for the c = 1 tick
-                      yaxis=dict(title="k", dtick=8), zaxis=dict(title="speedup", nticks=5),
-                      aspectmode="manual",  # c across the width, k into the depth
-                      aspectratio=dict(x=2.0, y=1.0, z=0.65), domain=dict(y=[0.0, 1.0]),
-                      camera=dict(eye=dict(x=0.55, y=-1.75, z=0.75),
-                                  center=dict(x=0, y=0, z=-0.34)))
-    fig.update_layout(title=f"Speedup surface at alpha = {surface.alpha:.4f} "
-                            "(vermillion: speedup = 1; black dashes: best k)",
-                      height=560, margin=dict(l=0, r=0, t=50, b=0))
-    return legend_below(fig)
-
-
-def _point_label(point: Row) -> str:
-    return f"current settings: k = {point['k']}, c = {point['c']:g}"
-
-
-def surface_heatmap(surface: Surface, point: Row | None = None,
-                    break_even: Sequence[Row] = ()) -> go.Figure:
-    """The same surface as a heatmap over c (log axis) and k: the break-even line c*(k)
-    drawn from its closed form (break_even rows, pagedata.break_even_curve, so it has no
-    sampling kinks), the best-k ridge and the current (k, c)."""
-    ks, cs, S = surface.ks, surface.cs, surface.speedup
-    fig = go.Figure()
-    fig.add_heatmap(x=cs, y=ks, z=np.round(S, 4), colorscale="Viridis",
-                    colorbar=dict(title="speedup"), name="speedup",
-                    hovertemplate=SURFACE_TIP)
-    if break_even:
-        fig.add_scatter(x=col(break_even, "c"), y=col(break_even, "k"), mode="lines",
-                        name="speedup = 1 (break-even c*)", line=dict(color=BREAK_EVEN, width=3),
-                        hovertemplate="k = %{y}<br>c* = %{x:.4f}<extra></extra>")
-    fig.add_scatter(x=cs, y=surface.best_k, mode="lines", name="best k (ridge)",
-                    line=dict(color=BEST, width=3, shape="hv"),
-                    hovertemplate="c = %{x:.4f}<br>best k = %{y}<extra></extra>")
-    if point is not None:
-        fig.add_scatter(x=[point["c"]], y=[point["k"]], mode="markers", name=_point_label(point),
-                        marker=dict(symbol="diamond", size=14, color="#FFFFFF",
-                                    line=dict(color="#000000", width=2)),
-                        hovertemplate="k = %{y}<br>c = %{x:.4f}<br>speedup = "
-                                      f"{point['speedup']:.4f}x<extra></extra>")
-    fig.update_xaxes(**LOG_DECADES, title="c: draft cost per token (log)")
-    fig.update_yaxes(title="k", range=[float(ks[0]) - 0.5, float(ks[-1]) + 0.5])
-    return layout(fig, f"Speedup over k and c at alpha = {surface.alpha:.4f}", 460)
 
 
 # ----------------------------------------------------------------------------- roofline

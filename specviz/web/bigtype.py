@@ -26,9 +26,6 @@ def big_figure(fig):
     for axes in (out.update_xaxes, out.update_yaxes):
         axes(tickfont_size=FIGURE_TICK_PX, title_font_size=FIGURE_FONT_PX,
              tickfont_color=INK, title_font_color=INK)
-    if hasattr(out.layout, "scene"):
-        out.update_scenes(xaxis_tickfont_size=FIGURE_TICK_PX, yaxis_tickfont_size=FIGURE_TICK_PX,
-                          zaxis_tickfont_size=FIGURE_TICK_PX)
     for ann in out.layout.annotations:
         ann.font.size = max(ann.font.size or 0, FIGURE_FONT_PX)
     for tr in out.data:

@@ -77,8 +77,6 @@ def swap_figure(fig: go.Figure, notation: str = "leviathan") -> go.Figure:
                 setattr(tr, attr, swap(v, notation))
     lay = fig.layout
     axes = [getattr(lay, key, None) for key in dir(lay) if key.startswith(("xaxis", "yaxis"))]
-    if lay.scene is not None:
-        axes += [lay.scene.xaxis, lay.scene.yaxis, lay.scene.zaxis]
     for titled in (lay, *axes):  # the figure's title and every axis title
         title = getattr(titled, "title", None)
         if title is not None and title.text:

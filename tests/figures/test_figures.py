@@ -17,7 +17,7 @@ from specviz.analysis import roofline, theory
 from specviz.analysis.stats import tv_threshold
 from specviz.core.rules import RULES
 from specviz.core.tables import default_tables
-from specviz.figures import chartkit, charts, costcharts, rulecharts
+from specviz.figures import chartkit, charts, costcharts, rulecharts, surfaces
 from specviz.views import demos, pagedata
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -276,27 +276,53 @@ def test_surface_figures(pair):
     surface = demos.speedup_surface(alpha)
     point = pagedata.surface_point(surface, 7, 0.2)
     line = pagedata.break_even_curve(surface)
-    fig = costcharts.surface_3d(surface, point, line)
-    surf = fig.data[0]
-    assert surf.type == "surface"
-    assert np.array_equal(np.asarray(surf.z), surface.speedup)
-    assert surf.contours.z.show and surf.contours.z.start == 1.0
-    assert surf.contours.z.start + surf.contours.z.size > surf.contours.z.end  # one level: 1
-    assert fig.layout.scene.xaxis.type == "log"
+    fig = surfaces.surface_3d(surface, point, line)
+    assert {t.type for t in fig.data} == {"scatter"}  # SVG only: no WebGL trace
+    ribbons = [t for t in fig.data if t.fill == "toself"]
+    assert len(ribbons) == len(surface.ks)
+    # the oblique view from its description: x = u + dx d, y = speedup / top + dy d
+    u = (np.log10(surface.cs) - np.log10(surface.cs[0])) / np.log10(surface.cs[-1] /
+                                                                       surface.cs[0])
+    back, front = (np.asarray(ribbons[i].y[:len(u)], float) for i in (0, -1))
+    top = (surface.speedup[0, 0] - surface.speedup[0, -1]) / (front[0] - front[-1])
+    dy = (back[0] - surface.speedup[-1, 0] / top) - front[0] + surface.speedup[0, 0] / top
+    dx = np.asarray(ribbons[0].x[0], float) - u[0]
+    assert top >= surface.speedup.max() and dx > 0 and dy > 0  # the back row up and right
+
+    def at(c, k, s):
+        dd = (np.asarray(k, float) - 1) / (surface.ks[-1] - 1)
+        uu = (np.log10(c) - np.log10(surface.cs[0])) / np.log10(surface.cs[-1] / surface.cs[0])
+        return uu + dx * dd, np.asarray(s, float) / top + dy * dd
+
+    for i, rib in enumerate(ribbons):  # drawn from the back row to the front one
+        k = surface.ks[-1 - i]
+        x, y = at(surface.cs, k, surface.speedup[k - 1])
+        np.testing.assert_allclose(np.asarray(rib.x[:len(u)], float), x, atol=1e-3)
+        np.testing.assert_allclose(np.asarray(rib.y[:len(u)], float), y, atol=1e-3)
+        np.testing.assert_allclose(np.asarray(rib.y[len(u):len(u) + 2], float),
+                                   at(surface.cs[[-1, 0]], k, 0.0)[1], atol=1e-3)  # its floor
     ridge = _trace(fig, "ridge")
-    assert list(ridge.y) == list(surface.best_k)
-    assert np.allclose(ridge.z, surface.speedup.max(axis=0))
+    rx, ry = at(surface.cs, surface.best_k, surface.speedup.max(axis=0))
+    np.testing.assert_allclose(np.asarray(ridge.x, float), rx, atol=1e-3)
+    np.testing.assert_allclose(np.asarray(ridge.y, float), ry, atol=1e-3)
     be = _trace(fig, "break-even")
-    assert set(be.z) == {1.0} and len(be.x) > 0
+    bx, by = at(np.array([r["c"] for r in line]), [r["k"] for r in line], 1.0)
+    np.testing.assert_allclose(np.asarray(be.x, float), bx, atol=1e-3)
+    np.testing.assert_allclose(np.asarray(be.y, float), by, atol=1e-3)
     for r in line:
         assert theory.walltime_speedup(alpha, r["k"], r["c"]) == pytest.approx(1.0)
     current = _trace(fig, "current settings")
-    lifted = current.z[0] - theory.walltime_speedup(alpha, 7, 0.2)
-    assert 0 < lifted <= 0.05 * float(surface.speedup.max() - surface.speedup.min())
-    assert fig.layout.scene.xaxis.range[1] > np.log10(surface.cs[-1])  # c = 1 not clipped
+    cx, cy = at(0.2, 7, theory.walltime_speedup(alpha, 7, 0.2))
+    assert (current.x[0], current.y[0]) == pytest.approx((float(cx), float(cy)), abs=1e-3)
+    hover = next(t for t in fig.data if t.name == "speedup")
+    np.testing.assert_allclose(hover.customdata[:, 2], surface.speedup.ravel(), rtol=1e-6)
+    labels = {a.text.strip() for a in fig.layout.annotations}
+    assert {"0.001", "1", "k = 1", "k = 32"} <= labels  # c = 1 and both k ends labelled
+    xr, yr = fig.layout.xaxis.range, fig.layout.yaxis.range
+    assert xr[0] < 0 and xr[1] > 1 + dx and yr[0] < 0 and yr[1] >= 1 + dy  # nothing clipped
     assert pagedata.surface_point(surface, 7, 0.0) is None  # off the log axis
 
-    hm = costcharts.surface_heatmap(surface, point, line)
+    hm = surfaces.surface_heatmap(surface, point, line)
     assert [t.type for t in hm.data] == ["heatmap", "scatter", "scatter", "scatter"]
     be = _trace(hm, "break-even")  # the closed form c*(k), one point per k: no kinks
     assert list(be.y) == [r["k"] for r in line] and list(be.x) == [r["c"] for r in line]
@@ -367,7 +393,7 @@ def test_not_free_when_the_batch_is_compute_bound():
 
 def test_every_figure_serialises(ex, conv, cm, pair):
     figs = [charts.tv_bars(pagedata.exactness_rows(ex)), charts.convergence_figure(conv, ex),
-            costcharts.cost_curve(cm), costcharts.surface_heatmap(demos.speedup_surface(0.6)),
+            costcharts.cost_curve(cm), surfaces.surface_heatmap(demos.speedup_surface(0.6)),
             costcharts.roofline_figure(pagedata.roofline_page())]
     for f in figs:
         assert f.to_json()

@@ -16,7 +16,7 @@ from scenarios import sc
 from specviz.analysis import acceptance, planner
 from specviz.core.dynamic import run_policies
 from specviz.core.tables import default_tables
-from specviz.figures import charts, costcharts, frame, methods, plan, rulecharts, textfigs
+from specviz.figures import charts, costcharts, frame, methods, plan, rulecharts, surfaces, textfigs
 from specviz.views import demos, gallery, pagedata
 from specviz.views import methods as method_rows
 from specviz.views.plan import accelerator, example_text, plan_page
@@ -56,8 +56,8 @@ def figures() -> dict:
                                      "alpha", "alpha (mix weight)", "alpha sweep"),
         "k_sweep": charts.k_sweep_figure(ks, k_curve, demos.best_row(ks)),
         "cost": costcharts.cost_curve(cm, pagedata.slow_cases(cm, (0.1, 0.6, 1.0))),
-        "surface_3d": costcharts.surface_3d(surface),
-        "surface_heatmap": costcharts.surface_heatmap(surface),
+        "surface_3d": surfaces.surface_3d(surface),
+        "surface_heatmap": surfaces.surface_heatmap(surface),
         "roofline": costcharts.roofline_figure(page),
         "pass_time": costcharts.pass_time_figure(page),
         "batch": rulecharts.batch_figure(pagedata.batch_curve("Llama-2-7B", "H100 SXM", 2.5, 4,
