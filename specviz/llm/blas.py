@@ -15,9 +15,14 @@ OpenBLAS on an AVX-512 CPU runs by its direct kernel: no packing, each tile stre
 memory once while every row multiplies it (in cache, 75-100 GFLOP/s at 4-12 rows for
 R = 64 or 128; 40-60 at 7-12 rows for R = 256, ~27-50 for R = 512). Measured here on the
 head: 2 rows in 21-27 ms (a plain read of it: 22-27 ms), 9 rows in 40-46 ms, where the old
-layout took 47-53 ms for one row. The kernel takes rows in pairs, so an odd count gets a
-zero row (3 rows took 31-39 ms, 4 rows 23-27). Matrices of a layer lie in one block
-(Tiled.many) and those a pass multiplies by the same rows are one product (rows_by_each).
+layout took 47-53 ms for one row. The kernel walks x's rows in blocks of 4, then 2, then 1,
+and each block reads the whole tile: only the first 4 rows ride on the stream from memory,
+the others multiply the tile from cache after it, with the stream idle. So a product over
+n > 4 rows (n made even) costs about bytes / bandwidth + (n - 4) rows' FLOPs / rate, not
+the max of the two (measured here on the head, one thread, CPU time: 22-23 ms at 1-4
+rows, a plain read 22; 29 at 5-6, 34-35 at 7-8, 41 at 9). A lone row is slower (3 rows
+took 31-39 ms, 4 rows 23-27), so an odd count gets a zero row. Matrices of a layer lie in
+one block (Tiled.many) and those a pass multiplies by the same rows are one product (rows_by_each).
 Each output is one dot product of a row of x with a row of W in f32, so the result equals
 x @ W.T to float rounding.
 

@@ -125,7 +125,8 @@ class Runner:
             missing = sorted({j for j in lengths if j > m or j not in self._logits})
             if missing:
                 t = min(m, missing[0] - 1)
-                self.rollback(t)
+                self.rollback(t)  # lets the rows past t go: those asked for run again
+                missing = sorted({j for j in lengths if j > t})
                 t0 = time.perf_counter()
                 out = forward(self.w, tokens[t:end], self.cache,
                               rows=[j - 1 - t for j in missing], head=self.head)

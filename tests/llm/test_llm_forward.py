@@ -69,6 +69,24 @@ def test_runner_rows_at_many_prefixes_come_from_one_pass(model, ids):
         assert np.max(np.abs(z - fresh(model, ids[:j]))) < TOL
 
 
+def test_a_kept_row_asked_beside_one_before_it_comes_back(tmp_path):
+    """The tiny Gemma: the row at the end is kept, the one before it is not; asking for
+    both rolls the cache back to run the earlier one, and the kept row past it is run
+    again (the rollback lets it go), each equal to a fresh pass."""
+    from test_llm_tiny import write_tiny
+
+    from specviz.llm import store
+    m = store.read_model(write_tiny(tmp_path / "t.gguf"))
+    ids = m.tokenizer.encode("ab a ba ab")
+    r = Runner(m.weights)
+    r.logits(ids, [len(ids)])
+    rows = r.logits(ids, [len(ids) - 1, len(ids)])
+    assert r.passes[-1][:2] == (2, 2) and r.cache.n == len(ids)
+    for j, z in zip((len(ids) - 1, len(ids)), rows, strict=True):
+        want = forward(m.weights, ids[:j], KVCache(m.weights, range(m.cfg.n_layers)))[0]
+        assert np.max(np.abs(z - want)) < 1e-5, j
+
+
 def test_a_local_layer_ignores_a_token_600_back(model):
     """Change the token 600 positions back: a sliding-window layer (window 512) gives the
     same output at the last position, a global layer does not."""

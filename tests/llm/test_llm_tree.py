@@ -21,6 +21,7 @@ from specviz.core.round import play_round
 from specviz.core.rules import get_rule
 from specviz.core.scenario import Scenario
 from specviz.llm import store
+from specviz.llm.forward import KVCache, forward
 from specviz.llm.pair import LLMPair, softmax
 from specviz.llm.runner import Runner
 
@@ -66,6 +67,42 @@ def test_a_tree_pass_on_a_tiny_model_with_a_window_of_4(tmp_path):
     prefix = m.tokenizer.encode("ab a ba ab")
     assert len(prefix) > m.cfg.window
     check_tree(m.weights, prefix, tree_tails(lambda x: x, range(100, 106)), TINY_TOL)
+
+
+def full_forward(w, tokens):
+    """The logits at the last token of tokens by the description: one pass of every layer
+    over all of them from an empty KV cache, no Runner and nothing kept."""
+    return forward(w, tokens, KVCache(w, range(w.cfg.n_layers)))[0]
+
+
+def test_a_tree_played_on_a_cache_that_already_holds_the_prefix(tmp_path):
+    """The tiny Gemma, its cache warm: each tree row asked for equals a full forward of
+    prefix + path. (1) The cache holds the prefix but its row was let go (the pair's
+    settle): the root's row needs the prefix's last token run again. (2) A tree at a
+    prefix that reads on along the held tree: new nodes go onto it at depth positions.
+    (3) A tree at a shorter prefix: the cache rolls back past the held tree, and the
+    root's row is run again. (4) A chain read past the tree keeps the path it follows."""
+    m = store.read_model(write_tiny(tmp_path / "t.gguf"))
+    w = m.weights
+    prefix = m.tokenizer.encode("ab a ba ab")
+    a, b, c, d, e, f = range(100, 106)
+    r = Runner(w)
+
+    def check(base, tails):
+        rows = r.score(base, tails)
+        for t, z in zip(tails, rows, strict=True):
+            assert np.max(np.abs(z - full_forward(w, base + list(t)))) < TINY_TOL, (base, t)
+
+    r.logits(prefix, [len(prefix) - 2, len(prefix)])
+    r.forget()  # the cache keeps the prefix; its rows go
+    check(prefix, [(), (a,), (b,), (a, c), (b, d)])
+    check(prefix + [a], [(c,), (c, e), (d,), (d, f)])  # on the held tree, a level deeper
+    check(prefix[:-2], [(), (e,), (f,), (e, a)])  # before the held tree's base
+    check(prefix[:-2] + [e, a], [(), (b,), (c, d)])  # settles the path e, a; the root kept
+    on = prefix[:-2] + [e, a, c, d]
+    z = r.logits(on, [len(on) - 1, len(on)])
+    assert np.max(np.abs(z[1] - full_forward(w, on))) < TINY_TOL
+    assert np.max(np.abs(z[0] - full_forward(w, on[:-1]))) < TINY_TOL
 
 
 def test_a_tree_pass_gives_each_node_the_row_of_a_chain_pass(model):
