@@ -10,9 +10,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.roundstats import RoundStats
 from ..core.rules import get_rule
 from .narration import Narrated
-from .transcript import RND_MAX, RoundTranscript, Totals
+from .transcript import RND_MAX, RoundTranscript
 
 
 @dataclass(frozen=True)
@@ -20,7 +21,6 @@ class View:
     """What a viewer has been shown by step `step` of a round."""
 
     step: int  # index into trace.steps
-    n_steps: int
     kind: str  # the step's kind
     caption: str
     drafted: int  # drafts revealed so far, 0..k
@@ -86,7 +86,7 @@ def view(trace: Narrated, step: int) -> View:
         elif frame.kind in ("flush", "unverified"):
             settled = True
     cur = trace.steps[step]
-    return View(step, len(trace.steps), cur.kind, cur.caption, drafted, verified, focus,
+    return View(step, cur.kind, cur.caption, drafted, verified, focus,
                 scored, final, settled, cur.kind == "done", sibling, frozenset(coined),
                 frozenset(decided))
 
@@ -210,6 +210,6 @@ def chips(trace: Narrated, step: int) -> list[Chip]:
     return out
 
 
-def totals_at(tr: RoundTranscript, step: int) -> Totals:
+def totals_at(tr: RoundTranscript, step: int) -> RoundStats:
     """Running totals at this step: the current round counts once its last frame is shown."""
     return tr.through if view(tr.current, step).done else tr.before

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from ..analysis import theory
 from ..core.kinds.treeshape import Paths
 from ..core.pair import ModelPair
+from ..core.roundstats import RoundStats
 from ..core.rules import drafted, get_rule, with_tree
 from ..core.scenario import Scenario
 from ..core.warp import Warp, WarpedPair
@@ -24,7 +25,7 @@ from ..text.ngram import NGramCounts, train
 from ..text.pair import TextDecoder  # noqa: F401 (for /text)
 from .columns import Columns
 from .demos import Row, stopped_note
-from .transcript import RoundTranscript, Totals, totals_metrics
+from .transcript import RoundTranscript, totals_metrics
 from .transcript import round_cap as transcript_cap
 from .work import heavy
 
@@ -145,7 +146,7 @@ def encode_prompt(dec: TextDecoder, prompt: str) -> tuple[tuple[int, ...], int]:
     return ids, sum(1 for t in ids if t == unk)
 
 
-def running_metrics(t: Totals, k: int, c: float, drafter: str) -> list[tuple[str, str]]:
+def running_metrics(t: RoundStats, k: int, c: float, drafter: str) -> list[tuple[str, str]]:
     """(label, value) for the running totals, with the speedup tokens/call / (1 + k c)
     (Leviathan et al. 2022, Sec. 3.4); prompt lookup drafts for free, so its c is 0."""
     cost = 0.0 if drafter == "lookup" else float(c)

@@ -16,7 +16,7 @@ from ..core.kinds.treeshape import Paths
 from ..core.roundstats import RoundStats
 from ..core.rules import drafted, with_tree
 from ..core.scenario import Scenario
-from ..core.trace import ORIGINS, RoundDigest, RoundTrace
+from ..core.trace import RoundDigest, RoundTrace
 from .demos import Row
 from .narration import Narrated, play_narrated
 from .work import heavy
@@ -32,24 +32,17 @@ ROUND_ROWS_MAX = 150_000
 TRANSCRIPT_SHOWN = 12  # earlier rounds listed under the animation (totals cover them all)
 
 
-@dataclass(frozen=True, kw_only=True, eq=False)
-class Totals(RoundStats):
-    """Running totals over a run of rounds (one target call per round)."""
-
-    by_origin: dict[str, int]  # origin -> emitted tokens of that origin
-
-
-def transcript_totals(traces: Sequence[RoundTrace | RoundDigest]) -> Totals:
-    """The rounds by drafts kept (k: the most any round drafted), tokens of every origin."""
+def transcript_totals(traces: Sequence[RoundTrace | RoundDigest]) -> RoundStats:
+    """Running totals over a run of rounds (one target call per round): the rounds by drafts
+    kept (k: the most any round drafted), the tokens emitted and the drafts proposed."""
     kept = np.array([t.accepted for t in traces], dtype=np.int64)  # (rounds,)
     k = max((t.k for t in traces), default=0)
-    by_origin = {o: sum(1 for t in traces for e in t.emitted if e.origin == o) for o in ORIGINS}
-    return Totals(histogram=np.bincount(kept, minlength=k + 1),
-                  tokens=sum(len(t.emitted) for t in traces),
-                  drafted=sum(t.k for t in traces), by_origin=by_origin)
+    return RoundStats(histogram=np.bincount(kept, minlength=k + 1),
+                      tokens=sum(len(t.emitted) for t in traces),
+                      drafted=sum(t.k for t in traces))
 
 
-def totals_metrics(t: Totals) -> list[tuple[str, str]]:
+def totals_metrics(t: RoundStats) -> list[tuple[str, str]]:
     """(label, value) pairs for the running totals ("–" before the first round)."""
     def num(x: float) -> str:
         return "–" if math.isnan(x) else f"{x:.3f}"
@@ -68,8 +61,8 @@ class RoundTranscript:
     current: Narrated  # round rnd
     earlier: tuple[Narrated | RoundDigest, ...]  # rounds first..rnd-1 (at most `shown`)
     first: int  # round index of earlier[0]
-    before: Totals  # rounds 0..rnd-1
-    through: Totals  # rounds 0..rnd
+    before: RoundStats  # rounds 0..rnd-1
+    through: RoundStats  # rounds 0..rnd
     context: tuple[int, ...]  # the prefix round rnd starts from: prompt + earlier output
     prompt_len: int
 

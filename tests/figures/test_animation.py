@@ -282,7 +282,6 @@ def test_transcript_totals_and_what_is_counted_at_a_step():
     assert tr.through.tokens == tokens and tr.through.rounds == 21
     assert tr.through.tokens_per_call == pytest.approx(tokens / 21)
     assert tr.through.draft_acceptance_rate == pytest.approx(sum(t.accepted for t in rounds) / 84)
-    assert sum(tr.through.by_origin.values()) == tokens
     assert tr.before.rounds == 20
     last = stepping.last_step(tr.current)
     assert totals_at(tr, 0) == tr.before and totals_at(tr, last) == tr.through
