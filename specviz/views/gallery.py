@@ -80,12 +80,6 @@ class Gallery:
     results: tuple[RuleResult, ...]
     stopped: str | None = None  # what the page says when the time budget cut runs short
 
-    def result(self, name: str) -> RuleResult:
-        for r in self.results:
-            if r.rule.name == name:
-                return r
-        raise ValueError(f"rule {name!r} is not in the gallery")
-
 
 def _audit(sc: Scenario, n: int, target) -> RuleResult:
     rule = sc.rule
