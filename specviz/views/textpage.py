@@ -21,7 +21,7 @@ from ..core.scenario import Scenario
 from ..core.warp import Warp, WarpedPair
 from ..text.corpus import Corpus, CorpusError, default_corpus, user_corpus  # noqa: F401 (for /text)
 from ..text.measure import COMPARE_ORDERS, drafter_comparison, order_sweep, text_exactness
-from ..text.ngram import NGramCounts, train
+from ..text.ngram import NGramCounts
 from ..text.pair import TextDecoder  # noqa: F401 (for /text)
 from .columns import Columns
 from .demos import Row, stopped_note
@@ -113,11 +113,6 @@ def round_cap(dec: TextDecoder, k: int, rnd: int, rnd_max: int, rule: str = "cor
     """The round index held where replaying rounds 0..rnd would pass TEXT_WORK_MAX."""
     return transcript_cap(k, rnd, rule, tree, rnd_max, row_cost=row_cost(dec),
                           budget=TEXT_WORK_MAX, model=f" for this model (V = {dec.V:,})")
-
-
-def train_counts(corpus: Corpus, level: str, max_order: int) -> NGramCounts:
-    """Counts of every n-gram up to max_order over the corpus, at the level."""
-    return train(corpus.text, level, max_order)
 
 
 def draft_order_max(target_order: int) -> int:
