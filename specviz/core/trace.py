@@ -12,8 +12,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-ORIGINS = ("accepted", "resampled", "bonus", "unverified")
-
 
 def frozen(a: np.ndarray) -> np.ndarray:
     """A read-only float64 copy of a row (a trace never changes once played)."""
@@ -61,7 +59,7 @@ class Position:
 @dataclass(frozen=True)
 class Emitted:
     token: int
-    origin: str  # one of ORIGINS
+    origin: str  # accepted | resampled | bonus | unverified
     position: int  # the 1-based position it stands in within the round
 
 
