@@ -334,7 +334,7 @@ def batch_curve(
     speculation stops paying (S < 1, once the pass is compute-bound)."""
     bs = [int(b) for b in batches]
     ratios = np.array([roofline.verify_cost_ratio(preset, accel, k, context_len, dtype, b,
-                                                  "full", kv_cache) for b in bs])  # (B,)
+                                                  kv_cache) for b in bs])  # (B,)
     s = theory.speedup(tokens_per_call, k, c, verify=ratios)  # (B,)
     rows = [{"batch": b, "tokens_in_pass": b * (k + 1), "speedup": float(v),
              "verify_ratio": float(r)} for b, v, r in zip(bs, s, ratios, strict=True)]
