@@ -328,12 +328,12 @@ def test_page_builders_draw_every_frame(words):
                 assert len(b.x) <= textpage.TOP_BARS + 2 and b.x[-1].startswith("the other ")
                 assert sum(b.y) == pytest.approx(1.0, abs=1e-4)  # the whole row's mass
             animation.residual_figure(trace, step, top=textpage.TOP_BARS)
-            textfigs.text_html(dec, tr, step)
+            textfigs.tokens_html(dec.counts.tokenizer, tr, step)
         labels = dict(textpage.running_metrics(tr.through, 4, 0.1, drafter))
         assert labels["rounds (target calls)"] == "4"
     late = text_transcript(dec, prompt, 4, 20, seed=2, shown=3)
     assert late.first == 17 and len(late.earlier) == 3 and late.through.rounds == 21
-    out = textfigs.text_html(dec, late, stepping.last_step(late.current))
+    out = textfigs.tokens_html(dec.counts.tokenizer, late, stepping.last_step(late.current))
     assert 'title="earlier rounds"' in out and out.count("data-origin=") >= 4
     assert late.through.tokens == len(late.context) - len(prompt) + len(late.current.emitted)
 
@@ -343,7 +343,7 @@ def test_text_html_escapes_the_text():
     dec = tp.TextDecoder(cs, 3, 1)
     prompt = tuple(dec.encode("<script>"))
     tr = text_transcript(dec, prompt, 3, 2, seed=0)
-    out = textfigs.text_html(dec, tr, stepping.last_step(tr.current))
+    out = textfigs.tokens_html(dec.counts.tokenizer, tr, stepping.last_step(tr.current))
     assert "<script>" not in out and "&lt;script&gt;" in out
     assert "<script" not in animation.chips_html(tr.current, stepping.last_step(tr.current))
 
