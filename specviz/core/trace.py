@@ -45,7 +45,6 @@ class Position:
     q_row: np.ndarray  # (V,) what the draft sampled from at prefix
     p: float  # p(x_i)
     q: float  # q(x_i)
-    ratio: float  # p / q with the draft's own q (inf when q = 0)
     threshold: float  # the rule's chance of keeping x_i, min(1, p/q) for the standard rule
     u: float | None  # the coin, None when the position is never verified
     accepted: bool | None  # None when never verified
