@@ -204,8 +204,7 @@ def page_exactness(sc: Scenario, *, rules: Sequence[str], n: int = EXACT_N,
     decodes it ran."""
     rows = []
     for rule in rules:
-        ex = text_exactness(sc.replace(rule=rule), n=n, n_tokens=2, top=top)
-        a = ex.audit
+        a = text_exactness(sc.replace(rule=rule), n=n, n_tokens=2, top=top)
         rows.append({"rule": rule, "family": get_rule(rule).family, "n": a.n,
                      "TV to the target": round(a.mc_tv, 4), "floor": round(a.floor, 4),
                      "pass line": round(a.threshold, 4), "chi-square p": float(a.p_value),
