@@ -302,8 +302,6 @@ class BatchCurve:
     tokens_per_call: float  # E[tokens] used (the pair's exact long-run value, as /cost's)
     k: int
     c: float
-    ctx: int
-    dtype: str
     kv_cache: bool
     rows: list[Row]  # batch, speedup, verify_ratio (t_(k+1) / t_1 at that B)
     memory_bound_speedup: float  # E[tokens] / (1 + k c): the speedup while verifying is free
@@ -341,10 +339,9 @@ def batch_curve(
     limit = 1.0 + roofline.FREE_TOLERANCE
     stops_free = next((r["batch"] for r in rows if r["verify_ratio"] > limit), None)
     stops_paying = next((r["batch"] for r in rows if r["speedup"] < 1.0), None)
-    return BatchCurve(preset, accel, float(tokens_per_call), int(k), float(c),
-                      int(context_len), dtype, bool(kv_cache), rows,
-                      float(theory.speedup(tokens_per_call, k, c)), stops_free, stops_paying,
-                      max(bs))
+    return BatchCurve(preset, accel, float(tokens_per_call), int(k), float(c), bool(kv_cache),
+                      rows, float(theory.speedup(tokens_per_call, k, c)), stops_free,
+                      stops_paying, max(bs))
 
 
 @ignores("k", "seed")
