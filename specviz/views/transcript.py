@@ -57,7 +57,6 @@ class RoundTranscript:
     """Round rnd of a seeded run from a prompt, the few rounds before it, running totals."""
 
     rnd: int  # index of the current round (0 = the first)
-    k: int  # drafted tokens asked for per round
     current: Narrated  # round rnd
     earlier: tuple[Narrated | RoundDigest, ...]  # rounds first..rnd-1 (at most `shown`)
     first: int  # round index of earlier[0]
@@ -80,11 +79,11 @@ def round_transcript(sc: Scenario, *, rnd: int, shown: int = TRANSCRIPT_SHOWN,
     rows and frames, so a cached copy stays small whatever rnd is."""
     rounds = play_narrated(sc, n_rounds=int(rnd) + 1,
                            traced=int(shown) + 1 if traced is None else int(traced))
-    return transcript_of(rounds, sc.prefix, sc.k, shown=shown)
+    return transcript_of(rounds, sc.prefix, shown=shown)
 
 
-def transcript_of(rounds: Sequence[Narrated | RoundDigest], prompt: Sequence[int], k: int,
-                  *, shown: int = TRANSCRIPT_SHOWN) -> RoundTranscript:
+def transcript_of(rounds: Sequence[Narrated | RoundDigest], prompt: Sequence[int], *,
+                  shown: int = TRANSCRIPT_SHOWN) -> RoundTranscript:
     """The transcript at the last of rounds (rounds 0..rnd, chained from the prompt's ids;
     the last one narrated)."""
     rnd = len(rounds) - 1
@@ -93,7 +92,7 @@ def transcript_of(rounds: Sequence[Narrated | RoundDigest], prompt: Sequence[int
         context += r.tokens
     first = max(0, rnd - int(shown))
     return RoundTranscript(
-        rnd=rnd, k=int(k), current=rounds[-1], earlier=tuple(rounds[first:-1]), first=first,
+        rnd=rnd, current=rounds[-1], earlier=tuple(rounds[first:-1]), first=first,
         before=transcript_totals(rounds[:-1]), through=transcript_totals(rounds),
         context=tuple(context), prompt_len=len(prompt),
     )
