@@ -14,7 +14,7 @@ from .clitable import Column, format_table
 from .core.rules import drafted
 from .core.scenario import Scenario
 from .core.tables import default_tables
-from .views import demos, methods
+from .views import demos, methods, pagedata
 
 WIDTH = 100  # prose is wrapped to this many characters; tables are not
 
@@ -104,11 +104,8 @@ def demo_exactness(sc: Scenario, n: int, rules: Sequence[str]) -> str:
          "threshold": d.audits[0].audit.threshold,
          "verdict": "the floor itself"},
     ]
-    for a in d.audits:
-        rows.append({"rule": a.rule, "lossless": "yes" if a.lossless else "no",
-                     "mc_tv": a.audit.mc_tv, "exact_tv": a.exact_tv, "floor": a.audit.floor,
-                     "threshold": a.audit.threshold, "p_value": a.audit.p_value,
-                     "verdict": a.audit.test.text})
+    rows += [{**r, "lossless": "yes" if r["lossless"] else "no", "verdict": a.audit.test.text}
+             for r, a in zip(pagedata.exactness_rows(d), d.audits, strict=True)]
     out = [_heading(2, "the lossless rules (the correct one and its exact variants) stay at "
                        "the sampling floor, which is all that n perfect samples would show; "
                        "every broken rule sits near its own exact bias, and more runs would "

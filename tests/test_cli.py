@@ -101,6 +101,15 @@ def test_demo_2_one_rule():
     assert "greedy" in text and not re.search(r"^\s+no_resample\s", text, re.M)
 
 
+def test_demo_2_columns_are_each_audits_numbers():
+    """The lossless rule's exact TV is 0 and its Monte Carlo TV is the noise of n decodes
+    (above 0, under the pass line, which lies above the floor)."""
+    text = run("demo", "2", "--n", "5000", "--rule", "correct")
+    row = next(s.split() for s in text.splitlines() if s.strip().startswith("correct"))
+    lossless, mc, exact, floor, line = row[1], *map(float, row[2:6])
+    assert lossless == "yes" and exact == 0.0 and 0.0 < mc <= line and floor < line
+
+
 def test_demo_3_sweeps(everything):
     assert "alpha" in everything and "temper(P, T)" in everything
     assert "3.571x" in everything  # alpha = 1: a perfect draft gives k + 1 = 5 tokens at c = 0.1

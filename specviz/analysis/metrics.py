@@ -21,7 +21,6 @@ from . import theory
 @dataclass(frozen=True)
 class MetricsReport:
     k: int
-    rule: str
     alpha: float  # E[beta] over the target's own text
     rows: list[dict]  # one per metric: name, measured, exact, theory
     per_position: dict[str, np.ndarray]  # measured / exact / theory, each (k,)
@@ -46,7 +45,7 @@ def metrics_report(sc: Scenario, *, n_rounds: int = 50_000) -> MetricsReport:
          "theory": a},
     ]
     return MetricsReport(
-        k=k, rule=sc.rule.name, alpha=a, rows=rows,
+        k=k, alpha=a, rows=rows,
         per_position={"measured": meas.per_position, "exact": ex.per_position,
                       "theory": np.asarray(theory.per_position_acceptance(a, k))},
         histogram={"measured": meas.shares, "exact": ex.histogram,

@@ -212,11 +212,11 @@ def find_gpu(name: str) -> str:
 
 
 def _timer(shape: ModelShape | str, accel: Accelerator | str, context_len: int, dtype: str,
-           count: str = "full", kv_cache: bool = True):
-    """tokens, batch -> pass_time(pass_cost(...)) of one setup."""
+           kv_cache: bool = True):
+    """tokens, batch -> pass_time(pass_cost(...)) of one setup, the full count."""
     a = ACCELERATORS[find_gpu(accel)] if isinstance(accel, str) else accel
     return lambda tokens, batch: pass_time(
-        pass_cost(shape, tokens, context_len, dtype, batch, count, kv_cache), a)
+        pass_cost(shape, tokens, context_len, dtype, batch, "full", kv_cache), a)
 
 
 def free_tokens(
@@ -245,7 +245,6 @@ def verify_cost_ratio(
     context_len: int = 512,
     dtype: str = "fp16",
     batch: int = 1,
-    count: str = "full",
     kv_cache: bool = True,
 ) -> float:
     """pass_time(k + 1 tokens per sequence) / pass_time(1 token per sequence), same batch.
@@ -255,6 +254,6 @@ def verify_cost_ratio(
     with the batch too, so with kv_cache at a long context the pass may never become
     compute-bound.
     """
-    t = _timer(shape, accel, context_len, dtype, count, kv_cache)
+    t = _timer(shape, accel, context_len, dtype, kv_cache)
     k = at_least(k, 1, "k", "drafted tokens per round")
     return t(k + 1, batch) / t(1, batch)

@@ -31,7 +31,6 @@ class SimResult(RoundStats):
 
     joint: np.ndarray  # (V,)*n_tokens counts
     n: int  # decodes run: the n asked for, or fewer when the time budget stopped them
-    asked: int  # the n asked for
 
     @property
     def law(self) -> np.ndarray:
@@ -101,8 +100,7 @@ def simulate(sc: Scenario, *, n: int, n_tokens: int = 2) -> SimResult:
             joint += np.bincount(code[done], minlength=V**m)
             more = ~done
             code, have, c = code[more], have[more], c_next[more]
-    return SimResult(**vars(counts), joint=joint.reshape((V,) * m),
-                     n=int(joint.sum()), asked=n)
+    return SimResult(**vars(counts), joint=joint.reshape((V,) * m), n=int(joint.sum()))
 
 
 @dataclass(frozen=True, kw_only=True, eq=False)

@@ -12,8 +12,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-ORIGINS = ("accepted", "resampled", "bonus", "unverified")
-
 
 def frozen(a: np.ndarray) -> np.ndarray:
     """A read-only float64 copy of a row (a trace never changes once played)."""
@@ -47,7 +45,6 @@ class Position:
     q_row: np.ndarray  # (V,) what the draft sampled from at prefix
     p: float  # p(x_i)
     q: float  # q(x_i)
-    ratio: float  # p / q with the draft's own q (inf when q = 0)
     threshold: float  # the rule's chance of keeping x_i, min(1, p/q) for the standard rule
     u: float | None  # the coin, None when the position is never verified
     accepted: bool | None  # None when never verified
@@ -61,7 +58,7 @@ class Position:
 @dataclass(frozen=True)
 class Emitted:
     token: int
-    origin: str  # one of ORIGINS
+    origin: str  # accepted | resampled | bonus | unverified
     position: int  # the 1-based position it stands in within the round
 
 

@@ -10,7 +10,6 @@ import html
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from ..text.pair import TextDecoder
 from ..views.textpage import DRAFTER_LABELS, Row
 from ..views.transcript import RoundTranscript
 from .frame import LEGEND_BELOW
@@ -27,15 +26,11 @@ def _token_span(piece: str, status: str, origin: str) -> str:
             f'white-space:pre-wrap">{text}</span>')
 
 
-def text_html(dec: TextDecoder, tr: RoundTranscript, step: int, prompt_chars: int = 400) -> str:
-    """The prompt (grey, its tail), then the output of every round so far, each token
-    coloured by origin (kept, redrawn, bonus, unchecked); the current round once done."""
-    return tokens_html(dec.counts.tokenizer, tr, step, prompt_chars)
-
-
 def tokens_html(tok, tr: RoundTranscript, step: int, prompt_chars: int = 400) -> str:
-    """text_html for any tokenizer with decode(ids) and pieces(ids, after=) (each token's
-    surface text, spaces included)."""
+    """The prompt (grey, its tail), then the output of every round so far, each token
+    coloured by origin (kept, redrawn, bonus, unchecked); the current round once done. tok:
+    any tokenizer with decode(ids) and pieces(ids, after=) (each token's surface text,
+    spaces included): an n-gram model's, or the real model's (views.llmpage.Pieces)."""
     prompt = tr.context[: tr.prompt_len]
     ptext = tok.decode(prompt)
     cut = len(ptext) > prompt_chars

@@ -132,10 +132,6 @@ class Tiled:
         r = self.tiles.shape[2]
         return self.tiles[ids // r, :, ids % r]
 
-    def dense(self) -> np.ndarray:
-        """W itself, (m, d) f32 (a copy)."""
-        return self.tiles.transpose(0, 2, 1).reshape(-1, self.tiles.shape[1])[: self.m]
-
 
 def rows_by(x: np.ndarray, w: Tiled) -> np.ndarray:
     """x @ W.T for x (n, d) f32; returns (n, m) f32, rows contiguous."""

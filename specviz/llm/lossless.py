@@ -115,10 +115,6 @@ class Agreement:
     smallest: tuple[int, float] | None  # (index, margin) of the closest call of the plain run
     largest_shift: float  # largest |z_1 one pass - z_1 verify pass| where both read a row
 
-    @property
-    def identical(self) -> bool:
-        return self.first is None and len(self.plain) == len(self.spec)
-
 
 def compare(plain: Sequence[int], spec: Sequence[int], plain_rows: Sequence[Top2 | None],
             spec_rows: Sequence[Top2 | None]) -> Agreement:

@@ -124,8 +124,3 @@ def load(*, directory: Path | None = None, progress: Progress | None = None) -> 
                 progress(0.0, "checking the model file (sha256)")
             _loaded[where] = read_model(model_path(where), progress=progress)
         return _loaded[where]
-
-
-def loaded() -> bool:
-    """Whether some Model is already in memory (a page can skip its progress bar)."""
-    return bool(_loaded)

@@ -79,10 +79,6 @@ class Tokenizer:
         """Every piece as show() writes it (made once per tokenizer)."""
         return tuple(show(p) for p in self.pieces)
 
-    def piece(self, x: int) -> str:
-        """Token x as the text it writes, spaces shown as ▁ (the raw piece otherwise)."""
-        return self.pieces[int(x)]
-
 
 def show(piece: str) -> str:
     """A piece with ▁ as a visible space, line breaks as ⏎ and tabs as ⇥."""

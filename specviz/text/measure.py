@@ -33,7 +33,6 @@ class TextDecodeStats(RoundStats):
     """The rounds of one long decode (one target call per round)."""
 
     drafter: str
-    rule: str
     beta_mean: float  # mean of sum_x min(p, q) over the verified positions (nan if none)
     seconds: float  # wall time of the decode
     ids: tuple[int, ...]  # the generated tokens
@@ -65,7 +64,7 @@ def long_text_decode(sc: Scenario, *, length: int = 1_000) -> TextDecodeStats:
         prefix += d.tokens
     return TextDecodeStats(
         histogram=kept, tokens=len(prefix) - n0, drafted=drafted, drafter=pair.drafter,
-        rule=r.name, beta_mean=float(np.mean(betas)) if betas else float("nan"),
+        beta_mean=float(np.mean(betas)) if betas else float("nan"),
         seconds=time.perf_counter() - t0, ids=tuple(prefix[n0:]))
 
 
@@ -174,22 +173,7 @@ def sample_first_tokens(sc: Scenario, *, n: int, n_tokens: int = 2) -> list[tupl
     return out
 
 
-@dataclass(frozen=True)
-class TextExactness:
-    """Speculative decoding's first-token(s) law against the target's own, at one context."""
-
-    rule: str
-    drafter: str
-    k: int
-    n_tokens: int
-    counts: np.ndarray  # (n_cells,) Monte Carlo counts
-    audit: Audit  # the counts against the exact law: TV, floor, pass line, chi-square
-
-    n = property(lambda self: self.audit.n)  # decodes run: fewer when the budget stopped them
-
-
-def text_exactness(sc: Scenario, *, n: int, n_tokens: int = 2,
-                   top: int | None = None) -> TextExactness:
+def text_exactness(sc: Scenario, *, n: int, n_tokens: int = 2, top: int | None = None) -> Audit:
     """Monte Carlo check at sc.prefix on the decoder's pair sc.pair: n decodes, their first
     n_tokens tokens binned into cells, audited against the exact law (analysis.audit: TV
     against its pass line and chi-square); a lossy rule counts as biased, since no exact
@@ -198,6 +182,4 @@ def text_exactness(sc: Scenario, *, n: int, n_tokens: int = 2,
     counts = np.zeros(len(cells.law))
     for toks in sample_first_tokens(sc, n=n, n_tokens=n_tokens):
         counts[cells.cell(toks)] += 1
-    r = sc.rule
-    return TextExactness(rule=r.name, drafter=sc.pair.drafter, k=sc.k, n_tokens=n_tokens,
-                         counts=counts, audit=audit(counts, cells.law, biased=not r.lossless))
+    return audit(counts, cells.law, biased=not sc.rule.lossless)

@@ -79,7 +79,6 @@ class RuleAudit:
 class Exactness:
     n: int
     k: int
-    ctx: int
     n_tokens: int
     target: np.ndarray  # (V,)*n_tokens
     direct_tv: float  # the target sampled directly, n times: the floor made visible
@@ -99,7 +98,7 @@ def exactness(sc: Scenario, *, n: int = 60_000, rules: Sequence[str] = TUTORIAL_
     with ThreadPoolExecutor(max_workers=WORKERS) as pool:
         audits = list(pool.map(interrupt.carry(lambda name: audit_rule(
             sc.replace(rule=name), target, n=n, n_tokens=n_tokens)), rules))
-    return Exactness(n, sc.k, sc.ctx, n_tokens, target, tv(direct / n, target), audits,
+    return Exactness(n, sc.k, n_tokens, target, tv(direct / n, target), audits,
                      stopped_note([(a.rule, a.audit.n) for a in audits], n))
 
 

@@ -72,19 +72,10 @@ class RuleResult:
 @dataclass(frozen=True)
 class Gallery:
     n: int
-    k: int
-    ctx: int
-    seed: int
     floor: float  # expected TV of n exact draws from the target's two-token law
     threshold: float  # floor + McDiarmid margin (stats.tv_threshold)
     results: tuple[RuleResult, ...]
     stopped: str | None = None  # what the page says when the time budget cut runs short
-
-    def result(self, name: str) -> RuleResult:
-        for r in self.results:
-            if r.rule.name == name:
-                return r
-        raise ValueError(f"rule {name!r} is not in the gallery")
 
 
 def _audit(sc: Scenario, n: int, target) -> RuleResult:
@@ -129,7 +120,7 @@ def gallery(sc: Scenario, *, n: int = GALLERY_N, params: Params | None = None,
         if res.audit.n == n:  # a run the time budget cut short is not kept for reuse
             _MEMO.put(key, res, 1)
     results = [done[key] for key in keys]
-    return Gallery(int(n), sc.k, sc.ctx, sc.seed, floor, line, tuple(results),
+    return Gallery(int(n), floor, line, tuple(results),
                    stopped_note([(r.rule.name, r.audit.n) for r in results], int(n)))
 
 

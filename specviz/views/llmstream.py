@@ -101,7 +101,7 @@ class Stream:
         """The transcript at round rnd, which must be kept (kept(rnd))."""
         if not self.kept(rnd):
             raise ValueError(f"round {rnd} is not kept by this stream")
-        return transcript_of(self.rounds[: rnd + 1], self.prompt, self.k)
+        return transcript_of(self.rounds[: rnd + 1], self.prompt)
 
 
 def rounds_note(asked: int, reached: int) -> str | None:

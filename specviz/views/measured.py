@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -64,12 +64,10 @@ class Measurement:
     prompt_tokens: int
     k: int
     T: float
-    seed: int
     max_new: int
     drafts: tuple[DraftMeasure, ...]
     seconds: float  # wall clock of the whole measurement
     stopped: str | None = None  # the drafts not measured when the time budget ran out
-    errors: tuple[str, ...] = field(default=())
 
 
 def _one(model, ids, spec, k, T, seed, max_new, kit, alone) -> DraftMeasure:
@@ -108,7 +106,7 @@ def measure(model: Model, text: str, drafts: Sequence[str], *, k: int = 4, T: fl
                          ((g_alone, seen), s_alone)))
     stopped = (f"Stopped after {stop_s:g} s: {', '.join(left)} not measured (lower max_new "
                "or measure one draft at a time)") if left else None
-    return Measurement(len(ids), int(k), float(T), int(seed), int(max_new), tuple(done),
+    return Measurement(len(ids), int(k), float(T), int(max_new), tuple(done),
                        time.perf_counter() - t0, stopped)
 
 

@@ -302,8 +302,6 @@ class BatchCurve:
     tokens_per_call: float  # E[tokens] used (the pair's exact long-run value, as /cost's)
     k: int
     c: float
-    ctx: int
-    dtype: str
     kv_cache: bool
     rows: list[Row]  # batch, speedup, verify_ratio (t_(k+1) / t_1 at that B)
     memory_bound_speedup: float  # E[tokens] / (1 + k c): the speedup while verifying is free
@@ -334,17 +332,16 @@ def batch_curve(
     speculation stops paying (S < 1, once the pass is compute-bound)."""
     bs = [int(b) for b in batches]
     ratios = np.array([roofline.verify_cost_ratio(preset, accel, k, context_len, dtype, b,
-                                                  "full", kv_cache) for b in bs])  # (B,)
+                                                  kv_cache) for b in bs])  # (B,)
     s = theory.speedup(tokens_per_call, k, c, verify=ratios)  # (B,)
     rows = [{"batch": b, "tokens_in_pass": b * (k + 1), "speedup": float(v),
              "verify_ratio": float(r)} for b, v, r in zip(bs, s, ratios, strict=True)]
     limit = 1.0 + roofline.FREE_TOLERANCE
     stops_free = next((r["batch"] for r in rows if r["verify_ratio"] > limit), None)
     stops_paying = next((r["batch"] for r in rows if r["speedup"] < 1.0), None)
-    return BatchCurve(preset, accel, float(tokens_per_call), int(k), float(c),
-                      int(context_len), dtype, bool(kv_cache), rows,
-                      float(theory.speedup(tokens_per_call, k, c)), stops_free, stops_paying,
-                      max(bs))
+    return BatchCurve(preset, accel, float(tokens_per_call), int(k), float(c), bool(kv_cache),
+                      rows, float(theory.speedup(tokens_per_call, k, c)), stops_free,
+                      stops_paying, max(bs))
 
 
 @ignores("k", "seed")

@@ -52,7 +52,6 @@ def lump(p: np.ndarray, q: np.ndarray, *, top: int = LUMP_TOP):
 
 @dataclass(frozen=True)
 class RealRows:
-    label: str  # the draft
     positions: list[dict]  # one per drafted position: token, p, q, keep chance, beta, residual
     cells: tuple[str, ...]  # the check's vocabulary, as text
     check: Exactness  # correct and the broken rule on the lumped rows at the prompt
@@ -96,7 +95,7 @@ def real_rows(model, text: str, draft: str, *, k: int = 4, T: float = 1.0, seed:
     V = len(pl)
     check = exactness(Scenario.of(np.tile(pl, (V, 1)), np.tile(ql, (V, 1)), ctx=0, k=1,
                                   seed=seed), n=n, rules=("correct", BROKEN), n_tokens=1)
-    return RealRows(spec.label, rows, _names(pair, members), check, float(overlap(p, q)),
+    return RealRows(rows, _names(pair, members), check, float(overlap(p, q)),
                     float(overlap(pl, ql)))
 
 

@@ -10,19 +10,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..core.roundstats import RoundStats
 from ..core.rules import get_rule
 from .narration import Narrated
-from .transcript import RND_MAX, RoundTranscript, Totals
+from .transcript import RND_MAX, RoundTranscript
 
 
 @dataclass(frozen=True)
 class View:
-    """What a viewer has been shown by step `step` of a round."""
+    """What a viewer has been shown by a step of a round."""
 
-    step: int  # index into trace.steps
-    n_steps: int
     kind: str  # the step's kind
-    caption: str
     drafted: int  # drafts revealed so far, 0..k
     verified: int  # the position of the last coin shown, 0..k
     focus: int | None  # 1-based position the bars and the coin are about
@@ -86,9 +84,8 @@ def view(trace: Narrated, step: int) -> View:
         elif frame.kind in ("flush", "unverified"):
             settled = True
     cur = trace.steps[step]
-    return View(step, len(trace.steps), cur.kind, cur.caption, drafted, verified, focus,
-                scored, final, settled, cur.kind == "done", sibling, frozenset(coined),
-                frozenset(decided))
+    return View(cur.kind, drafted, verified, focus, scored, final, settled, cur.kind == "done",
+                sibling, frozenset(coined), frozenset(decided))
 
 
 def coin_at(trace: Narrated, v: View) -> tuple[int, float, float, bool] | None:
@@ -210,6 +207,6 @@ def chips(trace: Narrated, step: int) -> list[Chip]:
     return out
 
 
-def totals_at(tr: RoundTranscript, step: int) -> Totals:
+def totals_at(tr: RoundTranscript, step: int) -> RoundStats:
     """Running totals at this step: the current round counts once its last frame is shown."""
     return tr.through if view(tr.current, step).done else tr.before

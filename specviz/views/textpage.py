@@ -15,16 +15,17 @@ from collections.abc import Sequence
 from ..analysis import theory
 from ..core.kinds.treeshape import Paths
 from ..core.pair import ModelPair
+from ..core.roundstats import RoundStats
 from ..core.rules import drafted, get_rule, with_tree
 from ..core.scenario import Scenario
 from ..core.warp import Warp, WarpedPair
 from ..text.corpus import Corpus, CorpusError, default_corpus, user_corpus  # noqa: F401 (for /text)
 from ..text.measure import COMPARE_ORDERS, drafter_comparison, order_sweep, text_exactness
-from ..text.ngram import NGramCounts, train
+from ..text.ngram import NGramCounts
 from ..text.pair import TextDecoder  # noqa: F401 (for /text)
 from .columns import Columns
 from .demos import Row, stopped_note
-from .transcript import RoundTranscript, Totals, totals_metrics
+from .transcript import RoundTranscript, totals_metrics
 from .transcript import round_cap as transcript_cap
 from .work import heavy
 
@@ -114,11 +115,6 @@ def round_cap(dec: TextDecoder, k: int, rnd: int, rnd_max: int, rule: str = "cor
                           budget=TEXT_WORK_MAX, model=f" for this model (V = {dec.V:,})")
 
 
-def train_counts(corpus: Corpus, level: str, max_order: int) -> NGramCounts:
-    """Counts of every n-gram up to max_order over the corpus, at the level."""
-    return train(corpus.text, level, max_order)
-
-
 def draft_order_max(target_order: int) -> int:
     """The draft stays the smaller model: orders 1..n - 1 (1 when the target is a bigram)."""
     return max(1, int(target_order) - 1)
@@ -145,7 +141,7 @@ def encode_prompt(dec: TextDecoder, prompt: str) -> tuple[tuple[int, ...], int]:
     return ids, sum(1 for t in ids if t == unk)
 
 
-def running_metrics(t: Totals, k: int, c: float, drafter: str) -> list[tuple[str, str]]:
+def running_metrics(t: RoundStats, k: int, c: float, drafter: str) -> list[tuple[str, str]]:
     """(label, value) for the running totals, with the speedup tokens/call / (1 + k c)
     (Leviathan et al. 2022, Sec. 3.4); prompt lookup drafts for free, so its c is 0."""
     cost = 0.0 if drafter == "lookup" else float(c)
@@ -208,8 +204,7 @@ def page_exactness(sc: Scenario, *, rules: Sequence[str], n: int = EXACT_N,
     decodes it ran."""
     rows = []
     for rule in rules:
-        ex = text_exactness(sc.replace(rule=rule), n=n, n_tokens=2, top=top)
-        a = ex.audit
+        a = text_exactness(sc.replace(rule=rule), n=n, n_tokens=2, top=top)
         rows.append({"rule": rule, "family": get_rule(rule).family, "n": a.n,
                      "TV to the target": round(a.mc_tv, 4), "floor": round(a.floor, 4),
                      "pass line": round(a.threshold, 4), "chi-square p": float(a.p_value),

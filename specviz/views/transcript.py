@@ -16,7 +16,7 @@ from ..core.kinds.treeshape import Paths
 from ..core.roundstats import RoundStats
 from ..core.rules import drafted, with_tree
 from ..core.scenario import Scenario
-from ..core.trace import ORIGINS, RoundDigest, RoundTrace
+from ..core.trace import RoundDigest, RoundTrace
 from .demos import Row
 from .narration import Narrated, play_narrated
 from .work import heavy
@@ -32,24 +32,17 @@ ROUND_ROWS_MAX = 150_000
 TRANSCRIPT_SHOWN = 12  # earlier rounds listed under the animation (totals cover them all)
 
 
-@dataclass(frozen=True, kw_only=True, eq=False)
-class Totals(RoundStats):
-    """Running totals over a run of rounds (one target call per round)."""
-
-    by_origin: dict[str, int]  # origin -> emitted tokens of that origin
-
-
-def transcript_totals(traces: Sequence[RoundTrace | RoundDigest]) -> Totals:
-    """The rounds by drafts kept (k: the most any round drafted), tokens of every origin."""
+def transcript_totals(traces: Sequence[RoundTrace | RoundDigest]) -> RoundStats:
+    """Running totals over a run of rounds (one target call per round): the rounds by drafts
+    kept (k: the most any round drafted), the tokens emitted and the drafts proposed."""
     kept = np.array([t.accepted for t in traces], dtype=np.int64)  # (rounds,)
     k = max((t.k for t in traces), default=0)
-    by_origin = {o: sum(1 for t in traces for e in t.emitted if e.origin == o) for o in ORIGINS}
-    return Totals(histogram=np.bincount(kept, minlength=k + 1),
-                  tokens=sum(len(t.emitted) for t in traces),
-                  drafted=sum(t.k for t in traces), by_origin=by_origin)
+    return RoundStats(histogram=np.bincount(kept, minlength=k + 1),
+                      tokens=sum(len(t.emitted) for t in traces),
+                      drafted=sum(t.k for t in traces))
 
 
-def totals_metrics(t: Totals) -> list[tuple[str, str]]:
+def totals_metrics(t: RoundStats) -> list[tuple[str, str]]:
     """(label, value) pairs for the running totals ("–" before the first round)."""
     def num(x: float) -> str:
         return "–" if math.isnan(x) else f"{x:.3f}"
@@ -64,12 +57,11 @@ class RoundTranscript:
     """Round rnd of a seeded run from a prompt, the few rounds before it, running totals."""
 
     rnd: int  # index of the current round (0 = the first)
-    k: int  # drafted tokens asked for per round
     current: Narrated  # round rnd
     earlier: tuple[Narrated | RoundDigest, ...]  # rounds first..rnd-1 (at most `shown`)
     first: int  # round index of earlier[0]
-    before: Totals  # rounds 0..rnd-1
-    through: Totals  # rounds 0..rnd
+    before: RoundStats  # rounds 0..rnd-1
+    through: RoundStats  # rounds 0..rnd
     context: tuple[int, ...]  # the prefix round rnd starts from: prompt + earlier output
     prompt_len: int
 
@@ -87,11 +79,11 @@ def round_transcript(sc: Scenario, *, rnd: int, shown: int = TRANSCRIPT_SHOWN,
     rows and frames, so a cached copy stays small whatever rnd is."""
     rounds = play_narrated(sc, n_rounds=int(rnd) + 1,
                            traced=int(shown) + 1 if traced is None else int(traced))
-    return transcript_of(rounds, sc.prefix, sc.k, shown=shown)
+    return transcript_of(rounds, sc.prefix, shown=shown)
 
 
-def transcript_of(rounds: Sequence[Narrated | RoundDigest], prompt: Sequence[int], k: int,
-                  *, shown: int = TRANSCRIPT_SHOWN) -> RoundTranscript:
+def transcript_of(rounds: Sequence[Narrated | RoundDigest], prompt: Sequence[int], *,
+                  shown: int = TRANSCRIPT_SHOWN) -> RoundTranscript:
     """The transcript at the last of rounds (rounds 0..rnd, chained from the prompt's ids;
     the last one narrated)."""
     rnd = len(rounds) - 1
@@ -100,7 +92,7 @@ def transcript_of(rounds: Sequence[Narrated | RoundDigest], prompt: Sequence[int
         context += r.tokens
     first = max(0, rnd - int(shown))
     return RoundTranscript(
-        rnd=rnd, k=int(k), current=rounds[-1], earlier=tuple(rounds[first:-1]), first=first,
+        rnd=rnd, current=rounds[-1], earlier=tuple(rounds[first:-1]), first=first,
         before=transcript_totals(rounds[:-1]), through=transcript_totals(rounds),
         context=tuple(context), prompt_len=len(prompt),
     )

@@ -26,9 +26,8 @@ import streamlit as st
 
 from ..core import interrupt
 from ..text.corpus import Corpus, CorpusError
-from ..text.ngram import NGramCounts
+from ..text.ngram import NGramCounts, train
 from ..text.pair import TextDecoder
-from ..views import textpage
 from ..views.work import WORK_STOP_S, ByteLRU
 from . import server
 
@@ -189,17 +188,17 @@ def text_counts(corpus: Corpus, level: str, max_order: int) -> NGramCounts:
     cannot make a model raises CorpusError with the reason."""
     private = corpus.source == "user"
 
-    def train() -> NGramCounts:
+    def make() -> NGramCounts:
         with worker(), st.spinner("Counting n-grams…"):
             try:
-                counts = textpage.train_counts(corpus, level, int(max_order))
+                counts = train(corpus.text, level, int(max_order))
             except ValueError as exc:
                 raise CorpusError(f"It cannot make a model at this level and order: {exc}.") \
                     from None
         counts.private = private
         return counts
     return _models(private).get_or_make(("counts", corpus.fingerprint, level, int(max_order)),
-                                        train, lambda counts: counts.nbytes)
+                                        make, lambda counts: counts.nbytes)
 
 
 def text_decoder(counts: NGramCounts, target: int, draft: int, T_p: float,

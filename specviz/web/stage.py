@@ -229,7 +229,7 @@ def text_stage(sc: Scenario, *, c: float, warp) -> Stage:
     def below(tr: RoundTranscript, step: int) -> None:
         text_so_far(textpage.context_caption(dec, tr),
                     textpage.running_metrics(stepping.totals_at(tr, step), k, c, drafter))
-        st.html(textfigs.text_html(dec, tr, step))
+        st.html(textfigs.tokens_html(dec.counts.tokenizer, tr, step))
     def cap(rnd: int) -> tuple[int, str | None]:
         return textpage.round_cap(dec, k, rnd, RND_MAX, sc.rule, sc.tree)
     return Stage("text", played, textpage.TOP_BARS, below, cap)

@@ -11,6 +11,7 @@ import pytest
 
 from specviz.core.scenario import Scenario
 from specviz.text.corpus import user_corpus
+from specviz.text.ngram import train
 from specviz.views import textpage
 
 
@@ -22,7 +23,7 @@ def counts():
     vocab = [f"w{i}" for i in range(20_000)]
     ranks = np.minimum(rng.zipf(1.2, 400_000), len(vocab)) - 1
     text = " ".join(vocab[r] for r in ranks) + " " + " ".join(vocab)
-    return textpage.train_counts(user_corpus(text), "word", 5)
+    return train(user_corpus(text).text, "word", 5)
 
 
 def test_the_worst_check_stays_within_seconds(counts):

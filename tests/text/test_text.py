@@ -285,11 +285,11 @@ def test_char_models_are_exact_and_broken_rules_are_caught(chars, prompt, T_p, T
     for n_tokens in (1, 2):
         ok = measure.text_exactness(Scenario.on(dec.pair("ngram"), ctx, k=3, seed=7), n=4_000,
                                     n_tokens=n_tokens)
-        assert ok.audit.at_floor and ok.audit.test.consistent, ok.audit
+        assert ok.at_floor and ok.test.consistent, ok
     no_resample = Scenario.on(dec.pair("ngram"), ctx, k=3, rule="no_resample", seed=7)
     bad = measure.text_exactness(no_resample, n=8_000, n_tokens=2)
-    assert not bad.audit.at_floor and bad.audit.mc_tv > 1.4 * bad.audit.threshold
-    assert bad.audit.verdict == CAUGHT and bad.audit.p_value < 1e-6
+    assert not bad.at_floor and bad.mc_tv > 1.4 * bad.threshold
+    assert bad.verdict == CAUGHT and bad.p_value < 1e-6
 
 
 def test_prompt_lookup_is_exact(chars):
@@ -297,7 +297,7 @@ def test_prompt_lookup_is_exact(chars):
     ctx = dec.encode("Return the value. Return the ")
     ex = measure.text_exactness(Scenario.on(dec.pair("lookup"), ctx, k=3, rule="correct", seed=3),
                                 n=3_000, n_tokens=2, top=16)
-    assert ex.audit.at_floor and ex.audit.verdict == CONSISTENT, ex.audit
+    assert ex.at_floor and ex.verdict == CONSISTENT, ex
 
 
 def test_word_models_are_exact_and_greedy_is_caught(words):
@@ -305,10 +305,10 @@ def test_word_models_are_exact_and_greedy_is_caught(words):
     ctx = dec.encode("Return the")
     ok = measure.text_exactness(Scenario.on(dec.pair("ngram"), ctx, k=3, rule="correct", seed=1),
                                 n=3_000, n_tokens=2, top=12)
-    assert ok.audit.at_floor and ok.audit.test.consistent, ok.audit
+    assert ok.at_floor and ok.test.consistent, ok
     bad = measure.text_exactness(Scenario.on(dec.pair("ngram"), ctx, k=3, rule="greedy", seed=1),
                                  n=3_000, n_tokens=2, top=12)
-    assert not bad.audit.at_floor and bad.audit.verdict == CAUGHT
+    assert not bad.at_floor and bad.verdict == CAUGHT
 
 
 # ----------------------------------------------------------------------------- page data
@@ -328,12 +328,12 @@ def test_page_builders_draw_every_frame(words):
                 assert len(b.x) <= textpage.TOP_BARS + 2 and b.x[-1].startswith("the other ")
                 assert sum(b.y) == pytest.approx(1.0, abs=1e-4)  # the whole row's mass
             animation.residual_figure(trace, step, top=textpage.TOP_BARS)
-            textfigs.text_html(dec, tr, step)
+            textfigs.tokens_html(dec.counts.tokenizer, tr, step)
         labels = dict(textpage.running_metrics(tr.through, 4, 0.1, drafter))
         assert labels["rounds (target calls)"] == "4"
     late = text_transcript(dec, prompt, 4, 20, seed=2, shown=3)
     assert late.first == 17 and len(late.earlier) == 3 and late.through.rounds == 21
-    out = textfigs.text_html(dec, late, stepping.last_step(late.current))
+    out = textfigs.tokens_html(dec.counts.tokenizer, late, stepping.last_step(late.current))
     assert 'title="earlier rounds"' in out and out.count("data-origin=") >= 4
     assert late.through.tokens == len(late.context) - len(prompt) + len(late.current.emitted)
 
@@ -343,7 +343,7 @@ def test_text_html_escapes_the_text():
     dec = tp.TextDecoder(cs, 3, 1)
     prompt = tuple(dec.encode("<script>"))
     tr = text_transcript(dec, prompt, 3, 2, seed=0)
-    out = textfigs.text_html(dec, tr, stepping.last_step(tr.current))
+    out = textfigs.tokens_html(dec.counts.tokenizer, tr, stepping.last_step(tr.current))
     assert "<script>" not in out and "&lt;script&gt;" in out
     assert "<script" not in animation.chips_html(tr.current, stepping.last_step(tr.current))
 

@@ -28,6 +28,10 @@ def gal(pair):
     return G.gallery(sc(pair.P, pair.Q, 0, 4, seed=0), n=G.GALLERY_N)
 
 
+def _result(gal: G.Gallery, name: str) -> G.RuleResult:
+    return next(r for r in gal.results if r.rule.name == name)
+
+
 def test_every_rule_is_in_the_gallery_once(gal):
     assert [r.rule.name for r in gal.results] == list(RULES)
     assert gal.n == G.GALLERY_N and gal.floor < gal.threshold
@@ -35,7 +39,7 @@ def test_every_rule_is_in_the_gallery_once(gal):
 
 @pytest.mark.parametrize("name", [n for n, r in RULES.items() if r.lossless])
 def test_lossless_rules_are_exact_and_at_the_floor(gal, name):
-    r = gal.result(name)
+    r = _result(gal, name)
     assert r.exact_tv < 1e-12
     assert r.audit.mc_tv <= r.audit.threshold and r.verdict == A.CONSISTENT
     assert r.n_resolve is None
@@ -43,7 +47,7 @@ def test_lossless_rules_are_exact_and_at_the_floor(gal, name):
 
 @pytest.mark.parametrize("name", [n for n, r in RULES.items() if not r.lossless])
 def test_lossy_and_broken_rules_are_biased_and_caught(gal, name):
-    r = gal.result(name)
+    r = _result(gal, name)
     assert r.exact_tv > 1e-3
     assert r.audit.mc_tv > r.audit.threshold and r.verdict == A.CAUGHT
     assert r.n_resolve is not None and r.n_resolve <= gal.n
@@ -68,7 +72,7 @@ def test_a_bias_too_small_for_n_is_not_called_exact(pair):
     for r in g.results:
         assert r.exact_tv > 1e-12 and r.audit.mc_tv <= g.threshold
         assert r.verdict == A.UNRESOLVED != A.CONSISTENT
-    lenient, coin = g.result("lenient"), g.result("inclusive_coin")
+    lenient, coin = _result(g, "lenient"), _result(g, "inclusive_coin")
     assert lenient.n_resolve > g.n
     assert coin.n_resolve is None  # beyond the search limit
     rows = {r["rule"]: r for r in G.gallery_rows(g)}
@@ -78,9 +82,9 @@ def test_a_bias_too_small_for_n_is_not_called_exact(pair):
 
 def test_the_continue_rule_is_unresolved_at_small_n_and_caught_at_the_default(pair, gal):
     small = G.gallery(sc(pair.P, pair.Q, 0, 4, seed=0), n=2_000, names=("continue",))
-    r = small.result("continue")
+    r = _result(small, "continue")
     assert r.n_resolve > 2_000 and r.verdict == A.UNRESOLVED
-    assert gal.result("continue").verdict == A.CAUGHT
+    assert _result(gal, "continue").verdict == A.CAUGHT
 
 
 def test_configure_checks_rules_and_parameters():
@@ -99,13 +103,13 @@ def test_configure_checks_rules_and_parameters():
 def test_a_parameter_change_reruns_only_that_rule_and_results_do_not_depend_on_reuse(pair):
     a = G.gallery(sc(pair.P, pair.Q, 0, 3, seed=7), n=3_000)
     b = G.gallery(sc(pair.P, pair.Q, 0, 3, seed=7), n=3_000, params={"lenient": {"l": 0.8}})
-    assert b.result("correct") is a.result("correct")  # reused
-    assert b.result("lenient").exact_tv < a.result("lenient").exact_tv  # closer to exact
+    assert _result(b, "correct") is _result(a, "correct")  # reused
+    assert _result(b, "lenient").exact_tv < _result(a, "lenient").exact_tv  # closer to exact
     G._MEMO.clear()
     c = G.gallery(sc(pair.P, pair.Q, 0, 3, seed=7), n=3_000, params={"lenient": {"l": 0.8}})
     assert [r.audit for r in c.results] == [r.audit for r in b.results]
     solo = G.gallery(sc(pair.P, pair.Q, 0, 3, seed=7), n=3_000, names=("greedy",))
-    assert solo.result("greedy").audit == c.result("greedy").audit  # threads do not matter
+    assert _result(solo, "greedy").audit == _result(c, "greedy").audit  # threads do not matter
 
 
 def test_gallery_rows(gal):

@@ -34,7 +34,7 @@ def test_a_forced_disagreement_shows_both_passes_margins():
     plain_rows = [Top2((3, 4), (10.0, 9.0), 1), Top2((7, 8), (5.000002, 5.0), 1)]
     spec_rows = [Top2((3, 4), (10.000004, 9.0), 5), Top2((8, 7), (5.000001, 5.0), 5)]
     ag = compare([3, 7, 9], [3, 8, 2], plain_rows, spec_rows)
-    assert ag.agree == (True, False, False) and ag.first == 1 and not ag.identical
+    assert ag.agree == (True, False, False) and ag.first == 1
     assert ag.one_pass.ids == (7, 8) and ag.verify_pass.ids == (8, 7)
     assert ag.one_pass.margin == pytest.approx(2e-6, rel=1e-3)
     assert ag.largest_shift == pytest.approx(4e-6, rel=1e-3)  # token 1: both read 3 on top
@@ -50,7 +50,7 @@ def test_a_forced_disagreement_shows_both_passes_margins():
 def test_agreement_throughout_names_the_closest_call():
     rows = [Top2((1, 2), (4.0, 3.0), 1), Top2((2, 1), (4.0, 3.9), 1)]
     ag = compare([1, 2], [1, 2], rows, rows)
-    assert ag.identical and ag.smallest == (1, pytest.approx(0.1))
+    assert ag.first is None and ag.smallest == (1, pytest.approx(0.1))
     text = mv.agreement_text(_tok(3), mv.DraftMeasure("lookup", None, None, ag), 2)
     assert "agree on all 2 tokens" in text and "token 2" in text and "1.00e-01" in text
 

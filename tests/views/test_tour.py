@@ -15,6 +15,7 @@ from specviz.analysis import theory
 from specviz.core.pair import TablePair
 from specviz.core.scenario import Scenario
 from specviz.core.tables import default_tables
+from specviz.text.ngram import train
 from specviz.views import demos, gallery, pagedata, site, tour, transcript
 from specviz.web import settings
 
@@ -220,8 +221,7 @@ def test_real_text_answer_claims_acceptance_falls_with_a_hot_draft():
     s, a = _state(ch.preset), _state(ch.answer_url)
     assert (s.T, a.T) == (1.0, 2.0)
     target, _ = textpage.DEFAULT_ORDERS["char"]
-    counts = textpage.train_counts(corpus.default_corpus(), "char",
-                                   textpage.counts_max_order(target))
+    counts = train(corpus.default_corpus().text, "char", textpage.counts_max_order(target))
     from specviz.text.pair import TextDecoder
 
     dec = TextDecoder(counts, target, 1, 1.0, 1.0)

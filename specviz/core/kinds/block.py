@@ -102,8 +102,7 @@ class Block(Line):
         positions = tuple(Position(
             i=i + 1, context=last[i], token=x, p_row=frozen(p_rows[i]),
             q_row=frozen(qs_rows[i]), p=float(p_rows[i][x]), q=float(qs_rows[i][x]),
-            ratio=float(ratio(p_rows[i][x], qs_rows[i][x])), threshold=float(h[i + 1]),
-            u=coins[i], accepted=i < tau) for i, x in enumerate(drafts))
+            threshold=float(h[i + 1]), u=coins[i], accepted=i < tau) for i, x in enumerate(drafts))
         return make_trace(pair, rule, prefix, n, positions, emitted, final_u,
                           None if tau == n else tau + 1, row, last[tau],
                           range(tau + 2, n + 1), proposed=proposed, weights=w)

@@ -24,7 +24,7 @@ import numpy as np
 
 from ..draws import Draws
 from ..pair import ModelPair
-from ..rule import overlap, ratio
+from ..rule import overlap
 from ..ruledefs import Rule, RuleTables, coin_passes, keep_prob
 from ..trace import Emitted, Position, RoundDigest, RoundTrace, frozen
 from ..verify import rejection_row, threshold
@@ -70,7 +70,6 @@ class Chain(Line):
             Position(
                 i=i + 1, context=last[i], token=x, p_row=frozen(p_at(i)),
                 q_row=frozen(qs_rows[i]), p=float(p_at(i)[x]), q=float(qs_rows[i][x]),
-                ratio=float(ratio(p_at(i)[x], q_rows[i][x])),
                 threshold=float(keep_prob(rule, np.asarray(
                     A[i] if i < len(A) else threshold(rule, p_at(i), q_rows[i], x)))),
                 u=coins[i] if i < len(coins) else None,

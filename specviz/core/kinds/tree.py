@@ -59,8 +59,7 @@ class Tree:
             positions.append(Position(
                 i=len(node) + 1, context=cur[-1], token=t.token, p_row=keep(p),
                 q_row=keep(q), p=float(p[t.token]), q=t.q,
-                ratio=float(ratio(p[t.token], t.q)), threshold=t.threshold, u=t.u,
-                accepted=t.accepted, tries=tuple(tries)))
+                threshold=t.threshold, u=t.u, accepted=t.accepted, tries=tuple(tries)))
             if t.accepted:
                 node, cur = node + (len(tries) - 1,), cur + [t.token]
         emitted, final_u, row = ending(pair, rule, prefix, cur[len(prefix):], draws, end)
