@@ -28,6 +28,8 @@ FIRST_LOAD = {
 # fields keep their values and their place in the link)
 FOLDED_CONTROLS = {
     "rules": {"w_rules_n", "w_lenient_l", "w_multi_draft_m", "w_conv_given", "w_conv_value"},
+    "plan": {"w_plan_hlayers", "w_plan_lookup_ms", "w_plan_t_oh_ms", "w_plan_m_c",
+             "w_plan_mem_gb", "w_plan_fp8_tflops"},
 }
 CHART_JSON_MAX = 40_000  # bytes of figure JSON on a first load, all charts together
 
