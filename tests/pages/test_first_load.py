@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from streamlit.testing.v1 import AppTest
 from support import run_page, unfold
 
 from specviz.views import site
@@ -75,6 +76,39 @@ def test_a_first_load_draws_no_folded_control(path):
     assert not control_keys(at) & FOLDED_CONTROLS[path]
     assert FOLDED_CONTROLS[path] <= control_keys(unfold(at, 120))  # there, once opened
     assert not at.exception
+
+
+@pytest.mark.parametrize("path,field,value", [
+    ("rules", "lenient_l", "0.9"), ("rules", "rules_n", "20000"), ("rules", "conv_value", "0.5"),
+    ("plan", "plan_m_c", "0.01"), ("plan", "plan_mem_gb", "40")])
+def test_a_closed_sections_fields_stay_in_the_link(path, field, value):
+    at = run(path, **{field: value})
+    assert not control_keys(at) & FOLDED_CONTROLS[path]  # closed
+    assert at.query_params[field] == value
+
+
+def test_a_closed_sections_field_still_counts():
+    lenient = run("rules", lenient_l="0.9").dataframe[0].value.set_index("rule").loc["lenient"]
+    assert lenient["params"] == "l = 0.9"
+
+
+def test_a_closed_chart_is_not_even_built():
+    def script():
+        import plotly.graph_objects as go
+        import streamlit as st
+
+        from specviz.web import ui
+
+        def figure():
+            st.session_state["built"] = st.session_state.get("built", 0) + 1
+            return go.Figure(go.Bar(y=[1, 2]))
+        ui.chart(figure, key="late", fold="a late chart")
+
+    at = AppTest.from_function(script).run(timeout=60)
+    assert "built" not in at.session_state and not at.get("plotly_chart")
+    at.session_state[FOLD_PREFIX + "a_late_chart"] = True  # the reader opens it
+    at.run(timeout=60)
+    assert at.session_state["built"] == 1 and chart_keys(at) == {"late"}
 
 
 def test_rules_notes_wait_in_one_closed_section():
