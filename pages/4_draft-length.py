@@ -37,10 +37,13 @@ ui.chart(charts.k_sweep_figure(measured, curve, best, best_exact), key="k_sweep"
 st.caption(notation.text("Left: both curves are in target-call units per round; the speedup on "
                          "the right is their ratio. The star is the best measured k, the dotted "
                          "line the best exact k."))
-ui.table(measured, columns.SWEEP, fold="The measured points (table)")
-files.download_csv(measured, f"k_sweep_c{s.c:g}")
-ui.table(curve, columns.CURVE, fold="exact and theory values for every k")
-files.download_csv(curve, f"k_curve_c{s.c:g}")
+for label, rows, cols, name in (("The measured points (table)", measured, columns.SWEEP, "sweep"),
+                                ("exact and theory values for every k", curve, columns.CURVE,
+                                 "curve")):
+    if box := ui.folded_open(label):  # the table and its download, drawn once opened
+        with box:
+            ui.table(rows, cols)
+            files.download_csv(rows, f"k_{name}_c{s.c:g}")
 
 st.subheader("Dynamic draft length")
 notation.md(
@@ -53,18 +56,30 @@ notation.md(
     "the tokens that will be kept, a bound no real policy reaches. All use the correct "
     "rule, so every text is exact (Leviathan et al. 2022, Algorithm 1, with k set per round)."
 )
-threshold = ui.bind("threshold", st.slider, notation.text("confidence threshold on max q"))
-runs = ui.cached(pagedata.dynamic_runs)(app.standard, length=pagedata.DYN_TOKENS,
-                                        threshold=float(threshold))
-policy = pagedata.policy_rows(runs, s.c)
-ui.table(policy, columns.policy_columns(s.c),
-         fold="Each policy's tokens, calls and speedup (table)")
-files.download_csv(policy, f"dynamic_k{s.k}_c{s.c:g}")
-st.caption(notation.text(
-    f"About {pagedata.DYN_TOKENS:,} tokens per policy from context '{s.ctx}', seed {s.seed}, "
-    f"starting at the sidebar's k = {s.k}; a policy drafts at most "
-    f"{pagedata.dynamic_k_max(s.k)} per round. Speedup = tokens / (target calls + c x draft "
-    "calls), against plain decoding's one token per target call."))
-ui.chart(rulecharts.policy_k_figure(runs, policy, pagedata.DYN_SHOWN_ROUNDS), key="dynamic_k",
-         fold="k drafted in each round, by policy (chart)")
+box, field = ui.folded_fields("Each policy's tokens, calls and speedup at a confidence "
+                              "threshold (table)")
+with box:
+    threshold = float(field("threshold", st.slider,
+                            notation.text("confidence threshold on max q")))
+
+
+def policies() -> tuple:
+    """The four policies' decodes and their rows, at the threshold and the sidebar's c."""
+    runs = ui.cached(pagedata.dynamic_runs)(app.standard, length=pagedata.DYN_TOKENS,
+                                            threshold=threshold)
+    return runs, pagedata.policy_rows(runs, s.c)
+
+
+if field is ui.bind:
+    with box:
+        policy = policies()[1]
+        ui.table(policy, columns.policy_columns(s.c))
+        files.download_csv(policy, f"dynamic_k{s.k}_c{s.c:g}")
+        st.caption(notation.text(
+            f"About {pagedata.DYN_TOKENS:,} tokens per policy from context '{s.ctx}', seed "
+            f"{s.seed}, starting at the sidebar's k = {s.k}; a policy drafts at most "
+            f"{pagedata.dynamic_k_max(s.k)} per round. Speedup = tokens / (target calls + c x "
+            "draft calls), against plain decoding's one token per target call."))
+ui.chart(lambda: rulecharts.policy_k_figure(*policies(), pagedata.DYN_SHOWN_ROUNDS),
+         key="dynamic_k", fold="k drafted in each round, by policy (chart)")
 ui.finish(app)

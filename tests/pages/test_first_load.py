@@ -31,7 +31,10 @@ FOLDED_CONTROLS = {
     "rules": {"w_rules_n", "w_lenient_l", "w_multi_draft_m", "w_conv_given", "w_conv_value"},
     "plan": {"w_plan_hlayers", "w_plan_lookup_ms", "w_plan_t_oh_ms", "w_plan_m_c",
              "w_plan_mem_gb", "w_plan_fp8_tflops"},
+    "draft-length": {"w_threshold"},
 }
+DOWNLOADS_FIRST = {"draft-length": 0}  # download buttons on a first load: they wait with
+# their tables (each is a component the browser loads and draws)
 CHART_JSON_MAX = 40_000  # bytes of figure JSON on a first load, all charts together
 
 
@@ -80,7 +83,8 @@ def test_a_first_load_draws_no_folded_control(path):
 
 @pytest.mark.parametrize("path,field,value", [
     ("rules", "lenient_l", "0.9"), ("rules", "rules_n", "20000"), ("rules", "conv_value", "0.5"),
-    ("plan", "plan_m_c", "0.01"), ("plan", "plan_mem_gb", "40")])
+    ("plan", "plan_m_c", "0.01"), ("plan", "plan_mem_gb", "40"),
+    ("draft-length", "threshold", "0.9")])
 def test_a_closed_sections_fields_stay_in_the_link(path, field, value):
     at = run(path, **{field: value})
     assert not control_keys(at) & FOLDED_CONTROLS[path]  # closed
@@ -90,6 +94,13 @@ def test_a_closed_sections_fields_stay_in_the_link(path, field, value):
 def test_a_closed_sections_field_still_counts():
     lenient = run("rules", lenient_l="0.9").dataframe[0].value.set_index("rule").loc["lenient"]
     assert lenient["params"] == "l = 0.9"
+
+
+@pytest.mark.parametrize("path", list(DOWNLOADS_FIRST))
+def test_a_first_load_draws_few_download_buttons(path):
+    at = run(path)
+    assert len(at.get("download_button")) == DOWNLOADS_FIRST[path]
+    assert len(unfold(at, 120).get("download_button")) >= 3  # each with its table, opened
 
 
 def test_a_closed_chart_is_not_even_built():
