@@ -44,16 +44,17 @@ step, rnd = stage.play(stage.text_stage(sc, c=s.c, warp=app.warp),
 
 st.subheader("Which draft order?")
 st.caption(notation.text(textpage.order_caption(m.target, s.k)))
-orders = ui.cached(textpage.page_order_sweep)(m.counts, m.counts.fingerprint, m.target, ids,
-                                              s.k, s.seed, m.T_p, float(s.T))
-ui.chart(textfigs.order_figure(pagedata.reprice(orders, s.c, s.k), m.target), key="text_orders")
+ui.chart(lambda: textfigs.order_figure(pagedata.reprice(ui.cached(textpage.page_order_sweep)(
+    m.counts, m.counts.fingerprint, m.target, ids, s.k, s.seed, m.T_p, float(s.T)), s.c, s.k),
+    m.target), key="text_orders", fold="Tokens per call and speedup by draft order (chart)")
 
 st.subheader("Prompt lookup against the n-gram draft")
 st.caption(notation.text(textpage.LOOKUP_CAPTION))
-drafters = pagedata.reprice(ui.cached(textpage.page_drafters)(sc), s.c, s.k)
-ui.chart(textfigs.drafter_figure(drafters), key="text_drafters")
-ui.table(textpage.drafter_rows(drafters), textpage.DRAFTER_COLUMNS,
-         fold="The drafters' numbers (table)")
+if box := ui.folded_open("The drafters side by side (chart and table)"):
+    with box:
+        drafters = pagedata.reprice(ui.cached(textpage.page_drafters)(sc), s.c, s.k)
+        ui.chart(textfigs.drafter_figure(drafters), key="text_drafters")
+        ui.table(textpage.drafter_rows(drafters), textpage.DRAFTER_COLUMNS)
 
 if box := ui.folded_open("Check exactness at this prompt"):
     with box:

@@ -23,6 +23,7 @@ FIRST_LOAD = {
     "rules": (1, {"warps", "production"}),
     "plan": (1, {"plan_best_k", "plan_acceptance"}),
     "draft-length": (1, {"dynamic_k"}),
+    "text": (3, {"text_orders", "text_drafters"}),  # the stage's three charts lead
     "exactness": (1, {"marginal", "joint_diff", "convergence"}),
 }
 # page -> the keys of controls drawn only once their section is opened (a closed section's

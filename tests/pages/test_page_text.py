@@ -35,14 +35,16 @@ def _captions(at: AppTest) -> str:
 def test_page_runs_with_defaults():
     at = _run()
     assert statuses(at) == ["context"] + ["pending"] * 4  # k = 4 by default
-    assert len(at.get("plotly_chart")) == 5  # bars, coin, last token, orders, drafters
+    assert len(at.get("plotly_chart")) == 3  # the stage: bars, coin, last token
     assert "Python standard library docstrings" in _captions(at)
     assert "6-gram" in _captions(at) and "2-gram" in _captions(at)
     assert [m.label for m in at.metric][2] == "tokens per target call"
     assert any('class="sv-text"' in h.proto.body for h in at.html)
     assert not at.warning and not at.error
     assert not [d for d in at.dataframe if d.key is None]  # the tables wait, closed
-    tables = [d.value for d in unfold(at).dataframe if d.key is None]  # editors have keys
+    at = unfold(at)
+    assert len(at.get("plotly_chart")) == 5  # and the orders' and drafters' charts, opened
+    tables = [d.value for d in at.dataframe if d.key is None]  # editors have keys
     assert len(tables) == 1 and list(tables[0]["drafter"]) == ["n-gram draft", "prompt lookup"]
 
 
@@ -201,7 +203,7 @@ def test_word_level_with_too_few_words_is_a_message(words):
 
 
 def test_a_users_models_live_in_the_session():
-    at = _run()
+    at = unfold(_run())  # every section open: the orders' and drafters' results are kept too
     # the default corpus's models are the server's, never kept in a session
     assert "_guard_models" not in at.session_state or not len(at.session_state["_guard_models"])
     at.radio(key="text_source").set_value("paste").run()
