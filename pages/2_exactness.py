@@ -56,23 +56,26 @@ st.caption(notation.text("Threshold = floor + sqrt(ln(1/delta) / (2 n)), delta =
                          f"test says so: TV above the threshold, or p below {demos.GOF_ALPHA:g}."))
 ui.chart(charts.tv_bars(rows, ex.direct_tv), key="tv_bars")
 
-left, right = st.columns(2)
-with left:
-    marg = pagedata.marginal_rows(ex, s.rule, app.vocab)
-    ui.chart(charts.marginal_bars(marg, s.rule), key="marginal")
-    files.download_csv(marg, f"marginal_{s.rule}")
-with right:
-    diff = pagedata.joint_diff(ex, s.rule)
-    ui.chart(charts.joint_diff_heatmap(diff, app.vocab, s.rule), key="joint_diff")
-    files.download_csv(pd.DataFrame(diff, index=list(app.vocab), columns=list(app.vocab))
-                       .reset_index(names="x1"), f"joint_diff_{s.rule}")
-st.caption(notation.text(f"Rule shown in the two charts above: '{s.rule}' (change it in the "
-                         "sidebar)."))
+if box := ui.folded_open("The sidebar's rule against the target: the first token, the first "
+                         "two (charts)"):
+    left, right = box.columns(2)
+    with left:
+        marg = pagedata.marginal_rows(ex, s.rule, app.vocab)
+        ui.chart(charts.marginal_bars(marg, s.rule), key="marginal")
+        files.download_csv(marg, f"marginal_{s.rule}")
+    with right:
+        diff = pagedata.joint_diff(ex, s.rule)
+        ui.chart(charts.joint_diff_heatmap(diff, app.vocab, s.rule), key="joint_diff")
+        files.download_csv(pd.DataFrame(diff, index=list(app.vocab), columns=list(app.vocab))
+                           .reset_index(names="x1"), f"joint_diff_{s.rule}")
+    box.caption(notation.text(f"Rule shown in the two charts above: '{s.rule}' (change it in "
+                              "the sidebar)."))
 
 st.subheader("Convergence: TV against n")
-conv = ui.cached(demos.convergence)(app.scenario, ns=pagedata.CONVERGENCE_NS, rules=rules)
-ui.chart(charts.convergence_figure(conv, ex), key="convergence")
-st.caption(notation.text("Each point of the sweep is an independent run (seed + its index). "
-                         "A lossless rule tracks the floor down; a broken rule flattens at its "
-                         "exact TV (dashed). The stars are this page's run at n."))
+ui.chart(lambda: charts.convergence_figure(ui.cached(demos.convergence)(
+    app.scenario, ns=pagedata.CONVERGENCE_NS, rules=rules), ex), key="convergence",
+    fold="TV against n for each rule, beside the floor (chart)",
+    caption="Each point of the sweep is an independent run (seed + its index). A lossless "
+    "rule tracks the floor down; a broken rule flattens at its exact TV (dashed). The stars "
+    "are this page's run at n.")
 ui.finish(app, n=int(n))

@@ -12,11 +12,8 @@ s = app.settings
 st.title("The rules gallery: every verification rule, audited")
 finding, controls = st.container(), st.container()  # the chart leads; drawn once it is run
 with controls:
-    n = ui.bind("rules_n", st.select_slider, "n: Monte Carlo decodes per rule",
-                format_func=lambda v: f"{v:,}")
-    with st.expander("Parameters of the parametrised rules"):
-        params = rulesui.rule_params(gallery.param_specs())
-n, cap_note = pagedata.capped_n(int(n), s.k, tuple(gallery.RULES), params, app.tree)
+    n, params = rulesui.run_controls(gallery.param_specs())
+n, cap_note = pagedata.capped_n(n, s.k, tuple(gallery.RULES), params, app.tree)
 if cap_note:
     controls.info(notation.text(cap_note))
 controls.caption(notation.text(f"Context '{s.ctx}', k = {s.k}, seed {s.seed}, the sidebar's "
@@ -75,7 +72,7 @@ notation.md(
        "their own default warp (T = 0.8, top-p = 0.9) since the sidebar's is off")
     + ". Below: what the correctly verified warp does to acceptance on these tables.")
 sweep = ui.cached(method_rows.warp_sweep)(app.raw, draft=app.warp.draft)
-ui.chart(methods.warp_figure(sweep), key="warps", fold="Acceptance under each warp (chart)",
+ui.chart(lambda: methods.warp_figure(sweep), key="warps", fold="Acceptance under each warp (chart)",
          caption="Exact long-run acceptance (accepted / drafted) and alpha (the mean overlap of "
          "the warped target with the row the draft samples from). With the draft left "
          "unwarped, sharpening the target moves it away from the draft.")
@@ -101,13 +98,12 @@ pm[0].metric(notation.text("mean acceptance length (measured)"), f"{rep.rows[0][
 pm[1].metric(notation.text("draft acceptance rate (measured)"), f"{rep.rows[1]['measured']:.4f}")
 pm[2].metric(notation.text("alpha = E[sum min(p, q)] (exact)"), f"{rep.alpha:.4f}")
 rulesui.production_table(rep)
-ui.chart(rulecharts.production_figure(rep), key="production",
+ui.chart(lambda: rulecharts.production_figure(rep), key="production",
          fold="The production metrics by position and as a histogram (chart)")
 files.download_csv(gallery.production_rows(rep), f"production_metrics_{s.rule}_k{s.k}")
 st.caption(notation.text(
     "Where the exact values leave the theory, acceptance is not i.i.d. on these tables: how "
     "likely a draft is kept depends on the context it was drafted at."))
 
-st.markdown("#### Converter: why accepted / drafted is not alpha")
 rulesui.converter(s.k)
 ui.finish(app)

@@ -10,32 +10,35 @@ from ..views import plan as pv
 from ..views.plan import DraftInputs
 from . import guard, ui
 
-
-def _ms(key: str, label: str) -> float:
-    return float(ui.bind(key, st.number_input, label, format="%.3f"))
+TREE, COSTS, ACCEL = ("head, tree and lookup", "measured costs (batch 1, ms; 0 = not given)",
+                      "edit the accelerator (0 keeps the preset's number)")  # folds' labels
 
 
 def draft_inputs() -> DraftInputs:
     """Draw the drafting controls; the inputs for views.plan."""
     kind = ui.bind("plan_dkind", st.selectbox, "what drafts",
                    format_func=drafting.DRAFT_KINDS.get)
-    with st.expander("head, tree and lookup"):
-        st.caption("A head with a pasted draft config.json is priced from that config; "
-                   "without one, from the target's width and this many layers.")
-        layers = ui.bind("plan_hlayers", st.number_input, "head layers")
-        topk = ui.bind("plan_topk", st.number_input, "tree topk (SGLang)")
-        steps = ui.bind("plan_steps", st.number_input, "tree steps (0 = a chain of k)")
-        tokens = ui.bind("plan_dtokens", st.number_input, "tree tokens verified (0 = steps "
-                         "+ 1)")
-        lookup = ui.bind("plan_lookup_ms", st.number_input, "n-gram lookup per round (ms)",
-                         format="%.3f")
-    with st.expander("measured costs (batch 1, ms; 0 = not given)"):
-        t_oh, d_oh = _ms("plan_t_oh_ms", "fixed time per target pass"), \
-            _ms("plan_d_oh_ms", "fixed time per draft pass")
-        mt, mv = _ms("plan_m_target_ms", "measured decode step"), \
-            _ms("plan_m_verify_ms", "measured verify pass")
-        md = _ms("plan_m_draft_ms", "measured draft step")
-        mc = float(ui.bind("plan_m_c", st.number_input, "or measured c"))
+    box, field = ui.folded_fields(TREE)  # number boxes: drawn once opened
+    with box:
+        if field is ui.bind:
+            st.caption("A head with a pasted draft config.json is priced from that config; "
+                       "without one, from the target's width and this many layers.")
+        layers = field("plan_hlayers", st.number_input, "head layers")
+        topk = field("plan_topk", st.number_input, "tree topk (SGLang)")
+        steps = field("plan_steps", st.number_input, "tree steps (0 = a chain of k)")
+        tokens = field("plan_dtokens", st.number_input, "tree tokens verified (0 = steps + 1)")
+        lookup = field("plan_lookup_ms", st.number_input, "n-gram lookup per round (ms)",
+                       format="%.3f")
+    box, field = ui.folded_fields(COSTS)
+    with box:
+        t_oh, d_oh, mt, mv, md = (float(field(key, st.number_input, label, format="%.3f"))
+                                  for key, label in (
+            ("plan_t_oh_ms", "fixed time per target pass"),
+            ("plan_d_oh_ms", "fixed time per draft pass"),
+            ("plan_m_target_ms", "measured decode step"),
+            ("plan_m_verify_ms", "measured verify pass"),
+            ("plan_m_draft_ms", "measured draft step")))
+        mc = float(field("plan_m_c", st.number_input, "or measured c"))
     measured = planner.Measured(mt / 1e3, mv / 1e3, md / 1e3, mc)
     return DraftInputs(kind, int(layers), int(topk), int(steps), int(tokens), float(lookup),
                        t_oh, d_oh, measured)
@@ -44,11 +47,12 @@ def draft_inputs() -> DraftInputs:
 def accelerator_inputs() -> tuple:
     """Draw the accelerator and its overrides; (the Accelerator, its preset name)."""
     gpu = ui.bind("plan_gpu", st.selectbox, "accelerator")
-    with st.expander("edit the accelerator (0 keeps the preset's number)"):
-        mem = ui.bind("plan_mem_gb", st.number_input, "memory (GB)")
-        bw = ui.bind("plan_bw_tbs", st.number_input, "bandwidth (TB/s)")
-        tf = ui.bind("plan_tflops", st.number_input, "dense bf16 TFLOP/s")
-        tf8 = ui.bind("plan_fp8_tflops", st.number_input, "dense fp8 TFLOP/s")
+    box, field = ui.folded_fields(ACCEL)
+    with box:
+        mem = field("plan_mem_gb", st.number_input, "memory (GB)")
+        bw = field("plan_bw_tbs", st.number_input, "bandwidth (TB/s)")
+        tf = field("plan_tflops", st.number_input, "dense bf16 TFLOP/s")
+        tf8 = field("plan_fp8_tflops", st.number_input, "dense fp8 TFLOP/s")
     return pv.accelerator(gpu, mem_gb=mem, bw_tbs=bw, tflops=tf, fp8_tflops=tf8), gpu
 
 

@@ -3,6 +3,7 @@ the production-metrics table and the metric converter. The page reads them in or
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 
 import pandas as pd
@@ -15,33 +16,45 @@ CONVERT_FROM = {"alpha": "alpha", "rate": "draft acceptance rate (accepted / dra
                 "length": "mean acceptance length (1 + accepted / drafts)"}
 
 
-def rule_params(specs: Sequence[dict]) -> dict[str, dict[str, float]]:
-    """One slider per parameter of the parametrised rules (the URL field '<rule>_<name>'),
-    three to a row; returns the parameters by rule."""
-    params: dict[str, dict[str, float]] = {}
-    cols = st.columns(3)
-    for i, spec in enumerate(specs):
-        # rule names are identifiers, never re-lettered (topk_q stays topk_q)
-        label = f"{spec['rule']}: " + notation.text(f"{spec['name']} ({spec['help']})")
-        with cols[i % 3]:
-            value = ui.bind(f"{spec['rule']}_{spec['name']}", st.slider, label)
-        params.setdefault(spec["rule"], {})[spec["name"]] = value
-    return params
+RUN_CONTROLS = "Monte Carlo n and the parametrised rules' parameters"  # their fold's label
+NOTES = "Each rule: what it does, its rejection law, its parameters and its source"
+
+
+def run_controls(specs: Sequence[dict]) -> tuple[int, dict[str, dict[str, float]]]:
+    """n (decodes per rule) and one slider per parameter of the parametrised rules (the URL
+    field '<rule>_<name>'), three to a row, in a section drawn only once opened (ui.fold;
+    closed, every field keeps its value and its place in the link). Returns n and the
+    parameters by rule."""
+    box, field = ui.folded_fields(RUN_CONTROLS)
+    with box:
+        n = field("rules_n", st.select_slider, "n: Monte Carlo decodes per rule",
+                  format_func=lambda v: f"{v:,}")
+        params: dict[str, dict[str, float]] = {}
+        cols = st.columns(3) if field is ui.bind else [contextlib.nullcontext()] * 3
+        for i, spec in enumerate(specs):
+            # rule names are identifiers, never re-lettered (topk_q stays topk_q)
+            label = f"{spec['rule']}: " + notation.text(f"{spec['name']} ({spec['help']})")
+            with cols[i % 3]:
+                value = field(f"{spec['rule']}_{spec['name']}", st.slider, label)
+            params.setdefault(spec["rule"], {})[spec["name"]] = value
+    return int(n), params
 
 
 def rule_notes(notes: Sequence[dict]) -> None:
-    """Each rule under its own expander: what it does, its rejection law, its parameters
-    and where it comes from."""
+    """Each rule's note: what it does, its rejection law, its parameters and where it comes
+    from; all in one section drawn only once opened (ui.fold), a rule to a paragraph."""
+    if not (box := ui.folded_open(NOTES)):
+        return
     for note in notes:
-        with st.expander(f"{note['rule']}: " + notation.text(f"{note['label']} ({note['family']}, "
-                                                             f"{note['verdict']})")):
-            notation.md(f"{note['description'][0].upper()}{note['description'][1:]}.")
-            notation.md(f"**On rejection** the token comes from: {note['reject_law']}.")
-            if note["params"]:
-                notation.md("**Parameters:** " + "; ".join(
-                    f"{q['name']} = {q['value']:g} (default {q['default']:g}, range "
-                    f"{q['lo']:g}..{q['hi']:g}: {q['help']})" for q in note["params"]))
-            notation.md(f"**Source:** {note['source']}.")
+        params = "; ".join(f"{q['name']} = {q['value']:g} (default {q['default']:g}, range "
+                           f"{q['lo']:g}..{q['hi']:g}: {q['help']})" for q in note["params"])
+        box.markdown(
+            f"**{note['rule']}: " + notation.text(f"{note['label']} ({note['family']}, "
+                                                  f"{note['verdict']})") + "**  \n"
+            + notation.text(f"{note['description'][0].upper()}{note['description'][1:]}. "
+                            f"**On rejection** the token comes from: {note['reject_law']}."
+                            + (f" **Parameters:** {params}." if params else "")
+                            + f" **Source:** {note['source']}."))
 
 
 def production_table(rep) -> None:
@@ -52,10 +65,16 @@ def production_table(rep) -> None:
              fold="The production metrics: measured, exact and theory (table)")
 
 
+CONVERTER = "Converter: why accepted / drafted is not alpha"
+
+
 def converter(k: int) -> None:
     """Alpha, the draft acceptance rate and the mean acceptance length from any one of
-    them at k (Leviathan et al. 2022, eq. 1)."""
-    left, right = st.columns([1, 2])
+    them at k (Leviathan et al. 2022, eq. 1), in a section drawn only once opened."""
+    if not (box := ui.folded_open(CONVERTER)):
+        ui.keep("conv_given"), ui.keep("conv_value")  # closed: the link keeps them
+        return
+    left, right = box.columns([1, 2])
     with left:
         given = ui.bind("conv_given", st.radio, notation.text("the number is"),
                         format_func=lambda g_: notation.text(CONVERT_FROM[g_]))

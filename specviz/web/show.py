@@ -105,10 +105,13 @@ def chart(fig, key: str | None = None, *, swap_letters: bool = True, fold: str |
     """st.plotly_chart in the reader's letters (and, in presenter mode, larger type), with
     its title also as text that a narrow screen shows in its place (web.narrow), and its
     caption under it (in the reader's letters). With fold, a label: the chart and its caption
-    wait in a closed expander (folded_open), drawn only once it is opened."""
+    wait in a closed expander (folded_open), drawn only once it is opened; fig may then be a
+    function of no arguments, so that a closed section does not even build its figure."""
     box = st if fold is None else folded_open(fold)
     if box is None:
         return
+    if callable(fig):
+        fig = fig()
     if swap_letters:
         fig = swap_figure(fig, reader_notation())
     fig.update_layout(template="none")  # Streamlit's theme styles it; saves ~6 kB a chart

@@ -263,6 +263,17 @@ def intro(t: str) -> None:
         md(t)
 
 
+def folded_fields(label: str) -> tuple:
+    """A section of controls drawn only once opened (show.folded_open), and how to read its
+    fields: field(key, widget, label, **kwargs) draws the widget with bind while the section
+    is open, else keeps the field's value (binding.keep), so that the link still carries it.
+    Returns (the open expander, or a null context when closed; field)."""
+    box = folded_open(label)
+    if box is None:
+        return contextlib.nullcontext(), lambda key, *_, **__: binding.keep(key)
+    return box, bind
+
+
 def folded(label: str):
     """A container that, in presenter mode, folds away under an expander (controls a
     speaker sets before the talk), so that the stage starts on the first screen."""

@@ -22,6 +22,14 @@ FIRST_LOAD = {
     "rules": (1, {"warps", "production"}),
     "plan": (1, {"plan_best_k", "plan_acceptance"}),
     "draft-length": (1, {"dynamic_k"}),
+    "exactness": (1, {"marginal", "joint_diff", "convergence"}),
+}
+# page -> the keys of controls drawn only once their section is opened (a closed section's
+# fields keep their values and their place in the link)
+FOLDED_CONTROLS = {
+    "rules": {"w_rules_n", "w_lenient_l", "w_multi_draft_m", "w_conv_given", "w_conv_value"},
+    "plan": {"w_plan_hlayers", "w_plan_lookup_ms", "w_plan_t_oh_ms", "w_plan_m_c",
+             "w_plan_mem_gb", "w_plan_fp8_tflops"},
 }
 CHART_JSON_MAX = 40_000  # bytes of figure JSON on a first load, all charts together
 
@@ -54,6 +62,25 @@ def test_a_first_load_draws_only_the_leading_chart(path):
     unfold(at, 120)
     assert later <= chart_keys(at)  # every chart is still there, once opened
     assert not at.exception
+
+
+def control_keys(at) -> set[str]:
+    return {w.key for kind in ("slider", "select_slider", "number_input", "radio")
+            for w in at.get(kind)}
+
+
+@pytest.mark.parametrize("path", list(FOLDED_CONTROLS))
+def test_a_first_load_draws_no_folded_control(path):
+    at = run(path)
+    assert not control_keys(at) & FOLDED_CONTROLS[path]
+    assert FOLDED_CONTROLS[path] <= control_keys(unfold(at, 120))  # there, once opened
+    assert not at.exception
+
+
+def test_rules_notes_wait_in_one_closed_section():
+    at = run("rules")
+    assert not any("**Source:**" in m.value for m in at.markdown)
+    assert sum("**Source:**" in m.value for m in unfold(at, 120).markdown) >= 20
 
 
 @pytest.mark.parametrize("path,first,grids", [("rules", 1, 3), ("draft-length", 0, 3)])

@@ -21,6 +21,8 @@ ROOT = Path(__file__).resolve().parents[2]
 PAGES = {path: site.BY_PATH[path].script
          for path in ("exactness", "acceptance", "draft-length", "cost", "roofline")}
 SMALL = {"exactness": {"n": "2000"}}  # keep the Monte Carlo short in tests
+EXACTNESS_CHARTS = ("the_sidebar_s_rule_against_the_target_the_first_token_the_first_two_charts,"
+                    "tv_against_n_for_each_rule_beside_the_floor_chart")  # its folds, opened
 
 
 def run(page: str, **params: str) -> AppTest:
@@ -60,7 +62,7 @@ def test_page_runs_with_charts_and_downloads(page):
 
 # ----------------------------------------------------------------------------- exactness
 def test_exactness_n_from_the_url_and_back():
-    at = run("exactness", n="3000", k="3")
+    at = run("exactness", n="3000", k="3", open=EXACTNESS_CHARTS)
     assert at.number_input(key="w_n").value == 3000
     assert at.slider(key="w_k").value == 3
     rows = at.dataframe[0].value
@@ -77,7 +79,7 @@ def test_exactness_n_from_the_url_and_back():
 
 
 def test_exactness_sidebar_rule_drives_the_marginal_and_the_heatmap():
-    at = run("exactness", rule="no_resample")
+    at = run("exactness", rule="no_resample", open=EXACTNESS_CHARTS)
     titles = [c["layout"]["title"]["text"] for c in charts(at)]
     assert any("marginal" in t and "no_resample" in t for t in titles)
     assert any("joint" in t and "no_resample" in t for t in titles)
@@ -270,7 +272,7 @@ def test_chen_letters_on_a_chart_page():
     md_lev = " ".join(m.value for m in lev.markdown)
     md_chen = " ".join(m.value for m in chen.markdown)
     assert "min(p(x), q(x))" in md_lev and "min(q(x), p(x))" in md_chen
-    ex = run("exactness", notation="chen")
+    ex = run("exactness", notation="chen", open=EXACTNESS_CHARTS)
     names = [t.get("name", "") for c in charts(ex) for t in c["data"]]
     assert "target q(x1 | ctx)" in names and "target p(x1 | ctx)" not in names
 

@@ -12,17 +12,22 @@ from support import run_page, unfold
 
 from specviz.core.rules import RULES
 from specviz.views import columns, gallery
+from specviz.web import rulesui
+from specviz.web.show import fold_name
 
 ROOT = Path(__file__).resolve().parents[2]
 RULES_PAGE = next(ROOT.glob("pages/*_rules.py"))
 
 
 def run(path: Path = RULES_PAGE, **params: str) -> AppTest:
-    """The page with its production table opened (by the URL, as a link)."""
+    """The page with its production table, its run's controls, the rules' notes and the
+    converter opened (by the URL, as a link)."""
     return run_page(path, 60, **{"open": OPEN_TABLES, **params})
 
 
-OPEN_TABLES = "the_production_metrics_measured_exact_and_theory_table"
+OPEN_TABLES = ",".join(fold_name(label) for label in (
+    "The production metrics: measured, exact and theory (table)", rulesui.RUN_CONTROLS,
+    rulesui.NOTES, rulesui.CONVERTER))
 PRODUCTION_CHART = "the_production_metrics_by_position_and_as_a_histogram_chart"
 
 
@@ -62,9 +67,9 @@ def test_rules_page_runs_with_every_rule(page):
     assert set(t["verdict"]) == {"consistent with the target", "caught"}
     assert (t.loc[[n for n, r in RULES.items() if r.lossless], "verdict"]
             == "consistent with the target").all()
-    assert len(page.expander) >= 12
-    assert any("Medusa" in e.label for e in page.expander)
     src = " ".join(m.value for m in page.markdown)
+    assert sum(f"**{rule}: " in src for rule in RULES) == len(RULES)  # a note for each
+    assert "Medusa" in src
     assert "**Source:** sgl-project/sglang issue #35771" in src
     assert len(page.get("download_button")) >= 2
 
@@ -195,13 +200,13 @@ def test_chen_letters_swap_p_and_q(path):
 def test_chen_letters_leave_rule_names_alone():
     chen = run(notation="chen", rule="topk_q")
     assert "'topk_q'" in " ".join(m.value for m in chen.markdown)
-    assert any(e.label.startswith("topk_q: p from before top-k") for e in chen.expander)
+    assert "**topk_q: p from before top-k" in " ".join(m.value for m in chen.markdown)
     assert chen.slider(key="w_topk_q_top_k").label.startswith("topk_q: top_k")
     assert "topk_q" in list(chen.dataframe[0].value["rule"])
 
 
 def test_chen_letters_reach_the_rules_table_and_charts():
     chen = run(notation="chen", rule="one_hot")
-    assert any(e.label.startswith("one_hot: one-hot p") for e in chen.expander)
+    assert "**one_hot: one-hot p" in " ".join(m.value for m in chen.markdown)
     assert any("norm(max(0, q - p))" in e for e in (m.value for m in chen.markdown))
     assert chen.radio(key="w_notation").value == "chen"
