@@ -42,19 +42,20 @@ ui.table(cm.rows, columns.COST, fold="speedup by c (table)")
 files.download_csv(cm.rows, f"cost_k{s.k}")
 
 st.subheader("Speedup over k and c")
-surface = ui.cached(demos.speedup_surface)(alpha)
-notation.md(f"The closed form at the pair's exact long-run **alpha = {alpha:.4f}** "
-            "(Leviathan et al. 2022, Thm 3.8), over k = 1..32 and c = 0.001..1 on a log axis. "
-            "The vermillion line is speedup = 1 (the break-even c* at each k); the ridge (orange "
-            "on the heatmap, black dashes on the surface) is the best k at each c; the diamond "
-            "marks the sidebar's k and c.")
-point, line = pagedata.surface_point(surface, s.k, s.c), pagedata.break_even_curve(surface)
-view, (t_heat, t_3d) = ui.tabs("surface", pagedata.SURFACE_TABS)
-if view == "heatmap":
-    with t_heat:
-        ui.chart(surfaces.surface_heatmap(surface, point, line), key="surface_heatmap")
-else:
-    with t_3d:
-        ui.chart(surfaces.surface_3d(surface, point, line), key="surface_3d")
-files.download_csv(pagedata.surface_rows(surface), "speedup_surface", "Download the surface as CSV")
+if box := ui.folded_open("The speedup over every k and c, as a heatmap or a 3D surface (chart)",
+                         opened=ui.keep("surface") != "heatmap"):  # a link to the 3D view
+    with box:
+        surface = ui.cached(demos.speedup_surface)(alpha)
+        notation.md(f"The closed form at the pair's exact long-run **alpha = {alpha:.4f}** "
+                    "(Leviathan et al. 2022, Thm 3.8), over k = 1..32 and c = 0.001..1 on a log "
+                    "axis. The vermillion line is speedup = 1 (the break-even c* at each k); the "
+                    "ridge (orange on the heatmap, black dashes on the surface) is the best k at "
+                    "each c; the diamond marks the sidebar's k and c.")
+        point, line = pagedata.surface_point(surface, s.k, s.c), pagedata.break_even_curve(surface)
+        view, (t_heat, t_3d) = ui.tabs("surface", pagedata.SURFACE_TABS)
+        with t_heat if view == "heatmap" else t_3d:
+            ui.chart(surfaces.surface_heatmap(surface, point, line) if view == "heatmap" else
+                     surfaces.surface_3d(surface, point, line), key=f"surface_{view}")
+        files.download_csv(pagedata.surface_rows(surface), "speedup_surface",
+                           "Download the surface as CSV")
 ui.finish(app)

@@ -58,55 +58,61 @@ st.caption(notation.text(f"Two counts, both shown: the **{pagedata.TUTORIAL_LABE
 ui.chart(costcharts.pass_time_figure(page), key="pass_time", fold="The pass time by tokens (chart)")
 
 st.subheader("Accelerators")
-ui.table(page.accelerators, columns.ACCELERATORS, fold="The accelerators' numbers (table)")
-files.download_csv(page.accelerators, "accelerators")
-st.caption(notation.text("Sources: " + "; ".join(f"{a['accelerator']}: {a['source']}"
-                                                 for a in page.accelerators) + "."))
+if box := ui.folded_open("The accelerators' numbers and their sources (table, CSV)"):
+    with box:
+        ui.table(page.accelerators, columns.ACCELERATORS)
+        files.download_csv(page.accelerators, "accelerators")
+        st.caption(notation.text("Sources: " + "; ".join(f"{a['accelerator']}: {a['source']}"
+                                                         for a in page.accelerators) + "."))
 ui.table(page.rows, columns.ROOFLINE, fold="MACs and bytes by tokens in the pass (table)")
 files.download_csv(page.rows, f"roofline_{preset}_{dtype}")
 
 st.subheader("Batch size")
-notation.md(
-    "A server verifies many sequences at once. With batch B, a plain decode step holds B "
-    "tokens and a verify pass **B (k + 1)** tokens, over the same weights. While both passes "
-    "are memory-bound they take the same time and the speedup is Thm 3.8's; once B (k + 1) "
-    "tokens carry the verify pass past the ridge, the k extra positions are paid in full and "
-    "the speedup falls, below 1 for a large enough batch. Priced per pass: S(B) = E[tokens] "
-    "t_1(B) / (t_(k+1)(B) + k c t_1(B)), with E[tokens] = (1 − alpha^(k+1)) / (1 − alpha) "
-    "(Leviathan et al. 2022, eq. 1) and t_T(B) the roofline time of a pass of B sequences "
-    "with T new tokens each. The model shape, weight type, context and accelerator are "
-    "those chosen above; E[tokens] is the sidebar's pair's exact long-run tokens per call, "
-    "the same number /cost prices, so the two pages agree at a memory-bound batch."
-)
-kv = ui.bind("kv", st.toggle, "read the KV cache in each pass", cast=bool)
-st.caption(notation.text(pagedata.KV_SWITCH_NOTE))
-alpha = ui.cached(pagedata.long_run_alpha)(app.standard)
-cm = ui.cached(demos.cost_model)(app.standard, costs=pagedata.COST_GRID)
-curve = ui.cached(pagedata.batch_curve)(preset, accel, cm.tokens_per_call, s.k, s.c,
-                                        int(ctxlen), dtype, kv)
-b = st.columns(4)
-b[0].metric(notation.text(f"tokens per call (exact; alpha_eff {alpha:.4f})"),
-            f"{curve.tokens_per_call:.4f}")
-b[1].metric(notation.text("memory-bound speedup (as /cost)"),
-            f"{curve.memory_bound_speedup:.3f}x")
-b[2].metric(notation.text("verifying stops being free at B"),
-            f"{curve.stops_free:,}" if curve.stops_free else "never")
-b[3].metric(notation.text("speculation stops paying at B"),
-            f"{curve.stops_paying:,}" if curve.stops_paying else "never")
-if kv and curve.free_throughout:
-    st.info(notation.text(
-        f"With the KV-cache read, {preset} at a context of {int(ctxlen):,} tokens stays "
-        f"memory-bound at every batch up to {curve.max_batch:,} on {accel}: the cache to read "
-        "grows with B as fast as the MACs do, so MACs per byte level off below the ridge and "
-        f"verifying k + 1 = {s.k + 1} tokens stays as cheap as one decode step. Switch the "
-        "KV-cache read off to see the weights-only roofline turn compute-bound."))
-elif curve.free_throughout:
-    st.info(notation.text(f"The verify pass stays memory-bound at every batch up to "
-                          f"{curve.max_batch:,} on {accel}."))
-ui.chart(rulecharts.batch_figure(curve, int(batch)), key="batch",
-         fold="The speedup by batch size (chart)", caption=(
-             f"B runs over 1..{curve.max_batch:,}; 'never' means not within that range. The blue "
-             "dot is the batch chosen above. c is the draft's cost per token as a fraction of a "
-             "plain decode step at the same batch, so it is held fixed as B grows."))
-files.download_csv(curve.rows, f"batch_speedup_{preset}_{dtype}_k{s.k}")
+if box := ui.folded_open("The speedup by batch size, its metrics and CSV (chart)"):
+    with box:
+        notation.md(
+            "A server verifies many sequences at once. With batch B, a plain decode step holds "
+            "B tokens and a verify pass **B (k + 1)** tokens, over the same weights. While both "
+            "passes are memory-bound they take the same time and the speedup is Thm 3.8's; once "
+            "B (k + 1) tokens carry the verify pass past the ridge, the k extra positions are "
+            "paid in full and the speedup falls, below 1 for a large enough batch. Priced per "
+            "pass: S(B) = E[tokens] t_1(B) / (t_(k+1)(B) + k c t_1(B)), with E[tokens] = "
+            "(1 − alpha^(k+1)) / (1 − alpha) (Leviathan et al. 2022, eq. 1) and t_T(B) the "
+            "roofline time of a pass of B sequences with T new tokens each. The model shape, "
+            "weight type, context and accelerator are those chosen above; E[tokens] is the "
+            "sidebar's pair's exact long-run tokens per call, the same number /cost prices, so "
+            "the two pages agree at a memory-bound batch.")
+        kv = ui.bind("kv", st.toggle, "read the KV cache in each pass", cast=bool)
+        st.caption(notation.text(pagedata.KV_SWITCH_NOTE))
+        alpha = ui.cached(pagedata.long_run_alpha)(app.standard)
+        cm = ui.cached(demos.cost_model)(app.standard, costs=pagedata.COST_GRID)
+        curve = ui.cached(pagedata.batch_curve)(preset, accel, cm.tokens_per_call, s.k, s.c,
+                                                int(ctxlen), dtype, kv)
+        b = st.columns(4)
+        b[0].metric(notation.text(f"tokens per call (exact; alpha_eff {alpha:.4f})"),
+                    f"{curve.tokens_per_call:.4f}")
+        b[1].metric(notation.text("memory-bound speedup (as /cost)"),
+                    f"{curve.memory_bound_speedup:.3f}x")
+        b[2].metric(notation.text("verifying stops being free at B"),
+                    f"{curve.stops_free:,}" if curve.stops_free else "never")
+        b[3].metric(notation.text("speculation stops paying at B"),
+                    f"{curve.stops_paying:,}" if curve.stops_paying else "never")
+        if kv and curve.free_throughout:
+            st.info(notation.text(
+                f"With the KV-cache read, {preset} at a context of {int(ctxlen):,} tokens stays "
+                f"memory-bound at every batch up to {curve.max_batch:,} on {accel}: the cache "
+                "to read grows with B as fast as the MACs do, so MACs per byte level off below "
+                f"the ridge and verifying k + 1 = {s.k + 1} tokens stays as cheap as one decode "
+                "step. Switch the KV-cache read off to see the weights-only roofline turn "
+                "compute-bound."))
+        elif curve.free_throughout:
+            st.info(notation.text(f"The verify pass stays memory-bound at every batch up to "
+                                  f"{curve.max_batch:,} on {accel}."))
+        ui.chart(rulecharts.batch_figure(curve, int(batch)), key="batch", caption=(
+            f"B runs over 1..{curve.max_batch:,}; 'never' means not within that range. The blue "
+            "dot is the batch chosen above. c is the draft's cost per token as a fraction of a "
+            "plain decode step at the same batch, so it is held fixed as B grows."))
+        files.download_csv(curve.rows, f"batch_speedup_{preset}_{dtype}_k{s.k}")
+else:
+    ui.keep("kv")  # closed: the KV-cache switch keeps its value in the link
 ui.finish(app)

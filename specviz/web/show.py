@@ -54,15 +54,17 @@ def _cell(value, fmt: str | None) -> str:
     return fmt % value if fmt else str(value)
 
 
-def folded_open(label: str):
+def folded_open(label: str, *, opened: bool = False):
     """A closed expander whose body is drawn only once the reader opens it (the page then
     reruns): the expander while open, else None. A table or chart kept in one costs a page
     nothing until then (Streamlit's table component is 0.3-0.4 s of the browser's time to
     load, each Plotly chart its own drawing). The open state is the session's, under
-    FOLD_PREFIX, and the URL's: OPEN_PARAM lists the open sections, so a link reopens them."""
+    FOLD_PREFIX, and the URL's: OPEN_PARAM lists the open sections, so a link reopens them;
+    opened: the link opens it anyway (it chose a view that lives inside)."""
     name = fold_name(label)
     key = FOLD_PREFIX + name
-    box = st.expander(text(label), key=key, on_change="rerun", expanded=name in _url_open())
+    box = st.expander(text(label), key=key, on_change="rerun",
+                      expanded=opened or name in _url_open())
     st.session_state.setdefault(FOLDS_RUN, {})[name] = box.open
     return box if box.open else None
 

@@ -20,6 +20,7 @@ from specviz.web.ui import FOLD_PREFIX
 # page -> (charts on the first load at most, the chart keys drawn only once opened)
 FIRST_LOAD = {
     "roofline": (1, {"pass_time", "batch"}),
+    "cost": (1, {"surface_heatmap"}),
     "rules": (1, {"warps", "production"}),
     "plan": (1, {"plan_best_k", "plan_acceptance"}),
     "draft-length": (1, {"dynamic_k"}),
@@ -160,10 +161,24 @@ def test_the_url_lists_every_open_section_and_ignores_unknown_ones():
 
 
 def test_a_folded_chart_keeps_its_caption_inside():
-    at = run("roofline", open="the_speedup_by_batch_size_chart")
+    at = run("roofline", open="the_speedup_by_batch_size_its_metrics_and_csv_chart")
     batch = json.loads(next(c.proto.spec for c in at.get("plotly_chart")
                             if c.proto.id.endswith("batch")))
     assert batch["data"]
     assert any("B runs over 1.." in c.value for c in at.caption)
     shut = run("roofline")
     assert not any("B runs over 1.." in c.value for c in shut.caption)
+
+
+def test_roofline_batch_metrics_wait_with_their_chart():
+    at = run("roofline")  # the first screen's four metrics; the batch section's once opened
+    assert len(at.metric) == 4 and "w_kv" not in {t.key for t in at.toggle}
+    opened = unfold(at, 120)
+    assert "speculation stops paying at B" in {m.label for m in opened.metric}
+    assert "w_kv" in {t.key for t in opened.toggle}
+
+
+def test_a_link_to_the_3d_surface_opens_its_section():
+    at = run("cost", surface="3d")
+    assert {"cost_curve", "surface_3d"} == chart_keys(at)
+    assert at.query_params["surface"] == "3d"

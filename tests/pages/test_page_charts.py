@@ -169,6 +169,9 @@ def is_3d(chart: dict) -> bool:
 
 
 # ----------------------------------------------------------------------------- roofline
+ROOFLINE_BATCH = "the_speedup_by_batch_size_its_metrics_and_csv_chart"  # the batch section's fold
+
+
 def test_roofline_params_reach_the_widgets():
     at = run("roofline", preset="Llama-2-70B", dtype="int8", ctxlen="2048", batch="4",
              accel="H200 SXM")
@@ -239,7 +242,7 @@ def test_draft_length_dynamic_section():
 def test_roofline_batch_section_kv_toggle():
     """By default (weights only) the batch chart shows the turn; with the KV-cache read it
     stays flat and says why."""
-    at = run("roofline", open="the_speedup_by_batch_size_chart")  # the chart, opened
+    at = run("roofline", open=ROOFLINE_BATCH)  # the section, opened
     m = metrics(at)
     free, paying = int(m["verifying stops being free at B"]), int(
         m["speculation stops paying at B"])
@@ -265,7 +268,7 @@ def test_roofline_batch_section_kv_toggle():
 
 
 def test_roofline_batch_follows_the_accelerator_and_k():
-    at = run("roofline", accel="A100 SXM 80GB", k="8")
+    at = run("roofline", accel="A100 SXM 80GB", k="8", open=ROOFLINE_BATCH)
     m = metrics(at)  # A100's ridge is lower: even with the KV read the pass turns compute-bound
     assert m["verifying stops being free at B"] != "never"
 
@@ -313,7 +316,9 @@ def test_sweep_tables_have_human_headers_and_one_format_per_column():
 
 
 def test_cost_draws_the_heatmap_first_and_the_3d_surface_on_demand():
-    at = run("cost")
+    at = run("cost")  # the surface waits in its closed section; opened, the heatmap shows
+    assert len(charts(at)) == 1 and "surface" not in query(at)
+    at = unfold(at)
     kinds = [t["type"] for c in charts(at) for t in c["data"]]
     assert "heatmap" in kinds and not any(map(is_3d, charts(at)))  # the phone-friendly view
     assert "surface" not in query(at)
@@ -353,7 +358,8 @@ def test_each_table_shows_its_named_columns_only(page):
 def test_roofline_and_cost_price_the_same_speedup(params):
     """/roofline's memory-bound batch speedup is /cost's speedup at the same k and c: both
     from the pair's exact long-run tokens per call (the closed form at alpha_eff differs)."""
-    roof, cost = metrics(run("roofline", **params)), metrics(run("cost", **params))
+    roof = metrics(run("roofline", open=ROOFLINE_BATCH, **params))
+    cost = metrics(run("cost", **params))
     c = params.get("c", "0.1")
     assert roof["memory-bound speedup (as /cost)"] == cost[f"speedup at c = {float(c):g}"]
 
