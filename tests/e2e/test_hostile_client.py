@@ -22,7 +22,9 @@ from test_browser import settle
 from test_hostile_server import Peak, rss_mb
 
 TEXT_READY = "Round 0 starts after"
-HEAVY = "order=8"  # /text with models the default page does not count
+HEAVY = ("order=8&open=tokens_per_call_and_speedup_by_draft_order_chart,"  # /text with models
+         "the_drafters_side_by_side_chart_and_table")  # the default page does not count, and
+# its two sections that decode (draft orders, drafters) open: a cold run does real work
 FRAME_MB = 200  # Streamlit's default server.maxMessageSize, which the server once buffered
 FRAME_GROWTH_MB = 60  # what one such frame (or four at once) may add to the server now
 IDLE_TTL_S = 2  # disconnected sessions expire after this (the default is 120 s)

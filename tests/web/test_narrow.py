@@ -37,7 +37,8 @@ def test_the_style_shows_text_titles_only_below_the_breakpoint():
 
 @pytest.fixture(scope="module")
 def cost():
-    return run_page("pages/5_cost.py", 60)
+    return run_page("pages/5_cost.py", 60,  # its surface section open: two charts
+                    open="the_speedup_over_every_k_and_c_as_a_heatmap_or_a_3d_surface_chart")
 
 
 def test_every_chart_has_its_text_title_and_the_mode_bar_config(cost):
