@@ -10,12 +10,13 @@ is per CPU-second, so with P busy threads about 1/P of the wall figure): bandwid
 a 512 MB f32 matrix / the time of the faster of two reads of it, each split into P
 concurrent parts, the pass's one-row product (blas.rows_by, the head's access pattern) and
 a plain read (NumPy's max over each part), so a slow product cannot lower the bar (the
-threads share one memory stream: measured here, a plain read of 671 MB ran at 24.5 GB/s by
-one thread and by two); the large-product rate = P * 2 * 512 * 2048 * 2048 / the time of P
-such products run at once (the machine's ceiling: 99 GFLOP/s on one thread here, 201 on
-two); and the rate of the pass's own n-row products, P threads each multiplying a 2048 x d
-matrix that stays in cache (blas.rows_by, one part each), P * 2 n 2048 d / time, the
-ceiling BLAS reaches on the shapes a pass is made of.
+threads share one memory stream: on a quiet machine here a plain read of 671 MB ran at
+24.5 GB/s by one thread and by two); the large-product rate = P * 2 * 512 * 2048 * 2048 /
+the time of P such products run at once (the machine's ceiling: 99 GFLOP/s on one thread
+here, 201 on two, quiet); and the rate of the pass's own n-row products, P threads each
+multiplying a 2048 x d matrix that stays in cache (blas.rows_by, one part each),
+P * 2 n 2048 d / time, the ceiling BLAS reaches on the shapes a pass is made of. A thread
+that waits for a core holds back its figure's wall time as it holds back a split pass.
 """
 
 from __future__ import annotations
