@@ -7,14 +7,18 @@ roofline(n) = max(bytes / bandwidth, flops / rate): bytes = the f32 weights read
 blocks and the tied head) plus the KV cache read at context 256; flops = 2 x the
 multiply-adds of n positions (blocks, attention over the context, the head at each).
 bandwidth: the faster of two reads of 512 MB, the pass's one-row product and a plain read
-(NumPy's max). Rate: the fastest f32 matrix rate measured, the best of a large product
+(NumPy's max), each split over the pass's threads (blas.PASS_THREADS) as the pass splits the
+head. Rate: the fastest f32 matrix rate measured, the best of a large product
 (512 x 2048 x 2048) and the pass's own products at 1..9 rows (blas.rows_by on a 2048 x 640
-matrix in cache, whose direct kernel here outruns the large product's). That roofline is
+matrix in cache, whose direct kernel here outruns the large product's), each run in
+PASS_THREADS threads at once, FLOPs summed (llm.machine). That roofline is
 the ideal; "kernel" is the same at the rate of the pass's n-row products, what a pass can
 reach with this kernel. The decode step is set against the time to read the head once, the
 faster of its one-row product and a plain read of its bytes. Bandwidth, the rates and the
-passes are measured interleaved, rep by rep, and the best of the reps kept; wall and CPU
-(this thread's) time are both shown.
+passes are measured interleaved, rep by rep, and the best of the reps kept; wall time is
+the headline, and the process's CPU time (summed over its threads: what the work cost,
+leaving out waits for a core or for the slower thread) is shown beside it, every figure and
+pass by the same clock.
 
     .venv/bin/python benchmarks/bench_llm.py [--reps 5] [--context 256]
 """
@@ -36,8 +40,8 @@ sys.path.insert(0, str(ROOT))
 from specviz.analysis import roofline  # noqa: E402
 from specviz.analysis.shape import ModelShape  # noqa: E402
 from specviz.llm import store  # noqa: E402
-from specviz.llm.blas import BLAS_THREADS, blas_limit, rows_by  # noqa: E402
-from specviz.llm.machine import CLOCKS, Machine, timed  # noqa: E402
+from specviz.llm.blas import BLAS_THREADS, PASS_THREADS, blas_limit, rows_by  # noqa: E402
+from specviz.llm.machine import CLOCKS, Machine, plain_read, timed  # noqa: E402
 from specviz.llm.runner import Runner  # noqa: E402
 
 POSITIONS = tuple(range(1, 10))  # positions per pass measured (k + 1 for k = 0..8)
@@ -78,7 +82,8 @@ def main() -> None:
     after = rss_mb()
     cfg, w = model.cfg, model.weights
     print(f"load {load_s:.1f} s; resident memory {before:.0f} MB before, {after:.0f} MB after "
-          f"(f32 weights {w.nbytes / 1e6:.0f} MB); BLAS threads {BLAS_THREADS}; "
+          f"(f32 weights {w.nbytes / 1e6:.0f} MB); BLAS threads {BLAS_THREADS} a product, "
+          f"the head's product and the machine's figures in {PASS_THREADS} threads; "
           f"{os.cpu_count()} CPUs, load average {load0:.1f}")
     ctx = args.context
     ids = [cfg.bos] + np.random.default_rng(0).integers(1000, 50_000, ctx - 1).tolist()
@@ -88,6 +93,7 @@ def main() -> None:
     wall = {n: [] for n in POSITIONS}
     cpu = {n: [] for n in POSITIONS}
     head_s = {"product": [], "plain": []}  # the head read by the pass's 1-row product, by max
+    # (both split over PASS_THREADS threads, as the pass splits it)
     h = np.ones((1, cfg.d), np.float32)
     for _ in range(args.reps):  # the machine's figures and the passes, interleaved
         machine.sample()
@@ -99,7 +105,7 @@ def main() -> None:
             cpu[n].append(c)
         with blas_limit():
             head_s["product"].append(timed(lambda: rows_by(h, w.embed)))
-            head_s["plain"].append(timed(w.embed.tiles.max))
+            head_s["plain"].append(timed(lambda: plain_read(w.embed.tiles)))
     best = {k: tuple(min(t[c] for t in v) for c in range(2)) for k, v in head_s.items()}
     print("reading the f32 head once: " + ", ".join(
         f"{k} {1e3 * b[0]:.1f} ms wall, {1e3 * b[1]:.1f} cpu" for k, b in best.items())

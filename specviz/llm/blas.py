@@ -29,21 +29,48 @@ x @ W.T to float rounding.
 A pass holds BLAS to $SPECVIZ_BLAS_THREADS threads (default 1; threadpoolctl): on a
 loaded 2-core machine a second BLAS thread made a pass 3-10x slower (waiting for a core),
 and OpenBLAS leaves the direct kernel for the packing one when it may use more threads.
-The controller is made once: building one scans the loaded libraries.
+The controller is made once: building one scans the loaded libraries. Its limit is
+OpenBLAS's own setting, one for the process, so it holds in every thread.
+
+Instead, a matrix of at least SPLIT_BYTES (the head, a trimmed draft head of 16k rows) is
+split: its tiles in $SPECVIZ_PASS_THREADS contiguous ranges (default 2 where the process may
+run on 2 or more cores, else 1), each multiplied into its own columns of the output at once,
+one in the calling thread and the others on a pool kept by this module (NumPy's matmul
+releases the GIL), each still one BLAS thread on the direct kernel. While one range's rows
+past the fourth are multiplied from cache, the other's tiles stream, so the memory stream
+need not wait for them. Measured here on a quiet machine (2 cores, wall clock): a plain
+read of the 671 MB head ran at 24.5 GB/s by one thread and by two (the threads share one
+memory stream), a large f32 product at 99 GFLOP/s on one thread and 201 on two, and the
+head in two ranges took 19.8/20.3/20.9/23.0/25.4/30.0 ms at 1/2/4/5/7/9 rows, against
+21.7/23.4/22.6/33.0/34.9/52.5 in one. Each output is the same dot product, computed by the
+same kernel on the same tile, so the result equals the unsplit product bit for bit. On a
+loaded machine the product waits for the slower range: one whose thread waits for a core
+delays it by as long (at a load average near 4 on 2 cores the head ran split within 3% of
+unsplit at 1, 5 and 9 rows; near 2.4, 23/27/32 ms against 23/33/45). SPLIT_BYTES: handing a
+range to the pool and waiting for it costs 13-21 us. Split, matrices read from memory ran
+(best of 7, wall, load 2.4): 4 MB 30% slower at 1 row and within 7% at 5-9, 16 MB 27-34%
+faster at 1-9 rows, 64 MB 7-38% faster (at load near 4: 1-6% slower); splitting the
+layers' products too (2.6-10.5 MB each, 72 a pass) made a pass 0.4-2 ms slower at 1-5 rows
+and gained nothing at 9 (load 2.4-4). So 16 MB.
 """
 
 from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from functools import cache
+from itertools import pairwise
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
 
-BLAS_THREADS = int(os.environ.get("SPECVIZ_BLAS_THREADS", "1"))  # threads a pass may use
+BLAS_THREADS = int(os.environ.get("SPECVIZ_BLAS_THREADS", "1"))  # BLAS threads per product
+PASS_THREADS = max(1, int(os.environ.get(  # threads a large product is split over
+    "SPECVIZ_PASS_THREADS", "2" if len(os.sched_getaffinity(0)) >= 2 else "1")))
+SPLIT_BYTES = 16 * 2**20  # a matrix of at least this many bytes is split (PASS_THREADS parts)
 TILE = 64  # rows of W per tile (R) while a tile holds at most TILE_BYTES, else TILE // 2
 TILE_BYTES = 640 * TILE * 4  # 160 KiB: wider tiles ran 2-3x slower at 8-10 rows
 matmul = np.matmul  # every product here goes through this name (tests record the shapes)
@@ -57,6 +84,18 @@ def _controller() -> ThreadpoolController:
 def blas_limit() -> AbstractContextManager:
     """Hold BLAS to BLAS_THREADS threads inside the with-block."""
     return _controller().limit(limits=BLAS_THREADS, user_api="blas")
+
+
+_POOL = ThreadPoolExecutor(max(1, PASS_THREADS - 1), thread_name_prefix="specviz-pass")
+
+
+def concurrently(fns: Sequence[Callable[[], object]]) -> list:
+    """[f() for f in fns], the first in this thread and the others at once on the module's
+    pool of PASS_THREADS - 1 threads (more queue there); returns when all have, their
+    results in order."""
+    later = [_POOL.submit(f) for f in fns[1:]]
+    first = fns[0]() if fns else None
+    return ([first] if fns else []) + [f.result() for f in later]
 
 
 def tile_rows(d: int) -> int:
@@ -133,15 +172,23 @@ class Tiled:
         return self.tiles[ids // r, :, ids % r]
 
 
-def rows_by(x: np.ndarray, w: Tiled) -> np.ndarray:
-    """x @ W.T for x (n, d) f32; returns (n, m) f32, rows contiguous."""
+def rows_by(x: np.ndarray, w: Tiled, *, parts: int | None = None) -> np.ndarray:
+    """x @ W.T for x (n, d) f32; returns (n, m) f32, rows contiguous. The tiles are split into
+    `parts` contiguous ranges multiplied concurrently, each into its own columns (default:
+    PASS_THREADS where W holds at least SPLIT_BYTES, else one)."""
     n = len(x)
     nb, d, r = w.tiles.shape
     rows = n + n % 2  # the kernel's pairs of rows: an odd count gets a zero row
     xs = np.zeros((rows, d), np.float32)
     xs[:n] = x
     out = np.empty((rows, nb * r), np.float32)
-    matmul(xs, w.tiles, out=out.reshape(rows, nb, r).transpose(1, 0, 2))  # tile b -> cols b
+    by_tile = out.reshape(rows, nb, r).transpose(1, 0, 2)  # tile b -> cols b R .. (b + 1) R
+    if parts is None:
+        parts = PASS_THREADS if w.nbytes >= SPLIT_BYTES else 1
+    parts = max(1, parts)
+    ends = [nb * i // parts for i in range(parts + 1)]  # tile ranges, sizes within one
+    concurrently([lambda a=a, b=b: matmul(xs, w.tiles[a:b], out=by_tile[a:b])
+                  for a, b in pairwise(ends) if b > a])
     return out[:n] if w.m == nb * r else np.ascontiguousarray(out[:n, : w.m])
 
 

@@ -13,7 +13,8 @@ after the final norm and only at the positions asked for.
 A pass runs any subset of the layers (`layers`), so an early-exit or layer-skipping draft is
 the same code, with its own cache. Every product with a weight matrix goes through
 blas.rows_by (one stacked product over the matrix's tiles: the layout this machine's BLAS
-runs fast; q, k, v and gate, up as one product each, rows_by_each), under blas_limit's thread cap.
+runs fast; q, k, v and gate, up as one product each, rows_by_each), under blas_limit's thread cap;
+the head's product is split over blas.PASS_THREADS threads.
 """
 
 from __future__ import annotations

@@ -217,10 +217,10 @@ MACHINE_NAME = "this machine (measured, f32)"
 
 def measured_machine(seconds: float = MACHINE_SECONDS) -> Row:
     """This machine as /roofline's accelerators are described, measured here (llm.machine,
-    best wall-clock sample): bandwidth of the faster of the pass's one-row product and a
-    plain read over 128 MB of f32, peak of a 512 x 2048 x 2048 f32 product, the real model's
-    BLAS threads; ridge = peak MACs/s / bandwidth. Samples for `seconds` (at least one
-    sample)."""
+    best wall-clock sample, in the pass's threads as the real model's pass runs): bandwidth of
+    the faster of the pass's one-row product and a plain read over 128 MB of f32, peak of
+    512 x 2048 x 2048 f32 products in every thread at once (FLOPs summed); ridge = peak
+    MACs/s / bandwidth. Samples for `seconds` (at least one sample)."""
     m = machine.Machine(rows=(), big_rows=MACHINE_BIG_ROWS)
     t_end = time.perf_counter() + seconds
     m.sample()

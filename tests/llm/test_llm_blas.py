@@ -122,3 +122,79 @@ def test_a_pass_hands_blas_stacked_tile_products_of_even_rows(tmp_path, monkeypa
         assert span(w.embed.tiles) in read and len(seen) == 1 + 4 * len(w.layers), n
         assert all(any(a <= lo and hi <= b for a, b in read) for lo, hi in weights), n
         assert all(r % 2 == 0 and r - n in (0, 1) for r, _ in seen), (n, seen)
+
+
+def ragged(m: int, d: int, seed: int) -> tuple[np.ndarray, blas.Tiled]:
+    """A random W (m, d) f32 and its Tiled copy."""
+    w = np.random.default_rng(seed).standard_normal((m, d), dtype=np.float32)
+    return w, blas.Tiled.of(w)
+
+
+@pytest.mark.parametrize("m, d", [(37, 40), (200, 640), (450, 24), (70, 1024)])
+def test_a_split_product_equals_the_unsplit_one_bit_for_bit(m, d):
+    """Each output is the same dot product by the same kernel on the same tile, whichever
+    part multiplies it: the tile ranges (a ragged last tile too) multiplied at once give
+    exactly the one-part product, at odd and even row counts, however many parts (more
+    parts than tiles too)."""
+    w, t = ragged(m, d, m + d)
+    rng = np.random.default_rng(d)
+    with blas.blas_limit():
+        for n in range(1, 10):
+            x = rng.standard_normal((n, d), dtype=np.float32)
+            one = blas.rows_by(x, t, parts=1)
+            assert np.all(np.abs(one - x.astype(np.float64) @ w.astype(np.float64).T)
+                          <= bound(x, w))
+            for parts in (2, 3, len(t.tiles) + 2):
+                got = blas.rows_by(x, t, parts=parts)
+                assert got.shape == (n, m) and got.flags.c_contiguous
+                assert np.array_equal(got, one), (n, parts)
+
+
+def test_a_matrix_is_split_from_split_bytes_on(monkeypatch):
+    """At SPLIT_BYTES and above, rows_by hands BLAS PASS_THREADS products over contiguous
+    tile ranges that cover W once, each in its own thread at once (the first in the caller's);
+    below, one product in the caller's thread. The result is the same either way."""
+    import threading
+    w, t = ragged(450, 24, 3)  # 8 tiles, the last partial
+    calls: list[tuple[int, int, int]] = []  # (first tile's address, tiles, thread)
+    monkeypatch.setattr(blas, "matmul", lambda a, b, **kw: calls.append(
+        (b.__array_interface__["data"][0], len(b), threading.get_ident()))
+        or np.matmul(a, b, **kw))
+    monkeypatch.setattr(blas, "PASS_THREADS", 2)
+    x = np.random.default_rng(4).standard_normal((5, 24), dtype=np.float32)
+    base, size = t.tiles.__array_interface__["data"][0], t.tiles[0].nbytes
+    with blas.blas_limit():
+        got = {}
+        for limit, parts in ((t.nbytes + 1, 1), (t.nbytes, 2), (t.nbytes - 1, 2)):
+            monkeypatch.setattr(blas, "SPLIT_BYTES", limit)
+            calls.clear()
+            got[limit] = blas.rows_by(x, t)
+            assert len(calls) == parts, limit
+            ranges = sorted(((a - base) // size, n) for a, n, _ in calls)
+            assert ranges == {1: [(0, 8)], 2: [(0, 4), (4, 4)]}[parts]
+            assert len({who for *_, who in calls}) == parts
+            assert threading.get_ident() in {who for *_, who in calls}
+    assert all(np.array_equal(g, got[t.nbytes]) for g in got.values())
+    assert np.array_equal(got[t.nbytes], blas.rows_by(x, t, parts=1))
+
+
+def test_the_blas_limit_holds_in_the_pools_threads():
+    """threadpoolctl's limit is OpenBLAS's one setting for the process: a range multiplied on
+    the pool runs under the same BLAS_THREADS as the caller, whether the caller is the main
+    thread or another (a server's session)."""
+    import threading
+
+    from threadpoolctl import threadpool_info
+
+    def blas_threads():
+        return {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+
+    def both():
+        with blas.blas_limit():
+            return blas.concurrently([blas_threads, blas_threads])
+
+    seen = [both()]
+    other = threading.Thread(target=lambda: seen.append(both()))
+    other.start()
+    other.join()
+    assert seen == [[{blas.BLAS_THREADS}] * 2] * 2
