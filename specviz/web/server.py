@@ -14,8 +14,9 @@ entry command of the image.
   sessions ended (Streamlit's collection after every script run is off: [runner]
   postScriptGC = false).
 - main(): `python -m specviz.web.server run app.py ...` is `streamlit run app.py ...` with
-  /_stcore/metrics answered 404 and request heads up to REQUEST_HEAD_MAX_BYTES, which
-  Streamlit 1.67 has no option for.
+  /_stcore/metrics answered 404, request heads up to REQUEST_HEAD_MAX_BYTES, which
+  Streamlit 1.67 has no option for, and the page's lazy scripts asked for at once
+  (web.preload).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ import threading
 import time
 from collections.abc import Callable
 from typing import TypeVar
+
+from specviz.web.preload import Preload
 
 T = TypeVar("T")
 # seconds without a script run or a session change before the collector collects
@@ -151,12 +154,13 @@ class _Closed:
 
 
 def patch_streamlit() -> None:
-    """Close CLOSED_PATHS and take request heads up to REQUEST_HEAD_MAX_BYTES in the
-    server Streamlit starts (its app factory and uvicorn settings, looked up at start)."""
+    """Close CLOSED_PATHS, take request heads up to REQUEST_HEAD_MAX_BYTES and preload the
+    lazy scripts (web.preload) in the server Streamlit starts (its app factory and uvicorn
+    settings, looked up at start)."""
     from streamlit.web.server.starlette import starlette_server as ss
 
     make_app, settings = ss.create_starlette_app, ss._get_uvicorn_config_kwargs
-    ss.create_starlette_app = lambda runtime: _Closed(make_app(runtime))
+    ss.create_starlette_app = lambda runtime: _Closed(Preload(make_app(runtime)))
     ss._get_uvicorn_config_kwargs = lambda: {
         **settings(), "h11_max_incomplete_event_size": REQUEST_HEAD_MAX_BYTES}
 

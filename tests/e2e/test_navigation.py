@@ -29,3 +29,37 @@ def test_a_cold_deep_link_shows_the_navigation_titles(browser):
         page.close()
     finally:
         server.stop()
+
+
+IMPORTS_JS = """() => [...document.querySelectorAll('head script[type=module]:not([src])')]
+    .map(s => s.textContent).join('\\n')"""
+
+
+def test_the_document_starts_the_element_code_its_page_needs(server, page):
+    """The page's document (web.preload) imports Streamlit's element code from its head:
+    every module it names is served (200) and loads without error, Plotly's only on a page
+    whose first load draws a chart; the chart page draws, and a chart page reached from a
+    page without charts (Plotly's code asked for on demand) draws too."""
+    served: dict[str, int] = {}
+    page.on("response", lambda r: served.__setitem__(r.url, r.status)
+            if "/static/js/" in r.url else None)
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    for path, charts in (("cost", True), ("tour", False)):
+        page.goto(f"{server.url}/{path}")
+        page.get_by_role("heading", level=1).first.wait_for(timeout=90_000)
+        script = page.evaluate(IMPORTS_JS)
+        urls = re.findall(r'"\./static/js/([^"]+\.js)"', script)
+        assert ("PlotlyChart" in script) is charts, script
+        assert len(urls) >= 10, script
+        for name in urls:
+            page.wait_for_function("u => performance.getEntriesByName(u).length",
+                                   arg=f"{server.url}/static/js/{name}")
+            assert served.get(f"{server.url}/static/js/{name}") == 200, name
+        if charts:
+            page.locator(".stPlotlyChart .main-svg").first.wait_for(timeout=60_000)
+    links = page.locator(".st-key-sv_nav a")
+    links.nth(site.PAGES.index(site.BY_PATH["cost"])).click()
+    expect(page).to_have_url(re.compile(r"/cost(\?|$)"))
+    page.locator(".stPlotlyChart .main-svg").first.wait_for(timeout=60_000)
+    assert not errors, errors

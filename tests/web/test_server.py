@@ -9,6 +9,7 @@ import threading
 import time
 
 from specviz.web import server
+from specviz.web.preload import Preload
 
 
 def test_once_makes_one_object_however_many_ask_at_once():
@@ -101,4 +102,6 @@ def test_patched_streamlit_takes_long_request_heads(monkeypatch):
     server.patch_streamlit()
     assert ss._get_uvicorn_config_kwargs() == {
         "ws_max_size": 1, "h11_max_incomplete_event_size": server.REQUEST_HEAD_MAX_BYTES}
-    assert isinstance(ss.create_starlette_app(None), server._Closed)
+    app = ss.create_starlette_app(None)
+    assert isinstance(app, server._Closed) and isinstance(app.app, Preload)
+    assert app.app.app == "app"

@@ -1,0 +1,129 @@
+"""web.preload: a page's document imports Streamlit's lazy element code from its head."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import json
+import re
+import threading
+
+import pytest
+
+from specviz.views import site
+from specviz.web import preload
+
+HTML = b"<html><head><title>x</title></head><body>app</body></html>"
+
+
+def _serve(app, path: str, method: str = "GET") -> list[dict]:
+    """The ASGI messages app sends for one request (run in a thread of its own: a browser
+    test in this worker may hold the main thread's loop)."""
+    sent: list[dict] = []
+
+    async def send(message):
+        sent.append(message)
+
+    async def receive():
+        return {"type": "http.request"}
+
+    scope = {"type": "http", "method": method, "path": path, "headers": []}
+    runner = threading.Thread(target=asyncio.run, args=(app(scope, receive, send),))
+    runner.start()
+    runner.join(10)
+    return sent
+
+
+def _inner(body: bytes, content_type: bytes, *, status: int = 200, chunks: int = 1,
+           encoding: bytes | None = None):
+    """An ASGI app answering every request with body, in `chunks` pieces."""
+    headers = [(b"content-type", content_type), (b"content-length", str(len(body)).encode()),
+               (b"etag", b'"abc"'), (b"cache-control", b"no-cache")]
+    if encoding:
+        headers.append((b"content-encoding", encoding))
+
+    async def app(scope, receive, send):
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        cut = [len(body) * i // chunks for i in range(chunks + 1)]
+        for i in range(chunks):
+            await send({"type": "http.response.body", "body": body[cut[i]: cut[i + 1]],
+                        "more_body": i < chunks - 1})
+    return app
+
+
+def _page(sent: list[dict]) -> tuple[dict, bytes]:
+    head = dict(sent[0]["headers"])
+    return head, b"".join(m.get("body", b"") for m in sent[1:])
+
+
+def _imported(body: bytes) -> list[str]:
+    """The URLs the page's module script imports (read as the JSON list it holds)."""
+    found = re.search(rb"for \(const u of (\[.*?\])\) import\(u\);", body)
+    return json.loads(found.group(1)) if found else []
+
+
+def test_every_chunk_named_is_in_the_installed_streamlit():
+    names = [f.name.split(".")[0] for f in preload.chunk_files()]
+    assert names == list(preload.CHUNKS)  # a rename in a Streamlit upgrade fails here
+
+
+@pytest.mark.parametrize("page", site.PAGES, ids=lambda p: p.path or "home")
+def test_a_page_imports_plotly_only_where_its_first_load_draws_a_chart(page):
+    head, body = _page(_serve(preload.Preload(_inner(HTML, b"text/html; charset=utf-8")),
+                              f"/{page.path}"))
+    urls = _imported(body)
+    plotly = [u for u in urls if "/PlotlyChart." in u]
+    assert len(urls) == len(preload.CHUNKS) - (not page.charts)
+    assert len(plotly) == page.charts
+    assert all(u.startswith("./static/js/") for u in urls)  # relative, as Streamlit's own
+    assert body.index(b"import(u)") < body.index(b"</head>")
+    assert body.replace(preload.script(page), b"") == HTML  # nothing else changed
+    assert int(head[b"content-length"]) == len(body)
+    assert b"etag" not in head and head[b"cache-control"] == b"no-cache"
+
+
+def test_the_pages_declared_without_charts():
+    assert [p.path for p in site.PAGES if not p.charts] == ["", "tour", "measured"]
+
+
+@pytest.mark.parametrize("path, page", [("/", ""), ("/base/cost", "cost"), ("/cost/", "cost"),
+                                        ("/no-such-page", ""), ("/base/", "")])
+def test_a_path_opens_its_last_segments_page_or_home(path, page):
+    assert preload.page_of(path) is site.BY_PATH[page]
+
+
+def test_a_compressed_page_is_sent_plain_with_the_script():
+    sent = _serve(preload.Preload(_inner(gzip.compress(HTML), b"text/html", chunks=3,
+                                         encoding=b"gzip")), "/round")
+    head, body = _page(sent)
+    assert b"content-encoding" not in head
+    assert body == preload.in_head(HTML, preload.script(site.BY_PATH["round"]))
+    assert len(sent) == 2  # the start and one body
+
+
+@pytest.mark.parametrize("content_type, status, method", [
+    (b"application/javascript", 200, "GET"),  # the chunks themselves
+    (b"text/html", 304, "GET"),  # a revalidated page: no body to change
+    (b"text/html", 404, "GET"),
+    (b"text/html", 200, "HEAD"),
+])
+def test_every_other_answer_passes_untouched(content_type, status, method):
+    inner = _inner(HTML, content_type, status=status, chunks=2)
+    assert _serve(preload.Preload(inner), "/round", method) == _serve(inner, "/round", method)
+
+
+def test_websockets_pass_untouched():
+    seen = []
+
+    async def inner(scope, receive, send):
+        seen.append(scope)
+
+    runner = threading.Thread(target=asyncio.run, args=(preload.Preload(inner)(
+        {"type": "websocket", "path": "/_stcore/stream"}, None, None),))
+    runner.start()
+    runner.join(10)
+    assert seen and seen[0]["type"] == "websocket"
+
+
+def test_a_page_without_a_head_is_left_as_it_is():
+    assert preload.in_head(b"<p>x</p>", b"<script></script>") == b"<p>x</p>"
