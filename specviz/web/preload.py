@@ -30,7 +30,7 @@ from specviz.views import site
 
 # the file's own length, encoding and validators do not describe the page sent
 DROPPED = (b"content-length", b"content-encoding", b"etag", b"last-modified")
-# Streamlit's lazy chunks every chart page of the app draws on its first load
+# Streamlit's lazy chunks the app's pages draw on their first load (Plotly's: chart pages)
 PLOTLY = "PlotlyChart"  # its module alone ran ~1.0 s here: only for pages that draw a chart
 CHUNKS = (PLOTLY, "PageLink", "Html", "Slider", "NumberInput", "Selectbox", "Radio",
           "Checkbox", "TextInput", "Metric", "Button", "DownloadButton")
@@ -69,9 +69,8 @@ def in_head(html: bytes, tags: bytes) -> bytes:
 
 class Preload:
     """An ASGI app: app's text/html answers to a GET (200) carry their page's script() in
-    the head,
-    served uncompressed and without the file's validators (an ETag would keep a page cached
-    with another script); every other answer passes as it comes."""
+    the head, served uncompressed and without the file's validators (an ETag would keep a
+    page cached with another script); every other answer passes as it comes."""
 
     def __init__(self, app) -> None:
         self.app = app
