@@ -56,7 +56,7 @@ notation.md(
     "the tokens that will be kept, a bound no real policy reaches. All use the correct "
     "rule, so every text is exact (Leviathan et al. 2022, Algorithm 1, with k set per round)."
 )
-box, field = ui.folded_fields("Each policy's tokens, calls and speedup at a confidence "
+box, field, opened = ui.folded_fields("Each policy's tokens, calls and speedup at a confidence "
                               "threshold (table)")
 with box:
     threshold = float(field("threshold", st.slider,
@@ -70,7 +70,7 @@ def policies() -> tuple:
     return runs, pagedata.policy_rows(runs, s.c)
 
 
-if field is ui.bind:
+if opened:
     with box:
         policy = policies()[1]
         ui.table(policy, columns.policy_columns(s.c))

@@ -18,9 +18,9 @@ def draft_inputs() -> DraftInputs:
     """Draw the drafting controls; the inputs for views.plan."""
     kind = ui.bind("plan_dkind", st.selectbox, "what drafts",
                    format_func=drafting.DRAFT_KINDS.get)
-    box, field = ui.folded_fields(TREE)  # number boxes: drawn once opened
+    box, field, opened = ui.folded_fields(TREE)  # number boxes: drawn once opened
     with box:
-        if field is ui.bind:
+        if opened:
             st.caption("A head with a pasted draft config.json is priced from that config; "
                        "without one, from the target's width and this many layers.")
         layers = field("plan_hlayers", st.number_input, "head layers")
@@ -29,7 +29,7 @@ def draft_inputs() -> DraftInputs:
         tokens = field("plan_dtokens", st.number_input, "tree tokens verified (0 = steps + 1)")
         lookup = field("plan_lookup_ms", st.number_input, "n-gram lookup per round (ms)",
                        format="%.3f")
-    box, field = ui.folded_fields(COSTS)
+    box, field, _ = ui.folded_fields(COSTS)
     with box:
         t_oh, d_oh, mt, mv, md = (float(field(key, st.number_input, label, format="%.3f"))
                                   for key, label in (
@@ -47,7 +47,7 @@ def draft_inputs() -> DraftInputs:
 def accelerator_inputs() -> tuple:
     """Draw the accelerator and its overrides; (the Accelerator, its preset name)."""
     gpu = ui.bind("plan_gpu", st.selectbox, "accelerator")
-    box, field = ui.folded_fields(ACCEL)
+    box, field, _ = ui.folded_fields(ACCEL)
     with box:
         mem = field("plan_mem_gb", st.number_input, "memory (GB)")
         bw = field("plan_bw_tbs", st.number_input, "bandwidth (TB/s)")

@@ -25,12 +25,12 @@ def run_controls(specs: Sequence[dict]) -> tuple[int, dict[str, dict[str, float]
     field '<rule>_<name>'), three to a row, in a section drawn only once opened (ui.fold;
     closed, every field keeps its value and its place in the link). Returns n and the
     parameters by rule."""
-    box, field = ui.folded_fields(RUN_CONTROLS)
+    box, field, opened = ui.folded_fields(RUN_CONTROLS)
     with box:
         n = field("rules_n", st.select_slider, "n: Monte Carlo decodes per rule",
                   format_func=lambda v: f"{v:,}")
         params: dict[str, dict[str, float]] = {}
-        cols = st.columns(3) if field is ui.bind else [contextlib.nullcontext()] * 3
+        cols = st.columns(3) if opened else [contextlib.nullcontext()] * 3
         for i, spec in enumerate(specs):
             # rule names are identifiers, never re-lettered (topk_q stays topk_q)
             label = f"{spec['rule']}: " + notation.text(f"{spec['name']} ({spec['help']})")

@@ -267,11 +267,11 @@ def folded_fields(label: str) -> tuple:
     """A section of controls drawn only once opened (show.folded_open), and how to read its
     fields: field(key, widget, label, **kwargs) draws the widget with bind while the section
     is open, else keeps the field's value (binding.keep), so that the link still carries it.
-    Returns (the open expander, or a null context when closed; field)."""
+    Returns (the open expander, or a null context when closed; field; whether it is open)."""
     box = folded_open(label)
     if box is None:
-        return contextlib.nullcontext(), lambda key, *_, **__: binding.keep(key)
-    return box, bind
+        return contextlib.nullcontext(), lambda key, *_, **__: binding.keep(key), False
+    return box, bind, True
 
 
 def folded(label: str):
