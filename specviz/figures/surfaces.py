@@ -27,6 +27,8 @@ TINT = 0.22  # a ribbon's fill: this share of its line's colour on white (opaque
 SURFACE_TIP = tip("k = %{customdata[0]}", "c = %{customdata[1]:.4f}",
                   "speedup = %{customdata[2]:.4f}x")  # points carry (k, c, speedup)
 HEATMAP_TIP = tip("k = %{y}", "c = %{x:.4f}", "speedup = %{z:.4f}x")
+DIAMOND = dict(symbol="diamond", size=14, color="#FFFFFF",
+               line=dict(color="#000000", width=2))  # the current (k, c), on both views
 
 
 def _point_label(point: Row) -> str:
@@ -52,8 +54,7 @@ def surface_heatmap(surface: Surface, point: Row | None = None,
                     hovertemplate="c = %{x:.4f}<br>best k = %{y}<extra></extra>")
     if point is not None:
         fig.add_scatter(x=[point["c"]], y=[point["k"]], mode="markers", name=_point_label(point),
-                        marker=dict(symbol="diamond", size=14, color="#FFFFFF",
-                                    line=dict(color="#000000", width=2)),
+                        marker=DIAMOND,
                         hovertemplate="k = %{y}<br>c = %{x:.4f}<br>speedup = "
                                       f"{point['speedup']:.4f}x<extra></extra>")
     fig.update_xaxes(**LOG_DECADES, title="c: draft cost per token (log)")
@@ -134,9 +135,8 @@ def _line(fig: go.Figure, v: Oblique, c, k, s, name: str, line: dict | None) -> 
     if not len(c):
         return
     x, y = v.at(c, k, s)
-    marker = dict(symbol="diamond", size=14, color="#FFFFFF", line=dict(color="#000", width=2))
     fig.add_scatter(x=x, y=y, name=name, mode="lines" if line else "markers", line=line,
-                    marker=None if line else marker, hovertemplate=SURFACE_TIP,
+                    marker=None if line else DIAMOND, hovertemplate=SURFACE_TIP,
                     customdata=np.c_[np.broadcast_to(k, x.shape), np.broadcast_to(c, x.shape),
                                      np.broadcast_to(s, x.shape)])
 
