@@ -3,6 +3,7 @@
 import streamlit as st
 
 from specviz.figures import measured as figs
+from specviz.figures import textfigs
 from specviz.views import measured as mv
 from specviz.views import realrows as rr
 from specviz.web import files, guard, llmstage, measuredhere, notation, ui
@@ -25,7 +26,7 @@ with left:
     else:
         text = mv.PRESETS[preset][1]
         ui.keep("m_prompt")  # the reader's own prompt stays in the link
-        st.code(text, language=None, wrap_lines=True)
+        st.html(textfigs.prompt_html(text))
 with right:
     c = st.columns(2)
     draft = ui.bind("m_draft", c[0].selectbox, "draft",

@@ -26,6 +26,17 @@ def _token_span(piece: str, status: str, origin: str) -> str:
             f'white-space:pre-wrap">{text}</span>')
 
 
+PROMPT_CLASS = "sv-prompt"  # presenter mode sets its type (web.present)
+
+
+def prompt_html(text: str) -> str:
+    """A prompt shown as written: monospace, its line breaks and indents kept, long lines
+    wrapped (plain HTML: Streamlit's code block loads a 1.5 MB highlighter for it)."""
+    return (f'<pre class="{PROMPT_CLASS}" style="white-space:pre-wrap;overflow-wrap:anywhere;'
+            'margin:0;padding:0.75rem 1rem;border-radius:0.5rem;background:#f0f2f6;'
+            f'font-size:0.875rem;line-height:1.5">{html.escape(text)}</pre>')
+
+
 def tokens_html(tok, tr: RoundTranscript, step: int, prompt_chars: int = 400) -> str:
     """The prompt (grey, its tail), then the output of every round so far, each token
     coloured by origin (kept, redrawn, bonus, unchecked); the current round once done. tok:

@@ -84,7 +84,7 @@ def prompt(m: store.Model) -> list[int] | None:
                       height=110,
                       placeholder="Type a sentence, some code, a question…")
     else:
-        right.code(llmpage.PRESETS[preset][1], language=None, wrap_lines=True)
+        right.html(textfigs.prompt_html(llmpage.PRESETS[preset][1]))
     try:
         return llmpage.encode_prompt(m, llmpage.prompt_text(preset, own))
     except llmpage.PromptError as exc:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 
 from ..figures import palette
+from ..figures.textfigs import PROMPT_CLASS
 
 INK = palette.BLACK  # body text
 PAPER = "#FFFFFF"  # background
@@ -106,6 +107,7 @@ h3, .stMarkdown h3 {{ font-size: 1.7rem !important; color: {INK} !important; }}
 [data-testid="stMain"]:focus, [data-testid="stMainBlockContainer"]:focus,
 [data-testid="stAppViewContainer"]:focus, [data-testid="stMain"] section:focus {{
   outline: none !important; }}
+.{PROMPT_CLASS} {{ font-size: max({MIN_PX}px, 1rem) !important; color: {INK} !important; }}
 .{TABLE_CLASS} {{ border-collapse: collapse; width: 100%; }}
 .{TABLE_CLASS} th, .{TABLE_CLASS} td {{ font-size: max({MIN_PX}px, 1rem) !important;
   color: {INK} !important; padding: 0.25rem 0.7rem; border-bottom: 1px solid #999;

@@ -5,6 +5,7 @@ no test here loads a second copy."""
 
 from __future__ import annotations
 
+import html
 import json
 import sys
 
@@ -61,6 +62,9 @@ def test_each_preset_plays_a_round_to_its_end(preset):
     first_words = llmpage.PRESETS[preset][1].split()[0]
     assert first_words.split("(")[0] in text
     assert {m.label: m.value for m in at.metric}["rounds (target calls)"] == "1"
+    assert not at.code  # the preset is plain HTML: no code highlighter is loaded for it
+    shown = next(h.proto.body for h in at.html if "sv-prompt" in h.proto.body)
+    assert html.unescape(shown.split(">", 1)[1].rsplit("<", 1)[0]) == llmpage.PRESETS[preset][1]
 
 
 def test_a_deep_link_reopens_the_same_round_and_frame():

@@ -106,6 +106,7 @@ def test_the_page_measures_on_the_button_and_plan_lists_it():
         at.query_params[key] = value
     at.run()
     assert not at.exception and not at.dataframe  # nothing runs before the button
+    assert not at.code and any("sv-prompt" in h.proto.body for h in at.html)
     at.button(key="m_go").click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("lookup, greedy:" in x.value for x in [*at.warning, *at.success])

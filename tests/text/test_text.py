@@ -3,6 +3,8 @@ Monte Carlo check that the output follows the target's own law (row by row)."""
 
 from __future__ import annotations
 
+import html
+
 import numpy as np
 import pytest
 from support import narrated_round
@@ -346,6 +348,14 @@ def test_text_html_escapes_the_text():
     out = textfigs.tokens_html(dec.counts.tokenizer, tr, stepping.last_step(tr.current))
     assert "<script>" not in out and "&lt;script&gt;" in out
     assert "<script" not in animation.chips_html(tr.current, stepping.last_step(tr.current))
+
+
+def test_a_prompt_is_shown_escaped_with_its_lines_and_indents():
+    text = 'def f(n):\n    """<b>x</b> & y"""\n    return n'
+    out = textfigs.prompt_html(text)
+    assert out.startswith(f'<pre class="{textfigs.PROMPT_CLASS}"') and "pre-wrap" in out
+    assert "<b>" not in out and "&lt;b&gt;" in out
+    assert html.unescape(out.split(">", 1)[1].rsplit("<", 1)[0]) == text
 
 
 def test_reprice_keeps_lookup_free():
