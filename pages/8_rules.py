@@ -26,7 +26,8 @@ rows = gallery.gallery_rows(g)
 with finding:
     if g.stopped:
         st.warning(notation.text(g.stopped))
-    ui.chart(rulecharts.gallery_figure(rows, g.threshold, g.n), key="gallery")
+    ui.chart(rulecharts.gallery_figure(rows, g.threshold, g.n), key="gallery",
+             min_width=rulecharts.GALLERY_MIN_PX)
     st.caption(notation.text(
         "Right is more acceptance, up is further from the target's law. Exact rules sit on "
         "the bottom line (their exact TV is 0 up to rounding); a rule between that line and "

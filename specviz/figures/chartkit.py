@@ -54,10 +54,14 @@ def hline(fig: go.Figure, y: float, text: str, colour: str, dash: str, log_y: bo
                        font=dict(color=colour))
 
 
+MARGIN_L, MARGIN_R = 60, 20  # px beside the plot area: the y axis's ticks and title, air
+
+
 def layout(fig: go.Figure, title: str, height: int = HEIGHT, *, top: int = 60) -> go.Figure:
     """Title, height and margins (`top` px over the plot: 90 holds two-line panel titles
     under the figure's); the legend in its own strip, labels unclipped."""
-    fig.update_layout(title=title, height=height, margin=dict(l=60, r=20, t=top, b=50),
+    fig.update_layout(title=title, height=height,
+                      margin=dict(l=MARGIN_L, r=MARGIN_R, t=top, b=50),
                       hovermode="closest")
     return unclipped_text(legend_below(fig))
 

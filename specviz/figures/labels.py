@@ -74,6 +74,12 @@ def _spots(w: float, h: float) -> list[tuple[float, float, bool]]:
     return out
 
 
+def clear_width(font_px: float) -> float:
+    """The narrowest plot area (px) on which labels drawn at font_px stay clear: the places
+    are axis fractions and every box scales with its type, so PLOT_W font_px / LABEL_PX."""
+    return PLOT_W * float(font_px) / LABEL_PX
+
+
 def place(xs: Sequence[float], ys: Sequence[float], texts: Sequence[str], *,
           fixed: Sequence[Box] = ()) -> list[Place]:
     """A place per label for points at axis fractions (xs, ys in [0, 1], y upwards), clear

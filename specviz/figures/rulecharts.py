@@ -4,6 +4,7 @@ go.Figure out."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -16,7 +17,7 @@ from ..core.dynamic import PolicyRun
 from ..views.demos import Row
 from ..views.pagedata import BatchCurve
 from . import labels
-from .chartkit import LOG_DECADES, col, hline, layout, tip, vline
+from .chartkit import LOG_DECADES, MARGIN_L, MARGIN_R, col, hline, layout, tip, vline
 from .palette import (
     EXACT,
     FAMILY_COLOURS,
@@ -31,6 +32,9 @@ from .palette import (
 
 FAMILY_SYMBOLS = {"lossless": "diamond", "lossy by design": "square", "broken": "circle"}
 GALLERY_HEIGHT = 640  # px: room for a label per rule, clear of one another
+GALLERY_LABEL_PX = 12  # a rule's name on the chart (presenter mode draws it larger)
+# the narrowest the chart may be drawn with its names clear (a phone scrolls it sideways)
+GALLERY_MIN_PX = math.ceil(labels.clear_width(GALLERY_LABEL_PX)) + MARGIN_L + MARGIN_R
 X_RANGE = (-0.02, 1.08)  # acceptance axis
 
 
@@ -116,8 +120,8 @@ def _label(at: labels.Place, x: float, y: float, name: str, colour: str,
     is not next to it: the annotation. Annotations on a log axis take log10 of y."""
     lx = X_RANGE[0] + at.x * (X_RANGE[1] - X_RANGE[0])
     ly = y_range[0] + at.y * (y_range[1] - y_range[0])
-    common = dict(text=name, font=dict(color=colour), xanchor="center", yanchor="middle",
-                  name=f"label {name}")
+    common = dict(text=name, font=dict(color=colour, size=GALLERY_LABEL_PX), xanchor="center",
+                  yanchor="middle", name=f"label {name}")
     if at.leader:
         return dict(x=x, y=float(np.log10(y)), ax=lx, ay=ly, axref="x", ayref="y",
                     showarrow=True, arrowhead=0, arrowwidth=1.5, arrowcolor=colour, standoff=8,

@@ -34,6 +34,13 @@ def narrow_css() -> str:
             "}")
 
 
+def min_width_css(key: str, px: int) -> str:
+    """The element keyed `key` at least px wide, however narrow the screen: the block
+    holding it scrolls sideways instead (a chart whose labels need the room)."""
+    return (f".st-key-{key} {{ min-width: {int(px)}px !important; }}\n"
+            f'[data-testid="stVerticalBlock"]:has(> .st-key-{key}) {{ overflow-x: auto; }}')
+
+
 STEP_LINES = 4  # the counter and the step's caption on a phone: room held for this many lines
 PHONE_CHART_PX = 230  # a stage chart's height on a phone: the whole stage on about one screen
 SHORT_SCREEN_PX = 800  # a screen this short or shorter (a 1280x720 projector)...

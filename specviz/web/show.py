@@ -103,12 +103,14 @@ def _column(label: str, fmt: str | None, width: int | None = None):
 
 
 def chart(fig, key: str | None = None, *, swap_letters: bool = True, fold: str | None = None,
-          caption: str | None = None, **kwargs) -> None:
+          caption: str | None = None, min_width: int | None = None, **kwargs) -> None:
     """st.plotly_chart in the reader's letters (and, in presenter mode, larger type), with
     its title also as text that a narrow screen shows in its place (web.narrow), and its
     caption under it (in the reader's letters). With fold, a label: the chart and its caption
     wait in a closed expander (folded_open), drawn only once it is opened; fig may then be a
-    function of no arguments, so that a closed section does not even build its figure."""
+    function of no arguments, so that a closed section does not even build its figure.
+    min_width (px, with key): the chart is never drawn narrower; on a narrower screen it
+    scrolls sideways (web.narrow.min_width_css)."""
     box = st if fold is None else folded_open(fold)
     if box is None:
         return
@@ -121,6 +123,8 @@ def chart(fig, key: str | None = None, *, swap_letters: bool = True, fold: str |
         fig = bigtype.big_figure(fig)
     if title := narrow.figure_title(fig):
         box.html(narrow.title_html(title))
+    if min_width and key:
+        box.html(f"<style>{narrow.min_width_css(key, min_width)}</style>")
     box.plotly_chart(fig, key=key, config=narrow.CHART_CONFIG, **kwargs)
     if caption:
         box.caption(text(caption))

@@ -1,7 +1,7 @@
 """/rules in a real browser: the gallery chart leads (it starts on the first screen, in
-presenter mode at 1920x1080 and 1280x720 and on a 1440x900 laptop), and none of its text
-overlaps: the rules' labels, the two lines' notes, the legend, the axes' titles and ticks
-(bounding boxes of the drawn SVG text), nor a label a marker."""
+presenter mode at 1920x1080 and 1280x720, on a 1440x900 laptop and on a 390 px phone), and
+none of its text overlaps: the rules' labels, the two lines' notes, the legend, the axes'
+titles and ticks (bounding boxes of the drawn SVG text), nor a label a marker."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ from playwright.sync_api import Page
 
 VIEWS = {"present_1920": ("/rules?present=1", 1920, 1080),
          "present_1280": ("/rules?present=1", 1280, 720),
-         "laptop_1440": ("/rules", 1440, 900)}
+         "laptop_1440": ("/rules", 1440, 900),
+         "phone_390": ("/rules", 390, 844)}  # the chart keeps its width and scrolls sideways
 # Every text's box in the gallery chart, tagged: label (a rule's name or a line's note,
 # drawn as an annotation or as text on a point), legend, axis; and the markers' boxes.
 BOXES_JS = """() => {

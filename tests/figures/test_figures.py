@@ -459,6 +459,10 @@ def test_gallery_labels_never_overlap(gal_rows):
     fig = rulecharts.gallery_figure(rows, g.threshold, g.n)
     names = [a for a in fig.layout.annotations if (a.name or "").startswith("label ")]
     assert sorted(a.text for a in names) == sorted(r["rule"] for r in rows)
+    # drawn at least GALLERY_MIN_PX wide (the page's min_width), the plot area holds them
+    assert {a.font.size for a in names} == {rulecharts.GALLERY_LABEL_PX}
+    m = fig.layout.margin
+    assert rulecharts.GALLERY_MIN_PX - m.l - m.r >= labels.clear_width(rulecharts.GALLERY_LABEL_PX)
     lo, hi = fig.layout.yaxis.range
     x0, x1 = fig.layout.xaxis.range
     places = [labels.Place((a.ax if a.showarrow else a.x) - x0, 0, False) for a in names]
