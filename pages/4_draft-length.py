@@ -56,8 +56,8 @@ notation.md(
     "the tokens that will be kept, a bound no real policy reaches. All use the correct "
     "rule, so every text is exact (Leviathan et al. 2022, Algorithm 1, with k set per round)."
 )
-box, field, opened = ui.folded_fields("Each policy's tokens, calls and speedup at a confidence "
-                              "threshold (table)")
+box, field, opened = ui.folded_fields("Each policy's tokens, calls and speedup at a "
+                                      "confidence threshold (table)")
 with box:
     threshold = float(field("threshold", st.slider,
                             notation.text("confidence threshold on max q")))
