@@ -83,7 +83,7 @@ def main() -> None:
     cfg, w = model.cfg, model.weights
     print(f"load {load_s:.1f} s; resident memory {before:.0f} MB before, {after:.0f} MB after "
           f"(f32 weights {w.nbytes / 1e6:.0f} MB); BLAS threads {BLAS_THREADS} a product, "
-          f"the head's product and the machine's figures in {PASS_THREADS} threads; "
+          f"each product of a pass and the machine's figures in {PASS_THREADS} threads; "
           f"{os.cpu_count()} CPUs, load average {load0:.1f}")
     ctx = args.context
     ids = [cfg.bos] + np.random.default_rng(0).integers(1000, 50_000, ctx - 1).tolist()

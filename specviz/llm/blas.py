@@ -32,26 +32,27 @@ and OpenBLAS leaves the direct kernel for the packing one when it may use more t
 The controller is made once: building one scans the loaded libraries. Its limit is
 OpenBLAS's own setting, one for the process, so it holds in every thread.
 
-Instead, a matrix of at least SPLIT_BYTES (the head, a trimmed draft head of 16k rows) is
-split: its tiles in $SPECVIZ_PASS_THREADS contiguous ranges (default 2 where the process may
-run on 2 or more cores, else 1), each multiplied into its own columns of the output at once,
-one in the calling thread and the others on a pool kept by this module (NumPy's matmul
-releases the GIL), each still one BLAS thread on the direct kernel. While one range's rows
-past the fourth are multiplied from cache, the other's tiles stream, so the memory stream
-need not wait for them. Measured here on a quiet machine (2 cores, wall clock): a plain
-read of the 671 MB head ran at 24.5 GB/s by one thread and by two (the threads share one
-memory stream), a large f32 product at 99 GFLOP/s on one thread and 201 on two, and the
-head in two ranges took 19.8/20.3/20.9/23.0/25.4/30.0 ms at 1/2/4/5/7/9 rows, against
-21.7/23.4/22.6/33.0/34.9/52.5 in one. Each output is the same dot product, computed by the
-same kernel on the same tile, so the result equals the unsplit product bit for bit. On a
-loaded machine the product waits for the slower range: one whose thread waits for a core
-delays it by as long (at a load average near 4 on 2 cores the head ran split within 3% of
-unsplit at 1, 5 and 9 rows; near 2.4, 23/27/32 ms against 23/33/45). SPLIT_BYTES: handing a
-range to the pool and waiting for it costs 13-21 us. Split, matrices read from memory ran
-(best of 7, wall, load 2.4): 4 MB 30% slower at 1 row and within 7% at 5-9, 16 MB 27-34%
-faster at 1-9 rows, 64 MB 7-38% faster (at load near 4: 1-6% slower); splitting the
-layers' products too (2.6-10.5 MB each, 72 a pass) made a pass 0.4-2 ms slower at 1-5 rows
-and gained nothing at 9 (load 2.4-4). So 16 MB.
+Instead, a matrix of at least SPLIT_BYTES (every weight matrix of a pass: the head, a
+trimmed draft head, and the layers' products of 2.6-10.5 MB) is split: its tiles in
+$SPECVIZ_PASS_THREADS contiguous ranges (default 2 where the process may run on 2 or more
+cores, else 1), each multiplied into its own columns of the output at once, one in the
+calling thread and the others on a pool kept by this module (NumPy's matmul releases the
+GIL), each still one BLAS thread on the direct kernel. While one range's rows past the
+fourth are multiplied from cache, the other's tiles stream, so the memory stream need not
+wait for them. Each output is the same dot product, computed by the same kernel on the same
+tile, so the result equals the unsplit product bit for bit. Measured here on a quiet machine
+(2 cores, wall clock): a plain read of the 671 MB head ran at 24.5 GB/s by one thread and by
+two (the threads share one memory stream), a large f32 product at 99 GFLOP/s on one thread
+and 201 on two, and the head in two ranges took 19.8/20.3/20.9/23.0/25.4/30.0 ms at
+1/2/4/5/7/9 rows, against 21.7/23.4/22.6/33.0/34.9/52.5 in one. The same machine on a day
+its memory was slow read 512 MB at 8.6 GB/s by one thread and 16.7 by two: one thread no
+longer filled the stream, and the layers' products, split too, made a pass (best of 7,
+context 256) 117/168/200 ms -> 98/145/177 at 1/5/9 positions. On the quiet day splitting
+them had cost 0.4-2 ms a pass at 1-5 rows and gained nothing at 9 (load 2.4-4); handing a
+range to the pool and waiting for it costs 13-21 us, 72 times a pass. So every matrix of
+1 MB or more is split. On a loaded machine the product waits for the slower range: one whose
+thread waits for a core delays it by as long (at a load average near 4 on 2 cores the head
+ran split within 3% of unsplit at 1, 5 and 9 rows; near 2.4, 23/27/32 ms against 23/33/45).
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ from threadpoolctl import ThreadpoolController
 BLAS_THREADS = int(os.environ.get("SPECVIZ_BLAS_THREADS", "1"))  # BLAS threads per product
 PASS_THREADS = max(1, int(os.environ.get(  # threads a large product is split over
     "SPECVIZ_PASS_THREADS", "2" if len(os.sched_getaffinity(0)) >= 2 else "1")))
-SPLIT_BYTES = 16 * 2**20  # a matrix of at least this many bytes is split (PASS_THREADS parts)
+SPLIT_BYTES = 2**20  # a matrix of at least this many bytes is split (PASS_THREADS parts)
 TILE = 64  # rows of W per tile (R) while a tile holds at most TILE_BYTES, else TILE // 2
 TILE_BYTES = 640 * TILE * 4  # 160 KiB: wider tiles ran 2-3x slower at 8-10 rows
 matmul = np.matmul  # every product here goes through this name (tests record the shapes)

@@ -14,7 +14,7 @@ A pass runs any subset of the layers (`layers`), so an early-exit or layer-skipp
 the same code, with its own cache. Every product with a weight matrix goes through
 blas.rows_by (one stacked product over the matrix's tiles: the layout this machine's BLAS
 runs fast; q, k, v and gate, up as one product each, rows_by_each), under blas_limit's thread cap;
-the head's product is split over blas.PASS_THREADS threads.
+each product of SPLIT_BYTES or more (every one of a pass) split over blas.PASS_THREADS threads.
 """
 
 from __future__ import annotations
