@@ -198,3 +198,22 @@ def test_the_blas_limit_holds_in_the_pools_threads():
     other.start()
     other.join()
     assert seen == [[{blas.BLAS_THREADS}] * 2] * 2
+
+
+def test_every_product_of_a_real_pass_is_split(model, monkeypatch):
+    """On Gemma 3 270M each product of a pass (q, k, v; the output; gate, up; down; the head)
+    holds at least SPLIT_BYTES, so with two pass threads each is two products at once, one in
+    each thread: 2 x (4 x 18 + 1) a pass, at one position and at five."""
+    import threading
+    w = model.weights
+    calls: list[int] = []  # the thread of each product
+    monkeypatch.setattr(blas, "matmul", lambda a, b, **kw: calls.append(
+        threading.get_ident()) or np.matmul(a, b, **kw))
+    monkeypatch.setattr(blas, "PASS_THREADS", 2)
+    for n in (1, 5):
+        cache = KVCache(w, range(w.cfg.n_layers))
+        forward(w, [w.cfg.bos, 1000, 2000], cache)
+        calls.clear()
+        forward(w, list(range(3000, 3000 + n)), cache, rows=range(n))
+        assert len(calls) == 2 * (4 * w.cfg.n_layers + 1), (n, len(calls))
+        assert calls.count(threading.get_ident()) == len(calls) // 2, n
