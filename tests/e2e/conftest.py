@@ -17,6 +17,7 @@ import pytest
 from harness import CHROMIUM, CHROMIUM_ARGS, Server, start_server
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
+EXPECT_TIMEOUT_MS = 20_000  # Playwright's expect waits 5 s unless told: see browser()
 
 
 def _browser_missing() -> str | None:
@@ -54,8 +55,12 @@ def browser():
     reason = _browser_missing()
     if reason is not None:  # only reached under CI=true: there it is a failure
         pytest.fail(f"CI=true and the browser tests cannot run: {reason}", pytrace=False)
-    from playwright.sync_api import sync_playwright
+    from playwright.sync_api import expect, sync_playwright
 
+    # With the machine loaded (three test workers on two cores, autoplay's busy processes),
+    # a slider's rerun began after settle() and its URL came later than 5 s: the same
+    # condition is waited for longer, as the contexts' own waits are (60 s).
+    expect.set_options(timeout=EXPECT_TIMEOUT_MS)
     with sync_playwright() as pw:
         b = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         yield b
