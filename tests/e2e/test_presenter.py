@@ -35,16 +35,13 @@ def no_horizontal_overflow(page: Page) -> None:
 
 
 @pytest.fixture
-def screen(browser):
-    """A 1280x720 context (a projector's resolution) with clipboard access."""
-    ctx = browser.new_context(viewport={"width": 1280, "height": 720})
-    ctx.set_default_timeout(30_000)
-    yield ctx
-    ctx.close()
+def screen(tabs):
+    """New warm tabs at 1280x720, a projector's resolution."""
+    return lambda: tabs.open(1280, 720, timeout_ms=30_000)
 
 
 def test_presenter_mode_on_the_tour(server, screen):
-    page = screen.new_page()
+    page = screen()
     open_page(page, server.url + "/tour?present=1&chapter=2", "A guided tour")
     expect(page.locator("[data-testid='stSidebar']")).to_be_hidden()
     expect(page.locator("[data-testid='stHeader']")).to_be_hidden()
@@ -68,7 +65,7 @@ def test_presenter_mode_on_the_tour(server, screen):
 
 
 def test_presenter_mode_on_the_round(server, screen):
-    page = screen.new_page()
+    page = screen()
     open_page(page, server.url + "/round?present=1&k=5&seed=3&step=2", CAPTION_RE)
     expect(page.locator("[data-testid='stSidebar']")).to_be_hidden()
     expect(page.locator("[data-testid='stToolbar']")).to_be_hidden()
@@ -104,7 +101,7 @@ def test_copy_link_copies_the_current_state(server, browser):
 
 
 def test_space_plays_and_pauses_but_not_while_typing(server, screen):
-    page = screen.new_page()
+    page = screen()
     open_page(page, server.url + "/round?k=8&seed=5", CAPTION_RE)
     toggle = page.locator(".st-key-round_autoplay input")
     expect(toggle).not_to_be_checked()
@@ -135,16 +132,11 @@ def test_space_plays_and_pauses_but_not_while_typing(server, screen):
 @pytest.mark.parametrize("path,text", [("/tour", "A guided tour"),
                                        ("/round?k=5&seed=3&step=7", CAPTION_RE),
                                        ("/cost", "Cost: when a draft")])
-def test_phone_width_has_no_horizontal_scroll(server, browser, path, text):
-    ctx = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True,
-                              has_touch=True)
-    page = ctx.new_page()
-    try:
-        open_page(page, server.url + path, text)
-        no_horizontal_overflow(page)
-        no_errors(page)
-    finally:
-        ctx.close()
+def test_phone_width_has_no_horizontal_scroll(server, tabs, path, text):
+    page = tabs.open(phone=True)
+    open_page(page, server.url + path, text)
+    no_horizontal_overflow(page)
+    no_errors(page)
 
 
 # per chart: its drawn title's box and the boxes of its other texts (subplot titles, labels)
@@ -158,20 +150,16 @@ TITLE_CLASH_JS = """() => [...document.querySelectorAll('[data-testid=stPlotlyCh
 
 
 @pytest.mark.parametrize("path", ["/acceptance?present=1", "/draft-length?present=1"])
-def test_presenter_chart_titles_clear_their_subplot_titles(server, browser, path):
+def test_presenter_chart_titles_clear_their_subplot_titles(server, tabs, path):
     """At 1920x1080 the larger type must not push a chart's title onto the titles of its
     panels (it did: 'Against draft quality alpha' ran through 'acceptance')."""
-    ctx = browser.new_context(viewport={"width": 1920, "height": 1080})
-    try:
-        page = ctx.new_page()
-        page.goto(server.url + path)
-        page.locator(".stPlotlyChart .main-svg").first.wait_for(timeout=60_000)
-        settle(page)
-        charts = [c for c in page.evaluate(TITLE_CLASH_JS) if c["title"] and c["others"]]
-        assert charts, "no chart with a title and panel titles"
-        for c in charts:
-            (l1, t1, r1, b1) = c["title"]
-            for (l2, t2, r2, b2) in c["others"]:
-                assert r1 <= l2 or r2 <= l1 or b1 <= t2 or b2 <= t1, (path, c)
-    finally:
-        ctx.close()
+    page = tabs.open(1920, 1080)
+    page.goto(server.url + path)
+    page.locator(".stPlotlyChart .main-svg").first.wait_for(timeout=60_000)
+    settle(page)
+    charts = [c for c in page.evaluate(TITLE_CLASH_JS) if c["title"] and c["others"]]
+    assert charts, "no chart with a title and panel titles"
+    for c in charts:
+        (l1, t1, r1, b1) = c["title"]
+        for (l2, t2, r2, b2) in c["others"]:
+            assert r1 <= l2 or r2 <= l1 or b1 <= t2 or b2 <= t1, (path, c)

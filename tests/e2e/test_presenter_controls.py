@@ -39,12 +39,9 @@ def settle(page: Page) -> None:
 
 
 @pytest.fixture(params=list(SIZES))
-def screen(request, browser):
+def screen(request, tabs):
     w, h = SIZES[request.param]
-    ctx = browser.new_context(viewport={"width": w, "height": h})
-    ctx.set_default_timeout(60_000)
-    yield ctx.new_page()
-    ctx.close()
+    return tabs.open(w, h)
 
 
 def small(page: Page, sel: str) -> list:

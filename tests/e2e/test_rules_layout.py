@@ -40,29 +40,24 @@ def overlap(a, b) -> bool:
 
 
 @pytest.mark.parametrize("view", list(VIEWS))
-def test_the_gallery_leads_and_no_labels_overlap(server, browser, view):
+def test_the_gallery_leads_and_no_labels_overlap(server, tabs, view):
     path, w, h = VIEWS[view]
-    ctx = browser.new_context(viewport={"width": w, "height": h})
-    ctx.set_default_timeout(90_000)
-    try:
-        page: Page = ctx.new_page()
-        page.goto(server.url + path)
-        page.locator("[data-testid=stMain] .js-plotly-plot").first.wait_for(timeout=120_000)
-        page.wait_for_selector(IDLE, state="attached", timeout=120_000)
-        page.wait_for_function(SETTLED_JS, timeout=60_000)
-        page.wait_for_timeout(500)
-        got = page.evaluate(BOXES_JS)
-        boxes = got["boxes"]
-        labels = [b for b in boxes if b[0] == "label"]
-        assert len(labels) >= 20, len(labels)
-        bad = []
-        for i, a in enumerate(boxes):
-            for b in boxes[i + 1:]:
-                if "label" not in (a[0], b[0]) or (a[0] == b[0] == "marker"):
-                    continue
-                if overlap(a, b):
-                    bad.append((a[:2], b[:2]))
-        assert not bad, bad
-        assert got["top"] < 0.5 * h, f"the gallery starts at {got['top']:.0f} px of {h}"
-    finally:
-        ctx.close()
+    page: Page = tabs.open(w, h, timeout_ms=90_000)
+    page.goto(server.url + path)
+    page.locator("[data-testid=stMain] .js-plotly-plot").first.wait_for(timeout=120_000)
+    page.wait_for_selector(IDLE, state="attached", timeout=120_000)
+    page.wait_for_function(SETTLED_JS, timeout=60_000)
+    page.wait_for_timeout(500)
+    got = page.evaluate(BOXES_JS)
+    boxes = got["boxes"]
+    labels = [b for b in boxes if b[0] == "label"]
+    assert len(labels) >= 20, len(labels)
+    bad = []
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            if "label" not in (a[0], b[0]) or (a[0] == b[0] == "marker"):
+                continue
+            if overlap(a, b):
+                bad.append((a[:2], b[:2]))
+    assert not bad, bad
+    assert got["top"] < 0.5 * h, f"the gallery starts at {got['top']:.0f} px of {h}"

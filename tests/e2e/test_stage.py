@@ -32,15 +32,11 @@ CHART_TEXT_JS = """() => {
 
 
 @contextmanager
-def opened(browser, url: str, width: int, height: int, **kw):
-    """A fresh context at width x height with the stage of url open."""
-    ctx = browser.new_context(viewport={"width": width, "height": height}, **kw)
-    try:
-        page = ctx.new_page()
-        open_stage(page, url)
-        yield page
-    finally:
-        ctx.close()
+def opened(tabs, url: str, width: int, height: int, *, phone: bool = False):
+    """A warm tab at width x height with the stage of url open."""
+    page = tabs.open(width, height, phone=phone)
+    open_stage(page, url)
+    yield page
 
 
 def settle(page: Page) -> None:
@@ -70,9 +66,9 @@ def counter(page: Page) -> tuple[int, int]:
 
 @pytest.mark.parametrize("size", list(SIZES))
 @pytest.mark.parametrize("name", list(PAGES))
-def test_the_stage_fits_the_first_screen(server, browser, name, size):
+def test_the_stage_fits_the_first_screen(server, tabs, name, size):
     w, h = SIZES[size]
-    with opened(browser, server.url + PAGES[name], w, h) as page:
+    with opened(tabs, server.url + PAGES[name], w, h) as page:
         assert page.evaluate("() => window.scrollY") == 0
         boxes = {"counter": page.locator(".sv-counter").first,
                  "caption": page.locator(".sv-caption").first,
@@ -91,8 +87,8 @@ def test_the_stage_fits_the_first_screen(server, browser, name, size):
 
 
 @pytest.mark.parametrize("name", list(PAGES))
-def test_chart_text_is_at_least_18_px_on_a_projector(server, browser, name):
-    with opened(browser, server.url + PAGES[name], 1920, 1080) as page:
+def test_chart_text_is_at_least_18_px_on_a_projector(server, tabs, name):
+    with opened(tabs, server.url + PAGES[name], 1920, 1080) as page:
         texts = page.evaluate(CHART_TEXT_JS.replace("STAGE", f"{name}_stage"))
         assert len(texts) > 10, texts  # titles, ticks, legends, annotations
         small = [(t, px) for t, px in texts if px < 18]
@@ -100,8 +96,8 @@ def test_chart_text_is_at_least_18_px_on_a_projector(server, browser, name):
 
 
 @pytest.mark.parametrize("name", list(PAGES))
-def test_the_keys_step_the_view(server, browser, name):
-    with opened(browser, server.url + PAGES[name].replace("present=1&", ""), 1440, 900) as page:
+def test_the_keys_step_the_view(server, tabs, name):
+    with opened(tabs, server.url + PAGES[name].replace("present=1&", ""), 1440, 900) as page:
         rnd, step = counter(page)
         page.locator("h1").first.click()
         page.keyboard.press("ArrowRight")
@@ -119,9 +115,9 @@ def test_the_keys_step_the_view(server, browser, name):
 
 
 @pytest.mark.parametrize("name", list(PAGES))
-def test_a_phone_shows_the_stage_without_clipping(server, browser, name):
+def test_a_phone_shows_the_stage_without_clipping(server, tabs, name):
     url = server.url + PAGES[name].replace("present=1&", "")
-    with opened(browser, url, 390, 844, is_mobile=True, has_touch=True) as page:
+    with opened(tabs, url, 390, 844, phone=True) as page:
         width = page.evaluate("() => document.documentElement.clientWidth")
         page.locator(f".st-key-{name}_stage .js-plotly-plot").first.scroll_into_view_if_needed()
         for i in range(3):

@@ -19,7 +19,6 @@ STAGE_BOTTOM_JS = """(stage) => {
   const charts = [...document.querySelectorAll('.st-key-' + stage + '_stage .js-plotly-plot')];
   return Math.max(...charts.map(c => c.getBoundingClientRect().bottom + window.scrollY));
 }"""
-PHONE = {"viewport": {"width": 390, "height": 844}, "is_mobile": True, "has_touch": True}
 
 
 def settle(page: Page) -> None:
@@ -62,14 +61,9 @@ def chart_tops(page: Page, url: str, stage: str) -> list[tuple[int, list[int]]]:
     ("/round?k=5&seed=3&present=1", (1920, 1080)),
     ("/round?k=3&seed=1", (390, 844)),
 ])
-def test_stepping_never_moves_the_charts(server, browser, url, size):
+def test_stepping_never_moves_the_charts(server, tabs, url, size):
     w, h = size
-    ctx = browser.new_context(viewport={"width": w, "height": h})
-    ctx.set_default_timeout(60_000)
-    try:
-        tops = chart_tops(ctx.new_page(), server.url + url, "round")
-    finally:
-        ctx.close()
+    tops = chart_tops(tabs.open(w, h), server.url + url, "round")
     assert len(tops) > 5, tops
     first = tops[0][1]
     moved = [(step, t) for step, t in tops
@@ -77,24 +71,19 @@ def test_stepping_never_moves_the_charts(server, browser, url, size):
     assert not moved, f"charts at {first} on step {tops[0][0]}, then {moved}"
 
 
-def test_a_phone_shows_the_stage_on_about_one_screen(server, browser):
+def test_a_phone_shows_the_stage_on_about_one_screen(server, tabs):
     """From the transport bar's top to the last chart's bottom: at most 1.25 screens of a
     390 x 844 phone (it was about three)."""
-    ctx = browser.new_context(**PHONE)
-    ctx.set_default_timeout(60_000)
-    try:
-        page = ctx.new_page()
-        open_stage(page, server.url + "/round?k=4&seed=3&step=5", "round")
-        top = page.locator(".st-key-round_prev").bounding_box()["y"] + page.evaluate(
-            "() => window.scrollY")
-        bottom = page.evaluate(STAGE_BOTTOM_JS, "round")
-        assert bottom - top <= 1.25 * 844, (top, bottom)
-        for i in range(3):
-            box = page.locator(".st-key-round_stage .js-plotly-plot").nth(i).bounding_box()
-            assert box["height"] >= 150, (i, box)  # still a chart one can read
-            assert box["x"] >= 0 and box["x"] + box["width"] <= 391, (i, box)
-    finally:
-        ctx.close()
+    page = tabs.open(phone=True)
+    open_stage(page, server.url + "/round?k=4&seed=3&step=5", "round")
+    top = page.locator(".st-key-round_prev").bounding_box()["y"] + page.evaluate(
+        "() => window.scrollY")
+    bottom = page.evaluate(STAGE_BOTTOM_JS, "round")
+    assert bottom - top <= 1.25 * 844, (top, bottom)
+    for i in range(3):
+        box = page.locator(".st-key-round_stage .js-plotly-plot").nth(i).bounding_box()
+        assert box["height"] >= 150, (i, box)  # still a chart one can read
+        assert box["x"] >= 0 and box["x"] + box["width"] <= 391, (i, box)
 
 
 RING_JS = """() => { const e = document.activeElement, s = getComputedStyle(e),
