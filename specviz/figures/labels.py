@@ -15,6 +15,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 LABEL_PX = 20  # the largest type a label is drawn at (presenter mode's annotations)
 CHAR_W = 0.62  # a character's width, of the font size (wide enough for '_' and 'w')
 LINE_H = 1.35  # a label box's height, of the font size
@@ -45,17 +47,26 @@ def text_box(cx: float, cy: float, text: str, px: float = LABEL_PX) -> Box:
     return cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2
 
 
-def _hit(a: Box, b: Box) -> bool:
-    return (a[0] - PAD_PX < b[2] and b[0] - PAD_PX < a[2]
-            and a[1] - PAD_PX < b[3] and b[1] - PAD_PX < a[3])
+SAMPLES = 24  # a leader line is tested for crossing a box at its points t = i / SAMPLES
 
 
-def _crosses(a: tuple[float, float], b: tuple[float, float], box: Box,
-             samples: int = 24) -> bool:
-    """Whether the segment a -> b passes through box (sampled along its length)."""
-    return any(box[0] <= a[0] + (b[0] - a[0]) * t <= box[2]
-               and box[1] <= a[1] + (b[1] - a[1]) * t <= box[3]
-               for t in (i / samples for i in range(1, samples)))
+def _hits(boxes: np.ndarray, taken: np.ndarray) -> np.ndarray:
+    """How many of taken (m, 4) each of boxes (S, 4) comes within PAD_PX of. (S,)"""
+    a, b = boxes[:, None, :], taken[None, :, :]  # (S, 1, 4), (1, m, 4)
+    near = ((a[..., 0] - PAD_PX < b[..., 2]) & (b[..., 0] - PAD_PX < a[..., 2])
+            & (a[..., 1] - PAD_PX < b[..., 3]) & (b[..., 1] - PAD_PX < a[..., 3]))
+    return near.sum(axis=1)
+
+
+def _crossings(a: tuple[float, float], ends: np.ndarray, names: np.ndarray) -> np.ndarray:
+    """How many of the boxes names (n, 4) the segment from a to each of ends (S, 2) passes
+    through, sampled at t = i / SAMPLES for 0 < i < SAMPLES. (S,)"""
+    t = np.arange(1, SAMPLES)[:, None] / SAMPLES  # (T, 1)
+    x = a[0] + (ends[:, 0] - a[0])[:, None, None] * t[None]  # (S, T, 1)
+    y = a[1] + (ends[:, 1] - a[1])[:, None, None] * t[None]
+    inside = ((names[:, 0] <= x) & (x <= names[:, 2])
+              & (names[:, 1] <= y) & (y <= names[:, 3]))  # (S, T, n)
+    return inside.any(axis=1).sum(axis=1)
 
 
 def _spots(w: float, h: float) -> list[tuple[float, float, bool]]:
@@ -94,19 +105,20 @@ def place(xs: Sequence[float], ys: Sequence[float], texts: Sequence[str], *,
     names: list[Box] = []  # the labels placed so far
     for i in sorted(range(len(pts)), key=lambda j: -crowd[j]):
         (px, py), w = pts[i], CHAR_W * LABEL_PX * len(texts[i])
-        best = None
-        for dx, dy, leader in _spots(w, LINE_H * LABEL_PX):
-            b = text_box(px + dx, py + dy, texts[i])
-            out_of_plot = b[0] < 0 or b[1] < 0 or b[2] > PLOT_W or b[3] > PLOT_H
-            cost = sum(_hit(b, t) for t in taken) + 100 * out_of_plot
-            if leader:  # a leader line through a placed label counts as an overlap
-                cost += sum(_crosses((px, py), (px + dx, py + dy), t) for t in names)
-            if best is None or cost < best[0]:
-                best = (cost, b, dx, dy, leader)
-            if cost == 0:
-                break
-        _, b, dx, dy, leader = best
+        spots = np.array(_spots(w, LINE_H * LABEL_PX))  # (S, 3): dx, dy, leader
+        ends = np.array(pts[i]) + spots[:, :2]  # (S, 2) px: the boxes' centres
+        h = LINE_H * LABEL_PX
+        boxes = np.stack([ends[:, 0] - w / 2, ends[:, 1] - h / 2,
+                          ends[:, 0] + w / 2, ends[:, 1] + h / 2], axis=1)  # (S, 4)
+        out_of_plot = ((boxes[:, 0] < 0) | (boxes[:, 1] < 0) | (boxes[:, 2] > PLOT_W)
+                       | (boxes[:, 3] > PLOT_H))
+        cost = _hits(boxes, np.array(taken).reshape(-1, 4)) + 100 * out_of_plot
+        if names:  # a leader line through a placed label counts as an overlap
+            cost += np.where(spots[:, 2] > 0, _crossings((px, py), ends, np.array(names)), 0)
+        best = int(np.argmin(cost))  # the first clear spot, else the first with fewest overlaps
+        b = tuple(float(v) for v in boxes[best])
         taken.append(b)
         names.append(b)
-        out[i] = Place((px + dx) / PLOT_W, 1 - (py + dy) / PLOT_H, leader)
+        out[i] = Place(float(ends[best, 0]) / PLOT_W, 1 - float(ends[best, 1]) / PLOT_H,
+                       bool(spots[best, 2]))
     return out
