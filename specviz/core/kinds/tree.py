@@ -118,10 +118,13 @@ def _draw_sibling(pair, prefix, tokens: dict, path: tuple[int, ...], mode, draws
     node, j = path[:-1], path[-1]
     if node and node not in tokens or j and node + (j - 1,) not in tokens:
         return
+    tail = _tokens_to(tokens, node)
     if q is None:
-        q = pair.q(prefix + _tokens_to(tokens, node))
+        q = pair.q(prefix + tail)
     qj = sibling_draft(q, [tokens[node + (i,)] for i in range(j)], mode)
-    if qj.sum() > 0:
+    if qj is q:  # the draft's own row: the pair draws it, as a chain's drafts (block sums kept)
+        tokens[path] = pair.draw_q(prefix + tail, draws.draft(len(node), j))
+    elif qj.sum() > 0:
         cdf = blocks(qj) if blocks is not None and len(qj) > DRAW_FLAT_MAX else None
         tokens[path] = draw_row(qj, draws.draft(len(node), j), cdf)
 
@@ -131,13 +134,19 @@ def _draft_tree(pair, prefix, shape, mode, draws) -> dict:
     draft told before each level the nodes whose q it reads (one draft call a level); then
     one target call scores the context and every node. {path: token}"""
     tokens: dict[tuple[int, ...], int] = {}
-    paths, blocks = sorted(shape.paths, key=lambda p: (len(p), p)), _PerRow(block_cdf)
+    levels: dict[int, list[tuple[int, ...]]] = {}
+    for path in sorted(shape.paths, key=lambda p: (len(p), p)):
+        levels.setdefault(len(path), []).append(path)
+    blocks = _PerRow(block_cdf)
     for depth in range(1, shape.depth + 1):
-        level = [p for p in paths if len(p) == depth]
-        parents = dict.fromkeys(p[:-1] for p in level if p[:-1] in tokens or not p[:-1])
-        pair.score(prefix, [_tokens_to(tokens, node) for node in parents], which="q")
+        level = levels.get(depth, [])
+        tails = {node: _tokens_to(tokens, node) for node in dict.fromkeys(p[:-1] for p in level)
+                 if node in tokens or not node}  # the drafted nodes with children here
+        pair.score(prefix, list(tails.values()), which="q")
+        rows = {node: pair.q(prefix + tail) for node, tail in tails.items()}
         for path in level:
-            _draw_sibling(pair, prefix, tokens, path, mode, draws, blocks=blocks)
+            if path[:-1] in rows:
+                _draw_sibling(pair, prefix, tokens, path, mode, draws, rows[path[:-1]], blocks)
     pair.score(prefix, [()] + [_tokens_to(tokens, path) for path in tokens])
     return tokens
 
