@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -26,16 +27,22 @@ def worker_group(nodeid: str) -> str:
 
 
 LONG_FIRST = ("llm", "e2e")  # the longest groups (the real model's, minutes; the browser
-# files, up to 2.5 minutes each), handed to the workers first
+# files, up to 5 minutes each), handed to the workers first
 
 
 def pytest_collection_modifyitems(config, items) -> None:
-    """The long groups first, so that no worker starts one when the rest is done: the
-    workers take groups in collection order, and the real model's group, taken late, was
-    the suite's last three minutes with one worker idle. Within a group, the order stays."""
-    def rank(item) -> int:
-        first = worker_group(item.nodeid).split("/", 1)[0]
-        return LONG_FIRST.index(first) if first in LONG_FIRST else len(LONG_FIRST)
+    """The long groups first, so that no worker starts one when the rest is done: the real
+    model's group (taken late, it was the suite's last three minutes with one worker idle),
+    the browser files, then the others by their number of tests, most first. The workers
+    take groups in this order (see below). Within a group, the order stays."""
+    size = Counter(worker_group(item.nodeid) for item in items)
+
+    def rank(item) -> tuple[int, int]:
+        group = worker_group(item.nodeid)
+        first = group.split("/", 1)[0]
+        if first in LONG_FIRST:
+            return LONG_FIRST.index(first), 0
+        return len(LONG_FIRST), -size[group]
     items.sort(key=rank)
 
 
@@ -47,6 +54,10 @@ def pytest_xdist_make_scheduler(config, log):
     if config.getvalue("dist") != "loadgroup":
         return None
     from xdist.scheduler import LoadScopeScheduling
+
+    # Groups in collection order: xdist otherwise reorders them by their number of tests,
+    # which put the browser files (few tests, minutes each) last, two at once at the end.
+    config.option.loadscopereorder = False
 
     class ByGroup(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:

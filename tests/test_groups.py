@@ -1,6 +1,7 @@
 """The README's `--dist loadgroup` groups as tests/conftest.py says: a small suite with a copy
 of that conftest, run on two pytest-xdist workers, keeps each file on one worker and the
-real model's tests (llm/) together."""
+real model's tests (llm/) together, and the workers start on the long groups (the real
+model's, a browser file) whatever their number of tests."""
 
 from __future__ import annotations
 
@@ -13,8 +14,8 @@ from collections import defaultdict
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-FILES = {"tests/a/test_one.py": 8, "tests/b/test_two.py": 8, "tests/llm/test_x.py": 4,
-         "tests/llm/test_y.py": 4}
+FILES = {"tests/a/test_one.py": 8, "tests/b/test_two.py": 12, "tests/e2e/test_e.py": 1,
+         "tests/llm/test_x.py": 2, "tests/llm/test_y.py": 2}
 
 
 def _conftest():
@@ -48,9 +49,11 @@ def test_loadgroup_keeps_a_file_and_the_browser_tests_on_one_worker(tmp_path):
                           "-p", "no:cacheprovider", "tests"], cwd=tmp_path, env=env,
                          capture_output=True, text=True, timeout=240)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
-    workers = defaultdict(set)
+    workers, order = defaultdict(set), defaultdict(list)
     for gw, node in re.findall(r"\[(gw\d+)\].*?PASSED (\S+)::", run.stdout):
         workers[node].add(gw)
+        order[gw].append(node)
+    assert {nodes[0].split("/")[1] for nodes in order.values()} == {"llm", "e2e"}, run.stdout
     assert {f: len(workers[f]) for f in FILES} == dict.fromkeys(FILES, 1), run.stdout
     assert workers["tests/llm/test_x.py"] == workers["tests/llm/test_y.py"]
     assert sum(1 for line in run.stdout.splitlines() if " PASSED " in line) == sum(
