@@ -42,7 +42,7 @@ class Place:
 
 
 def text_box(cx: float, cy: float, text: str, px: float = LABEL_PX) -> Box:
-    """The box (px) of a one-line label centred at (cx, cy)."""
+    """The box (px) of a one-line label centred at (cx, cy) (or at arrays of centres)."""
     w, h = CHAR_W * px * len(text), LINE_H * px
     return cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2
 
@@ -107,9 +107,7 @@ def place(xs: Sequence[float], ys: Sequence[float], texts: Sequence[str], *,
         (px, py), w = pts[i], CHAR_W * LABEL_PX * len(texts[i])
         spots = np.array(_spots(w, LINE_H * LABEL_PX))  # (S, 3): dx, dy, leader
         ends = np.array(pts[i]) + spots[:, :2]  # (S, 2) px: the boxes' centres
-        h = LINE_H * LABEL_PX
-        boxes = np.stack([ends[:, 0] - w / 2, ends[:, 1] - h / 2,
-                          ends[:, 0] + w / 2, ends[:, 1] + h / 2], axis=1)  # (S, 4)
+        boxes = np.stack(text_box(ends[:, 0], ends[:, 1], texts[i]), axis=1)  # (S, 4)
         out_of_plot = ((boxes[:, 0] < 0) | (boxes[:, 1] < 0) | (boxes[:, 2] > PLOT_W)
                        | (boxes[:, 3] > PLOT_H))
         cost = _hits(boxes, np.array(taken).reshape(-1, 4)) + 100 * out_of_plot

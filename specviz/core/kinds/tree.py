@@ -144,9 +144,8 @@ def _draft_tree(pair, prefix, shape, mode, draws) -> dict:
                  if node in tokens or not node}  # the drafted nodes with children here
         pair.score(prefix, list(tails.values()), which="q")
         rows = {node: pair.q(prefix + tail) for node, tail in tails.items()}
-        for path in level:
-            if path[:-1] in rows:
-                _draw_sibling(pair, prefix, tokens, path, mode, draws, rows[path[:-1]], blocks)
+        for path in level:  # (one under a node not drafted is skipped by _draw_sibling)
+            _draw_sibling(pair, prefix, tokens, path, mode, draws, rows.get(path[:-1]), blocks)
     pair.score(prefix, [()] + [_tokens_to(tokens, path) for path in tokens])
     return tokens
 
