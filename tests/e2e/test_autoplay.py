@@ -69,21 +69,28 @@ def check_monotone(shown: list[tuple[int, int, int]]) -> None:
         assert one_on, f"{(r0, s0)} -> {(r1, s1)} in {[f[:2] for f in shown]}"
 
 
-def check_in_step(seen: list) -> None:
-    """When idle, the URL shows the counter's step, and so does the slider, at once or by
-    the next sample (the counter unchanged, the app still idle). Streamlit's slider shows a
-    value the server set through a React effect that runs after the render bringing the
-    new counter (its Slider: useEffect(() => setShown(value), [value])); under load the run's
-    end can be drawn in between, one sample saw slider 8 with counter 9. A slider that still
-    lags at the next sample fails."""
-    for now, nxt in zip(seen, [*seen[1:], None], strict=True):
-        text, value, _, step, rnd, idle, _ = now
+def check_in_step(seen: list) -> float:
+    """When idle, the URL shows the counter's step, and the slider shows it too before the
+    counter moves on (the app still idle); returns the slider's longest lag in ms. Streamlit's
+    slider shows a value the server set through a React effect that runs after the render
+    bringing the new counter (its Slider: useEffect(() => setShown(value), [value])), and
+    React's scheduler yields to timers in between, so under load a sample or two can see the
+    new counter beside the old slider (one saw slider 5 beside counter 6 in two samples running).
+    A slider still behind when its frame ends fails; only the frame the sampling stopped in
+    may end unchecked."""
+    lag = 0.0
+    for i, (text, value, _, step, rnd, idle, t0) in enumerate(seen):
         if not idle:
             continue
         m = COUNTER_RE.search(text)
         assert (int(rnd or 0), int(step or 0)) == (int(m[1]), int(m[2])), (text, step, rnd)
-        caught_up = nxt is not None and nxt[5] and nxt[0] == text and nxt[1] == int(m[2])
-        assert value == int(m[2]) or caught_up, (text, value, nxt)
+        if value == int(m[2]):
+            continue
+        end = next((j for j in range(i, len(seen)) if seen[j][0] != text), len(seen))
+        caught = next((s for s in seen[i + 1:end] if s[5] and s[1] == int(m[2])), None)
+        assert caught or end == len(seen), (text, value, seen[i + 1:end + 1])
+        lag = max(lag, caught[6] - t0 if caught else 0.0)
+    return lag
 
 
 def watch(server, browser, speeds: tuple[float, ...]) -> dict[float, tuple[list, bool]]:
@@ -133,8 +140,9 @@ def test_autoplay_only_moves_forward_one_step_at_a_time(watched, load, speed):
     seen, visible = watched(speed)
     shown = frames(seen)
     check_monotone(shown)
-    check_in_step(seen)
+    lag = check_in_step(seen)
     expected = WATCH_S / speed
-    print(f"speed {speed:g}: {len(shown) - 1} frames on in {WATCH_S} s, {len(seen)} samples")
+    print(f"speed {speed:g}: {len(shown) - 1} frames on in {WATCH_S} s, {len(seen)} samples, "
+          f"the slider at most {lag:.0f} ms behind the counter")
     assert len(shown) - 1 >= min(expected * 0.25, 8), (speed, [f[:2] for f in shown])
     assert visible
