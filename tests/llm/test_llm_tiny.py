@@ -86,6 +86,22 @@ def test_sliding_flags_and_the_local_base_come_from_the_file_when_there(tmp_path
     assert cfg.rope_base(0) == 1e6 and cfg.rope_base(1) == 5e4
 
 
+def test_the_loaders_reader_reads_what_ggufs_own_reader_reads(tmp_path):
+    """store.open_gguf slices the map as a plain array: every field's value, every
+    tensor's name, type, shape and bytes as GGUFReader itself gives them."""
+    path = write_tiny(tmp_path / "t.gguf", extra={"add_sliding_window_pattern": [False, True]})
+    ours, theirs = store.open_gguf(path), GGUFReader(str(path))
+    assert type(ours.data) is np.ndarray and type(theirs.data) is np.memmap
+    assert list(ours.fields) == list(theirs.fields) and len(ours.fields) > 20
+    for name, field in theirs.fields.items():
+        assert ours.fields[name].contents() == field.contents(), name
+    assert len(ours.tensors) == len(theirs.tensors) == 2 + 2 * len(LAYER_TENSORS)
+    for a, b in zip(ours.tensors, theirs.tensors, strict=True):
+        assert (a.name, a.tensor_type, list(a.shape), a.data_offset) == (
+            b.name, b.tensor_type, list(b.shape), b.data_offset)
+        assert np.array_equal(a.data, b.data), a.name
+
+
 @pytest.mark.parametrize("kwargs, words", [
     ({"arch": "llama"}, "'llama' model, not 'gemma3'"),
     ({"drop": "blk.1.ffn_up.weight"}, "no tensor 'blk.1.ffn_up.weight'"),
