@@ -110,15 +110,16 @@ TREE = Tree()
 
 # ------------------------------------------------------------------ the scalar round
 def _draw_sibling(pair, prefix, tokens: dict, path: tuple[int, ...], mode, draws,
-                  q=None, blocks=None) -> None:
+                  q=None, blocks=None, tail=None) -> None:
     """Sibling path[-1] after node path[:-1], into tokens, drawn from its q_j (q, or q
     without the earlier siblings; blocks: a _PerRow(block_cdf) for long rows). One whose
     node or earlier sibling does not exist, or that has no token left to draw (without
-    replacement, past the draft's support), does not exist either."""
+    replacement, past the draft's support), does not exist either. tail: the tokens to the
+    node, where the caller holds them."""
     node, j = path[:-1], path[-1]
     if node and node not in tokens or j and node + (j - 1,) not in tokens:
         return
-    tail = _tokens_to(tokens, node)
+    tail = _tokens_to(tokens, node) if tail is None else tail
     if q is None:
         q = pair.q(prefix + tail)
     qj = sibling_draft(q, [tokens[node + (i,)] for i in range(j)], mode)
@@ -138,15 +139,19 @@ def _draft_tree(pair, prefix, shape, mode, draws) -> dict:
     for path in sorted(shape.paths, key=lambda p: (len(p), p)):
         levels.setdefault(len(path), []).append(path)
     blocks = _PerRow(block_cdf)
+    tails: dict[tuple[int, ...], list[int]] = {(): []}  # a drafted node -> the tokens to it
     for depth in range(1, shape.depth + 1):
         level = levels.get(depth, [])
-        tails = {node: _tokens_to(tokens, node) for node in dict.fromkeys(p[:-1] for p in level)
-                 if node in tokens or not node}  # the drafted nodes with children here
-        pair.score(prefix, list(tails.values()), which="q")
-        rows = {node: pair.q(prefix + tail) for node, tail in tails.items()}
+        nodes = [node for node in dict.fromkeys(p[:-1] for p in level) if node in tails]
+        pair.score(prefix, [tails[node] for node in nodes], which="q")
+        rows = {node: pair.q(prefix + tails[node]) for node in nodes}
         for path in level:  # (one under a node not drafted is skipped by _draw_sibling)
-            _draw_sibling(pair, prefix, tokens, path, mode, draws, rows.get(path[:-1]), blocks)
-    pair.score(prefix, [()] + [_tokens_to(tokens, path) for path in tokens])
+            node = path[:-1]
+            _draw_sibling(pair, prefix, tokens, path, mode, draws, rows.get(node), blocks,
+                          tails.get(node))
+            if path in tokens:
+                tails[path] = tails[node] + [tokens[path]]
+    pair.score(prefix, [()] + [tails[path] for path in tokens])
     return tokens
 
 
