@@ -121,6 +121,8 @@ def open_gguf(path: Path):
 def read_model(path: Path, *, progress: Progress | None = None) -> Model:
     """A Model from a .gguf (no checks of its hash: model_path does that)."""
     t0 = time.perf_counter()
+    if progress is not None:
+        progress(0.0, "reading the file's index (the vocabulary, the tensors' places)")
     reader = open_gguf(path)
     tok = Tokenizer.from_gguf(reader)
     weights = load_weights(reader, progress=progress)

@@ -71,7 +71,8 @@ def test_a_tiny_model_loads_with_progress_and_runs(tmp_path):
     assert (cfg.window, cfg.rope_global, cfg.rope_local, cfg.bos) == (4, 1e6, 1e4, 2)
     fractions = [f for f, _ in seen]
     assert fractions == sorted(fractions) and fractions[-1] == 1.0
-    assert len(seen) == 2 + 2 * len(LAYER_TENSORS)
+    assert seen[0] == (0.0, "reading the file's index (the vocabulary, the tensors' places)")
+    assert len(seen) == 1 + 2 + 2 * len(LAYER_TENSORS)  # the index, then each tensor
     ids = m.tokenizer.encode("ab a\x07")
     assert ids[0] == 2 and m.tokenizer.decode(ids) == "ab a\x07"
     z = forward(m.weights, ids, KVCache(m.weights, range(2)), rows=range(len(ids)))
