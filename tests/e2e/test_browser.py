@@ -250,7 +250,7 @@ def test_round_steps_with_the_arrow_keys(server, page):
     assert_clean(page)
 
 
-def test_round_steps_with_the_buttons_and_replays(server, page, context):
+def test_round_steps_with_the_buttons_and_replays(server, page, tabs):
     open_page(page, server.url + ROUND, CAPTION_RE)
     first_frame = page.locator(".sv-caption").first.inner_text()
     nxt = page.get_by_role("button", name=re.compile(r"^next"))
@@ -266,10 +266,9 @@ def test_round_steps_with_the_buttons_and_replays(server, page, context):
     settle(page)
     assert page.locator(".sv-caption").first.inner_text() == first_frame
     # the same link in another session replays the same draws to the same frame
-    other = context.new_page()
+    other = tabs.open()
     open_page(other, server.url + "/round?k=5&seed=3&step=3", CAPTION_RE)
     assert other.locator(".sv-caption").first.inner_text() == third
-    other.close()
     # a new round starts at step 0 of round 1
     page.get_by_role("button", name=re.compile(r"^new round")).click()
     expect(round_caption(page)).to_contain_text("Round 1 · step 0 ·")

@@ -64,11 +64,12 @@ def test_fast_arrow_presses_are_each_one_step(server, page):
 
 
 # ----------------------------------------------------------------------------- markdown
-def test_markdown_in_a_prompt_does_not_render(server, page):
+def test_markdown_in_a_prompt_does_not_render(server, tabs):
     """/text?prompt=![](//host/i1) once fetched an image from any host into a caption."""
     payload = ("Return ![](//127.0.0.1:9/i1) [Sign in](//evil.example/login) "
                "$$\\begin{matrix}x\\end{matrix}$$ <img src=//127.0.0.1:9/i2>")
     fetched = []
+    page = tabs.open(fresh=True)  # its listener goes with it
     page.on("request", lambda r: fetched.append(r.url) if r.url.startswith("http://127.0.0.1:9/")
             else None)
     page.goto(server.url + "/text?" + f"prompt={payload}".replace(" ", "%20"))

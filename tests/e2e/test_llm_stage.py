@@ -1,6 +1,6 @@
 """/llm in a real browser on the real model: a deep link opens the round and frame it names,
 the arrow keys step it, the chips show the model's tokens with their spaces visible, the
-address after stepping reopens the same round and frame in a fresh browser session, and in
+address after stepping reopens the same round and frame in a new session, and in
 presenter mode too. The server loads Gemma 3 270M on the first visit (up to a few minutes on
 a loaded machine); the visits after that share it."""
 
@@ -46,32 +46,24 @@ def press(page: Page, key: str) -> None:
     settle(page)
 
 
-def test_a_deep_link_steps_and_its_address_reopens_the_same_frame(server, browser):
-    ctx = browser.new_context(viewport={"width": 1440, "height": 900})
-    try:
-        page = ctx.new_page()
-        opened(page, server.url + LINK)
-        assert counter(page) == (1, 1)
-        for _ in range(3):
-            press(page, "ArrowRight")
-        press(page, "ArrowLeft")
-        assert counter(page) == (1, 3)
-        shown = chips(page)
-        assert "␣" in shown and "drafted" in shown, shown  # Gemma's pieces, spaces visible
-        page.wait_for_function("() => new URLSearchParams(location.search).get('step') === '3'")
-        address = page.url
-        assert "rnd=1" in address and "k=3" in address and "llm_preset=fact" in address
-    finally:
-        ctx.close()
-    for present in ("", "&present=1"):  # a fresh session each: the link alone decides
-        ctx = browser.new_context(viewport={"width": 1920, "height": 1080})
-        try:
-            page = ctx.new_page()
-            opened(page, address + present)
-            assert counter(page) == (1, 3) and chips(page) == shown, present
-            if present:
-                expect(page.locator(".st-key-sv_present_pages")).to_be_visible()
-                press(page, "ArrowLeft")
-                assert counter(page) == (1, 2)
-        finally:
-            ctx.close()
+def test_a_deep_link_steps_and_its_address_reopens_the_same_frame(server, tabs):
+    page = tabs.open(1440, 900)
+    opened(page, server.url + LINK)
+    assert counter(page) == (1, 1)
+    for _ in range(3):
+        press(page, "ArrowRight")
+    press(page, "ArrowLeft")
+    assert counter(page) == (1, 3)
+    shown = chips(page)
+    assert "␣" in shown and "drafted" in shown, shown  # Gemma's pieces, spaces visible
+    page.wait_for_function("() => new URLSearchParams(location.search).get('step') === '3'")
+    address = page.url
+    assert "rnd=1" in address and "k=3" in address and "llm_preset=fact" in address
+    for present in ("", "&present=1"):  # a new session each (a tab's load): the link decides
+        page = tabs.open(1920, 1080)
+        opened(page, address + present)
+        assert counter(page) == (1, 3) and chips(page) == shown, present
+        if present:
+            expect(page.locator(".st-key-sv_present_pages")).to_be_visible()
+            press(page, "ArrowLeft")
+            assert counter(page) == (1, 2)

@@ -35,11 +35,12 @@ IMPORTS_JS = """() => [...document.querySelectorAll('head script[type=module]:no
     .map(s => s.textContent).join('\\n')"""
 
 
-def test_the_document_starts_the_element_code_its_page_needs(server, page):
+def test_the_document_starts_the_element_code_its_page_needs(server, tabs):
     """The page's document (web.preload) imports Streamlit's element code from its head:
     every module it names is served (200) and loads without error, Plotly's only on a page
     whose first load draws a chart; the chart page draws, and a chart page reached from a
     page without charts (Plotly's code asked for on demand) draws too."""
+    page = tabs.open(fresh=True)  # its listeners go with it
     served: dict[str, int] = {}
     page.on("response", lambda r: served.__setitem__(r.url, r.status)
             if "/static/js/" in r.url else None)
