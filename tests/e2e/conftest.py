@@ -81,14 +81,16 @@ class Tabs:
     lent again: a load in a tab that has loaded the app before reuses its renderer process
     and the scripts it compiled there, which took 40-50 % less of the machine's CPU for
     three chart pages than three new tabs (17-19 against 31-40 s, this host). Tests that
-    attach listeners or routes to a page ask for a fresh one, closed after them. Tests that
-    need a context of their own (permissions, init scripts, the network off, a cold cache,
-    pages side by side) make one."""
+    attach listeners to a page ask for a fresh one, closed after them; a lent tab that comes
+    back with handlers it did not have new is closed, not lent again, and routes are
+    removed. Tests that need a context of their own (permissions, init scripts, the network
+    off, a cold cache, pages side by side) make one."""
 
     def __init__(self, browser) -> None:
         self._browser, self._contexts = browser, {}
         self._idle: dict[str, list] = {"desktop": [], "phone": []}
         self._lent: list[tuple[str, object]] = []
+        self._handlers: dict[int, dict | None] = {}  # a new tab's own handlers, by id
 
     def context(self, *, phone: bool = False):
         kind = "phone" if phone else "desktop"
@@ -104,8 +106,12 @@ class Tabs:
         or, with fresh, a new one that is closed after the test."""
         kind = "phone" if phone else "desktop"
         idle = self._idle[kind]
-        page = idle.pop() if idle and not fresh else self.context(phone=phone).new_page()
+        if idle and not fresh:
+            page = idle.pop()
+        else:
+            page = self.context(phone=phone).new_page()
         if not fresh:
+            self._handlers.setdefault(id(page), _handlers(page))
             self._lent.append((kind, page))
         size = (PHONE if phone else DESKTOP)["viewport"]
         page.set_viewport_size({"width": width or size["width"],
@@ -117,14 +123,19 @@ class Tabs:
         """Pool the lent tabs that are still open (on about:blank); close every other page."""
         lent, self._lent = self._lent, []
         for kind, page in lent:
+            own = self._handlers.pop(id(page), None)
             if page.is_closed():
                 continue
             try:
+                page.unroute_all()
+                if own is None or _handlers(page) != own:
+                    raise RuntimeError("the test left handlers on its tab")
                 page.goto("about:blank", timeout=10_000)
             except Exception:  # a tab that cannot leave its page is not lent again
                 page.close()
                 continue
             self._idle[kind].append(page)
+            self._handlers[id(page)] = own
         pooled = {id(page) for pages in self._idle.values() for page in pages}
         for ctx in self._contexts.values():
             for page in list(ctx.pages):
@@ -134,6 +145,16 @@ class Tabs:
     def close(self) -> None:
         for ctx in self._contexts.values():
             ctx.close()
+
+
+def _handlers(page) -> dict[str, int] | None:
+    """How many handlers each event of a page has (Playwright's own and any a test added),
+    from the emitter behind the page; None where this Playwright does not say."""
+    try:
+        impl = page._impl_obj
+        return {e: len(impl.listeners(e)) for e in impl.event_names()}
+    except Exception:
+        return None
 
 
 @pytest.fixture(scope="session")
