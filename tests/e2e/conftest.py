@@ -88,9 +88,9 @@ class Tabs:
 
     def __init__(self, browser) -> None:
         self._browser, self._contexts = browser, {}
-        self._idle: dict[str, list] = {"desktop": [], "phone": []}
-        self._lent: list[tuple[str, object]] = []
-        self._handlers: dict[int, dict | None] = {}  # a new tab's own handlers, by id
+        # pooled and lent tabs, each with the handlers it had new (_handlers)
+        self._idle: dict[str, list[tuple[object, dict | None]]] = {"desktop": [], "phone": []}
+        self._lent: list[tuple[str, object, dict | None]] = []
 
     def context(self, *, phone: bool = False):
         kind = "phone" if phone else "desktop"
@@ -107,12 +107,12 @@ class Tabs:
         kind = "phone" if phone else "desktop"
         idle = self._idle[kind]
         if idle and not fresh:
-            page = idle.pop()
+            page, own = idle.pop()
         else:
             page = self.context(phone=phone).new_page()
+            own = _handlers(page)
         if not fresh:
-            self._handlers.setdefault(id(page), _handlers(page))
-            self._lent.append((kind, page))
+            self._lent.append((kind, page, own))
         size = (PHONE if phone else DESKTOP)["viewport"]
         page.set_viewport_size({"width": width or size["width"],
                                 "height": height or size["height"]})
@@ -122,8 +122,7 @@ class Tabs:
     def close_pages(self) -> None:
         """Pool the lent tabs that are still open (on about:blank); close every other page."""
         lent, self._lent = self._lent, []
-        for kind, page in lent:
-            own = self._handlers.pop(id(page), None)
+        for kind, page, own in lent:
             if page.is_closed():
                 continue
             try:
@@ -134,9 +133,8 @@ class Tabs:
             except Exception:  # a tab that cannot leave its page is not lent again
                 page.close()
                 continue
-            self._idle[kind].append(page)
-            self._handlers[id(page)] = own
-        pooled = {id(page) for pages in self._idle.values() for page in pages}
+            self._idle[kind].append((page, own))
+        pooled = {id(page) for pages in self._idle.values() for page, _ in pages}
         for ctx in self._contexts.values():
             for page in list(ctx.pages):
                 if id(page) not in pooled:
