@@ -61,6 +61,23 @@ def test_temperature_by_hand_and_ties():
     assert warp_rows(ROW, Warp()) is ROW  # the identity warp changes nothing
 
 
+def test_a_row_warped_again_is_warped_afresh():
+    """Warps of one small row, asked in turn (a row warped before is remembered): each the
+    by-hand law of its own warp and renormalisation, whatever was done to an earlier
+    answer, and a larger table (not remembered) the same row by row."""
+    row = np.array([0.5, 0.3, 0.2])
+    one, two = Warp(top_k=1), Warp(top_k=2)
+    for _ in range(2):
+        first = warp_rows(row, one)
+        np.testing.assert_allclose(first, [1.0, 0.0, 0.0])
+        first[:] = 7.0  # the caller's own copy
+        np.testing.assert_allclose(warp_rows(row, two), [0.625, 0.375, 0.0])
+        np.testing.assert_allclose(warp_rows(row, one, renormalise=False), [0.5, 0.0, 0.0])
+        np.testing.assert_allclose(warp_rows(row[None], one), [[1.0, 0.0, 0.0]])
+    big = np.tile(np.r_[row, np.zeros(2045)], (2, 1))
+    np.testing.assert_allclose(warp_rows(big, two)[:, :3], [[0.625, 0.375, 0.0]] * 2)
+
+
 def test_bad_warps_are_refused():
     for bad in (dict(temperature=0), dict(top_k=-1), dict(top_p=0), dict(min_p=1.5)):
         with pytest.raises(ValueError):
