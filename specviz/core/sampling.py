@@ -13,9 +13,12 @@ import numpy as np
 
 def draw(w: np.ndarray, u: float) -> int:
     """One token from the (V,) law w with the uniform u, by inverse CDF."""
-    cdf = np.cumsum(w)
+    cdf = w.cumsum()
     cdf /= cdf[-1]  # ends at exactly 1
-    return min(int(np.searchsorted(cdf, u, side="right")), int(last_mass(w)))
+    x = int(cdf.searchsorted(u, side="right"))
+    if x < len(w) and w[x] > 0:  # then no later token has mass before it: x <= last_mass(w)
+        return x
+    return min(x, int(last_mass(w)))
 
 
 DRAW_FLAT_MAX = 4_096  # up to this V a row draw is `draw` itself (one cumulative sum)

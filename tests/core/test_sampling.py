@@ -46,6 +46,35 @@ def test_guide_sampler_is_the_inverse_cdf(V):
     np.testing.assert_array_equal(GuideSampler(W)(rows, u), want)
 
 
+def _inverse_cdf(w, u: float) -> int:
+    """The smallest x whose running mass (over the row's total) passes u, and never a token
+    past the last one with mass (u = 1 included): the definition, token by token."""
+    total, run = float(sum(w)), 0.0
+    last = max(i for i, m in enumerate(w) if m > 0)
+    for x, m in enumerate(w):
+        run += m
+        if run / total > u:
+            return min(x, last)
+    return last
+
+
+@pytest.mark.parametrize("V", [1, 2, 5, 17])
+def test_draw_is_the_inverse_cdf(V):
+    """draw at random uniforms, on interval edges, at 0, just under 1 and at 1, on rows with
+    zeros (leading and trailing ones included)."""
+    rng = np.random.default_rng(100 + V)
+    W = _rows(rng, 12, V)
+    W[0, : V // 2] = 0.0  # leading zeros
+    W[1, V // 2 + 1:] = 0.0  # trailing zeros
+    W[:2, V // 2] = 1.0
+    rows, u = _uniforms(rng, W, 4_000)
+    ends = [0.0, np.nextafter(1.0, 0.0), 1.0]
+    rows = np.concatenate([rows, np.repeat(np.arange(len(W)), len(ends))])
+    u = np.concatenate([u, np.tile(ends, len(W))])
+    got = [draw(W[r], x) for r, x in zip(rows, u, strict=True)]
+    assert got == [_inverse_cdf(W[r], x) for r, x in zip(rows, u, strict=True)]
+
+
 def test_no_token_of_zero_mass_is_drawn():
     W = np.array([[0.0, 0.5, 0.0, 0.5, 0.0], [0.0, 0.0, 0.0, 0.0, 1.0]])
     rows = np.repeat([0, 1], 5_000)
