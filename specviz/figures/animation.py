@@ -133,14 +133,11 @@ def _empty(title: str, note: str, x_range=None) -> go.Figure:
     """A placeholder: the title and a grey note, wrapped to short lines so that no width
     clips it."""
     text = "<br>".join(textwrap.wrap(note, NOTE_WRAP))
-    fig = go.Figure()
-    fig.update_layout(title=title, height=STAGE_HEIGHT, margin=dict(l=40, r=20, t=50, b=40),
-                      annotations=[dict(text=text, showarrow=False, xref="paper", yref="paper",
-                                        x=0.5, y=0.5, font=dict(size=PLACEHOLDER_PX,
-                                                                color=GREY))])
-    fig.update_xaxes(range=x_range, visible=x_range is not None)
-    fig.update_yaxes(visible=False)
-    return fig
+    return go.Figure(layout=dict(
+        title=dict(text=title), height=STAGE_HEIGHT, margin=dict(l=40, r=20, t=50, b=40),
+        annotations=[dict(text=text, showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5,
+                          font=dict(size=PLACEHOLDER_PX, color=GREY))],
+        xaxis=dict(range=x_range, visible=x_range is not None), yaxis=dict(visible=False)))
 
 
 def _top(x: np.ndarray, m: int) -> np.ndarray:
@@ -203,32 +200,37 @@ def _labels(trace: RoundTrace, toks: Sequence[int]) -> list[str]:
 
 
 def _bar(name: str, labels: list[str], y: np.ndarray, colour: str, what: str,
-         marked: list[bool], opacity: float = 1.0) -> go.Bar:
+         marked: list[bool], opacity: float = 1.0) -> dict:
+    """One bar trace (a dict: the figure is validated once, whole)."""
     marked = list(marked) + [False] * (len(labels) - len(marked))  # the rest: never marked
-    return go.Bar(
-        name=name, x=labels, y=[round(float(t), FIGURE_DECIMALS) for t in y], marker_color=colour,
-        marker_line_color=BLACK, marker_line_width=[3 if b else 0 for b in marked],
+    return dict(
+        type="bar", name=name, x=labels, y=[round(float(t), FIGURE_DECIMALS) for t in y],
+        marker=dict(color=colour, line=dict(color=BLACK, width=[3 if b else 0 for b in marked])),
         opacity=opacity, hovertemplate=f"token %{{x}}<br>{what} = %{{y:.4f}}<extra></extra>",
     )
 
 
-def _axes(fig: go.Figure, title: str, top: float, slanted: bool) -> go.Figure:
-    """The bars' layout: the legend under the axis, head room over the tallest bar."""
-    fig.update_layout(title=title, barmode="group", height=STAGE_HEIGHT, showlegend=True,
-                      margin=dict(l=50, r=20, t=LABEL_TOP_PX, b=100 if slanted else 70),
-                      legend=dict(orientation="h", x=0.0, y=0.0, yref="container",
-                                  yanchor="bottom"))  # in the bottom margin at any height
-    fig.update_yaxes(range=[0.0, HEADROOM * top], title="probability")
-    fig.update_xaxes(type="category", tickangle=-40 if slanted else 0)  # tokens: no title
-    return fig
+def _axes(bars: list[dict], mark: dict | None, title: str, top: float,
+          slanted: bool) -> go.Figure:
+    """The bars, the token's mark (_mark_token) and their layout: the legend under the axis,
+    head room over the tallest bar. Built in one call: Plotly's updates after construction
+    cost most of a step's time on the server."""
+    return go.Figure(data=bars, layout=dict(
+        title=dict(text=title), barmode="group", height=STAGE_HEIGHT, showlegend=True,
+        margin=dict(l=50, r=20, t=LABEL_TOP_PX, b=100 if slanted else 70),
+        legend=dict(orientation="h", x=0.0, y=0.0, yref="container",
+                    yanchor="bottom"),  # in the bottom margin at any height
+        yaxis=dict(range=[0.0, HEADROOM * top], title=dict(text="probability")),
+        xaxis=dict(type="category", tickangle=-40 if slanted else 0),  # tokens: no title
+        **({"annotations": [mark]} if mark else {})))
 
 
-def _mark_token(fig: go.Figure, label: str, y: float, text: str, tall: float) -> None:
+def _mark_token(label: str, y: float, text: str, tall: float) -> dict:
     """The token's name on the plot's top edge (the y axis ends at HEADROOM * tall), in the
     top margin under the title, its arrow down to the top of the token's own bars: it never
-    covers a bar, at any type size."""
-    fig.add_annotation(x=label, y=y, text=svg_text(text), showarrow=True, arrowhead=2,
-                       ayref="y", ay=HEADROOM * tall, yanchor="bottom", font=dict(size=13))
+    covers a bar, at any type size. (An annotation.)"""
+    return dict(x=label, y=y, text=svg_text(text), showarrow=True, arrowhead=2, ayref="y",
+                ay=HEADROOM * tall, yanchor="bottom", font=dict(size=13))
 
 
 def _subset(trace: RoundTrace, toks: Sequence[int], row: np.ndarray) -> str:
@@ -251,19 +253,17 @@ def bars_figure(trace: RoundTrace, step: int, *, top: int | None = None) -> go.F
         x, name = pos.tries[v.sibling].token, f"sibling {v.sibling + 1}"
     toks = _columns(trace, [pos.q_row] + ([pos.p_row] if checked else []), x, top)
     labels, mark = _labels(trace, toks), [t == x for t in toks]
-    fig = go.Figure()
     p_y, q_y = _y(trace, toks, pos.p_row), _y(trace, toks, pos.q_row)
-    if checked:
-        fig.add_trace(_bar("p target", labels, p_y, P_COLOUR, "p", mark))
-    fig.add_trace(_bar("q draft", labels, q_y, Q_COLOUR, "q", mark))
+    bars = [_bar("p target", labels, p_y, P_COLOUR, "p", mark)] if checked else []
+    bars.append(_bar("q draft", labels, q_y, Q_COLOUR, "q", mark))
     tall = float(max(p_y.max(), q_y.max()) if checked else q_y.max())
-    _mark_token(fig, labels[toks.index(x)],
-                float(max(pos.p_row[x], pos.q_row[x]) if checked else pos.q_row[x]),
-                f"{name} = {trace.name(x)}", tall)
+    token = _mark_token(labels[toks.index(x)],
+                        float(max(pos.p_row[x], pos.q_row[x]) if checked else pos.q_row[x]),
+                        f"{name} = {trace.name(x)}", tall)
     what = "p and q" if checked else "q only<br>(the target is not called yet)"
     title = (f"Position {pos.i}, after '{svg_text(trace.name(pos.context))}': {what}"
              f"{_subset(trace, toks, pos.q_row)}")
-    return _axes(fig, title, tall, slanted=len(toks) != len(trace.vocab))
+    return _axes(bars, token, title, tall, slanted=len(toks) != len(trace.vocab))
 
 
 def coin_figure(trace: RoundTrace, step: int) -> go.Figure:
@@ -276,17 +276,16 @@ def coin_figure(trace: RoundTrace, step: int) -> go.Figure:
     token, t, u, kept = coin
     pos = trace.positions[v.focus - 1]
     m = MARKS["accepted" if kept else "rejected"]
-    fig = go.Figure()
-    for (name, status, hover), width, base in zip(COIN_REGIONS, (t, 1.0 - t), (0.0, t),
-                                                  strict=True):
-        fig.add_trace(go.Bar(name=name, y=[0.0], x=[width], base=[base], orientation="h",
-                             marker_color=MARKS[status].colour, opacity=0.35, width=0.5,
-                             hovertemplate=hover))
-    fig.add_trace(go.Scatter(name="threshold t", x=[t, t], y=[-0.4, 0.4], mode="lines",
-                             line=dict(color=BLACK, dash="dash", width=2),
-                             hovertemplate=f"t = {t:.4f}<extra></extra>"))
-    fig.add_trace(go.Scatter(
-        name=f"u ({m.label})", x=[u], y=[0.45], mode="markers+text",
+    traces = [dict(type="bar", name=name, y=[0.0], x=[width], base=[base], orientation="h",
+                   marker=dict(color=MARKS[status].colour), opacity=0.35, width=0.5,
+                   hovertemplate=hover)
+              for (name, status, hover), width, base in zip(COIN_REGIONS, (t, 1.0 - t),
+                                                            (0.0, t), strict=True)]
+    traces.append(dict(type="scatter", name="threshold t", x=[t, t], y=[-0.4, 0.4],
+                       mode="lines", line=dict(color=BLACK, dash="dash", width=2),
+                       hovertemplate=f"t = {t:.4f}<extra></extra>"))
+    traces.append(dict(
+        type="scatter", name=f"u ({m.label})", x=[u], y=[0.45], mode="markers+text",
         marker=dict(symbol="triangle-down", size=18, color=m.colour,
                     line=dict(color=BLACK, width=1)),
         text=[f"u = {u:.4f}<br>{m.symbol} {m.label}"],  # two short lines: fits the panel
@@ -299,14 +298,11 @@ def coin_figure(trace: RoundTrace, step: int) -> go.Figure:
         where, how = f"depth {pos.i}, sibling {v.sibling + 1}", "min(1, p_j/q_j)"
     elif trace.rule == "greedy":
         how = "[x is the target's top token]"
-    fig.update_layout(
-        title=f"Coin at {where}: keep '{tok}'<br>iff u < t = {how} = {t:.4f}",
+    return go.Figure(data=traces, layout=dict(
+        title=dict(text=f"Coin at {where}: keep '{tok}'<br>iff u < t = {how} = {t:.4f}"),
         barmode="overlay", height=STAGE_HEIGHT, margin=dict(l=20, r=20, t=70, b=50),
-        showlegend=False,
-    )
-    fig.update_xaxes(range=[0.0, 1.0], title="u", dtick=0.2)
-    fig.update_yaxes(range=[-0.6, 1.6], visible=False)
-    return fig
+        showlegend=False, xaxis=dict(range=[0.0, 1.0], title=dict(text="u"), dtick=0.2),
+        yaxis=dict(range=[-0.6, 1.6], visible=False)))
 
 
 def residual_figure(trace: RoundTrace, step: int | None = None, *,
@@ -322,7 +318,6 @@ def residual_figure(trace: RoundTrace, step: int | None = None, *,
     if not v.final:
         return _empty("The last token", "Drawn from the residual at the first rejection, or "
                       "from p as a bonus when every draft is kept.")
-    fig = go.Figure()
     if trace.rejected_at is not None:
         last = next(e for e in trace.emitted if e.origin == "resampled")
         pos = trace.positions[trace.rejected_at - 1]
@@ -330,9 +325,9 @@ def residual_figure(trace: RoundTrace, step: int | None = None, *,
         toks = _columns(trace, [row, pos.p_row], last.token, top)
         labels, mark = _labels(trace, toks), [x == last.token for x in toks]
         ys = [_y(trace, toks, r) for r in (pos.p_row, pos.q_row, row)]
-        fig.add_trace(_bar("p", labels, ys[0], P_COLOUR, "p", mark, 0.45))
-        fig.add_trace(_bar("q", labels, ys[1], Q_COLOUR, "q", mark, 0.45))
-        fig.add_trace(_bar(law, labels, ys[2], LAW_COLOUR, law, mark))
+        bars = [_bar("p", labels, ys[0], P_COLOUR, "p", mark, 0.45),
+                _bar("q", labels, ys[1], Q_COLOUR, "q", mark, 0.45),
+                _bar(law, labels, ys[2], LAW_COLOUR, law, mark)]
         title = (f"Rejected at position {pos.i}:<br>redraw from {law} after "
                  f"'{trace.name(pos.context)}'")
         tall = float(max(y.max() for y in ys))
@@ -341,15 +336,15 @@ def residual_figure(trace: RoundTrace, step: int | None = None, *,
         toks = _columns(trace, [row], last.token, top)
         labels = _labels(trace, toks)
         y = _y(trace, toks, row)
-        fig.add_trace(_bar("p", labels, y, P_COLOUR, "p", [x == last.token for x in toks]))
+        bars = [_bar("p", labels, y, P_COLOUR, "p", [x == last.token for x in toks])]
         ctx = trace.name(trace.bonus_context)
         title = (f"All {trace.k} kept:<br>bonus token from p(·|'{ctx}')" if trace.k else
                  f"Nothing drafted: plain decoding,<br>one token from p(·|'{ctx}')")
         tall = float(y.max())
-    own = max(float(tr.y[toks.index(last.token)]) for tr in fig.data)  # its tallest bar
-    _mark_token(fig, labels[toks.index(last.token)], own, f"drawn: {trace.name(last.token)}",
-                tall)
-    return _axes(fig, svg_text(title).replace("&lt;br&gt;", "<br>"), tall,
+    own = max(b["y"][toks.index(last.token)] for b in bars)  # its tallest bar
+    drawn = _mark_token(labels[toks.index(last.token)], own,
+                        f"drawn: {trace.name(last.token)}", tall)
+    return _axes(bars, drawn, svg_text(title).replace("&lt;br&gt;", "<br>"), tall,
                  slanted=len(toks) != len(trace.vocab))
 
 
@@ -358,13 +353,12 @@ def _sibling_figure(trace: RoundTrace, sib: SiblingResidual, top: int | None) ->
     sibling in focus (the one the next sibling is tried against once it failed)."""
     toks = _columns(trace, [sib.row, sib.p_row], sib.token, top)
     labels, mark = _labels(trace, toks), [x == sib.token for x in toks]
-    fig = go.Figure()
     ys = [_y(trace, toks, r) for r in (sib.p_row, sib.q_row, sib.row)]
-    fig.add_trace(_bar("p", labels, ys[0], P_COLOUR, "p", mark, 0.45))
-    fig.add_trace(_bar(f"q_{sib.sibling + 1}", labels, ys[1], Q_COLOUR, "q_j", mark, 0.45))
-    fig.add_trace(_bar(sib.label, labels, ys[2], LAW_COLOUR, "residual", mark))
+    bars = [_bar("p", labels, ys[0], P_COLOUR, "p", mark, 0.45),
+            _bar(f"q_{sib.sibling + 1}", labels, ys[1], Q_COLOUR, "q_j", mark, 0.45),
+            _bar(sib.label, labels, ys[2], LAW_COLOUR, "residual", mark)]
     verdict = "kept" if sib.kept else "failed"
     title = (f"Depth {sib.depth}, sibling {sib.sibling + 1} "
              f"('{svg_text(trace.name(sib.token))}') {verdict}:<br>{svg_text(sib.label)}")
     tall = float(max(y.max() for y in ys))
-    return _axes(fig, title, tall, slanted=len(toks) != len(trace.vocab))
+    return _axes(bars, None, title, tall, slanted=len(toks) != len(trace.vocab))
