@@ -69,22 +69,21 @@ def swap_figure(fig: go.Figure, notation: str = "leviathan") -> go.Figure:
     """The same figure with every name, title, hover template and annotation re-lettered."""
     if notation == "leviathan":
         return fig
-    fig = go.Figure(fig)  # a copy
-    for tr in fig.data:
+    spec = fig.to_dict()  # a copy, as plain dicts: edited there, validated once when rebuilt
+    for tr in spec.get("data", ()):
         for attr in ("name", "hovertemplate", "text", "legendgroup"):
-            v = getattr(tr, attr, None)
-            if isinstance(v, str):
-                setattr(tr, attr, swap(v, notation))
-    lay = fig.layout
-    axes = [getattr(lay, key, None) for key in dir(lay) if key.startswith(("xaxis", "yaxis"))]
+            if isinstance(tr.get(attr), str):
+                tr[attr] = swap(tr[attr], notation)
+    lay = spec.setdefault("layout", {})
+    axes = [v for key, v in lay.items() if key.startswith(("xaxis", "yaxis"))]
     for titled in (lay, *axes):  # the figure's title and every axis title
-        title = getattr(titled, "title", None)
-        if title is not None and title.text:
-            title.text = swap(title.text, notation)
-    for ann in lay.annotations or ():
-        if ann.text:
-            ann.text = swap(ann.text, notation)
-    return fig
+        title = titled.get("title") if isinstance(titled, dict) else None
+        if isinstance(title, dict) and title.get("text"):
+            title["text"] = swap(title["text"], notation)
+    for ann in lay.get("annotations", ()):
+        if ann.get("text"):
+            ann["text"] = swap(ann["text"], notation)
+    return go.Figure(spec)
 
 
 # ----------------------------------------------------------------------------- the reader's

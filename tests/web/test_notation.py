@@ -41,6 +41,16 @@ def test_swap_figure_relabels_and_copies():
     assert fig.data[0].name == "p (target)"  # the original is untouched
 
 
+def test_swap_figure_reaches_every_axis_and_keeps_the_template():
+    fig = go.Figure(go.Bar(x=[1], y=[2], legendgroup="q rows", text="p", yaxis="y2"))
+    fig.update_layout(template="none", yaxis_title="p(x)", yaxis2=dict(title="q(x)",
+                                                                       overlaying="y"))
+    out = swap_figure(fig, "chen")
+    assert out.data[0].legendgroup == "p rows" and out.data[0].text == "q"
+    assert (out.layout.yaxis.title.text, out.layout.yaxis2.title.text) == ("q(x)", "p(x)")
+    assert out.layout.template == fig.layout.template  # still none: not Plotly's default
+
+
 def test_swap_tables_renames_the_tables_with_the_letters():
     from specviz.web.notation import swap_tables
 
