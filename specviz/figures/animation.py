@@ -41,6 +41,8 @@ FIGURE_DECIMALS = 6  # bars carry 6 decimals to the browser (the hover shows 4)
 STAGE_HEIGHT = 320  # pixels: the three charts of a step side by side, on the first screen
 LABEL_TOP_PX = 88  # the top margin: a two-line title, then the marked token's label
 HEADROOM = 1.12  # the y axis reaches this far over the tallest bar (room for the arrow)
+TEMPLATE = "none"  # Streamlit's theme styles the charts (as ui.chart sets); named at construction,
+# Plotly does not first deep-copy its default template into each figure (most of building one)
 NOTE_WRAP = 22  # characters per line of a placeholder's note: the coin's column at 1280
 # px in presenter type holds about 24
 FLUSHED_BG = "repeating-linear-gradient(135deg, #ffffff 0 6px, #d9d9d9 6px 9px)"  # hatched
@@ -135,6 +137,7 @@ def _empty(title: str, note: str, x_range=None) -> go.Figure:
     text = "<br>".join(textwrap.wrap(note, NOTE_WRAP))
     return go.Figure(layout=dict(
         title=dict(text=title), height=STAGE_HEIGHT, margin=dict(l=40, r=20, t=50, b=40),
+        template=TEMPLATE,
         annotations=[dict(text=text, showarrow=False, xref="paper", yref="paper", x=0.5, y=0.5,
                           font=dict(size=PLACEHOLDER_PX, color=GREY))],
         xaxis=dict(range=x_range, visible=x_range is not None), yaxis=dict(visible=False)))
@@ -217,6 +220,7 @@ def _axes(bars: list[dict], mark: dict | None, title: str, top: float,
     cost most of a step's time on the server."""
     return go.Figure(data=bars, layout=dict(
         title=dict(text=title), barmode="group", height=STAGE_HEIGHT, showlegend=True,
+        template=TEMPLATE,
         margin=dict(l=50, r=20, t=LABEL_TOP_PX, b=100 if slanted else 70),
         legend=dict(orientation="h", x=0.0, y=0.0, yref="container",
                     yanchor="bottom"),  # in the bottom margin at any height
@@ -301,6 +305,7 @@ def coin_figure(trace: RoundTrace, step: int) -> go.Figure:
     return go.Figure(data=traces, layout=dict(
         title=dict(text=f"Coin at {where}: keep '{tok}'<br>iff u < t = {how} = {t:.4f}"),
         barmode="overlay", height=STAGE_HEIGHT, margin=dict(l=20, r=20, t=70, b=50),
+        template=TEMPLATE,
         showlegend=False, xaxis=dict(range=[0.0, 1.0], title=dict(text="u"), dtick=0.2),
         yaxis=dict(range=[-0.6, 1.6], visible=False)))
 
