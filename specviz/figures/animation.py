@@ -34,6 +34,7 @@ from ..views.stepping import (
     step_label,
     view,
 )
+from .chartkit import TEMPLATE  # named at construction: most of building a figure otherwise
 from .frame import svg_text
 from .palette import BLACK, GREY, LAW_COLOUR, LEGEND_STATUSES, MARKS, P_COLOUR, Q_COLOUR
 
@@ -41,8 +42,6 @@ FIGURE_DECIMALS = 6  # bars carry 6 decimals to the browser (the hover shows 4)
 STAGE_HEIGHT = 320  # pixels: the three charts of a step side by side, on the first screen
 LABEL_TOP_PX = 88  # the top margin: a two-line title, then the marked token's label
 HEADROOM = 1.12  # the y axis reaches this far over the tallest bar (room for the arrow)
-TEMPLATE = "none"  # Streamlit's theme styles the charts (as ui.chart sets); named at construction,
-# Plotly does not first deep-copy its default template into each figure (most of building one)
 NOTE_WRAP = 22  # characters per line of a placeholder's note: the coin's column at 1280
 # px in presenter type holds about 24
 FLUSHED_BG = "repeating-linear-gradient(135deg, #ffffff 0 6px, #d9d9d9 6px 9px)"  # hatched

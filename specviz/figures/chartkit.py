@@ -18,6 +18,8 @@ from .palette import (
 )
 
 HEIGHT = 420
+TEMPLATE = "none"  # every chart's Plotly template: Streamlit's theme styles them (ui.chart sets
+# it on each; a builder that names it at construction spares Plotly a deep copy of its default)
 # log axes: a label at each decade only (Plotly's minor labels read "5, 2, 0.1, 5, 2, 0.01")
 LOG_DECADES = dict(type="log", dtick=1)
 
