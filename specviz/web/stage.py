@@ -142,7 +142,8 @@ def _body(stage: Stage) -> None:
         _ticker(stage, step, rnd)
         trace = tr.current
         st.html(notation.text_if(animation.step_html(trace, step, rnd), stage.top is None))
-        st.html(animation.chips_html(trace, step) + animation.legend_html())
+        st.html(notation.text_if(animation.chips_html(trace, step) + animation.legend_html(),
+                                 stage.top is None))  # the chips' p, q: the reader's letters
         if trace.tree:  # a token tree: the drafted tree, the siblings tried, the kept path
             st.html(notation.text_if(treeview.tree_html(trace, step), stage.top is None))
         _charts(stage, trace, step)

@@ -26,6 +26,17 @@ def _state(at: AppTest) -> tuple:
             tuple(h.proto.body for h in at.html), at.slider(key="round_scrub").value)
 
 
+def test_the_chips_speak_the_readers_letters():
+    """In Chen et al.'s letters the target is q and the draft p, on the chips as on the
+    charts beside them (k = 5, seed 3: x2 is rejected at step 9)."""
+    lev, chen = (chips(_run(k="5", seed="3", step="9", **extra))
+                 for extra in ({}, {"notation": "chen"}))
+    assert "x1  q=0.2638" in lev and "p=0.3100" in lev and "norm(max(0, p - q))" in lev
+    assert "x1  p=0.2638" in chen and "q=0.3100" in chen and "norm(max(0, q - p))" in chen
+    assert statuses(_run(k="5", seed="3", step="9", notation="chen")) == re.findall(
+        r'data-status="(\w+)"', lev)  # the same round, only the letters differ
+
+
 def test_page_runs_with_defaults():
     at = _run()
     assert at.slider(key="round_scrub").value == 0
