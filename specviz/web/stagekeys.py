@@ -51,6 +51,7 @@ def play_pause_js(toggle_key: str) -> str:
 """
 
 
+PLAY_MARKER = "sv-play"  # class of the element that tells the browser the frame shown
 STEP_KEYS = {"ArrowRight": "next", "ArrowLeft": "prev"}  # key -> the button it presses
 STEP_QUEUE_MAX = 12  # presses waiting at most: more, faster, are dropped
 STEP_WAIT_MS = 3000  # a press whose rerun never shows is given up after this
@@ -62,7 +63,10 @@ def step_queue_js(keys: dict[str, str] = STEP_KEYS) -> str:
     Streamlit merges button clicks that arrive during a rerun into one, so 50 fast presses
     would move 2 steps; queued, each press is one step, up to STEP_QUEUE_MAX waiting. It
     takes the keys before the buttons' own shortcuts (capture phase) and, like space,
-    leaves them alone in text fields, sliders and other controls."""
+    leaves them alone in text fields, sliders and other controls. A press's rerun is over
+    when the app is idle and either it was seen busy since the press or the stage's frame
+    (its autoplay marker) is a new one: a stage's rerun can start and end between two
+    looks at the page. Failing both, the press is given up after STEP_WAIT_MS."""
     return f"""
 (function () {{
   const w = window;
@@ -76,6 +80,8 @@ def step_queue_js(keys: dict[str, str] = STEP_KEYS) -> str:
     return app ? app.getAttribute('data-test-script-state') : null;
   }};
   const busy = (st) => st === 'running' || st === 'rerunRequested';
+  const marks = document.getElementsByClassName('{PLAY_MARKER}');  // the frame on screen
+  const frame = () => (marks[0] ? marks[0].dataset.shown : null);
   w.addEventListener('keydown', function (e) {{
     const key = S.keys[e.key];
     if (!key || e.ctrlKey || e.metaKey || e.altKey || e.shiftKey) return;
@@ -91,21 +97,21 @@ def step_queue_js(keys: dict[str, str] = STEP_KEYS) -> str:
     const st = state();
     if (S.waiting) {{
       if (busy(st)) S.saw = true;
-      if (!(S.saw && !busy(st)) && Date.now() - S.at < {STEP_WAIT_MS}) return;
+      const ran = S.saw || frame() !== S.frame;
+      if (!(ran && !busy(st)) && Date.now() - S.at < {STEP_WAIT_MS}) return;
       S.waiting = false;
     }}
     if (!S.queue.length || busy(st)) return;
     const key = S.queue.shift();
     const b = button(key);
     if (!b || b.disabled) {{ S.queue = S.queue.filter((k) => k !== key); return; }}
-    S.waiting = true; S.saw = false; S.at = Date.now();
+    S.waiting = true; S.saw = false; S.at = Date.now(); S.frame = frame();
     b.click();
   }}, 25);
 }})();
 """
 
 
-PLAY_MARKER = "sv-play"  # class of the element that tells the browser the frame shown
 PLAY_POLL_MS = 40  # how often the autoplay clock looks at the page
 PLAY_HOLD = 0.5  # a frame stays on screen at least this much of the period, however slow
 PLAY_WAIT_MS = 5000  # a tick whose frame never came is pressed again after this
