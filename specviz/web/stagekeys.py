@@ -55,6 +55,7 @@ PLAY_MARKER = "sv-play"  # class of the element that tells the browser the frame
 STEP_KEYS = {"ArrowRight": "next", "ArrowLeft": "prev"}  # key -> the button it presses
 STEP_QUEUE_MAX = 12  # presses waiting at most: more, faster, are dropped
 STEP_WAIT_MS = 3000  # a press whose rerun never shows is given up after this
+STEP_POLL_MS = 25  # how often the queue looks at the page while it holds presses
 
 
 def step_queue_js(keys: dict[str, str] = STEP_KEYS) -> str:
@@ -63,7 +64,8 @@ def step_queue_js(keys: dict[str, str] = STEP_KEYS) -> str:
     Streamlit merges button clicks that arrive during a rerun into one, so 50 fast presses
     would move 2 steps; queued, each press is one step, up to STEP_QUEUE_MAX waiting. It
     takes the keys before the buttons' own shortcuts (capture phase) and, like space,
-    leaves them alone in text fields, sliders and other controls. A press's rerun is over
+    leaves them alone in text fields, sliders and other controls. A press is taken at once
+    when the app is idle and nothing waits; else every STEP_POLL_MS. A press's rerun is over
     when the app is idle and either it was seen busy since the press or the stage's frame
     (its autoplay marker) is a new one: a stage's rerun can start and end between two
     looks at the page. Failing both, the press is given up after STEP_WAIT_MS."""
@@ -91,8 +93,9 @@ def step_queue_js(keys: dict[str, str] = STEP_KEYS) -> str:
     e.preventDefault();
     e.stopImmediatePropagation();
     if (S.queue.length < {STEP_QUEUE_MAX}) S.queue.push(key);
+    pump();  // an idle app takes the press at once
   }}, true);
-  setInterval(function () {{
+  function pump() {{
     if (!S.waiting && !S.queue.length) return;  // idle: no look at the page
     const st = state();
     if (S.waiting) {{
@@ -107,7 +110,8 @@ def step_queue_js(keys: dict[str, str] = STEP_KEYS) -> str:
     if (!b || b.disabled) {{ S.queue = S.queue.filter((k) => k !== key); return; }}
     S.waiting = true; S.saw = false; S.at = Date.now(); S.frame = frame();
     b.click();
-  }}, 25);
+  }}
+  setInterval(pump, {STEP_POLL_MS});
 }})();
 """
 
