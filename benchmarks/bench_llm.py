@@ -39,7 +39,7 @@ sys.path.insert(0, str(ROOT))
 
 from specviz.analysis import roofline  # noqa: E402
 from specviz.analysis.shape import ModelShape  # noqa: E402
-from specviz.llm import store  # noqa: E402
+from specviz.llm import blas, store  # noqa: E402
 from specviz.llm.blas import BLAS_THREADS, PASS_THREADS, blas_limit, rows_by  # noqa: E402
 from specviz.llm.machine import CLOCKS, Machine, plain_read, timed  # noqa: E402
 from specviz.llm.runner import Runner  # noqa: E402
@@ -83,7 +83,9 @@ def main() -> None:
     cfg, w = model.cfg, model.weights
     print(f"load {load_s:.1f} s; resident memory {before:.0f} MB before, {after:.0f} MB after "
           f"(f32 weights {w.nbytes / 1e6:.0f} MB); BLAS threads {BLAS_THREADS} a product, "
-          f"each product of a pass and the machine's figures in {PASS_THREADS} threads; "
+          f"the head and the machine's figures in {PASS_THREADS} threads, the layers' "
+          f"products {'split too' if blas.split_from == blas.SPLIT_BYTES else 'whole'} "
+          f"(faster here: tune_split at load); "
           f"{os.cpu_count()} CPUs, load average {load0:.1f}")
     ctx = args.context
     ids = [cfg.bos] + np.random.default_rng(0).integers(1000, 50_000, ctx - 1).tolist()

@@ -32,8 +32,8 @@ and OpenBLAS leaves the direct kernel for the packing one when it may use more t
 The controller is made once: building one scans the loaded libraries. Its limit is
 OpenBLAS's own setting, one for the process, so it holds in every thread.
 
-Instead, a matrix of at least SPLIT_BYTES (every weight matrix of a pass: the head, a
-trimmed draft head, and the layers' products of 2.6-10.5 MB) is split: its tiles in
+Instead, a matrix of at least split_from bytes (the head and a trimmed draft head; the
+layers' products of 2.6-10.5 MB too where that is faster, below) is split: its tiles in
 $SPECVIZ_PASS_THREADS contiguous ranges (default 2 where the process may run on 2 or more
 cores, else 1), each multiplied into its own columns of the output at once, one in the
 calling thread and the others on a pool kept by this module (NumPy's matmul releases the
@@ -49,21 +49,28 @@ its memory was slow read 512 MB at 8.6 GB/s by one thread and 16.7 by two: one t
 longer filled the stream, and the layers' products, split too, made a pass (best of 7,
 context 256) 117/168/200 ms -> 98/145/177 at 1/5/9 positions. On the quiet day splitting
 them had cost 0.4-2 ms a pass at 1-5 rows and gained nothing at 9 (load 2.4-4); handing a
-range to the pool and waiting for it costs 13-21 us, 72 times a pass. So every matrix of
-1 MB or more is split. On a loaded machine the product waits for the slower range: one whose
-thread waits for a core delays it by as long (at a load average near 4 on 2 cores the head
-ran split within 3% of unsplit at 1, 5 and 9 rows; near 2.4, 23/27/32 ms against 23/33/45).
+range to the pool and waiting for it costs 13-21 us, 72 times a pass. On another host
+(AMD EPYC, a virtual machine, reading 512 MB at ~30 GB/s by one thread) that hand-off took
+55-150 us (a sleeping thread woken), and the layers split made a decode step 49-56 ms
+against 36-44 whole. So the head is split, and the layers' products from SPLIT_BYTES on
+only where choose_split (forward.tune_split, once at load) timed them faster split: the
+choice changes the time, not one bit of a result. On a loaded machine the product waits
+for the slower range: one whose thread waits for a core delays it by as long (at a load
+average near 4 on 2 cores the head ran split within 3% of unsplit at 1, 5 and 9 rows; near
+2.4, 23/27/32 ms against 23/33/45).
 """
 
 from __future__ import annotations
 
 import math
 import os
+import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from functools import cache
 from itertools import pairwise
+from weakref import WeakKeyDictionary
 
 import numpy as np
 from threadpoolctl import ThreadpoolController
@@ -71,7 +78,9 @@ from threadpoolctl import ThreadpoolController
 BLAS_THREADS = int(os.environ.get("SPECVIZ_BLAS_THREADS", "1"))  # BLAS threads per product
 PASS_THREADS = max(1, int(os.environ.get(  # threads a large product is split over
     "SPECVIZ_PASS_THREADS", "2" if len(os.sched_getaffinity(0)) >= 2 else "1")))
-SPLIT_BYTES = 2**20  # a matrix of at least this many bytes is split (PASS_THREADS parts)
+SPLIT_BYTES = 2**20  # the smallest matrix ever split (PASS_THREADS parts)
+CHOOSE_REPS = 5  # runs of each way choose_split times (~15-30 ms each: a pass's layers)
+split_from = SPLIT_BYTES  # rows_by splits a matrix of at least this many bytes (choose_split)
 TILE = 64  # rows of W per tile (R) while a tile holds at most TILE_BYTES, else TILE // 2
 TILE_BYTES = 640 * TILE * 4  # 160 KiB: wider tiles ran 2-3x slower at 8-10 rows
 matmul = np.matmul  # every product here goes through this name (tests record the shapes)
@@ -176,7 +185,7 @@ class Tiled:
 def rows_by(x: np.ndarray, w: Tiled, *, parts: int | None = None) -> np.ndarray:
     """x @ W.T for x (n, d) f32; returns (n, m) f32, rows contiguous. The tiles are split into
     `parts` contiguous ranges multiplied concurrently, each into its own columns (default:
-    PASS_THREADS where W holds at least SPLIT_BYTES, else one)."""
+    PASS_THREADS where W holds at least split_from bytes, else one)."""
     n = len(x)
     nb, d, r = w.tiles.shape
     rows = n + n % 2  # the kernel's pairs of rows: an odd count gets a zero row
@@ -185,31 +194,72 @@ def rows_by(x: np.ndarray, w: Tiled, *, parts: int | None = None) -> np.ndarray:
     out = np.empty((rows, nb * r), np.float32)
     by_tile = out.reshape(rows, nb, r).transpose(1, 0, 2)  # tile b -> cols b R .. (b + 1) R
     if parts is None:
-        parts = PASS_THREADS if w.nbytes >= SPLIT_BYTES else 1
-    parts = max(1, parts)
-    ends = [nb * i // parts for i in range(parts + 1)]  # tile ranges, sizes within one
-    concurrently([lambda a=a, b=b: matmul(xs, w.tiles[a:b], out=by_tile[a:b])
-                  for a, b in pairwise(ends) if b > a])
+        parts = PASS_THREADS if w.nbytes >= split_from else 1
+    if parts <= 1:
+        matmul(xs, w.tiles, out=by_tile)
+    else:
+        ends = [nb * i // parts for i in range(parts + 1)]  # tile ranges, sizes within one
+        concurrently([lambda a=a, b=b: matmul(xs, w.tiles[a:b], out=by_tile[a:b])
+                      for a, b in pairwise(ends) if b > a])
     return out[:n] if w.m == nb * r else np.ascontiguousarray(out[:n, : w.m])
+
+
+def choose_split(run: Callable[[], object], *, above: int, reps: int = CHOOSE_REPS) -> int:
+    """Time run() (a pass's products) with every matrix from SPLIT_BYTES on split and with
+    only those over `above` bytes split (the head), interleaved, best of reps each by the
+    wall clock; keep the faster as split_from and return it. The results are the same bit
+    for bit either way: only the time differs, and which way wins depends on the machine."""
+    global split_from
+    ways = (SPLIT_BYTES, max(SPLIT_BYTES, int(above) + 1))
+    best = dict.fromkeys(ways, math.inf)
+    for _ in range(reps if PASS_THREADS > 1 else 0):
+        for way in ways:
+            split_from = way
+            t0 = time.perf_counter()
+            run()
+            best[way] = min(best[way], time.perf_counter() - t0)
+    split_from = min(ways, key=lambda way: (best[way], way))
+    return split_from
+
+
+_joined: WeakKeyDictionary[Tiled, dict[tuple[int, ...], tuple[tuple[Tiled, ...], Tiled | None]]]
+_joined = WeakKeyDictionary()
+
+
+def joined(parts: Sequence[Tiled]) -> Tiled | None:
+    """One Tiled over the parts' tiles where they lie one after another in one block with
+    one shape (as Tiled.many lays out a layer's q, k and v), else None; found once per
+    parts and looked up after (kept while the first part lives, with the others held so
+    that their ids stay theirs)."""
+    known = _joined.setdefault(parts[0], {})
+    key = tuple(id(w) for w in parts[1:])
+    if key not in known:
+        tiles = [w.tiles for w in parts]
+        block, (d, r) = tiles[0].base, tiles[0].shape[1:]
+        at = [t.__array_interface__["data"][0] for t in tiles]
+        ends = at[1:] + [at[-1] + tiles[-1].nbytes]
+        if block is None or block.ndim != 1 or any(
+                t.base is not block or t.shape[1:] != (d, r) or a + t.nbytes != b
+                for t, a, b in zip(tiles, at, ends, strict=True)):
+            known[key] = (tuple(parts[1:]), None)
+        else:
+            nb = sum(len(t) for t in tiles)
+            first = (at[0] - block.__array_interface__["data"][0]) // 4  # f32 offset
+            known[key] = (tuple(parts[1:]), Tiled(nb * r, d, block[first: first + nb * d * r]))
+    return known[key][1]
 
 
 def rows_by_each(x: np.ndarray, parts: Sequence[Tiled]) -> list[np.ndarray]:
     """[rows_by(x, w) for w in parts], as one stacked product where the parts' tiles lie one
-    after another in one block with one shape (as Tiled.many lays out a layer's q, k and v):
-    one longer stream instead of short ones (q, k and v, 2 MB a layer, took ~2.8 ms a pass
-    here as three products). Equal to the products one by one, bit for bit."""
-    tiles = [w.tiles for w in parts]
-    block, (d, r) = tiles[0].base, tiles[0].shape[1:]
-    at = [t.__array_interface__["data"][0] for t in tiles]
-    if block is None or block.ndim != 1 or any(
-            t.base is not block or t.shape[1:] != (d, r) or a + t.nbytes != b
-            for t, a, b in zip(tiles, at, at[1:] + [at[-1] + tiles[-1].nbytes], strict=True)):
+    after another in one block with one shape (joined): one longer stream instead of short
+    ones (q, k and v, 2 MB a layer, took ~2.8 ms a pass here as three products). Equal to
+    the products one by one, bit for bit."""
+    whole = joined(parts)
+    if whole is None:
         return [rows_by(x, w) for w in parts]
-    nb = sum(len(t) for t in tiles)
-    first = (at[0] - block.__array_interface__["data"][0]) // 4  # f32 offset in the block
-    y = rows_by(x, Tiled(nb * r, d, block[first: first + nb * d * r]))
+    y = rows_by(x, whole)
     out = []
     for w in parts:
         out.append(y[:, : w.m])
-        y = y[:, len(w.tiles) * r:]
+        y = y[:, len(w.tiles) * w.tiles.shape[2]:]
     return out

@@ -14,7 +14,8 @@ A pass runs any subset of the layers (`layers`), so an early-exit or layer-skipp
 the same code, with its own cache. Every product with a weight matrix goes through
 blas.rows_by (one stacked product over the matrix's tiles: the layout this machine's BLAS
 runs fast; q, k, v and gate, up as one product each, rows_by_each), under blas_limit's thread cap;
-each product of SPLIT_BYTES or more (every one of a pass) split over blas.PASS_THREADS threads.
+the head split over blas.PASS_THREADS threads, and the layers' products too where tune_split
+(run once at load) found that faster on this machine.
 """
 
 from __future__ import annotations
@@ -23,10 +24,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from .blas import BLAS_THREADS, Tiled, blas_limit, rows_by, rows_by_each
+from .blas import BLAS_THREADS, Tiled, blas_limit, choose_split, rows_by, rows_by_each
 from .gemma import Weights
 
-__all__ = ["BLAS_THREADS", "KVCache", "forward", "hidden", "rms_norm"]
+__all__ = ["BLAS_THREADS", "KVCache", "forward", "hidden", "rms_norm", "tune_split"]
 
 GROW = 256  # cache capacity grows by this many positions at a time
 
@@ -178,6 +179,27 @@ def hidden(w: Weights, tokens: Sequence[int], cache: KVCache, *,
                    pos=None if positions is None else pos, mask=mask)
     cache.n = start + n
     return rms_norm(h, w.output_norm, w.cfg.eps)
+
+
+def tune_split(w: Weights) -> int:
+    """Split the layers' products over the pass's threads only where that is faster on this
+    machine: one row through every layer's products, as a pass multiplies them, timed split
+    and whole (blas.choose_split; the head, larger than any of them, is split either way).
+    Handing a range to the pool costs a thread's wake-up, 72 times a pass: 13-21 us on one
+    host here, 55-150 us on another (a virtual machine's), where the layers ran whole in
+    36-44 ms a decode step against 49-56 split. Returns blas.split_from."""
+    cfg = w.cfg
+    x = {n: np.ones((1, n), np.float32) for n in (cfg.d, cfg.n_heads * cfg.head_dim, cfg.ffn)}
+    groups = [g for lw in w.layers for g in ((lw.attn_q, lw.attn_k, lw.attn_v),
+                                             (lw.attn_output,), (lw.ffn_gate, lw.ffn_up),
+                                             (lw.ffn_down,))]
+
+    def run() -> None:
+        for g in groups:
+            rows_by_each(x[g[0].shape[1]], g)
+
+    with blas_limit():
+        return choose_split(run, above=max(sum(m.nbytes for m in g) for g in groups))
 
 
 def forward(w: Weights, tokens: Sequence[int], cache: KVCache, *,

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .forward import tune_split
 from .gemma import Progress, Weights, load_weights
 from .tokenizer import Tokenizer
 
@@ -140,11 +141,16 @@ _loaded: dict[Path, Model] = {}
 
 
 def load(*, directory: Path | None = None, progress: Progress | None = None) -> Model:
-    """The process's one Model, loaded by the first caller (the others wait for it)."""
+    """The process's one Model, loaded by the first caller (the others wait for it), its
+    products split or not as is faster here (forward.tune_split)."""
     with _lock:
         where = Path(directory) if directory is not None else model_dir()
         if where not in _loaded:
             if progress is not None:
                 progress(0.0, "checking the model file (sha256)")
-            _loaded[where] = read_model(model_path(where), progress=progress)
+            model = read_model(model_path(where), progress=progress)
+            if progress is not None:
+                progress(1.0, "timing the layers' products split over threads and whole")
+            tune_split(model.weights)
+            _loaded[where] = model
         return _loaded[where]

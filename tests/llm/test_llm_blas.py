@@ -87,6 +87,10 @@ def test_rows_by_each_is_one_product_where_the_tiles_lie_in_order(monkeypatch):
                 blas.rows_by_each(x, apart), alone, strict=True)) and len(calls) == 3
             for got, want, w in zip(together, alone, ws, strict=True):
                 assert got.shape == (n, len(w)) and np.array_equal(got, want)
+            calls.clear()  # the first and the last do not lie one after the other
+            ends = blas.rows_by_each(x, [block[0], block[2]])
+            assert len(calls) == 2 and all(np.array_equal(a, b) for a, b in zip(
+                ends, [alone[0], alone[2]], strict=True))
 
 
 def span(a: np.ndarray) -> tuple[int, int]:
@@ -150,8 +154,8 @@ def test_a_split_product_equals_the_unsplit_one_bit_for_bit(m, d):
                 assert np.array_equal(got, one), (n, parts)
 
 
-def test_a_matrix_is_split_from_split_bytes_on(monkeypatch):
-    """At SPLIT_BYTES and above, rows_by hands BLAS PASS_THREADS products over contiguous
+def test_a_matrix_is_split_from_split_from_on(monkeypatch):
+    """At split_from bytes and above, rows_by hands BLAS PASS_THREADS products over contiguous
     tile ranges that cover W once, each in its own thread at once (the first in the caller's);
     below, one product in the caller's thread. The result is the same either way."""
     import threading
@@ -166,7 +170,7 @@ def test_a_matrix_is_split_from_split_bytes_on(monkeypatch):
     with blas.blas_limit():
         got = {}
         for limit, parts in ((t.nbytes + 1, 1), (t.nbytes, 2), (t.nbytes - 1, 2)):
-            monkeypatch.setattr(blas, "SPLIT_BYTES", limit)
+            monkeypatch.setattr(blas, "split_from", limit)
             calls.clear()
             got[limit] = blas.rows_by(x, t)
             assert len(calls) == parts, limit
@@ -200,20 +204,77 @@ def test_the_blas_limit_holds_in_the_pools_threads():
     assert seen == [[{blas.BLAS_THREADS}] * 2] * 2
 
 
-def test_every_product_of_a_real_pass_is_split(model, monkeypatch):
+@pytest.mark.parametrize("layers_split", [True, False])
+def test_a_real_pass_splits_the_head_and_the_layers_as_chosen(model, monkeypatch, layers_split):
     """On Gemma 3 270M each product of a pass (q, k, v; the output; gate, up; down; the head)
-    holds at least SPLIT_BYTES, so with two pass threads each is two products at once, one in
-    each thread: 2 x (4 x 18 + 1) a pass, at one position and at five."""
+    holds at least SPLIT_BYTES, so with two pass threads and split_from at SPLIT_BYTES each is
+    two products at once, one in each thread: 2 x (4 x 18 + 1) a pass; with split_from above
+    the layers' products (as tune_split may choose) only the head is: 4 x 18 + 2. At one
+    position and at five; the logits the same bit for bit either way."""
     import threading
     w = model.weights
     calls: list[int] = []  # the thread of each product
     monkeypatch.setattr(blas, "matmul", lambda a, b, **kw: calls.append(
         threading.get_ident()) or np.matmul(a, b, **kw))
     monkeypatch.setattr(blas, "PASS_THREADS", 2)
+    largest = max(lw.ffn_gate.nbytes + lw.ffn_up.nbytes for lw in w.layers)
+    chosen = blas.SPLIT_BYTES if layers_split else largest + 1
+    per_layer = 4 * w.cfg.n_layers
     for n in (1, 5):
-        cache = KVCache(w, range(w.cfg.n_layers))
-        forward(w, [w.cfg.bos, 1000, 2000], cache)
-        calls.clear()
-        forward(w, list(range(3000, 3000 + n)), cache, rows=range(n))
-        assert len(calls) == 2 * (4 * w.cfg.n_layers + 1), (n, len(calls))
-        assert calls.count(threading.get_ident()) == len(calls) // 2, n
+        logits = []
+        for split_from in (chosen, blas.SPLIT_BYTES):
+            monkeypatch.setattr(blas, "split_from", split_from)
+            cache = KVCache(w, range(w.cfg.n_layers))
+            forward(w, [w.cfg.bos, 1000, 2000], cache)
+            calls.clear()
+            logits.append(forward(w, list(range(3000, 3000 + n)), cache, rows=range(n)))
+            if len(logits) == 1:
+                assert len(calls) == (2 * (per_layer + 1) if layers_split else per_layer + 2)
+                assert calls.count(threading.get_ident()) == per_layer + 1, n
+        assert np.array_equal(*logits), n
+
+
+def test_choose_split_keeps_the_faster_way(monkeypatch):
+    """choose_split times run() with every matrix from SPLIT_BYTES on split and with only
+    those over `above` split, and keeps the faster as split_from: a run made slow while the
+    layers are split leaves them whole, and the other way round."""
+    import time
+    monkeypatch.setattr(blas, "PASS_THREADS", 2)
+    above = 10 * blas.SPLIT_BYTES
+    for slow_when_split, want in ((True, above + 1), (False, blas.SPLIT_BYTES)):
+        seen = []
+
+        def run(slow_when_split=slow_when_split, seen=seen):
+            seen.append(blas.split_from)
+            if (blas.split_from == blas.SPLIT_BYTES) == slow_when_split:
+                time.sleep(0.02)
+
+        assert blas.choose_split(run, above=above, reps=3) == want == blas.split_from
+        assert sorted(set(seen)) == [blas.SPLIT_BYTES, above + 1] and len(seen) == 6
+    monkeypatch.setattr(blas, "PASS_THREADS", 1)  # nothing to split: nothing timed
+    assert blas.choose_split(lambda: 1 / 0, above=above) == blas.SPLIT_BYTES
+
+
+def test_tune_split_times_every_product_of_the_layers_and_not_the_head(model, monkeypatch):
+    """tune_split runs one row through each layer's products as a pass multiplies them
+    (q, k, v as one; the output; gate, up as one; down), never the head, and chooses between
+    SPLIT_BYTES and just above the largest of those products."""
+    from specviz.llm.forward import tune_split
+    w = model.weights
+    monkeypatch.setattr(blas, "PASS_THREADS", 2)
+    shapes: list[tuple[int, ...]] = []
+    monkeypatch.setattr(blas, "matmul", lambda a, b, **kw: shapes.append(b.shape) or np.matmul(
+        a, b, **kw))
+    before = blas.split_from
+    try:
+        chosen = tune_split(w)
+    finally:
+        blas.split_from = before
+    largest = max(lw.ffn_gate.nbytes + lw.ffn_up.nbytes for lw in w.layers)
+    assert chosen in (blas.SPLIT_BYTES, largest + 1)
+    head_tiles = len(w.embed.tiles)
+    assert all(s[0] < head_tiles for s in shapes)
+    tiles = sum(sum(len(t.tiles) for t in (lw.attn_q, lw.attn_k, lw.attn_v, lw.attn_output,
+                                           lw.ffn_gate, lw.ffn_up, lw.ffn_down))
+                for lw in w.layers)
+    assert sum(s[0] for s in shapes) == 2 * blas.CHOOSE_REPS * tiles
