@@ -16,9 +16,10 @@ the ideal; "kernel" is the same at the rate of the pass's n-row products, what a
 reach with this kernel. The decode step is set against the time to read the head once, the
 faster of its one-row product and a plain read of its bytes. Bandwidth, the rates and the
 passes are measured interleaved, rep by rep, and the best of the reps kept; wall time is
-the headline, and the process's CPU time (summed over its threads: what the work cost,
-leaving out waits for a core or for the slower thread) is shown beside it, every figure and
-pass by the same clock.
+the headline (the layers' products split over the threads or whole, as the load's
+forward.tune_split found faster here: the first line says which), and the process's CPU
+time (summed over its threads: what the work cost, leaving out waits for a core or for the
+slower thread) is shown beside it, every figure and pass by the same clock.
 
     .venv/bin/python benchmarks/bench_llm.py [--reps 5] [--context 256]
 """
