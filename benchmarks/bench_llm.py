@@ -46,6 +46,7 @@ from specviz.llm.machine import CLOCKS, Machine, plain_read, timed  # noqa: E402
 from specviz.llm.runner import Runner  # noqa: E402
 
 POSITIONS = tuple(range(1, 10))  # positions per pass measured (k + 1 for k = 0..8)
+WAYS_AT = (1, 5, 9)  # positions at which the layers' products split and whole are compared
 
 
 def rss_mb() -> float:
@@ -98,14 +99,26 @@ def main() -> None:
     head_s = {"product": [], "plain": []}  # the head read by the pass's 1-row product, by max
     # (both split over PASS_THREADS threads, as the pass splits it)
     h = np.ones((1, cfg.d), np.float32)
+    chosen = blas.split_from
+    ways = {"split": blas.SPLIT_BYTES, "whole": w.embed.nbytes}  # split from; the head either way
+    by_way = {way: {n: [] for n in WAYS_AT} for way in ways}  # wall s
+
+    def run(n: int) -> tuple[float, float]:
+        seq = ids + list(range(1000, 1000 + n))
+        runner.rollback(ctx)
+        return timed(lambda: runner.logits(seq, range(ctx + 1, ctx + n + 1)))
+
     for _ in range(args.reps):  # the machine's figures and the passes, interleaved
         machine.sample()
         for n in POSITIONS:
-            seq = ids + list(range(1000, 1000 + n))
-            runner.rollback(ctx)
-            t, c = timed(lambda seq=seq, n=n: runner.logits(seq, range(ctx + 1, ctx + n + 1)))
+            t, c = run(n)
             wall[n].append(t)
             cpu[n].append(c)
+        for way, limit in ways.items():  # the layers' products split and whole, side by side
+            blas.split_from = limit
+            for n in WAYS_AT:
+                by_way[way][n].append(run(n)[0])
+        blas.split_from = chosen
         with blas_limit():
             head_s["product"].append(timed(lambda: rows_by(h, w.embed)))
             head_s["plain"].append(timed(lambda: plain_read(w.embed.tiles)))
@@ -116,6 +129,11 @@ def main() -> None:
     report(cfg, ctx, machine, {n: min(v) for n, v in wall.items()},
            {n: min(v) for n, v in cpu.items()},
            tuple(min(b[c] for b in best.values()) for c in range(2)), w.embed.nbytes)
+    print(f"the layers' products split over {PASS_THREADS} threads / whole (the head split "
+          "either way), wall ms: " + ", ".join(
+              f"{n}: {1e3 * min(by_way['split'][n]):.1f} / {1e3 * min(by_way['whole'][n]):.1f}"
+              for n in WAYS_AT)
+          + f" positions (the load chose {'split' if chosen == blas.SPLIT_BYTES else 'whole'})")
     print(f"(best of {args.reps} interleaved reps; load average {load0:.1f} at the start, "
           f"{os.getloadavg()[0]:.1f} at the end)")
 
