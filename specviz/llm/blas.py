@@ -222,8 +222,8 @@ def choose_split(run: Callable[[], object], *, above: int, reps: int = CHOOSE_RE
     return split_from
 
 
-_joined: WeakKeyDictionary[Tiled, dict[tuple[int, ...], tuple[tuple[Tiled, ...], Tiled | None]]]
-_joined = WeakKeyDictionary()
+# first part -> (the other parts' ids -> (those parts, their joined Tiled or None))
+_joined: WeakKeyDictionary[Tiled, dict] = WeakKeyDictionary()
 
 
 def joined(parts: Sequence[Tiled]) -> Tiled | None:
