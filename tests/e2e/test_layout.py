@@ -33,8 +33,16 @@ def unfold(page: Page, words: tuple[str, ...], inside: str) -> None:
     for i in range(summaries.count()):
         if any(word in summaries.nth(i).inner_text() for word in words):
             summaries.nth(i).click()
-            summaries.nth(i).locator("xpath=..").locator(inside).first.wait_for(
-                timeout=120_000)
+            section = summaries.nth(i).locator("xpath=..")
+            try:
+                section.locator(inside).first.wait_for(timeout=120_000)
+            except Exception as exc:  # say what the section and the app show instead
+                state = page.locator("[data-testid=stApp]").get_attribute(
+                    "data-test-script-state")
+                raise AssertionError(
+                    f"section {i} ({summaries.nth(i).inner_text()!r}) drew no {inside}: "
+                    f"open={section.get_attribute('open')!r}, app {state}, "
+                    f"it shows {section.inner_text()[:300]!r}") from exc
 
 TABLES_JS = """() => {
   const main = document.querySelector('[data-testid=stMainBlockContainer]')
