@@ -42,6 +42,7 @@ from specviz.analysis import roofline  # noqa: E402
 from specviz.analysis.shape import ModelShape  # noqa: E402
 from specviz.llm import blas, store  # noqa: E402
 from specviz.llm.blas import BLAS_THREADS, PASS_THREADS, blas_limit, rows_by  # noqa: E402
+from specviz.llm.forward import largest_layer_product  # noqa: E402
 from specviz.llm.machine import CLOCKS, Machine, plain_read, timed  # noqa: E402
 from specviz.llm.runner import Runner  # noqa: E402
 
@@ -100,7 +101,8 @@ def main() -> None:
     # (both split over PASS_THREADS threads, as the pass splits it)
     h = np.ones((1, cfg.d), np.float32)
     chosen = blas.split_from
-    ways = {"split": blas.SPLIT_BYTES, "whole": w.embed.nbytes}  # split from; the head either way
+    ways = dict(zip(("split", "whole"), blas.split_ways(largest_layer_product(w)),
+                    strict=True))  # split_from: the layers' products split, or whole
     by_way = {way: {n: [] for n in WAYS_AT} for way in ways}  # wall s
 
     def run(n: int) -> tuple[float, float]:
@@ -133,7 +135,7 @@ def main() -> None:
           "either way), wall ms: " + ", ".join(
               f"{n}: {1e3 * min(by_way['split'][n]):.1f} / {1e3 * min(by_way['whole'][n]):.1f}"
               for n in WAYS_AT)
-          + f" positions (the load chose {'split' if chosen == blas.SPLIT_BYTES else 'whole'})")
+          + f" positions (the load chose {'split' if chosen == ways['split'] else 'whole'})")
     print(f"(best of {args.reps} interleaved reps; load average {load0:.1f} at the start, "
           f"{os.getloadavg()[0]:.1f} at the end)")
 

@@ -204,13 +204,19 @@ def rows_by(x: np.ndarray, w: Tiled, *, parts: int | None = None) -> np.ndarray:
     return out[:n] if w.m == nb * r else np.ascontiguousarray(out[:n, : w.m])
 
 
+def split_ways(above: int) -> tuple[int, int]:
+    """The two split_from values choose_split weighs: every matrix from SPLIT_BYTES on split,
+    and only those over `above` bytes."""
+    return SPLIT_BYTES, max(SPLIT_BYTES, int(above) + 1)
+
+
 def choose_split(run: Callable[[], object], *, above: int, reps: int = CHOOSE_REPS) -> int:
     """Time run() (a pass's products) with every matrix from SPLIT_BYTES on split and with
     only those over `above` bytes split (the head), interleaved, best of reps each by the
     wall clock; keep the faster as split_from and return it. The results are the same bit
     for bit either way: only the time differs, and which way wins depends on the machine."""
     global split_from
-    ways = (SPLIT_BYTES, max(SPLIT_BYTES, int(above) + 1))
+    ways = split_ways(above)
     best = dict.fromkeys(ways, math.inf)
     for _ in range(reps if PASS_THREADS > 1 else 0):
         for way in ways:

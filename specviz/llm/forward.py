@@ -27,7 +27,8 @@ import numpy as np
 from .blas import BLAS_THREADS, Tiled, blas_limit, choose_split, rows_by, rows_by_each
 from .gemma import Weights
 
-__all__ = ["BLAS_THREADS", "KVCache", "forward", "hidden", "rms_norm", "tune_split"]
+__all__ = ["BLAS_THREADS", "KVCache", "forward", "hidden", "largest_layer_product",
+           "layer_products", "rms_norm", "tune_split"]
 
 GROW = 256  # cache capacity grows by this many positions at a time
 
@@ -190,16 +191,27 @@ def tune_split(w: Weights) -> int:
     36-44 ms a decode step against 49-56 split. Returns blas.split_from."""
     cfg = w.cfg
     x = {n: np.ones((1, n), np.float32) for n in (cfg.d, cfg.n_heads * cfg.head_dim, cfg.ffn)}
-    groups = [g for lw in w.layers for g in ((lw.attn_q, lw.attn_k, lw.attn_v),
-                                             (lw.attn_output,), (lw.ffn_gate, lw.ffn_up),
-                                             (lw.ffn_down,))]
+    groups = layer_products(w)
 
     def run() -> None:
         for g in groups:
             rows_by_each(x[g[0].shape[1]], g)
 
     with blas_limit():
-        return choose_split(run, above=max(sum(m.nbytes for m in g) for g in groups))
+        return choose_split(run, above=largest_layer_product(w))
+
+
+def layer_products(w: Weights) -> list[tuple[Tiled, ...]]:
+    """The layers' products as a pass multiplies them: q, k, v as one; the output; gate,
+    up as one; down (each a tuple for rows_by_each), layer by layer."""
+    return [g for lw in w.layers for g in ((lw.attn_q, lw.attn_k, lw.attn_v),
+                                           (lw.attn_output,), (lw.ffn_gate, lw.ffn_up),
+                                           (lw.ffn_down,))]
+
+
+def largest_layer_product(w: Weights) -> int:
+    """Bytes of the largest of layer_products(w): split_from above it leaves them whole."""
+    return max(sum(m.nbytes for m in g) for g in layer_products(w))
 
 
 def forward(w: Weights, tokens: Sequence[int], cache: KVCache, *,
