@@ -14,7 +14,12 @@ import numpy as np
 
 
 def frozen(a: np.ndarray) -> np.ndarray:
-    """A read-only float64 copy of a row (a trace never changes once played)."""
+    """A read-only float64 row (a trace never changes once played): the row itself when it
+    is one already and owns its memory (a model pair's cached rows: nothing writes them
+    again), else a copy."""
+    if isinstance(a, np.ndarray) and a.dtype == np.float64 and a.flags.owndata \
+            and not a.flags.writeable:
+        return a
     a = np.array(a, dtype=np.float64)
     a.setflags(write=False)
     return a

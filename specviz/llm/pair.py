@@ -106,10 +106,14 @@ def frequent_tokens(counts: np.ndarray, N: int) -> np.ndarray:
 
 
 def softmax(z: np.ndarray, T: float) -> np.ndarray:
-    """exp(z / T) normalised, in float64; -inf logits get 0. z: (V,)"""
-    x = np.asarray(z, dtype=np.float64) / T
-    e = np.exp(x - x.max())
-    return e / e.sum()
+    """exp(z / T - max) normalised, in float64; -inf logits get 0. z: (V,)
+    In place in the one new array: at V = 262,144 each further 2 MB temporary cost about
+    1 ms here (fresh pages), 4x the arithmetic."""
+    x = np.asarray(z, dtype=np.float64) / T  # (V,) f64, new
+    x -= x.max()
+    np.exp(x, out=x)
+    x /= x.sum()
+    return x
 
 
 class LLMPair(ModelPair):

@@ -94,6 +94,46 @@ def test_trace_is_frozen():
         tr.positions[0].p_row[0] = 1.0
 
 
+class _ReadOnlyRows(TablePair):
+    """The tables' rows as a model pair caches them: read-only arrays that own their memory."""
+
+    def _own(self, row):
+        row = np.array(row, dtype=np.float64)
+        row.setflags(write=False)
+        return row
+
+    def p(self, prefix):
+        return self._own(self.P[prefix[-1]])
+
+    def q(self, prefix):
+        return self._own(self.Q[prefix[-1]])
+
+
+def test_a_trace_copies_rows_that_could_change_and_shares_those_that_cannot():
+    """A row some owner may still write (the table pair's rows are views of its writable
+    tables, read-only views too) is copied: writing the table after the round leaves the
+    trace as played. A read-only row that owns its memory is kept as it is, not copied."""
+    P, Q = T.P.copy(), T.Q.copy()
+    tr = narrated_round(TablePair(P, Q), 0, 4, rng=np.random.default_rng(0))
+    first = tr.positions[0]
+    want = first.p_row.copy()
+    P[:], Q[:] = 0.0, 0.0
+    np.testing.assert_array_equal(first.p_row, want)
+    assert not first.p_row.flags.writeable and not np.shares_memory(first.p_row, P)
+    P, Q = T.P.copy(), T.Q.copy()
+    views = TablePair(P, Q)  # read-only views of tables their owner may still write
+    views.p = lambda prefix: np.lib.stride_tricks.as_strided(P[prefix[-1]], writeable=False)
+    first = narrated_round(views, 0, 4, rng=np.random.default_rng(0)).positions[0]
+    want = first.p_row.copy()
+    P[:] = 0.0
+    np.testing.assert_array_equal(first.p_row, want)
+    pair = _ReadOnlyRows(T.P, T.Q)
+    rows = {}
+    pair.p = lambda prefix, f=pair.p: rows.setdefault(("p", tuple(prefix)), f(prefix))
+    tr = narrated_round(pair, 0, 4, rng=np.random.default_rng(0))
+    assert any(tr.positions[0].p_row is row for row in rows.values())
+
+
 def test_transcript_chains_contexts():
     trs = play_rounds(Scenario.on(TablePair(T.P, T.Q), 0, k=3, seed=2), n_rounds=10)
     assert trs[0].ctx == 0

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from specviz.core.sampling import BucketSampler, GuideSampler, draw
+from specviz.core.sampling import DRAW_BLOCK, BucketSampler, GuideSampler, block_cdf, draw, draw_row
 
 
 def _rows(rng, R: int, V: int) -> np.ndarray:
@@ -105,3 +105,20 @@ def test_unnormalised_buckets_draw_the_token_of_draw_rows(V):
     two = sampler(rows[:half], np.stack([u[:half], u[half:2 * half]]))
     np.testing.assert_array_equal(two[1], [token(W[r], x) for r, x in
                                            zip(rows[:half], u[half:2 * half], strict=True)])
+
+
+@pytest.mark.parametrize("V", [DRAW_BLOCK - 3, 4 * DRAW_BLOCK, 4 * DRAW_BLOCK + 1, 300_001,
+                               262_144])
+def test_block_cdf_is_the_mass_up_to_each_block_end(V):
+    """block_cdf(w)[b] = sum of w[: (b + 1) B] (B = DRAW_BLOCK, the last block ragged or
+    whole), and draw_row by blocks draws draw's token at random uniforms (at a block's own
+    edge rounding may move it by one: draw_row's docstring)."""
+    rng = np.random.default_rng(V)
+    w = rng.dirichlet(np.full(V, 0.3))
+    w[rng.random(V) < 0.3] = 0.0
+    w /= w.sum()
+    ends = np.arange(DRAW_BLOCK, V + DRAW_BLOCK, DRAW_BLOCK).clip(max=V)
+    want = np.cumsum(w, dtype=np.longdouble)[ends - 1].astype(np.float64)
+    np.testing.assert_allclose(block_cdf(w), want, rtol=0, atol=V * 1e-16)
+    us = np.concatenate([rng.random(300), [0.0, np.nextafter(1.0, 0)]])
+    assert [draw_row(w, u) for u in us] == [draw(w, u) for u in us]

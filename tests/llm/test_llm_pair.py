@@ -16,6 +16,7 @@ from specviz.core.sampling import block_cdf, draw_row
 from specviz.core.scenario import Scenario
 from specviz.llm.forward import KVCache, forward
 from specviz.llm.pair import DraftError, LLMPair, parse_draft, token_counts
+from specviz.llm.pair import softmax as pair_softmax
 
 PROMPT = "The capital of France is Paris. The capital of Italy is"
 
@@ -32,6 +33,21 @@ def ids(model):
 def softmax(z):
     e = np.exp(z.astype(np.float64) - z.max())
     return e / e.sum()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_the_pairs_softmax_is_exp_of_z_over_T_normalised_and_leaves_z_alone(dtype):
+    """softmax(z, T) = e / sum(e), e = exp(z / T - max(z / T)), in float64, bit for bit as
+    written out here; -inf gets 0; z itself is not written."""
+    z = np.random.default_rng(1).standard_normal(262_144).astype(dtype) * 4
+    z[[3, 77]] = -np.inf
+    before = z.copy()
+    for T in (0.25, 1.0, 3.0):
+        x = z.astype(np.float64) / T
+        e = np.exp(x - x.max())
+        np.testing.assert_array_equal(pair_softmax(z, T), e / e.sum())
+    assert pair_softmax(z, 1.0)[[3, 77]].tolist() == [0.0, 0.0]
+    np.testing.assert_array_equal(z, before)
 
 
 def test_parse_draft_names_each_draft_and_refuses_bad_ones(model):
