@@ -49,8 +49,10 @@ ui.intro(
     "pass threshold of an exact sampler (as on /exactness). Acceptance is accepted / drafted "
     "over a long decode, computed exactly.")
 st.subheader("Every rule, side by side")
-ui.table(rows, columns.GALLERY, height=35 * (len(rows) + 1) + 3)
-files.download_csv(rows, f"rules_gallery_k{s.k}_n{g.n}")
+if box := ui.folded_open(rulesui.GALLERY_TABLE):  # the grid and its download, once opened
+    with box:
+        ui.table(rows, columns.GALLERY, height=35 * (len(rows) + 1) + 3)
+        files.download_csv(rows, f"rules_gallery_k{s.k}_n{g.n}")
 st.caption(notation.text(
     f"Verdict: **caught** when the Monte Carlo TV exceeds the threshold "
     f"{g.threshold:.5f} or the chi-square p-value is below {gallery.GOF_ALPHA:g}; "

@@ -63,11 +63,11 @@ ROOFLINE: Columns = {
 
 # /rules: every rule (long-run acceptance), then this run's counts and the parameters
 GALLERY: Columns = {
-    "family": ("family", None), "rule": ("rule", None, 150), "exact_tv": ("exact TV", "%.5f"),
+    "family": ("family", None), "rule": ("rule", None, 140), "exact_tv": ("exact TV", "%.5f"),
     "mc_tv": ("Monte Carlo TV", "%.5f"), "verdict": ("verdict at this n", None),
     "n_to_resolve": ("n to resolve", None),
-    "acceptance_long_run": ("acceptance (long run)", "%.4f"),
-    "tokens_per_call_long_run": ("tokens / call (long run)", "%.3f"),
+    "acceptance_long_run": ("long-run acceptance", "%.4f"),
+    "tokens_per_call_long_run": ("long-run tokens/call", "%.3f"),
 }
 GALLERY_RUN: Columns = {
     "rule": ("rule", None, 150), "params": ("parameters", None),

@@ -18,6 +18,8 @@ CONVERT_FROM = {"alpha": "alpha", "rate": "draft acceptance rate (accepted / dra
 
 RUN_CONTROLS = "Monte Carlo n and the parametrised rules' parameters"  # their fold's label
 NOTES = "Each rule: what it does, its rejection law, its parameters and its source"
+GALLERY_TABLE = ("Every rule's verdict at this n, exact and Monte Carlo TV, n to resolve, "
+                 "acceptance (table)")
 
 
 def run_controls(specs: Sequence[dict]) -> tuple[int, dict[str, dict[str, float]]]:

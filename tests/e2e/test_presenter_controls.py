@@ -12,6 +12,8 @@ from harness import IDLE, SETTLED_JS
 from playwright.sync_api import Page, expect
 
 from specviz.web.present import MIN_PX
+from specviz.web.rulesui import GALLERY_TABLE
+from specviz.web.show import fold_name
 
 SIZES = {"1920x1080": (1920, 1080), "1280x720": (1280, 720)}
 BAR = ".st-key-sv_present_bar"
@@ -103,10 +105,10 @@ def test_the_pages_menu_keeps_presenter_mode(server, screen):
     expect(page).to_have_url(re.compile(r"/cost\?.*present=1"))
 
 
-@pytest.mark.parametrize("path", ["/rules", "/exactness"])
+@pytest.mark.parametrize("path", [f"/rules?open={fold_name(GALLERY_TABLE)}&", "/exactness?"])
 def test_presenter_tables_read_at_18_px_or_more(server, screen, path):
     page = screen
-    page.goto(server.url + path + "?present=1")
+    page.goto(server.url + path + "present=1")
     page.locator("h1").first.wait_for(timeout=60_000)
     settle(page)
     main = "[data-testid='stMain']"

@@ -12,12 +12,14 @@ from support import run_page
 
 from specviz.core.rules import RULES
 from specviz.core.tables import ROW_SUM_ATOL, default_tables
-from specviz.web import urlcodec
+from specviz.web import rulesui, urlcodec
+from specviz.web.show import fold_name
 
 D = default_tables()
 ROOT = Path(__file__).resolve().parents[2]
 EXACTNESS = str(ROOT / "pages/2_exactness.py")
 RULES_PAGE = str(ROOT / "pages/8_rules.py")
+GALLERY_OPEN = fold_name(rulesui.GALLERY_TABLE)  # the link that opens /rules' gallery table
 LOSSLESS = [n for n, r in RULES.items() if r.lossless]
 
 
@@ -54,7 +56,8 @@ def test_exactness_runs_and_says_rows_were_renormalised(case):
 
 @pytest.mark.parametrize("case", ["sixths", "plus 3e-7"])
 def test_rules_page_keeps_the_lossless_rules_exact(case):
-    at = run_page(RULES_PAGE, timeout=90, rules_n="20000", **url(*INSIDE[case]))
+    at = run_page(RULES_PAGE, timeout=90, rules_n="20000", open=GALLERY_OPEN,
+                  **url(*INSIDE[case]))
     assert "divided by their sums" in warnings(at)
     t = at.dataframe[0].value.set_index("rule")
     assert t.loc[LOSSLESS, "exact_here"].all()

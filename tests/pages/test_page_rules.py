@@ -20,13 +20,14 @@ RULES_PAGE = next(ROOT.glob("pages/*_rules.py"))
 
 
 def run(path: Path = RULES_PAGE, **params: str) -> AppTest:
-    """The page with its production table, its run's controls, the rules' notes and the
-    converter opened (by the URL, as a link)."""
+    """The page with its gallery and production tables, its run's controls, the rules' notes
+    and the converter opened (by the URL, as a link)."""
     return run_page(path, 60, **{"open": OPEN_TABLES, **params})
 
 
 OPEN_TABLES = ",".join(fold_name(label) for label in (
-    "The production metrics: measured, exact and theory (table)", rulesui.RUN_CONTROLS,
+    rulesui.GALLERY_TABLE, "The production metrics: measured, exact and theory (table)",
+    rulesui.RUN_CONTROLS,
     rulesui.NOTES, rulesui.CONVERTER))
 PRODUCTION_CHART = "the_production_metrics_by_position_and_as_a_histogram_chart"
 
