@@ -19,7 +19,10 @@ passes are measured interleaved, rep by rep, and the best of the reps kept; wall
 the headline (the layers' products split over the threads or whole, as the load's
 forward.tune_split found faster here: the first line says which), and the process's CPU
 time (summed over its threads: what the work cost, leaving out waits for a core or for the
-slower thread) is shown beside it, every figure and pass by the same clock.
+slower thread) is shown beside it, every figure and pass by the same clock. Last, the work a
+decode does outside the model's passes (the round engine on 262,144-token rows: softmax,
+coins, residuals, draws, the trace), per round of two drafts and per token of the target
+alone: a decode's wall time minus its passes', the median of the reps.
 
     .venv/bin/python benchmarks/bench_llm.py [--reps 5] [--context 256]
 """
@@ -42,12 +45,18 @@ from specviz.analysis import roofline  # noqa: E402
 from specviz.analysis.shape import ModelShape  # noqa: E402
 from specviz.llm import blas, store  # noqa: E402
 from specviz.llm.blas import BLAS_THREADS, PASS_THREADS, blas_limit, rows_by  # noqa: E402
+from specviz.llm.decode import plain, speculate  # noqa: E402
 from specviz.llm.forward import largest_layer_product  # noqa: E402
 from specviz.llm.machine import CLOCKS, Machine, plain_read, timed  # noqa: E402
+from specviz.llm.pair import parse_draft  # noqa: E402
 from specviz.llm.runner import Runner  # noqa: E402
+from specviz.views.llmpage import draft_pair  # noqa: E402
 
 POSITIONS = tuple(range(1, 10))  # positions per pass measured (k + 1 for k = 0..8)
 WAYS_AT = (1, 5, 9)  # positions at which the layers' products split and whole are compared
+ROUND_DRAFTS = ("lookup", "trimmed:16384")  # drafts whose rounds are timed outside the passes
+ROUND_K, ROUND_TOKENS = 3, 40  # their k and the tokens each decode generates
+ROUND_PROMPT = "Once upon a time, in a small village by the sea, there lived"
 
 
 def rss_mb() -> float:
@@ -136,8 +145,28 @@ def main() -> None:
               f"{n}: {1e3 * min(by_way['split'][n]):.1f} / {1e3 * min(by_way['whole'][n]):.1f}"
               for n in WAYS_AT)
           + f" positions (the load chose {'split' if chosen == ways['split'] else 'whole'})")
+    outside_passes(model, reps=args.reps)
     print(f"(best of {args.reps} interleaved reps; load average {load0:.1f} at the start, "
           f"{os.getloadavg()[0]:.1f} at the end)")
+
+
+def outside_passes(model, *, reps: int) -> None:
+    """Per round (each draft) and per token (the target alone): the decode's wall time
+    minus its passes', ms, the median of reps decodes of ROUND_TOKENS tokens."""
+    ids = model.tokenizer.encode(ROUND_PROMPT)
+    cfg = model.cfg
+    out = {d: [] for d in (*ROUND_DRAFTS, "alone")}
+    for _ in range(reps):
+        for d in ROUND_DRAFTS:
+            pair = draft_pair(model, parse_draft(d, n_layers=cfg.n_layers, V=cfg.V))
+            run = speculate(pair, ids, k=ROUND_K, max_new=ROUND_TOKENS)
+            passes = sum(s for *_, s in run.target_passes + run.draft_passes)
+            out[d].append((run.seconds - passes) / len(run.rounds))
+        run = plain(Runner(model.weights), ids, T=1.0, max_new=ROUND_TOKENS)
+        out["alone"].append((run.seconds - sum(s for *_, s in run.target_passes)) / len(run.tokens))
+    print(f"outside the passes (T = 1, k = {ROUND_K}, {ROUND_TOKENS} tokens, median of {reps}): "
+          + ", ".join(f"{d} {1e3 * np.median(out[d]):.1f} ms a round" for d in ROUND_DRAFTS)
+          + f"; the target alone {1e3 * np.median(out['alone']):.1f} ms a token")
 
 
 def report(cfg, ctx: int, m: Machine, times: dict, cpu: dict, head_s: tuple[float, float],
