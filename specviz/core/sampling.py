@@ -28,11 +28,9 @@ DRAW_BLOCK = 256  # above it, the inverse CDF goes by blocks of this many tokens
 def block_cdf(w: np.ndarray) -> np.ndarray:
     """The mass up to the end of each block of DRAW_BLOCK tokens: cumsum of block sums."""
     nb = -(-len(w) // DRAW_BLOCK)
-    if len(w) == nb * DRAW_BLOCK:  # whole blocks: w itself, no padded copy
-        return np.cumsum(np.reshape(w, (nb, DRAW_BLOCK)).sum(axis=1))  # (nb,)
-    wb = np.zeros(nb * DRAW_BLOCK)
-    wb[: len(w)] = w
-    return np.cumsum(wb.reshape(nb, DRAW_BLOCK).sum(axis=1))  # (nb,)
+    if len(w) < nb * DRAW_BLOCK:  # a ragged last block: padded with zeros (whole: w itself)
+        w = np.concatenate([w, np.zeros(nb * DRAW_BLOCK - len(w))])
+    return np.cumsum(np.reshape(w, (nb, DRAW_BLOCK)).sum(axis=1))  # (nb,)
 
 
 def draw_row(w: np.ndarray, u: float, blocks: np.ndarray | None = None) -> int:
