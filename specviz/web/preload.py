@@ -13,10 +13,26 @@ Measured here (A/B in one run, 4 loads each, fully drawn): /round 2.37 -> 2.27 s
 2.44, /rules 2.54 -> 2.52, /exactness 2.26 -> 2.27. Fetching them early without running
 them (modulepreload links alone) gained nothing measurable on the app's pages.
 
+The document also tells the frontend where the server is. Opened on a page's path (a deep
+link: /cost), Streamlit's frontend does not know which part of the path is the app's base,
+so it asks /cost/_stcore/health and /cost/_stcore/host-config first, is answered 404, and
+asks again one level up on a timer; when Plotly's module is running by then, the second
+try waits for it (~0.9 s here), and the script's first message with it. A deep link to
+/roofline went: health 404 at 0.66 s, the second try at 1.55 s, the websocket at 1.59 s.
+Streamlit reads window.__streamlit.BACKEND_BASE_URL (its setting for a page served apart
+from its server) before it connects; the document sets it, relative to itself, where the
+path is the base or a page at the base (base_href), and the first try is the right one.
+Measured here, two servers side by side (the old document and this one), 6 alternating
+warm loads a page, medians: fully drawn /cost 2.46 -> 2.37 s, /plan 2.60 -> 2.55,
+/roofline 2.47 -> 2.34, /exactness 2.62 -> 2.55, /round 2.41 -> 2.49 (noise: the loads
+spread over +-0.3 s); the websocket's first message 0.76-0.86 -> 0.73-0.80 s. The 404
+round costs ~60 ms each load, the wait behind Plotly's module ~0.9 s on the loads it hits.
+
 Preload(app) wraps the server's ASGI app: a text/html answer to a GET (the index page
-Streamlit serves for every page's path) gains one module script before </head>; everything
-else passes untouched. The files are looked up by name (CHUNKS) in the installed
-Streamlit's static folder; a name not found there is left out.
+Streamlit serves for every page's path) gains, before </head>, a classic script setting
+the base (it runs while the head is parsed, before Streamlit's module) and one module
+script of imports; everything else passes untouched. The files are looked up by name
+(CHUNKS) in the installed Streamlit's static folder; a name not found there is left out.
 """
 
 from __future__ import annotations
@@ -62,15 +78,41 @@ def script(page: site.Page) -> bytes:
             .encode() if urls else b"")
 
 
+BASE_JS = ("<script>window.__streamlit = {{...window.__streamlit, "
+           "BACKEND_BASE_URL: new URL({href}, location.href).href}};</script>")
+
+
+def base_href(path: str, base: str = "") -> str | None:
+    """The app's base URL relative to the document at path, for a server whose base URL
+    path is base (server.baseUrlPath): "./" for the base itself (/base/) and a page's path
+    (/base/cost); None for any other path (the frontend then guesses, as it does by itself;
+    Streamlit answers a page's path with a trailing slash by a redirect to it without)."""
+    prefix = "/" + base.strip("/") if base.strip("/") else ""
+    if not path.startswith(prefix + "/"):
+        return None
+    name = path[len(prefix) + 1:]  # "" for the base, "cost" for a page
+    return "./" if name in site.BY_PATH else None  # BY_PATH: "" is the home page
+
+
+def base_script(path: str) -> bytes:
+    """A classic script setting window.__streamlit.BACKEND_BASE_URL for the document at
+    path (base_href under this server's server.baseUrlPath); empty where base_href has none."""
+    from streamlit import config
+
+    href = base_href(path, config.get_option("server.baseUrlPath") or "")
+    return b"" if href is None else BASE_JS.format(href=json.dumps(href)).encode()
+
+
 def in_head(html: bytes, tags: bytes) -> bytes:
     """html with tags just before its </head> (unchanged when it has none)."""
     return html.replace(b"</head>", tags + b"</head>", 1)
 
 
 class Preload:
-    """An ASGI app: app's text/html answers to a GET (200) carry their page's script() in
-    the head, served uncompressed and without the file's validators (an ETag would keep a
-    page cached with another script); every other answer passes as it comes."""
+    """An ASGI app: app's text/html answers to a GET (200) carry their path's base_script()
+    and their page's script() in the head, served uncompressed and without the file's
+    validators (an ETag would keep a page cached with another script); every other answer
+    passes as it comes."""
 
     def __init__(self, app) -> None:
         self.app = app
@@ -79,7 +121,7 @@ class Preload:
         if scope["type"] != "http" or scope["method"] != "GET":
             await self.app(scope, receive, send)
             return
-        held: dict = {"script": script(page_of(scope["path"]))}
+        held: dict = {"script": base_script(scope["path"]) + script(page_of(scope["path"]))}
 
         async def relay(message) -> None:
             if message["type"] == "http.response.start":

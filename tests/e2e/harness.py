@@ -177,9 +177,13 @@ class Server:
 
 
 def start_server(port: int | None = None, address: str | None = "127.0.0.1",
-                 timeout_s: float = 60.0, env: dict[str, str] | None = None) -> Server:
-    """Spawn the image's CMD from the repository root and wait until /_stcore/health is ok."""
+                 timeout_s: float = 60.0, env: dict[str, str] | None = None,
+                 base: str = "") -> Server:
+    """Spawn the image's CMD from the repository root and wait until /_stcore/health is ok
+    (under the URL path base: server.baseUrlPath, when given)."""
     port = port or free_port()
+    if base:
+        env = {**(env or {}), "STREAMLIT_SERVER_BASE_URL_PATH": base}
     argv = localise(image_cmd(), port, address)
     log_path = Path(tempfile.mkstemp(prefix="specviz-server-", suffix=".log")[1])
     log = open(log_path, "w")  # closed by Server.stop
@@ -189,7 +193,7 @@ def start_server(port: int | None = None, address: str | None = "127.0.0.1",
                             stdin=subprocess.DEVNULL)
     server = Server(proc, port, argv, log_path, _log=log)
     t0 = time.monotonic()
-    while not health(server.url, timeout=1.0):
+    while not health(server.url + (f"/{base}" if base else ""), timeout=1.0):
         if proc.poll() is not None:
             server.stop()
             raise RuntimeError(f"the server exited with {proc.returncode}:\n{server.log()}")

@@ -64,3 +64,38 @@ def test_the_document_starts_the_element_code_its_page_needs(server, tabs):
     expect(page).to_have_url(re.compile(r"/cost(\?|$)"))
     page.locator(".stPlotlyChart .main-svg").first.wait_for(timeout=60_000)
     assert not errors, errors
+
+
+def _first_load(browser, url: str) -> tuple[list[tuple[str, int]], list[str]]:
+    """Open url in a fresh tab until its first heading: the answers to /_stcore/ requests
+    (url, status) and the websockets' URLs, in order."""
+    page = browser.new_page(viewport={"width": 1440, "height": 900})
+    asked: list[tuple[str, int]] = []
+    sockets: list[str] = []
+    page.on("response", lambda r: asked.append((r.url, r.status)) if "/_stcore/" in r.url
+            else None)
+    page.on("websocket", lambda ws: sockets.append(ws.url))
+    page.goto(url)
+    page.get_by_role("heading", level=1).first.wait_for(timeout=90_000)
+    page.wait_for_function("() => document.querySelector('.stApp')")
+    page.close()
+    return asked, sockets
+
+
+def test_a_deep_link_asks_the_server_at_its_base_first(server, browser):
+    """Opened on a page's path (under a base URL path too; with a trailing slash, which
+    Streamlit redirects), the frontend's first health check, host config and websocket go
+    to the app's base (web.preload.base_href): never to the page's path, answered 404 and
+    tried again."""
+    based = start_server(base="sub")
+    try:
+        for root, path in ((server.url, "/roofline"), (server.url, "/cost/"),
+                           (server.url, "/"), (based.url + "/sub", "/cost"),
+                           (based.url + "/sub", "/")):
+            asked, sockets = _first_load(browser, root + path)
+            assert asked, path
+            assert all(url.startswith(f"{root}/_stcore/") and status == 200
+                       for url, status in asked), (path, asked)
+            assert sockets == [root.replace("http://", "ws://") + "/_stcore/stream"], sockets
+    finally:
+        based.stop()

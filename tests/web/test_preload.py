@@ -77,7 +77,9 @@ def test_a_page_imports_plotly_only_where_its_first_load_draws_a_chart(page):
     assert len(plotly) == page.charts
     assert all(u.startswith("./static/js/") for u in urls)  # relative, as Streamlit's own
     assert body.index(b"import(u)") < body.index(b"</head>")
-    assert body.replace(preload.script(page), b"") == HTML  # nothing else changed
+    base = preload.base_script(f"/{page.path}")
+    assert base and body.index(base) < body.index(b"import(u)")
+    assert body.replace(base + preload.script(page), b"") == HTML  # nothing else changed
     assert int(head[b"content-length"]) == len(body)
     assert b"etag" not in head and head[b"cache-control"] == b"no-cache"
 
@@ -92,12 +94,37 @@ def test_a_path_opens_its_last_segments_page_or_home(path, page):
     assert preload.page_of(path) is site.BY_PATH[page]
 
 
+@pytest.mark.parametrize("path, base, href", [
+    ("/", "", "./"), ("/cost", "", "./"), ("/sub/", "sub", "./"), ("/sub/cost", "sub", "./"),
+    ("/sub/cost", "/sub/", "./"),
+    ("/sub", "sub", None),  # the base without its slash: the document's "./" is above it
+    ("/cost/", "", None),  # Streamlit redirects it to /cost
+    ("/no-such-page", "", None), ("/cost/more", "", None), ("//cost", "", None),
+    ("/cost", "sub", None), ("/sub/cost", "", None)])
+def test_the_base_lies_where_the_path_says(path, base, href):
+    """A page's path names the page one level below the app's base, so the base is "./"
+    from it and from the base itself; any other path is left to the frontend."""
+    assert preload.base_href(path, base) == href
+
+
+def test_the_base_is_set_by_a_classic_script_before_streamlit_runs():
+    """A classic inline script runs as the head is parsed, before any module script (the
+    frontend reads window.__streamlit once, as its module starts); the href is a JSON string
+    resolved against the document's own URL."""
+    tag = preload.base_script("/cost").decode()
+    assert tag.startswith("<script>") and "type=" not in tag
+    assert 'BACKEND_BASE_URL: new URL("./", location.href).href' in tag
+    assert "...window.__streamlit" in tag  # keeps what a host set before
+    assert preload.base_script("/no-such-page") == b""
+
+
 def test_a_compressed_page_is_sent_plain_with_the_script():
     sent = _serve(preload.Preload(_inner(gzip.compress(HTML), b"text/html", chunks=3,
                                          encoding=b"gzip")), "/round")
     head, body = _page(sent)
     assert b"content-encoding" not in head
-    assert body == preload.in_head(HTML, preload.script(site.BY_PATH["round"]))
+    assert body == preload.in_head(HTML, preload.base_script("/round")
+                                   + preload.script(site.BY_PATH["round"]))
     assert len(sent) == 2  # the start and one body
 
 
