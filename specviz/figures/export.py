@@ -159,7 +159,30 @@ def round_figure(trace: RoundTrace, rnd: int = 0, *, start: int = 0) -> go.Figur
                         subplot_titles=("The round's tokens", "p and q at the position in "
                                         "focus; the last token's law", "The coin"))
     first = _frame_data(trace, start)
-    for status, tr in zip(STATUSES, first[: len(STATUSES)], strict=True):
+    _add_tokens(fig, first[: len(STATUSES)])
+    _add_bars(fig, trace, first[len(STATUSES): len(STATUSES) + 3])
+    _add_coin(fig, *first[len(STATUSES) + 3:])
+    names = [str(s) for s in range(n)]
+    fig.frames = [go.Frame(name=names[s], data=_frame_data(trace, s),
+                           traces=list(range(len(first))),
+                           layout=dict(title=dict(text=_title(trace, s, rnd)),
+                                       xaxis2=dict(title=dict(text=_bars(trace, s)[3]))))
+                  for s in range(n)]
+    _add_key(fig, trace.k)
+    fig.update_layout(
+        title=dict(text=_title(trace, start, rnd), x=0.0, xanchor="left",
+                   font=dict(size=TITLE_PX)),
+        font=dict(size=TEXT_PX, color=BLACK),
+        height=HEIGHT, barmode="group", margin=dict(l=70, r=30, t=130, b=200),
+        legend=dict(orientation="h", x=0.0, y=-0.3, yanchor="top", font=dict(size=TEXT_PX)),
+        **_player(names, start))
+    _set_axes(fig, trace, start)
+    return fig
+
+
+def _add_tokens(fig: go.Figure, tokens: list) -> None:
+    """The token chips, one scatter trace a status (STATUSES), in the top panel."""
+    for status, tr in zip(STATUSES, tokens, strict=True):
         m = MARKS[status]
         tr.update(name=f"{m.symbol} {m.label}", mode="markers+text", textposition="bottom center",
                   marker=dict(symbol=SHAPES[status], size=24, color=m.colour,
@@ -167,17 +190,25 @@ def round_figure(trace: RoundTrace, rnd: int = 0, *, start: int = 0) -> go.Figur
                   textfont=dict(size=TEXT_PX), hovertemplate="%{hovertext}<extra></extra>",
                   showlegend=False)
         fig.add_trace(tr, row=1, col=1)
-    p_bar, q_bar, law_bar, keep, reject, coin = first[len(STATUSES):]
+
+
+def _add_bars(fig: go.Figure, trace: RoundTrace, bars: list) -> None:
+    """p, q and the last token's law (the rule's residual, or p for the bonus), bottom left."""
     law_name = svg_text(get_rule(trace.rule).reject_law if trace.rejected_at is not None
-                           else "p (bonus)" if trace.k else "p (plain decoding)")
+                        else "p (bonus)" if trace.k else "p (plain decoding)")
     if trace.tree:
         law_name = f"the residual p_j after each sibling, then {law_name}"
-    for bar, name, colour in ((p_bar, "p (target)", P_COLOUR), (q_bar, "q (draft)", Q_COLOUR),
-                              (law_bar, f"last token's law: {law_name}", LAW_COLOUR)):
+    for bar, name, colour in zip(bars, ("p (target)", "q (draft)",
+                                        f"last token's law: {law_name}"),
+                                 (P_COLOUR, Q_COLOUR, LAW_COLOUR), strict=True):
         bar.update(name=name, marker_color=colour, legendgroup="bars",
                    marker_line=dict(color=BLACK, width=1),
                    hovertemplate=f"%{{x}}: {name} = %{{y:.4f}}<extra></extra>")
         fig.add_trace(bar, row=2, col=1)
+
+
+def _add_coin(fig: go.Figure, keep, reject, coin) -> None:
+    """The coin's keep and reject regions of [0, 1] and the coin u on them, bottom right."""
     for bar, (name, status, hover) in zip((keep, reject), COIN_REGIONS, strict=True):
         bar.update(name=name, orientation="h", marker_color=MARKS[status].colour, opacity=0.45,
                    width=0.5, showlegend=False, offsetgroup="coin", hovertemplate=hover)
@@ -187,23 +218,14 @@ def round_figure(trace: RoundTrace, rnd: int = 0, *, start: int = 0) -> go.Figur
     for tr in (keep, reject, coin):
         fig.add_trace(tr, row=2, col=2)
 
-    names = [str(s) for s in range(n)]
-    fig.frames = [go.Frame(name=names[s], data=_frame_data(trace, s),
-                           traces=list(range(len(first))),
-                           layout=dict(title=dict(text=_title(trace, s, rnd)),
-                                       xaxis2=dict(title=dict(text=_bars(trace, s)[3]))))
-                  for s in range(n)]
-    _add_key(fig, trace.k)
-    _, _, _, where = _bars(trace, start)
-    fig.update_layout(
-        title=dict(text=_title(trace, start, rnd), x=0.0, xanchor="left",
-                   font=dict(size=TITLE_PX)),
-        font=dict(size=TEXT_PX, color=BLACK),
-        height=HEIGHT, barmode="group", margin=dict(l=70, r=30, t=130, b=200),
-        legend=dict(orientation="h", x=0.0, y=-0.3, yanchor="top", font=dict(size=TEXT_PX)),
+
+def _player(names: list[str], start: int) -> dict:
+    """The layout's play / pause buttons (PLAYER_JS plays them) and the step slider, at
+    step start."""
+    return dict(
         updatemenus=[dict(type="buttons", direction="left", x=0.0, y=-0.13, xanchor="left",
                           yanchor="top", pad=dict(t=0, r=10), showactive=False,
-                          font=dict(size=TEXT_PX), buttons=[  # PLAYER_JS plays them
+                          font=dict(size=TEXT_PX), buttons=[
                               dict(label="▶ play", method="skip", args=[None]),
                               dict(label="❚❚ pause", method="skip", args=[None]),
                           ])],
@@ -211,12 +233,16 @@ def round_figure(trace: RoundTrace, rnd: int = 0, *, start: int = 0) -> go.Figur
                       font=dict(size=TEXT_PX),
                       currentvalue=dict(prefix="step ", visible=True, xanchor="left",
                                         font=dict(size=TEXT_PX)),
-                      steps=[dict(label=names[s], method="animate",
-                                  args=[[names[s]], dict(frame=dict(duration=0, redraw=True),
-                                                         mode="immediate",
-                                                         transition=dict(duration=0))])
-                             for s in range(n)])],
-    )
+                      steps=[dict(label=name, method="animate",
+                                  args=[[name], dict(frame=dict(duration=0, redraw=True),
+                                                     mode="immediate",
+                                                     transition=dict(duration=0))])
+                             for name in names])])
+
+
+def _set_axes(fig: go.Figure, trace: RoundTrace, start: int) -> None:
+    """The panels' ranges and titles: the bars up to 1.15 x the round's largest
+    probability, the coin's [0, 1]."""
     fig.update_xaxes(range=[-0.7, trace.k + 1.7], visible=False, row=1, col=1)
     fig.update_yaxes(range=[KEY_Y - KEY_ROW_H - 0.3, 1.45], visible=False, row=1, col=1)
     fig.update_annotations(font_size=TEXT_PX + 2)  # the panels' titles
@@ -224,10 +250,9 @@ def round_figure(trace: RoundTrace, rnd: int = 0, *, start: int = 0) -> go.Figur
     top = max(float(r.max()) for r in rows + [trace.rejection_row, trace.bonus_row]
               if r is not None)
     fig.update_yaxes(range=[0.0, 1.15 * top], title_text="probability", row=2, col=1)
-    fig.update_xaxes(title_text=where, row=2, col=1)
+    fig.update_xaxes(title_text=_bars(trace, start)[3], row=2, col=1)
     fig.update_xaxes(range=[0.0, 1.0], dtick=0.1, title_text="u (keep iff u < t)", row=2, col=2)
     fig.update_yaxes(range=[-0.6, 1.1], visible=False, row=2, col=2)
-    return fig
 
 
 KEY_STATUSES = LEGEND_STATUSES

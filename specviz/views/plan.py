@@ -176,14 +176,8 @@ def plan_page(*, metrics_text: str, target_text: str = "", target_preset: str = 
         drafts = replace(drafts, measured=here.measured)
         page.notes.append(f"Acceptance and pass times {here.source}.")
     try:
-        rec = here.acceptance if here is not None else _measurements(
-            metrics_text, metrics_before, k_len, rounds, model, page.notes)
-        page.models = rec.models
-        page.report = acceptance.analyse(rec)
-        ci = page.report.alpha_ci
-        page.alpha_ci = f"{ci[0]:.3f}-{ci[1]:.3f}" if ci else "no interval: an average"
-        page.notes += list(rec.notes)
-        page.tables["acceptance"] = page.report.rows
+        _read_acceptance(page, here.acceptance if here is not None else _measurements(
+            metrics_text, metrics_before, k_len, rounds, model, page.notes))
     except record.MetricsError as exc:
         page.errors.append(f"Measurements: {exc}")
     target = _model(target_text, target_preset, target_name, page.errors)
@@ -191,16 +185,7 @@ def plan_page(*, metrics_text: str, target_text: str = "", target_preset: str = 
              if target is not None or drafts.kind == "model" else None)  # a head needs it
     if page.report is None or target is None or draft is None:
         return page
-    if draft.kind == "model" and target.vocab != draft.shape.vocab:
-        page.notes.append(f"The vocabularies differ ({target.vocab:,} vs "
-                          f"{draft.shape.vocab:,}): a draft must share the target's tokenizer.")
-    if draft.kind != "model":
-        what = drafting.DRAFT_KINDS[draft.kind]
-        page.notes.append(f"The acceptance is taken as measured with {what}: "
-                          "measure it with the drafter you price, since a head's or a lookup's "
-                          "acceptance is not a draft model's.")
-    if note := drafting.tree_note(draft):
-        page.notes.append(note)
+    page.notes += _draft_notes(target, draft)
     setup = planner.Setup(target, draft, accel, context_len, target_dtype, draft_dtype, kv_dtype,
                           target_overhead_s=drafts.target_overhead_ms / 1e3,
                           draft_overhead_s=drafts.draft_overhead_ms / 1e3)
@@ -209,15 +194,47 @@ def plan_page(*, metrics_text: str, target_text: str = "", target_preset: str = 
     except planner.PlanError as exc:
         page.errors.append(f"Memory: {exc}")
         return page
+    _read_plan(page, drafts.measured, batch)
+    return page
+
+
+def _read_acceptance(page: PlanPage, rec) -> None:
+    """The page's acceptance from a record: its analysis, alpha's interval, notes, table."""
+    page.models = rec.models
+    page.report = acceptance.analyse(rec)
+    ci = page.report.alpha_ci
+    page.alpha_ci = f"{ci[0]:.3f}-{ci[1]:.3f}" if ci else "no interval: an average"
+    page.notes += list(rec.notes)
+    page.tables["acceptance"] = page.report.rows
+
+
+def _draft_notes(target, draft) -> list[str]:
+    """What the page says of the draft: another vocabulary, acceptance measured with a
+    drafter that is not a model, a tree's cost."""
+    notes = []
+    if draft.kind == "model" and target.vocab != draft.shape.vocab:
+        notes.append(f"The vocabularies differ ({target.vocab:,} vs "
+                     f"{draft.shape.vocab:,}): a draft must share the target's tokenizer.")
+    if draft.kind != "model":
+        what = drafting.DRAFT_KINDS[draft.kind]
+        notes.append(f"The acceptance is taken as measured with {what}: "
+                     "measure it with the drafter you price, since a head's or a lookup's "
+                     "acceptance is not a draft model's.")
+    if note := drafting.tree_note(draft):
+        notes.append(note)
+    return notes
+
+
+def _read_plan(page: PlanPage, measured, batch: int) -> None:
+    """The page's verdict, tables and batch note from its plan (page.plan)."""
     p = page.plan
     page.verdict_parts = plantables.verdict_parts(p)
     page.verdict = plantables.verdict(p)
     page.tables.update(by_batch=plantables.batch_rows(p), frontier=plantables.frontier_rows(p),
                        by_k=plantables.k_rows(p), models=plantables.model_rows(p))
     page.model_lines = [plantables.model_line(r) for r in page.tables["models"]]
-    if drafts.measured.target_s > 0:
-        k = drafts.measured.k or int(p.best_k[0]) or int(p.ks[0])
-        page.tables["measured"] = planner.measured_rows(p, drafts.measured, k)
+    if measured.target_s > 0:
+        k = measured.k or int(p.best_k[0]) or int(p.ks[0])
+        page.tables["measured"] = planner.measured_rows(p, measured, k)
     if batch:
         page.batch_note = _batch_note(p, batch)
-    return page
