@@ -1,4 +1,4 @@
-"""The page's document starts the app's lazy scripts at once.
+"""The page's document starts the app's lazy scripts at once and names the server's base.
 
 Streamlit's frontend fetches and runs each element's code (Plotly's 4.5 MB chart, the
 sliders, the select boxes) only once the script's first message for such an element has
