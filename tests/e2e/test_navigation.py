@@ -76,8 +76,7 @@ def _first_load(browser, url: str) -> tuple[list[tuple[str, int]], list[str]]:
             else None)
     page.on("websocket", lambda ws: sockets.append(ws.url))
     page.goto(url)
-    page.get_by_role("heading", level=1).first.wait_for(timeout=90_000)
-    page.wait_for_function("() => document.querySelector('.stApp')")
+    page.get_by_role("heading", level=1).first.wait_for(timeout=90_000)  # came by the socket
     page.close()
     return asked, sockets
 
