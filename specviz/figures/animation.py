@@ -40,7 +40,8 @@ from .palette import BLACK, GREY, LAW_COLOUR, LEGEND_STATUSES, MARKS, P_COLOUR, 
 
 FIGURE_DECIMALS = 6  # bars carry 6 decimals to the browser (the hover shows 4)
 STAGE_HEIGHT = 320  # pixels: the three charts of a step side by side, on the first screen
-LABEL_TOP_PX = 88  # the top margin: a two-line title, then the marked token's label
+LABEL_TOP_PX = 100  # the top margin: a two-line title, then the marked token's label clear
+# of it (Plotly centres the title in the margin, so the label's room is held on both sides)
 HEADROOM = 1.12  # the y axis reaches this far over the tallest bar (room for the arrow)
 NOTE_WRAP = 22  # characters per line of a placeholder's note: the coin's column at 1280
 # px in presenter type holds about 24
@@ -48,6 +49,7 @@ FLUSHED_BG = "repeating-linear-gradient(135deg, #ffffff 0 6px, #d9d9d9 6px 9px)"
 CHIP_LINES = 2  # small lines under a chip's name and status: q, then p and u once checked
 FLUSHED_OPACITY = 0.75  # a flushed chip recedes: thrown away, though paid for
 
+REST_LABEL = "the rest"  # the bar of every token not shown
 PLACEHOLDER_PX = 14  # the grey note of an empty chart
 COIN_LAWS = {"block": "h = S/(S + 1 − w)"}  # the coin's threshold where it is not min(1, p/q)
 COIN_REGIONS = (("keep: u < t", "accepted", "keep if u < %{x:.4f}<extra></extra>"),
@@ -176,9 +178,10 @@ def _columns(trace: RoundTrace, rows: Sequence[np.ndarray], must: int,
 
 
 def _rest(trace: RoundTrace, toks: Sequence[int]) -> str | None:
-    """The label of the one bar that holds the rest of the vocabulary (None: all shown)."""
-    n = len(trace.vocab) - len(toks)
-    return f"the other {n:,}" if n > 0 else None
+    """The label of the one bar that holds the rest of the vocabulary (None: all shown):
+    short, so that slanted it fits under the axis at presenter type (the bars' title
+    counts the tokens shown)."""
+    return REST_LABEL if len(trace.vocab) > len(toks) else None
 
 
 def _y(trace: RoundTrace, toks: Sequence[int], row: np.ndarray) -> np.ndarray:
@@ -263,9 +266,10 @@ def bars_figure(trace: RoundTrace, step: int, *, top: int | None = None) -> go.F
     token = _mark_token(labels[toks.index(x)],
                         float(max(pos.p_row[x], pos.q_row[x]) if checked else pos.q_row[x]),
                         f"{name} = {trace.name(x)}", tall)
-    what = "p and q" if checked else "q only<br>(the target is not called yet)"
-    title = (f"Position {pos.i}, after '{svg_text(trace.name(pos.context))}': {what}"
-             f"{_subset(trace, toks, pos.q_row)}")
+    subset = _subset(trace, toks, pos.q_row)  # two lines at most: the label's room holds
+    what = "p and q" if checked else "q only" + ("" if subset else
+                                                 "<br>(the target is not called yet)")
+    title = f"Position {pos.i}, after '{svg_text(trace.name(pos.context))}': {what}{subset}"
     return _axes(bars, token, title, tall, slanted=len(toks) != len(trace.vocab))
 
 

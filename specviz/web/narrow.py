@@ -42,22 +42,29 @@ def min_width_css(key: str, px: int) -> str:
 
 
 STEP_LINES = 4  # the counter and the step's caption on a phone: room held for this many lines
-PHONE_CHART_PX = 230  # a stage chart's height on a phone: the whole stage on about one screen
+PHONE_BARS_PX = 290  # a phone's bar charts (full width): a plot of 120 px under the marked
+# token's label, over the token names and the legend (each chart's margins take ~170 px)
+PHONE_SLANTED_PX = 320  # ... over slanted names (the top tokens of a text vocabulary)
+PHONE_COIN_PX = 190  # ... and its coin (full width: a bar and one label)
 SHORT_SCREEN_PX = 800  # a screen this short or shorter (a 1280x720 projector)...
 SHORT_CHART_PX = 260  # ...draws the stage's charts this tall (320 elsewhere), so it fits
+PRESENT_SHORT_CHART_PX = 290  # ... and in presenter mode, with no sidebar or header, this
 
 
-def stage_css(stage: str) -> str:
-    """A stage on a phone, on about one screen: the transport in three short rows (the
-    buttons side by side, then autoplay and speed, then the step slider), compact chips,
-    the bars full width and the coin beside the last token, each PHONE_CHART_PX tall
-    (Streamlit's chart fills the height its element is given), without the mode bar. So
-    that a step changes no height, the titles have room for the longest (two lines; four
-    side by side), the counter and caption for STEP_LINES lines, and the chips sit three
-    a row, each line on one line (a longer one ends in an ellipsis). On a wide but short
-    screen (a 1280x720 projector) the charts are SHORT_CHART_PX tall."""
+def stage_css(stage: str, *, present: bool = False, slanted: bool = False) -> str:
+    """A stage on a phone: the transport in three short rows (the buttons side by side,
+    then autoplay and speed, then the step slider), compact chips, and the three charts
+    one under the other at full width (PHONE_BARS_PX, or PHONE_SLANTED_PX where the token
+    names are slanted, and PHONE_COIN_PX tall), without the
+    mode bar, each text title laid over its chart's top margin, where the hidden drawn
+    title was (Streamlit's chart fills the height its element is given). So that a step
+    changes no height, the counter and caption have room for STEP_LINES lines, and the
+    chips sit three a row, each line on one line (a longer one ends in an ellipsis). On a
+    wide but short screen (a 1280x720 projector) the charts are SHORT_CHART_PX tall, or
+    PRESENT_SHORT_CHART_PX in presenter mode."""
     t, c = f".st-key-{stage}_transport", f".st-key-{stage}_charts"
     block, col = '[data-testid="stHorizontalBlock"]', '[data-testid="stColumn"]'
+    title = f'{c} .stElementContainer:has(> .stHtml > .{TITLE_CLASS})'
     return (f"@media (max-width: {NARROW_PX}px) {{\n"
             f"  {t} {block}, {c} {block} {{ flex-wrap: wrap !important;\n"
             "    gap: 0.4rem !important; }\n"
@@ -65,21 +72,22 @@ def stage_css(stage: str) -> str:
             f"  {t} {col}:nth-child(n+4) {{ flex: 1 1 45% !important; }}\n"
             f"  {t} {col}:nth-child(6) {{ flex: 1 1 100% !important; }}\n"
             f"  {t} button {{ padding: 0.2rem 0.3rem !important; min-height: 2.2rem; }}\n"
-            f"  {c} {col} {{ min-width: 0 !important; flex: 1 1 40% !important; }}\n"
-            f"  {c} {col}:first-child {{ flex: 1 1 100% !important; }}\n"
+            f"  {c} {col} {{ min-width: 0 !important; flex: 1 1 100% !important; }}\n"
             f"  {c} .modebar-container {{ display: none; }}\n"
-            + _chart_height(c, PHONE_CHART_PX) +
+            + _chart_height(f"{c} {col}:not(:nth-child(2))",
+                            PHONE_SLANTED_PX if slanted else PHONE_BARS_PX)
+            + _chart_height(f"{c} {col}:nth-child(2)", PHONE_COIN_PX) +
             f"  .st-key-{stage}_stage .sv-chips > span {{ flex: 0 0 calc(33.3% - 4px);\n"
             "    box-sizing: border-box; min-width: 0 !important; margin: 0 !important;\n"
             "    padding: 2px 3px !important; font-size: 0.7em; white-space: nowrap;\n"
             "    overflow: hidden; text-overflow: ellipsis; }\n"
-            f"  {c} .{TITLE_CLASS} {{ font-size: 0.85em; min-height: {2 * TITLE_LINE}em; }}\n"
-            f"  {c} {col}:not(:first-child) .{TITLE_CLASS} {{ min-height: {4 * TITLE_LINE}em; }}\n"
+            f"  {title} {{ position: relative; z-index: 1; height: 0; overflow: visible; }}\n"
+            f"  {c} .{TITLE_CLASS} {{ font-size: 0.85em; }}\n"
             f"  .st-key-{stage}_stage .sv-step {{ font-size: 0.9em;\n"
             f"    padding: 4px 8px !important; min-height: {STEP_LINES * 1.45}em; }}\n"
             "}\n"
             f"@media (min-width: {NARROW_PX + 1}px) and (max-height: {SHORT_SCREEN_PX}px) {{\n"
-            + _chart_height(c, SHORT_CHART_PX) + "}")
+            + _chart_height(c, PRESENT_SHORT_CHART_PX if present else SHORT_CHART_PX) + "}")
 
 
 def _chart_height(charts: str, px: int) -> str:

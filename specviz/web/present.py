@@ -34,6 +34,8 @@ MENU_RIGHT_PX = 125  # the menu's place from the right edge: left of the way out
 CORNER_PX = 300  # the room the menu and the way out take at the top right
 TABLE_CLASS = "sv-table"  # presenter mode's tables (HTML, so that their type can grow)
 MIN_PX = 18  # the smallest text on a presenter page, at any screen size
+BAR_TOP_REM = 1.3  # over the bar: room for its sliders' values, drawn above their thumbs
+GAP_REM = 0.75  # between a page's blocks (Streamlit's is 1): the stage fits 1280x720
 
 def presenter_css() -> str:
     """The style sheet of presenter mode: no sidebar, header or toolbar; large black type."""
@@ -46,16 +48,18 @@ def presenter_css() -> str:
   background: {PAPER} !important; color: {INK} !important; }}
 [data-testid="stMainBlockContainer"], .block-container {{
   padding: 0.6rem 2rem 2rem 2rem !important; max-width: 100% !important; }}
-.stElementContainer:has(> .stHtml > .{MARKER}) {{ display: contents; }}
+.stElementContainer:has(> .stHtml > .{MARKER}), .stElementContainer > .stHtml:has(> .{MARKER}),
+.{MARKER}, [data-testid="stLayoutWrapper"]:has(> .st-key-{PAGES_KEY}) {{ display: contents; }}
 html {{ font-size: clamp(16px, 1.1vw, {BASE_PX}px) !important; }}
 .stApp, .stMarkdown, .stMarkdown p, .stMarkdown li, [data-testid="stMarkdownContainer"] {{
   font-size: 1rem !important; line-height: 1.45 !important; color: {INK} !important; }}
 h1, .stMarkdown h1 {{ font-size: {TITLE_REM}rem !important; font-weight: 800 !important;
   color: {INK} !important; padding: 0.1rem {CORNER_PX}px 0.2rem 0 !important; }}
+[data-testid="stMain"]:has(.st-key-{BAR_KEY}) h1 {{ padding-right: 0 !important; }}
 h2, .stMarkdown h2 {{ font-size: 2.1rem !important; color: {INK} !important; }}
 h3, .stMarkdown h3 {{ font-size: 1.7rem !important; color: {INK} !important; }}
 [data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] p, .stCaption {{
-  font-size: {CAPTION_REM}rem !important; color: #1a1a1a !important;
+  font-size: max({MIN_PX}px, {CAPTION_REM}rem) !important; color: #1a1a1a !important;
   opacity: 1 !important; }}
 [data-testid="stMetricValue"], [data-testid="stMetricValue"] div {{
   font-size: {METRIC_VALUE_REM}rem !important; font-weight: 700 !important;
@@ -68,7 +72,7 @@ h3, .stMarkdown h3 {{ font-size: 1.7rem !important; color: {INK} !important; }}
   font-size: 1rem !important; color: {INK} !important; }}
 [data-testid="stAlertContainer"] p, [data-testid="stAlert"] p {{
   font-size: 1rem !important; color: {INK} !important; }}
-.sv-step {{ font-size: 1.05rem !important; color: {INK} !important; }}
+.sv-step {{ font-size: max({MIN_PX}px, 1.05rem) !important; color: {INK} !important; }}
 .stButton button, .stDownloadButton button, .stLinkButton a {{
   font-size: 1rem !important; min-height: 2.6rem !important;
   border: 2px solid {INK} !important; color: {INK} !important; }}
@@ -83,7 +87,8 @@ h3, .stMarkdown h3 {{ font-size: 1.7rem !important; color: {INK} !important; }}
 :focus-visible {{ outline: 4px solid {FOCUS} !important; outline-offset: 2px !important; }}
 .sv-chip, .sv-chip-room {{ font-size: 1.05rem !important; border-width: 3px !important; }}
 .sv-legend {{ display: none !important; }}
-.st-key-{BAR_KEY} {{ padding-right: {CORNER_PX}px; }}
+.st-key-{BAR_KEY} {{ padding: {BAR_TOP_REM}rem {CORNER_PX}px 0 0; }}
+[data-testid="stMain"] [data-testid="stVerticalBlock"] {{ gap: {GAP_REM}rem !important; }}
 .st-key-{PAGES_KEY} {{ position: fixed; top: 8px; right: {MENU_RIGHT_PX}px; z-index: 1000;
   width: auto !important; }}
 .st-key-{PAGES_KEY} button {{ border: 3px solid {INK} !important; background: {PAPER}; }}

@@ -162,7 +162,9 @@ def play(stage: Stage, *, start_step: int, start_rnd: int, speed: float) -> tupl
     rule_note = animation.rule_note(stage.transcript(rnd).current)  # the round _body shows
     if rule_note:
         st.warning(notation.text(rule_note))
-    st.html(f"<style>{narrow.stage_css(stage.name)}</style>")  # once, outside the fragment
+    css = narrow.stage_css(stage.name, present=ui.presenter_active(),
+                           slanted=stage.top is not None)  # (top tokens: names slanted)
+    st.html(f"<style>{css}</style>")  # once, outside the fragment
     st.fragment(_body)(stage)
     st.html(f"<script>{stagekeys.autoplay_js()}</script>", unsafe_allow_javascript=True)
     ui.play_pause_shortcut(stage.key("autoplay"),
