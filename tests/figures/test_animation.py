@@ -200,7 +200,7 @@ def test_bars_show_q_while_drafting_then_p_and_q():
     np.testing.assert_allclose(q.y, pos.q_row, atol=BAR_ATOL)
     assert fig.layout.barmode == "group"
     assert fig.layout.yaxis.range[0] == 0 and fig.layout.yaxis.range[1] >= pos.p_row.max()
-    assert "%{y:.4f}" in p.hovertemplate
+    assert "%{y:.4g}" in p.hovertemplate  # four digits: a small bar is no 0.0000
     widths = list(p.marker.line.width)
     assert widths[pos.token] > 0 and sum(w > 0 for w in widths) == 1
     # on the flush and done steps the bars stay on the rejected position
@@ -386,6 +386,17 @@ def test_top_bars_hold_the_rest_of_the_vocabulary_as_one_bar():
     assert f"top {len(fig.data[0].x) - 1} of 6 tokens" in fig.layout.title.text  # the count
 
 
+def test_a_one_hot_row_lists_no_tied_zeros_as_top_tokens():
+    """Prompt lookup's q is one-hot: its top tokens are the copied one (and the mark), not
+    the first token ids tied at 0 (<pad> <eos> <bos> <unk> on the real model)."""
+    q = np.zeros(50)
+    q[37] = 1.0
+    assert A.top_tokens([q], 10) == [37]
+    assert A.top_tokens([q], 10, must=(5,)) == [37, 5]
+    p = np.full(50, 0.02)
+    assert len(A.top_tokens([q, p], 10)) == 10  # p gives them mass: ties broken by id
+
+
 def test_the_top_tokens_are_a_stable_sorts_first_m():
     """top_tokens picks the m largest without a full sort: the same tokens in the same order
     as np.argsort(-x, kind='stable')[:m], ties included (rows with many equal entries)."""
@@ -394,7 +405,8 @@ def test_the_top_tokens_are_a_stable_sorts_first_m():
         V = int(rng.integers(1, 60))
         x = rng.integers(0, 4, V) / 4.0 if trial % 2 else rng.random(V)  # ties, or none
         for m in (1, 3, 10, V, V + 2):
-            want = [int(i) for i in np.argsort(-x, kind="stable")[:m]]
+            want = [int(i) for i in np.argsort(-x, kind="stable")[:m] if x[i] > 0]  # no
+            # token at 0 is a top token (a one-hot q's ties would list token ids 0, 1, ...)
             assert A.top_tokens([x], m) == want, (x, m)
     big = rng.random(262_144)
     assert A.top_tokens([big], 10) == [int(i) for i in np.argsort(-big, kind="stable")[:10]]
