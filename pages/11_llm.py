@@ -42,5 +42,6 @@ if ids is None or spec is None:
 k, rule = llmstage.k_and_rule(s, spec)
 step, rnd = stage.play(llmstage.llm_stage(model, spec, ids, k=k, T=T, seed=s.seed, rule=rule,
                                           warp=app.warp),
-                       start_step=s.step, start_rnd=s.rnd, speed=s.speed)
+                       start_step=s.step, start_rnd=s.rnd, speed=s.speed,
+                       restart_on=(spec.label, tuple(ids)))  # a new draft: round 0
 ui.finish(app, step=step, rnd=rnd, speed=stage.speed("llm"))

@@ -9,7 +9,7 @@ inside the stage, so it follows every step, autoplay included.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 import streamlit as st
@@ -148,16 +148,25 @@ def _body(stage: Stage) -> None:
             st.html(notation.text_if(treeview.tree_html(trace, step), stage.top is None))
         _charts(stage, trace, step)
     ui.set_params(step=step, rnd=rnd, speed=ss[stage.key("speed")])
+    ss[stage.key("kept_speed")] = ss[stage.key("speed")]  # (play restores it from here)
     if stage.below is not None:
         stage.below(tr, step)
 
 
-def play(stage: Stage, *, start_step: int, start_rnd: int, speed: float) -> tuple[int, int]:
-    """Draw the stage (a fragment); returns the (step, rnd) on screen."""
+def play(stage: Stage, *, start_step: int, start_rnd: int, speed: float,
+         restart_on: Hashable = None) -> tuple[int, int]:
+    """Draw the stage (a fragment); returns the (step, rnd) on screen. restart_on: what
+    the rounds are of (/llm: the draft and the prompt); when it changes in a session, the
+    stage starts again at round 0, step 0."""
     ss = st.session_state
     if stage.key("step") not in ss:  # the first visit in this session: the URL decides
         ss[stage.key("step")], ss[stage.key("rnd")] = start_step, start_rnd
         ss[stage.key("speed")] = speed
+    elif ss.get(stage.key("of"), restart_on) != restart_on:
+        _goto(stage, 0, 0)
+    ss[stage.key("of")] = restart_on
+    if stage.key("speed") not in ss:  # a run that stopped before the stage (no prompt yet)
+        ss[stage.key("speed")] = ss.get(stage.key("kept_speed"), speed)  # dropped its state
     rnd = ss[stage.key("rnd")] if stage.cap is None else stage.cap(ss[stage.key("rnd")])[0]
     rule_note = animation.rule_note(stage.transcript(rnd).current)  # the round _body shows
     if rule_note:

@@ -95,6 +95,33 @@ def test_next_prev_and_new_round_follow_the_url():
     at.selectbox(key="w_llm_kind").set_value("early-exit").run()  # its own parameter
     assert at.text_input(key="w_llm_arg").value == "6"
     assert at.query_params["llm_kind"] == "early-exit" and at.query_params["llm_arg"] == "6"
+    # a new draft plays new rounds: it starts at round 0, step 0 (it kept round 1)
+    assert "Round 0" in frame(at) and "step 0" in frame(at), frame(at)[:80]
+    assert "rnd" not in at.query_params and "step" not in at.query_params  # the defaults
+    at.button(key="llm_new").click().run()
+    at.text_input(key="w_llm_arg").input("12").run()  # its parameter: a new draft too
+    assert "Round 0" in frame(at) and "rnd" not in at.query_params
+    at.button(key="llm_next").click().run()
+    assert at.query_params["step"] == "1"
+
+
+def test_a_shared_round_opens_where_the_link_says():
+    """The reset is for a draft changed in the session: a link's rnd and step still hold."""
+    at = _run(llm_kind="early-exit", llm_arg="12", rnd="1", step="2")
+    assert "Round 1" in frame(at) and "step 2" in frame(at)
+
+
+def test_the_autoplay_speed_survives_a_run_without_the_stage():
+    """A run that stops before the stage (your own prompt, still empty) drops the speed
+    slider's state; it came back at its first choice, 0.5 s, and went into the link."""
+    at = _run(speed="2", **FAST)
+    assert at.query_params["speed"] == "2"
+    at.radio(key="w_llm_preset").set_value("own").run()
+    assert not at.get("plotly_chart") and "the prompt is empty" in _notes(at)
+    at.text_area(key="w_llm_prompt").input("The sea was calm and the sky").run()
+    assert "Round 0" in frame(at), _notes(at)
+    assert at.select_slider(key="llm_speed").value == 2.0
+    assert at.query_params["speed"] == "2"
 
 
 def test_prompt_lookup_shows_its_one_hot_q_and_plain_decoding():
