@@ -213,3 +213,19 @@ def test_share_box_shows_the_rewritten_url():
     at.sidebar.slider(key="w_k").set_value(9).run()
     assert shared_urls(at)[-1].endswith("?k=9&c=0.3")
     assert not at.sidebar.code  # plain HTML: no code highlighter is loaded for it
+
+
+def test_a_missing_number_is_a_dash_in_either_table_not_the_word_none():
+    """The grid writes None (or NaN) as the word None: /measured showed it where a draft has
+    no pass of its own (prompt lookup's c). Both tables now write a dash; text is blank."""
+    import pandas as pd
+
+    from specviz.web import show
+
+    df = pd.DataFrame([{"d": "lookup", "c": None, "n": 3, "s": 1.5},
+                       {"d": None, "c": 0.25, "n": 4, "s": float("nan")}])
+    out, texts = show._missing_shown(df, {"d": None, "c": "%.3f", "n": "%d", "s": "%.2fx"})
+    assert list(out["c"]) == [show.MISSING, "0.250"] and list(out["s"]) == ["1.50x", show.MISSING]
+    assert list(out["d"]) == ["lookup", ""] and list(out["n"]) == [3, 4]  # untouched
+    assert texts == ["c", "s"] and df["c"].isna().any()  # the caller's rows are not changed
+    assert show._cell(None, "%.3f") == show.MISSING and show._cell(None, None) == ""
