@@ -148,7 +148,6 @@ def _body(stage: Stage) -> None:
             st.html(notation.text_if(treeview.tree_html(trace, step), stage.top is None))
         _charts(stage, trace, step)
     ui.set_params(step=step, rnd=rnd, speed=ss[stage.key("speed")])
-    ss[stage.key("kept_speed")] = ss[stage.key("speed")]  # (play restores it from here)
     if stage.below is not None:
         stage.below(tr, step)
 
@@ -165,8 +164,10 @@ def play(stage: Stage, *, start_step: int, start_rnd: int, speed: float,
     elif ss.get(stage.key("of"), restart_on) != restart_on:
         _goto(stage, 0, 0)
     ss[stage.key("of")] = restart_on
-    if stage.key("speed") not in ss:  # a run that stopped before the stage (no prompt yet)
-        ss[stage.key("speed")] = ss.get(stage.key("kept_speed"), speed)  # dropped its state
+    # A run that stopped before the stage (your own prompt, still empty) dropped the speed
+    # slider: drawn again, it showed its first choice (0.5 s) and sent that back on the next
+    # step. Set on every run, the browser is told the value to show.
+    ss[stage.key("speed")] = ss.get(stage.key("speed"), speed)
     rnd = ss[stage.key("rnd")] if stage.cap is None else stage.cap(ss[stage.key("rnd")])[0]
     rule_note = animation.rule_note(stage.transcript(rnd).current)  # the round _body shows
     if rule_note:

@@ -111,19 +111,6 @@ def test_a_shared_round_opens_where_the_link_says():
     assert "Round 1" in frame(at) and "step 2" in frame(at)
 
 
-def test_the_autoplay_speed_survives_a_run_without_the_stage():
-    """A run that stops before the stage (your own prompt, still empty) drops the speed
-    slider's state; it came back at its first choice, 0.5 s, and went into the link."""
-    at = _run(speed="2", **FAST)
-    assert at.query_params["speed"] == "2"
-    at.radio(key="w_llm_preset").set_value("own").run()
-    assert not at.get("plotly_chart") and "the prompt is empty" in _notes(at)
-    at.text_area(key="w_llm_prompt").input("The sea was calm and the sky").run()
-    assert "Round 0" in frame(at), _notes(at)
-    assert at.select_slider(key="llm_speed").value == 2.0
-    assert at.query_params["speed"] == "2"
-
-
 def test_prompt_lookup_shows_its_one_hot_q_and_plain_decoding():
     """q of prompt lookup is one-hot: the bars list the copied token, not the first token
     ids tied at 0; a round with no match drafts nothing and says plain decoding, no bonus."""
