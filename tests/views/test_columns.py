@@ -13,7 +13,7 @@ from specviz.analysis import roofline
 from specviz.core.tables import default_tables
 from specviz.views import columns as C
 from specviz.views import demos, gallery, pagedata, textpage
-from specviz.views.plan import accelerator, example_text, plan_page
+from specviz.views.plan import PlanSettings, example_text, plan_page
 
 SPECS = {**C.ALL, "DRAFTER": textpage.DRAFTER_COLUMNS, "TEXT_EXACT": textpage.EXACT_COLUMNS,
          "PRODUCTION": C.production_columns(gallery.METRICS_ROUNDS),
@@ -49,8 +49,8 @@ def rows():
         sc(d.P, d.Q, 0, 4), "T", (0.5, 2.0), c=0.1)
     ex = demos.exactness(sc(d.P, d.Q, 0, 2, seed=1), n=500, rules=("correct",))
     page = pagedata.roofline_page()
-    plan = plan_page(metrics_text=example_text("vllm_metrics.prom"),
-                     accel=accelerator("H100"))
+    plan = plan_page(PlanSettings(metrics_text=example_text("vllm_metrics.prom"),
+                                  gpu="H100"))
     return {
         "SWEEP": alpha + temp + ks, "CURVE": curve,
         "EXACTNESS": [{**r, "verdict": ""} for r in pagedata.exactness_rows(ex)],
