@@ -46,8 +46,14 @@ def test_eagle_head_from_the_target_by_hand():
     want = E * _target_step() / (4 * step + _target_step(5))
     assert p.speedup[3, 0] == pytest.approx(want, rel=1e-12)
     eagle3 = drafting.head_from_target(T, kind="eagle3", layers=1)
-    assert eagle3.shared_head  # without its config: the target's LM head
-    assert eagle3.resident_params == LAYER + 3 * D * D + D  # a layer, the 3d -> d fc, a norm
+    # without its config: EAGLE-3's own LM head over its 32,000-token draft vocabulary (the
+    # draft_vocab_size of its published configs), not the target's 128,256
+    assert not eagle3.shared_head and eagle3.shape.vocab == 32_000 < V
+    assert eagle3.resident_params == LAYER + 3 * D * D + D + 32_000 * D  # + its own head
+    assert "32,000" in eagle3.source
+    p3 = planner.plan(planner.Setup(T, eagle3, H100, CTX), _report(), k_max=4)
+    step3 = ((LAYER + 3 * D * D + D + 32_000 * D) * 2 + 2 * KV_DIM * 2 * CTX) / BW
+    assert p3.cost[0] == pytest.approx(step3 / _target_step(), rel=1e-12)
 
 
 def test_an_mtp_head_on_deepseek_v3_is_its_routed_mtp_layer():

@@ -107,9 +107,13 @@ def test_accelerator_rows_match_their_quoted_datasheets(name):
     assert row["peak_tflops"] == pytest.approx(flops)
     bw = _quoted(src, "TB/s") or _quoted(src, "GB/s") / 1000
     assert row["bandwidth_tb_s"] == pytest.approx(bw)
-    mib = float(re.findall(r"(\d[\d,]*) MiB", src)[-1].replace(",", ""))  # as the card says
-    assert row["memory_gib"] == pytest.approx(mib / 1024)
-    assert mib * 2**20 > 0.9 * 1e9 * float(re.findall(r"(\d+) GB(?!/)", src)[-1])
+    if "MiB" in src:  # a GPU: as the card reports it
+        mib = float(re.findall(r"(\d[\d,]*) MiB", src)[-1].replace(",", ""))
+        assert row["memory_gib"] == pytest.approx(mib / 1024)
+        assert mib * 2**20 > 0.9 * 1e9 * float(re.findall(r"(\d+) GB(?!/)", src)[-1])
+    else:  # a TPU: as its page states it, in GiB or GB
+        gib = _quoted(src, "GiB")
+        assert row["memory_gib"] == pytest.approx(gib or _quoted(src, "GB") * 1e9 / 2**30)
     if "no FP8" in src:
         assert row["fp8_tflops"] is None
     else:
