@@ -3,6 +3,8 @@
     python -m specviz plan --metrics FILE --target-config FILE|PRESET --draft-config FILE|PRESET
                            --gpu H100 --context 4096 [--batch B] [--json]
                            [--metrics-before FILE] [--model NAME]
+                           [--tp N --draft-tp N --devices N --interconnect NAME]
+                           [--exec eager|graphs|none --layer-us US ...]
 """
 
 from __future__ import annotations
@@ -51,6 +53,17 @@ def add_parser(sub) -> None:
          "SGLang's averages)")
     _arg(p, "--rounds", "rounds", "rounds behind hand-entered rates")
     _arg(p, "--batch", "batch", "your batch size, checked and priced")
+    _arg(p, "--tp", "tp", "the target's tensor parallelism (devices it is split across)")
+    _arg(p, "--draft-tp", "draft_tp", "the draft model's (0: 1; a head runs at --tp)")
+    _arg(p, "--devices", "devices", "accelerators in the server (0: as many as --tp)")
+    _arg(p, "--interconnect", "interconnect", "the link between them (NVLink, PCIe, "
+         "Infinity Fabric, ICI: as the accelerator has them; default its first)")
+    _arg(p, "--exec", "exec_mode", "how passes run: eager PyTorch, CUDA graphs or compiled, "
+         "or no fixed cost (the roofline alone)", choices=True)
+    for cost, what in (("layer", "a layer's launch floor"), ("pass", "a pass's, outside "
+                       "its layers"), ("round", "a round's verification and bookkeeping"),
+                       ("tree", "a tree's round"), ("level", "each level a tree drafts")):
+        _arg(p, f"--{cost}-us", f"{cost}_us", f"{what}, us (-1: the --exec default)")
     _arg(p, "--draft-kind", "draft_kind", "what drafts: a draft model, an EAGLE / EAGLE-3 / MTP "
          "head on the target (--draft-config is then the head's own config, if it has one), or "
          "n-gram lookup", choices=True)
@@ -65,6 +78,8 @@ def add_parser(sub) -> None:
                    help="measured pass times at batch 1 in ms: decode step, verify pass, "
                         "draft step; shown beside the roofline's")
     _arg(p, "--measured-c", "measured_c", "or a measured c")
+    _arg(p, "--measured-k", "measured_k", "the k your verify pass was measured at (0: the "
+         "metrics' k)")
     p.add_argument("--measured-here", default=None, metavar="FILE",
                    help="the output of python -m specviz llm --json: acceptance and pass times "
                         "measured on this machine, used instead of --metrics and --measured")

@@ -56,6 +56,12 @@ class Plan:
     break_even_alpha: np.ndarray  # (B,) i.i.d. alpha at which the best k just breaks even
     loses_from: int | None  # smallest B at which the best k is slower than no speculation
 
+    @property
+    def gpus(self) -> int:
+        """Devices one copy of the deployment runs on (the target's tp): tokens/s per GPU
+        are a copy's divided by it."""
+        return self.setup.tp
+
     def best_user(self) -> np.ndarray:
         """Tokens/s per user at each batch's best k (nan where speculation cannot run). (B,)"""
         rows = np.searchsorted(self.ks, np.maximum(self.best_k, self.ks[0]))
@@ -96,7 +102,8 @@ def round_times(s: Setup, ks: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, ..
     """(t_target(1, B), a draft step's time (B,), the drafts' time per round (K, B), the
     verify pass (K, B)), fixed costs included: k draft steps of one token for a chain,
     `steps` of topk tokens for a tree (verifying verify_tokens), one lookup for n-gram
-    drafting; and a round's own work (Overheads.round_s, a tree's tree_s) with the drafts."""
+    drafting; and a round's own work (Overheads.round_s; a tree's tree_s and level_s a
+    level) with the drafts."""
     d, t = s.draft, s.draft.tree
     t1 = target_times(s, 1, B)  # (B,)
     verify = ks[:, None] + 1 if t is None else np.full((len(ks), 1), t.verify_tokens)
@@ -107,8 +114,10 @@ def round_times(s: Setup, ks: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, ..
         return t1, step, np.broadcast_to(step + per_round, tk.shape), tk
     width = 1 if t is None else t.topk
     step = _times(s, d.shape, s.draft_dtype, width, B, s.dtp) + s.draft_overhead_s  # (B,)
-    steps = ks[:, None] if t is None else np.full((len(ks), 1), t.steps)
-    return t1, step, steps * step[None, :] + per_round, tk
+    if t is None:
+        return t1, step, ks[:, None] * step[None, :] + per_round, tk
+    levels = np.full((len(ks), 1), t.steps)  # a tree's levels: each re-ranks and grows its mask
+    return t1, step, levels * (step[None, :] + s.costs.level_s) + per_round, tk
 
 
 def _break_even(t1: np.ndarray, drafts: np.ndarray, tk: np.ndarray,
@@ -188,7 +197,8 @@ def measured_rows(p: Plan, m: Measured, k: int) -> list[dict]:
     times the measured decode step, and says so."""
     s, ks = p.setup, np.array([k])
     t1, step, drafts, tk = (float(np.ravel(x)[0]) for x in round_times(s, ks, np.array([1])))
-    n_steps = drafts / step if step else 0.0
+    tree = s.draft.tree
+    n_steps = 1 if s.draft.shape is None else k if tree is None else tree.steps  # draft passes
     E = float(p.acceptance.tokens_per_call(int(p.ks[0] if s.draft.tree else k)))
     mt = m.target_s
     mv = m.verify_s or tk / t1 * mt

@@ -13,12 +13,14 @@ from ..analysis import (
     acceptance,
     drafting,
     modelcfg,
+    overheads,
     pasted,
     planner,
     plantables,
     record,
     servermetrics,
 )
+from ..analysis.parallel import ParallelError
 from ..analysis.roofline import ACCELERATORS, Accelerator, find_gpu
 from .plansettings import (  # noqa: F401 (EXAMPLE_LABELS, from_url: the page's, from here)
     DEFAULTS,
@@ -149,9 +151,9 @@ def _batch_note(p: planner.Plan, batch: int) -> str:
 
 
 def measured_costs(s: PlanSettings) -> planner.Measured:
-    """The pass times measured at batch 1, in seconds (0 = not measured)."""
+    """The pass times measured at batch 1, in seconds (0 = not measured), at measured_k."""
     return planner.Measured(s.measured_target_ms / 1e3, s.measured_verify_ms / 1e3,
-                            s.measured_draft_ms / 1e3, s.measured_c)
+                            s.measured_draft_ms / 1e3, s.measured_c, s.measured_k)
 
 
 @heavy  # parses up to 2 MB of pasted text: in the app's bounded workers, with its stop check
@@ -169,32 +171,52 @@ def plan_page(s: PlanSettings, *, here: planner.MeasuredHere | None = None) -> P
             s, page.notes))
     except record.MetricsError as exc:
         page.errors.append(f"Measurements: {exc}")
-    accel = _accelerator(s, page.errors)
+    hardware = _hardware(s, page.errors)
     target = _model(s.target_text, s.target_preset, s.target_name, page.errors)
     draft = (_drafter(s, target, page.errors)
              if target is not None or s.draft_kind == "model" else None)  # a head needs it
-    if page.report is None or target is None or draft is None or accel is None:
+    if page.report is None or target is None or draft is None or hardware is None:
         return page
     page.notes += _draft_notes(target, draft)
+    accel, link, fixed = hardware
     setup = planner.Setup(target, draft, accel, s.context_len, s.target_dtype, s.draft_dtype,
                           s.kv_dtype, target_overhead_s=s.target_overhead_ms / 1e3,
-                          draft_overhead_s=s.draft_overhead_ms / 1e3)
+                          draft_overhead_s=s.draft_overhead_ms / 1e3, tp=s.tp,
+                          draft_tp=s.draft_tp, devices=s.devices, link=link, costs=fixed)
     try:
         page.plan = planner.plan(setup, page.report, k_max=s.k_max)
     except planner.PlanError as exc:
         page.errors.append(f"Memory: {exc}")
         return page
+    except ParallelError as exc:
+        page.errors.append(f"Parallelism: {exc}")
+        return page
     _read_plan(page, costs, s.batch)
     return page
 
 
-def _accelerator(s: PlanSettings, errors: list[str]) -> Accelerator | None:
+def _hardware(s: PlanSettings, errors: list[str]) -> tuple | None:
+    """(the accelerator, the link tensor parallelism crosses or None, the fixed costs), or
+    None with a message for each that cannot be read."""
     try:
-        return accelerator(s.gpu, mem_gb=s.mem_gb, bw_tbs=s.bw_tbs, tflops=s.tflops,
-                           fp8_tflops=s.fp8_tflops)
+        accel = accelerator(s.gpu, mem_gb=s.mem_gb, bw_tbs=s.bw_tbs, tflops=s.tflops,
+                            fp8_tflops=s.fp8_tflops)
     except ValueError as exc:
         errors.append(f"Accelerator: {exc}")
         return None
+    link = None
+    if s.interconnect:
+        try:
+            link = accel.link(s.interconnect)
+        except ValueError as exc:
+            errors.append(f"Interconnect: {exc}")
+    try:
+        fixed = overheads.overheads(s.exec_mode, **{f"{c}_us": getattr(s, f"{c}_us")
+                                                    for c in overheads.COSTS})
+    except overheads.OverheadError as exc:
+        errors.append(f"Fixed costs: {exc}")
+        return None
+    return None if s.interconnect and link is None else (accel, link, fixed)
 
 
 def _read_acceptance(page: PlanPage, rec) -> None:
@@ -233,8 +255,13 @@ def _read_plan(page: PlanPage, measured, batch: int) -> None:
                        by_k=plantables.k_rows(p), models=plantables.model_rows(p))
     page.model_lines = [plantables.model_line(r) for r in page.tables["models"]]
     if measured.target_s > 0:
-        k = measured.k or int(p.best_k[0]) or int(p.ks[0])
+        tree = p.setup.draft.tree
+        k = tree.steps if tree else measured.k or p.acceptance.k  # where it was measured
         page.tables["measured"] = planner.measured_rows(p, measured, k)
+        page.notes.append(f"Measured pass times are compared at k = {k}, " + (
+            "the tree's depth." if tree else "the draft length they were measured at."
+            if measured.k else "the draft length the acceptance was measured at (give the "
+            "k of your verify pass if it was another)."))
     if batch:
         page.batch_note = _batch_note(p, batch)
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
 
-from ..analysis import drafting
+from ..analysis import drafting, overheads
 
 EXAMPLE_LABELS = {  # shipped metrics (analysis/examples) -> what it is; the first: the default
     "vllm_metrics.prom": "vLLM /metrics, two scrapes (Prometheus)",
@@ -59,13 +59,25 @@ class PlanSettings:
     kv_dtype: str = "bf16"
     k_max: int = 8  # longest draft priced
     batch: int = 0  # the user's batch, checked against memory (0 = none)
-    # the costs: fixed per pass, and measured at batch 1 (0 = not measured)
+    tp: int = 1  # the target's tensor parallelism
+    draft_tp: int = 0  # the draft's (0: a draft model at 1, a head at the target's)
+    devices: int = 0  # accelerators in the server (0: as many as tp)
+    interconnect: str = ""  # the link tensor parallelism crosses ("": the accelerator's first)
+    # the costs: the execution mode's fixed costs (us; -1 = the mode's default), extra fixed
+    # times a pass, and pass times measured at batch 1 (0 = not measured)
+    exec_mode: str = overheads.MODE_DEFAULT  # overheads.MODES
+    layer_us: float = -1.0
+    pass_us: float = -1.0
+    round_us: float = -1.0
+    tree_us: float = -1.0
+    level_us: float = -1.0
     target_overhead_ms: float = 0.0
     draft_overhead_ms: float = 0.0
     measured_target_ms: float = 0.0
     measured_verify_ms: float = 0.0
     measured_draft_ms: float = 0.0
     measured_c: float = 0.0
+    measured_k: int = 0  # the k the verify pass was measured at (0: the acceptance's)
     here: str = ""  # a measured-here source's label (the page's; "" = the metrics)
     # labels in messages (the CLI: a file's stem or a preset's name)
     target_name: str = "target"
@@ -85,7 +97,10 @@ URL: dict[str, str] = {  # field -> its URL parameter (web.settings.FIELDS)
     "k_max": "plan_kmax", "batch": "plan_batch", "target_overhead_ms": "plan_t_oh_ms",
     "draft_overhead_ms": "plan_d_oh_ms", "measured_target_ms": "plan_m_target_ms",
     "measured_verify_ms": "plan_m_verify_ms", "measured_draft_ms": "plan_m_draft_ms",
-    "measured_c": "plan_m_c", "here": "plan_here",
+    "measured_c": "plan_m_c", "here": "plan_here", "tp": "plan_tp", "draft_tp": "plan_dtp",
+    "devices": "plan_devices", "interconnect": "plan_link", "exec_mode": "plan_exec",
+    "layer_us": "plan_layer_us", "pass_us": "plan_pass_us", "round_us": "plan_round_us",
+    "tree_us": "plan_tree_us", "level_us": "plan_level_us", "measured_k": "plan_m_k",
 }
 LABELS = ("target_name", "draft_name")  # not in the URL: the page's are the defaults
 TEXTS = ("metrics_text", "metrics_before", "target_text", "draft_text")  # pasted files

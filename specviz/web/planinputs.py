@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ..analysis import drafting
+from ..analysis import drafting, overheads
 from ..views import plan as pv
 from . import files, guard, ui
 
@@ -14,6 +14,12 @@ MAX_BYTES = 2_000_000  # a paste or an upload
 
 TREE, COSTS, ACCEL = ("head, tree and lookup", "measured costs (batch 1, ms; 0 = not given)",
                       "edit the accelerator (0 keeps the preset's number)")  # folds' labels
+FIXED, SPLIT = ("fixed costs (us; -1 = the mode's default)",
+                "the draft's split and the interconnect")
+MODE_LABELS = {"eager": "eager PyTorch", "graphs": "CUDA graphs / compiled",
+               "none": "no fixed cost (roofline alone)"}
+COST_LABELS = ("launch floor a layer", "a pass, outside its layers", "a round's verification",
+               "a tree's round", "each level a tree drafts")
 
 
 def measurement_inputs() -> tuple[dict, list[tuple[str, str | None]]]:
@@ -73,12 +79,19 @@ def draft_inputs() -> dict:
     box, field, _ = ui.folded_fields(COSTS)
     with box:
         got |= {key: field(key, st.number_input, label, format="%.3f") for key, label in (
-            ("plan_t_oh_ms", "fixed time per target pass"),
-            ("plan_d_oh_ms", "fixed time per draft pass"),
             ("plan_m_target_ms", "measured decode step"),
             ("plan_m_verify_ms", "measured verify pass"),
             ("plan_m_draft_ms", "measured draft step"))}
         got["plan_m_c"] = field("plan_m_c", st.number_input, "or measured c")
+        got["plan_m_k"] = field("plan_m_k", st.number_input, "k the verify pass was measured "
+                                "at (0 = the metrics' k)")
+        got |= {key: field(key, st.number_input, label, format="%.3f") for key, label in (
+            ("plan_t_oh_ms", "extra fixed time per target pass"),
+            ("plan_d_oh_ms", "extra fixed time per draft pass"))}
+    box, field, _ = ui.folded_fields(FIXED)
+    with box:
+        got |= {f"plan_{c}_us": field(f"plan_{c}_us", st.number_input, label, format="%.1f")
+                for c, label in zip(overheads.COSTS, COST_LABELS, strict=True)}
     return {"plan_dkind": kind, **got}
 
 
@@ -91,11 +104,31 @@ def hardware_inputs() -> dict:
         got |= {key: field(key, st.number_input, label) for key, label in (
             ("plan_mem_gb", "memory (GB)"), ("plan_bw_tbs", "bandwidth (TB/s)"),
             ("plan_tflops", "dense bf16 TFLOP/s"), ("plan_fp8_tflops", "dense fp8 TFLOP/s"))}
+    got["plan_exec"] = ui.bind("plan_exec", st.selectbox, "how passes run",
+                               format_func=MODE_LABELS.get)
+    got["plan_tp"] = ui.bind("plan_tp", st.number_input, "tensor parallelism (target)")
+    got["plan_devices"] = ui.bind("plan_devices", st.number_input,
+                                  "devices in the server (0 = as many as tp)")
+    box, field, opened = ui.folded_fields(SPLIT)
+    with box:
+        got["plan_dtp"] = field("plan_dtp", st.number_input, "draft's tensor parallelism "
+                                "(0 = 1; a head runs at the target's)")
+        got["plan_link"] = _link(got["plan_gpu"], field, opened)
     got["plan_ctx"] = ui.bind("plan_ctx", st.number_input, "context (tokens per sequence)")
     got["plan_kvdtype"] = ui.bind("plan_kvdtype", st.selectbox, "KV cache")
     got["plan_kmax"] = ui.bind("plan_kmax", st.slider, "longest draft k priced")
     got["plan_batch"] = ui.bind("plan_batch", st.number_input, "your batch size (0 = none)")
     return got
+
+
+def _link(gpu: str, field, opened: bool) -> str:
+    """The interconnect box: the links this accelerator has ("" = its first); a choice another
+    accelerator had falls back to the default."""
+    names = ("", *(x.name for x in pv.ACCELERATORS[gpu].links))
+    if opened and st.session_state.get("w_plan_link") not in names:
+        ui.assign("plan_link", "")
+    return field("plan_link", st.selectbox, "interconnect", options=names,
+                 format_func=lambda n: n or f"{names[1]} (its default)")
 
 
 def here_input():

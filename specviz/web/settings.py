@@ -16,8 +16,12 @@ from dataclasses import asdict, dataclass, make_dataclass, replace
 from dataclasses import field as dc_field
 from urllib.parse import urlencode
 
+from ..analysis.deploy import DEVICES_MAX
 from ..analysis.drafting import DRAFT_KINDS, HEAD_LAYERS_MAX, TREE_MAX
 from ..analysis.modelcfg import PRESETS, preset_names
+from ..analysis.overheads import COSTS
+from ..analysis.overheads import MODES as EXEC_MODES
+from ..analysis.parallel import TP_MAX
 from ..analysis.roofline import ACCELERATORS
 from ..analysis.shape import DTYPE_BYTES, SERVED_DTYPES
 from ..core.rules import RULES, reads_warp
@@ -99,6 +103,8 @@ def _plan(name: str, parse: Callable[[str], object], step: float | None = None) 
 
 
 _PLAN_MS = F.float_in(0.0, 1000.0)
+_PLAN_US = F.float_in(-1.0, 1_000_000.0)  # a fixed cost in us (-1 = the mode's default)
+LINK_NAME_CHARS = 40  # an interconnect's name ("NVLink 4")
 _PLAN_TIMED = F.float_in(0.0, 100_000.0)
 FIELDS = (
     *_sidebar(tuple(dict.fromkeys(SEEDED + PRICED)),  # drafted tokens per round
@@ -194,7 +200,14 @@ FIELDS = (
          _plan("measured_verify_ms", _PLAN_TIMED, 0.1),
          _plan("measured_draft_ms", _PLAN_TIMED, 0.1),
          _plan("measured_c", F.float_in(0.0, 100.0), 0.01),
-         _plan("here", F.text_of(HERE_LABEL_CHARS))),  # /measured's ("" = metrics)
+         _plan("here", F.text_of(HERE_LABEL_CHARS)),  # /measured's ("" = metrics)
+         _plan("tp", F.int_in(1, TP_MAX)),  # tensor parallelism of the target
+         _plan("draft_tp", F.int_in(0, TP_MAX)),  # of the draft (0 = as it runs)
+         _plan("devices", F.int_in(0, DEVICES_MAX)),  # in the server (0 = tp)
+         _plan("interconnect", F.text_of(LINK_NAME_CHARS)),  # "" = the accelerator's first
+         _plan("exec_mode", F.choice(EXEC_MODES)),  # eager, CUDA graphs / compiled, none
+         *(_plan(f"{cost}_us", _PLAN_US, 1.0) for cost in COSTS),  # -1 = the mode's
+         _plan("measured_k", F.int_in(0, 64))),  # k of the measured verify (0 = the metrics')
     *_on("measured",  # the real model measured here
          Field("m_preset", "story", F.choice(LLM_PRESETS)),  # a preset, or "own": m_prompt
          Field("m_prompt", "The best way to learn a language is", F.text_of(LLM_PROMPT_CHARS_MAX)),

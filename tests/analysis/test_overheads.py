@@ -18,9 +18,11 @@ def test_each_default_is_its_measurement_over_its_count():
     assert eager["pass"] == pytest.approx(28 * EAGER_OP, rel=1e-4)
     assert eager["round"] == pytest.approx(25 * EAGER_OP, rel=1e-4)
     assert eager["tree"] == pytest.approx(40 * EAGER_OP, rel=1e-4)
+    assert eager["level"] == pytest.approx(15 * EAGER_OP, rel=1e-4)
     assert graphs == pytest.approx({"layer": 10 * KERNEL, "pass": 6 * KERNEL,
-                                    "round": 25 * KERNEL, "tree": 40 * KERNEL})
-    assert oh.defaults("none") == {"layer": 0, "pass": 0, "round": 0, "tree": 0}
+                                    "round": 25 * KERNEL, "tree": 40 * KERNEL,
+                                    "level": 15 * KERNEL})
+    assert oh.defaults("none") == {"layer": 0, "pass": 0, "round": 0, "tree": 0, "level": 0}
     # the eager defaults rebuild gpt-fast's own step: 32 layers and a pass = 1 / 25.5 s
     assert 32 * eager["layer"] + eager["pass"] == pytest.approx(1 / 25.5, rel=1e-4)
     for mode in oh.MODES:
@@ -39,8 +41,8 @@ def test_eager_takes_the_larger_a_graph_adds():
 def test_given_costs_replace_the_defaults_and_say_so():
     o = oh.overheads("graphs", layer_us=5.0, round_us=0.0, pass_us=-1.0)
     assert (o.layer_s, o.round_s, o.pass_s) == pytest.approx((5e-6, 0.0, 6 * KERNEL))
-    assert o.assumed == ("pass", "tree")
-    assert [r["assumed"] for r in o.rows()] == [False, True, False, True]
+    assert o.assumed == ("pass", "tree", "level")
+    assert [r["assumed"] for r in o.rows()] == [False, True, False, True, True]
     assert oh.overheads("none").assumed == ()
 
 

@@ -68,3 +68,11 @@ def test_cli_json_carries_the_settings_it_planned(argv):
     assert main(["plan", *argv, "--json"], out=out) == 0
     doc = json.loads(out.getvalue())
     assert doc["settings"] == ps.settings_json(_cli(*argv))
+
+
+def test_the_page_labels_every_execution_mode():
+    from specviz.analysis import overheads
+    from specviz.web import planinputs
+
+    assert tuple(planinputs.MODE_LABELS) == overheads.MODES
+    assert len(planinputs.COST_LABELS) == len(overheads.COSTS)
