@@ -141,3 +141,18 @@ def test_an_interconnect_the_preset_lacks():
     with pytest.raises(ValueError, match="has no interconnect 'NVLink'"):
         ACCELERATORS["TPU v5e"].link("NVLink")
     assert ACCELERATORS["L4"].link().name == "PCIe Gen4"
+
+
+def test_tokens_per_gpu_divide_by_the_devices_a_copy_runs_on():
+    from specviz.analysis import plantables
+
+    p = planner.plan(setup(), report(), k_max=3)
+    rows = plantables.batch_rows(p)
+    for j in (0, 9):
+        b = p.batches[j]
+        assert rows[j]["gpu_tok_s_plain"] == pytest.approx(p.plain_user[j] * b / 4)
+        assert rows[j]["gpu_tok_s_spec"] == pytest.approx(p.best_user()[j] * b / 4)
+    front = {(r["k"], r["batch"]): r for r in plantables.frontier_rows(p)}
+    assert front[(0, 10)]["gpu_tok_s"] == pytest.approx(p.plain_user[9] * 10 / 4)
+    spec, _, plain, bp = plantables.peak_gpu(p)
+    assert plain == pytest.approx(p.plain_user[bp - 1] * bp / 4)
