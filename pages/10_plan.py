@@ -11,8 +11,9 @@ app = ui.page("plan", path="plan")
 st.title("Plan: does a draft model pay on your server?")
 notation.md("Bring what your server measured, your models' `config.json` and your accelerator. "
             "Each forward pass is priced by the roofline (bytes over bandwidth or MACs over peak, "
-            "whichever is slower); tokens per round come from the measured per-position acceptance "
-            "(Leviathan et al. 2022, eq. 1 and Thm 3.8; Chen et al. 2023).")
+            "whichever is slower) on each device the model is split across, plus its launches "
+            "and its all-reduces; tokens per round come from the measured per-position "
+            "acceptance (Leviathan et al. 2022, eq. 1 and Thm 3.8; Chen et al. 2023).")
 m_col, mod_col, hw_col = st.columns(3)
 with m_col:
     st.subheader("Measurements")
@@ -28,6 +29,8 @@ with hw_col:
 settings = pv.from_url({**measures, **models, **hardware, "plan_model": model,
                         "plan_here": here_label})
 st.caption("Accelerator source: " + pv.ACCELERATORS[settings.gpu].source + ".")
+if page_links := pv.link_sources(settings):
+    st.caption(guard.plain(page_links))
 uploads = [f"The {where} was not used: {err}." for where, err in uploads + more if err]
 page = ui.cached(pv.plan_page)(settings, here=here)
 with m_col:  # a scrape of several models: a choice among those the parse found

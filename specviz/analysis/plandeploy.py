@@ -60,7 +60,8 @@ def costs_sentence(p: Plan) -> str:
     head = ("Fixed costs assumed" if c.assumed else "Fixed costs as given") + f" ({parts}; "
     rule = ("a pass takes the larger of its launches and its roofline time" if c.mode ==
             "eager" else "each pass adds its launches to its roofline time")
-    ask = (" Measure your pass times (--measured) to check them." if c.assumed else "")
+    ask = (" Measure your pass times (the measured costs, --measured) to check them."
+           if c.assumed else "")
     return head + f"{rule}): {c.source}.{ask}"
 
 

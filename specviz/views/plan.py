@@ -272,3 +272,15 @@ def page_json(page: PlanPage) -> dict:
     return {**plantables.to_json(page.plan), "settings": settings_json(page.settings),
             "notes": page.notes, "measured": page.tables.get("measured"),
             "batch_note": page.batch_note}
+
+
+def link_sources(s: PlanSettings) -> str:
+    """The interconnect tensor parallelism crosses and its source, where it crosses one ("":
+    at tp 1, or a link the accelerator lacks: its error says so)."""
+    if s.tp < 2 and s.draft_tp < 2:
+        return ""
+    try:
+        link = ACCELERATORS[find_gpu(s.gpu)].link(s.interconnect)
+    except ValueError:
+        return ""
+    return f"Interconnect source: {link.name}: {link.source}."

@@ -179,6 +179,9 @@ def test_tensor_parallelism_from_the_url_and_the_same_verdict_as_the_cli():
     shown = " ".join(m.value for m in at.markdown)
     assert "all-reduces" in shown and "on the first device" in shown
     assert "Fixed costs assumed" in shown and "CUDA.jl" in shown
+    captions = [c.value.replace("\\", "") for c in at.caption]  # Markdown's escapes off
+    assert any("Interconnect source: NVLink 4" in c and "SGLang PR #2904" in c
+               for c in captions)
     out = io.StringIO()
     assert main(["plan", "--target-config", "Llama-3.1-70B", "--tp", "4", "--devices", "4"],
                 out=out) == 0
