@@ -53,17 +53,7 @@ def add_parser(sub) -> None:
          "SGLang's averages)")
     _arg(p, "--rounds", "rounds", "rounds behind hand-entered rates")
     _arg(p, "--batch", "batch", "your batch size, checked and priced")
-    _arg(p, "--tp", "tp", "the target's tensor parallelism (devices it is split across)")
-    _arg(p, "--draft-tp", "draft_tp", "the draft model's (0: 1; a head runs at --tp)")
-    _arg(p, "--devices", "devices", "accelerators in the server (0: as many as --tp)")
-    _arg(p, "--interconnect", "interconnect", "the link between them (NVLink, PCIe, "
-         "Infinity Fabric, ICI: as the accelerator has them; default its first)")
-    _arg(p, "--exec", "exec_mode", "how passes run: eager PyTorch, CUDA graphs or compiled, "
-         "or no fixed cost (the roofline alone)", choices=True)
-    for cost, what in (("layer", "a layer's launch floor"), ("pass", "a pass's, outside "
-                       "its layers"), ("round", "a round's verification and bookkeeping"),
-                       ("tree", "a tree's round"), ("level", "each level a tree drafts")):
-        _arg(p, f"--{cost}-us", f"{cost}_us", f"{what}, us (-1: the --exec default)")
+    _add_deployment(p)
     _arg(p, "--draft-kind", "draft_kind", "what drafts: a draft model, an EAGLE / EAGLE-3 / MTP "
          "head on the target (--draft-config is then the head's own config, if it has one), or "
          "n-gram lookup", choices=True)
@@ -72,7 +62,7 @@ def add_parser(sub) -> None:
                    help="SGLang tree drafting: eagle-topk, num-steps, num-draft-tokens")
     _arg(p, "--lookup-ms", "lookup_ms", "n-gram lookup per round")
     _arg(p, "--target-overhead-ms", "target_overhead_ms",
-         "fixed time per target pass (launch, sampling, scheduling)")
+         "extra fixed time per target pass (sampling, scheduling), beside --exec's")
     _arg(p, "--draft-overhead-ms", "draft_overhead_ms", "per draft pass")
     p.add_argument("--measured", default="", metavar="TARGET[,VERIFY[,DRAFT]]",
                    help="measured pass times at batch 1 in ms: decode step, verify pass, "
@@ -84,6 +74,21 @@ def add_parser(sub) -> None:
                    help="the output of python -m specviz llm --json: acceptance and pass times "
                         "measured on this machine, used instead of --metrics and --measured")
     p.add_argument("--json", action="store_true", help="print everything as JSON instead")
+
+
+def _add_deployment(p) -> None:
+    """The flags of the split and of the fixed costs."""
+    _arg(p, "--tp", "tp", "the target's tensor parallelism (devices it is split across)")
+    _arg(p, "--draft-tp", "draft_tp", "the draft model's (0: 1; a head runs at --tp)")
+    _arg(p, "--devices", "devices", "accelerators in the server (0: as many as --tp)")
+    _arg(p, "--interconnect", "interconnect", "the link between them (NVLink, PCIe, "
+         "Infinity Fabric, ICI: as the accelerator has them; default its first)")
+    _arg(p, "--exec", "exec_mode", "how passes run: eager PyTorch, CUDA graphs or compiled, "
+         "or no fixed cost (the roofline alone)", choices=True)
+    for cost, what in (("layer", "a layer's launch floor"), ("pass", "a pass's, outside "
+                       "its layers"), ("round", "a round's verification and bookkeeping"),
+                       ("tree", "a tree's round"), ("level", "each level a tree drafts")):
+        _arg(p, f"--{cost}-us", f"{cost}_us", f"{what}, us (-1: the --exec default)")
 
 
 def _arg(p, flag: str, name: str, help: str, *, choices: bool = False) -> None:
