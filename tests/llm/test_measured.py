@@ -69,8 +69,8 @@ def test_greedy_with_and_without_speculation_against_transformers(fact):
 def test_measured_here_feeds_plan(fact):
     _, m = fact
     here = mv.plan_source(m.drafts[0], "sampled")
-    page = pv.plan_page(metrics_text="", target_preset="Qwen3-0.6B", draft_preset="Qwen3-0.6B",
-                        accel=pv.accelerator("H100"), here=here)
+    page = pv.plan_page(pv.PlanSettings(target_preset="Qwen3-0.6B", draft_preset="Qwen3-0.6B",
+                                        gpu="H100"), here=here)
     assert not page.errors and page.report.k == 2
     s = m.drafts[0].sampled
     t = {r["quantity"]: r["measured"] for r in page.tables["measured"]}
