@@ -38,6 +38,7 @@ def test_worker_groups_by_path():
     assert worker_group("tests/test_cli.py::test_d") == "test_cli.py"
 
 
+@pytest.mark.slow  # over 2 s on a quiet core (tests/conftest.py)
 def test_loadgroup_keeps_a_file_and_the_browser_tests_on_one_worker(tmp_path):
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     (tmp_path / "tests").mkdir()
