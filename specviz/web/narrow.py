@@ -1,5 +1,5 @@
-"""Charts on a narrow screen (a phone) as data: a style sheet, a chart title in HTML and
-the charts' Plotly config.
+"""Charts on a narrow screen (a phone) as data: style sheets (assets/), a chart title in HTML
+and the charts' Plotly config.
 
 Plotly writes a title on one line and cuts it at the figure's edge, and its mode bar sits
 over the title's right end. Below NARROW_PX the page therefore shows each chart's title as
@@ -13,6 +13,8 @@ from __future__ import annotations
 import html
 import re
 
+from . import assets
+
 NARROW_PX = 640  # Streamlit stacks columns below this width too
 TITLE_CLASS = "sv-chart-title"
 TITLE_LINE = 1.3  # a text title's line height (em)
@@ -24,21 +26,14 @@ _TAG = re.compile(r"<[^>]*>")
 
 def narrow_css() -> str:
     """The text titles hidden on wide screens; on narrow ones shown, the drawn ones hidden."""
-    box = f'.stElementContainer:has(> .stHtml > .{TITLE_CLASS})'  # children only: cheap
-    return (f"{box} {{ display: none; }}\n"
-            f"@media (max-width: {NARROW_PX}px) {{\n"
-            f"  {box} {{ display: block; }}\n"
-            f'  [data-testid="stPlotlyChart"] .gtitle {{ display: none; }}\n'
-            f"  .{TITLE_CLASS} {{ font-weight: 700; line-height: {TITLE_LINE};\n"
-            "    margin-bottom: -0.5rem; }\n"
-            "}")
+    return assets.css("narrow.css", title_class=TITLE_CLASS, narrow_px=NARROW_PX,
+                      title_line=TITLE_LINE)
 
 
 def min_width_css(key: str, px: int) -> str:
     """The element keyed `key` at least px wide, however narrow the screen: the block
     holding it scrolls sideways instead (a chart whose labels need the room)."""
-    return (f".st-key-{key} {{ min-width: {int(px)}px !important; }}\n"
-            f'[data-testid="stVerticalBlock"]:has(> .st-key-{key}) {{ overflow-x: auto; }}')
+    return assets.css("min_width.css", key=key, px=int(px))
 
 
 STEP_LINES = 4  # the counter and the step's caption on a phone: room held for this many lines
@@ -56,40 +51,11 @@ def stage_css(stage: str) -> str:
     side by side), the counter and caption for STEP_LINES lines, and the chips sit three
     a row, each line on one line (a longer one ends in an ellipsis). On a wide but short
     screen (a 1280x720 projector) the charts are SHORT_CHART_PX tall."""
-    t, c = f".st-key-{stage}_transport", f".st-key-{stage}_charts"
-    block, col = '[data-testid="stHorizontalBlock"]', '[data-testid="stColumn"]'
-    return (f"@media (max-width: {NARROW_PX}px) {{\n"
-            f"  {t} {block}, {c} {block} {{ flex-wrap: wrap !important;\n"
-            "    gap: 0.4rem !important; }\n"
-            f"  {t} {col} {{ min-width: 0 !important; flex: 1 1 30% !important; }}\n"
-            f"  {t} {col}:nth-child(n+4) {{ flex: 1 1 45% !important; }}\n"
-            f"  {t} {col}:nth-child(6) {{ flex: 1 1 100% !important; }}\n"
-            f"  {t} button {{ padding: 0.2rem 0.3rem !important; min-height: 2.2rem; }}\n"
-            f"  {c} {col} {{ min-width: 0 !important; flex: 1 1 40% !important; }}\n"
-            f"  {c} {col}:first-child {{ flex: 1 1 100% !important; }}\n"
-            f"  {c} .modebar-container {{ display: none; }}\n"
-            + _chart_height(c, PHONE_CHART_PX) +
-            f"  .st-key-{stage}_stage .sv-chips > span {{ flex: 0 0 calc(33.3% - 4px);\n"
-            "    box-sizing: border-box; min-width: 0 !important; margin: 0 !important;\n"
-            "    padding: 2px 3px !important; font-size: 0.7em; white-space: nowrap;\n"
-            "    overflow: hidden; text-overflow: ellipsis; }\n"
-            f"  {c} .{TITLE_CLASS} {{ font-size: 0.85em; min-height: {2 * TITLE_LINE}em; }}\n"
-            f"  {c} {col}:not(:first-child) .{TITLE_CLASS} {{ min-height: {4 * TITLE_LINE}em; }}\n"
-            f"  .st-key-{stage}_stage .sv-step {{ font-size: 0.9em;\n"
-            f"    padding: 4px 8px !important; min-height: {STEP_LINES * 1.45}em; }}\n"
-            "}\n"
-            f"@media (min-width: {NARROW_PX + 1}px) and (max-height: {SHORT_SCREEN_PX}px) {{\n"
-            + _chart_height(c, SHORT_CHART_PX) + "}")
-
-
-def _chart_height(charts: str, px: int) -> str:
-    """The rules that make every chart under `charts` px tall (its element, frame and plot:
-    Streamlit's Plotly chart draws at the height its element gets)."""
-    return (f"  {charts} .stElementContainer:has(.stPlotlyChart) {{ flex: 0 0 auto !important; }}\n"
-            f"  {charts} .stElementContainer:has(.stPlotlyChart),\n"
-            f'  {charts} [data-testid="stFullScreenFrame"], {charts} .stPlotlyChart,\n'
-            f"  {charts} .stPlotlyChart > div, {charts} .js-plotly-plot {{\n"
-            f"    height: {px}px !important; }}\n")
+    return assets.css("stage_narrow.css", stage=stage, narrow_px=NARROW_PX,
+                      wide_px=NARROW_PX + 1, short_screen_px=SHORT_SCREEN_PX,
+                      phone_chart_px=PHONE_CHART_PX, short_chart_px=SHORT_CHART_PX,
+                      title_class=TITLE_CLASS, title_two=2 * TITLE_LINE,
+                      title_four=4 * TITLE_LINE, step_em=STEP_LINES * 1.45)
 
 
 def title_html(title: str) -> str:

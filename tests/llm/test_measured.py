@@ -100,6 +100,7 @@ def test_exact_on_real_rows_flags_the_broken_rule(model):
     assert float(residual(p, q).max()) == pytest.approx(top.max() / top.sum())
 
 
+@pytest.mark.model  # the page loads the real model itself (no `model` fixture asks for it)
 def test_the_page_measures_on_the_button_and_plan_lists_it():
     at = app_test(ROOT / "pages" / "12_measured.py", timeout=600)
     for key, value in dict(m_preset="fact", m_draft="lookup", m_k="1", m_new="2").items():
