@@ -7,61 +7,32 @@ from specviz.views import columns
 from specviz.views import plan as pv
 from specviz.web import files, guard, notation, planinputs, ui, urlcodec
 
-MAX_BYTES = 2_000_000
-
 app = ui.page("plan", path="plan")
 st.title("Plan: does a draft model pay on your server?")
 notation.md("Bring what your server measured, your models' `config.json` and your accelerator. "
             "Each forward pass is priced by the roofline (bytes over bandwidth or MACs over peak, "
-            "whichever is slower); tokens per round come from the measured per-position acceptance "
-            "(Leviathan et al. 2022, eq. 1 and Thm 3.8; Chen et al. 2023).")
+            "whichever is slower) on each device the model is split across, plus its launches "
+            "and its all-reduces; tokens per round come from the measured per-position "
+            "acceptance (Leviathan et al. 2022, eq. 1 and Thm 3.8; Chen et al. 2023).")
 m_col, mod_col, hw_col = st.columns(3)
 with m_col:
     st.subheader("Measurements")
-    example = ui.bind("plan_example", st.selectbox, "shipped example (used when nothing is "
-                      "pasted)", format_func=pv.EXAMPLE_LABELS.get)
-    pasted, up_err = files.paste_or_upload(
-        "plan_metrics", "paste metrics: vLLM or SGLang /metrics or JSON, llama.cpp log, CSV",
-        types=("txt", "prom", "json", "csv", "log"), max_bytes=MAX_BYTES)
-    with st.expander("only for some formats"):
-        klen = ui.bind("plan_klen", st.number_input, "draft length k (where the metrics "
-                       "lack it)")
-        rounds = ui.bind("plan_rounds", st.number_input, "rounds (hand-entered rates)")
-        before, b_err = files.paste_or_upload(
-            "plan_before", "an earlier vLLM /metrics scrape (counters differenced)",
-            types=("txt", "prom"), max_bytes=MAX_BYTES, height=100)
-    here = planinputs.here_input()
-    text = pasted if pasted.strip() else pv.example_text(example)
+    measures, uploads = planinputs.measurement_inputs()
+    here_label, here = planinputs.here_input()
     model = st.session_state.get("w_plan_model", app.settings.plan_model)  # its box: below
 with mod_col:
     st.subheader("Models")
-    target = ui.bind("plan_target", st.selectbox, "target preset")
-    tdtype = ui.bind("plan_tdtype", st.selectbox, "target weights")
-    with st.expander("or paste the target's config.json"):
-        t_cfg, t_err = files.paste_or_upload("plan_target_cfg", "target config.json",
-                                             types=("json",), max_bytes=MAX_BYTES, height=120)
-    draft = ui.bind("plan_draft", st.selectbox, "draft preset")
-    ddtype = ui.bind("plan_ddtype", st.selectbox, "draft weights")
-    with st.expander("or paste the draft's config.json"):
-        d_cfg, d_err = files.paste_or_upload("plan_draft_cfg", "draft config.json",
-                                             types=("json",), max_bytes=MAX_BYTES, height=120)
-    drafts = planinputs.draft_inputs()
+    models, more = planinputs.model_inputs()
 with hw_col:
     st.subheader("Hardware and serving")
-    accel, gpu = planinputs.accelerator_inputs()
-    context_len = ui.bind("plan_ctx", st.number_input, "context (tokens per sequence)")
-    kvd = ui.bind("plan_kvdtype", st.selectbox, "KV cache")
-    kmax = ui.bind("plan_kmax", st.slider, "longest draft k priced")
-    batch = ui.bind("plan_batch", st.number_input, "your batch size (0 = none)")
-st.caption("Accelerator source: " + pv.ACCELERATORS[gpu].source + ".")
-uploads = [f"The {where} was not used: {err}." for where, err in (
-    ("metrics upload", up_err), ("earlier scrape upload", b_err), ("target upload", t_err),
-    ("draft upload", d_err)) if err]
-page = ui.cached(pv.plan_page)(
-    metrics_text=text, target_text=t_cfg, target_preset=target, draft_text=d_cfg,
-    draft_preset=draft, accel=accel, context_len=int(context_len), target_dtype=tdtype,
-    draft_dtype=ddtype, kv_dtype=kvd, k_max=int(kmax), k_len=int(klen), rounds=int(rounds),
-    batch=int(batch), drafts=drafts, metrics_before=before, model=model, here=here)
+    hardware = planinputs.hardware_inputs()
+settings = pv.from_url({**measures, **models, **hardware, "plan_model": model,
+                        "plan_here": here_label})
+st.caption("Accelerator source: " + pv.ACCELERATORS[settings.gpu].source + ".")
+if page_links := pv.link_sources(settings):
+    st.caption(guard.plain(page_links))
+uploads = [f"The {where} was not used: {err}." for where, err in uploads + more if err]
+page = ui.cached(pv.plan_page)(settings, here=here)
 with m_col:  # a scrape of several models: a choice among those the parse found
     model = ui.bind("plan_model", st.selectbox, "model", options=page.models) if page.models \
         else ""
@@ -98,10 +69,10 @@ if page.plan is not None:
     ui.table(page.tables["by_k"], columns.PLAN_BY_K, fold="the table by k")
     files.download_table(page.tables["by_k"], "plan_by_k")
 blobs = {}
-for key, value, what in (("plan_metrics", pasted, "metrics paste"),
-                         ("plan_before", before, "earlier scrape"),
-                         ("plan_target_cfg", t_cfg, "target config"),
-                         ("plan_draft_cfg", d_cfg, "draft config")):
+for key, value, what in (("plan_metrics", settings.metrics_text, "metrics paste"),
+                         ("plan_before", settings.metrics_before, "earlier scrape"),
+                         ("plan_target_cfg", settings.target_text, "target config"),
+                         ("plan_draft_cfg", settings.draft_text, "draft config")):
     blobs[key], note = urlcodec.url_blob(value, what)
     if note:
         st.warning(note)

@@ -3,6 +3,8 @@
     python -m specviz plan --metrics FILE --target-config FILE|PRESET --draft-config FILE|PRESET
                            --gpu H100 --context 4096 [--batch B] [--json]
                            [--metrics-before FILE] [--model NAME]
+                           [--tp N --draft-tp N --devices N --interconnect NAME]
+                           [--exec eager|graphs|none --layer-us US ...]
 """
 
 from __future__ import annotations
@@ -13,11 +15,12 @@ import math
 from pathlib import Path
 from typing import TextIO
 
-from .analysis.planner import Measured
 from .clitable import format_table
 from .views import plan as pv
+from .views.plansettings import DEFAULTS, URL, PlanSettings
 from .web.settings import FIELD
 
+SET = "set_"  # the dest prefix of the flags that are plan settings (_arg)
 BATCH_ROWS = (1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024)
 
 
@@ -31,53 +34,72 @@ def add_parser(sub) -> None:
                         "/metrics (its gauges) or /get_server_info, vLLM or SGLang JSON, "
                         "llama.cpp log or timings, or a CSV (default: the shipped vLLM "
                         "example)")
-    p.add_argument("--metrics-before", default=None,
+    p.add_argument("--metrics-before", default=None, dest="before_file",
                    help="an earlier vLLM /metrics scrape: the counters are differenced, "
                         "--metrics minus this one")
-    _arg(p, "--model", "plan_model", "the model_name to read, where a scrape holds several models")
-    _arg(p, "--target-config", "plan_target",
+    _arg(p, "--model", "model", "the model_name to read, where a scrape holds several models")
+    _arg(p, "--target-config", "target_preset",
          f"target config.json path or preset ({', '.join(pv.preset_names())})")
-    _arg(p, "--draft-config", "plan_draft", "draft config.json or preset")
-    _arg(p, "--gpu", "plan_gpu", "accelerator: " + ", ".join(pv.ACCELERATORS))
-    _arg(p, "--context", "plan_ctx", "tokens of context per sequence")
-    for flag, key, what in (("--dtype", "plan_tdtype", "target weights"),
-                            ("--draft-dtype", "plan_ddtype", "draft weights"),
-                            ("--kv-dtype", "plan_kvdtype", "KV cache")):
+    _arg(p, "--draft-config", "draft_preset", "draft config.json or preset")
+    _arg(p, "--gpu", "gpu", "accelerator: " + ", ".join(pv.ACCELERATORS))
+    _arg(p, "--context", "context_len", "tokens of context per sequence")
+    for flag, key, what in (("--dtype", "target_dtype", "target weights"),
+                            ("--draft-dtype", "draft_dtype", "draft weights"),
+                            ("--kv-dtype", "kv_dtype", "KV cache")):
         _arg(p, flag, key, what, choices=True)
-    kmax = FIELD["plan_kmax"].parse
-    _arg(p, "--k-max", "plan_kmax", f"longest draft priced ({kmax.lo}..{kmax.hi})")
-    _arg(p, "--k", "plan_klen", "draft length, where the metrics lack it (llama.cpp timings, "
+    kmax = FIELD[URL["k_max"]].parse
+    _arg(p, "--k-max", "k_max", f"longest draft priced ({kmax.lo}..{kmax.hi})")
+    _arg(p, "--k", "k_len", "draft length, where the metrics lack it (llama.cpp timings, "
          "SGLang's averages)")
-    _arg(p, "--rounds", "plan_rounds", "rounds behind hand-entered rates")
-    _arg(p, "--batch", "plan_batch", "your batch size, checked and priced")
-    _arg(p, "--draft-kind", "plan_dkind", "what drafts: a draft model, an EAGLE / EAGLE-3 / MTP "
+    _arg(p, "--rounds", "rounds", "rounds behind hand-entered rates")
+    _arg(p, "--batch", "batch", "your batch size, checked and priced")
+    _add_deployment(p)
+    _arg(p, "--draft-kind", "draft_kind", "what drafts: a draft model, an EAGLE / EAGLE-3 / MTP "
          "head on the target (--draft-config is then the head's own config, if it has one), or "
          "n-gram lookup", choices=True)
-    _arg(p, "--head-layers", "plan_hlayers", "a head's layers, without config")
+    _arg(p, "--head-layers", "head_layers", "a head's layers, without config")
     p.add_argument("--tree", default="", metavar="TOPK,STEPS,TOKENS",
                    help="SGLang tree drafting: eagle-topk, num-steps, num-draft-tokens")
-    _arg(p, "--lookup-ms", "plan_lookup_ms", "n-gram lookup per round")
-    _arg(p, "--target-overhead-ms", "plan_t_oh_ms",
-         "fixed time per target pass (launch, sampling, scheduling)")
-    _arg(p, "--draft-overhead-ms", "plan_d_oh_ms", "per draft pass")
+    _arg(p, "--lookup-ms", "lookup_ms", "n-gram lookup per round")
+    _arg(p, "--target-overhead-ms", "target_overhead_ms",
+         "extra fixed time per target pass (sampling, scheduling), beside --exec's")
+    _arg(p, "--draft-overhead-ms", "draft_overhead_ms", "per draft pass")
     p.add_argument("--measured", default="", metavar="TARGET[,VERIFY[,DRAFT]]",
                    help="measured pass times at batch 1 in ms: decode step, verify pass, "
                         "draft step; shown beside the roofline's")
-    _arg(p, "--measured-c", "plan_m_c", "or a measured c")
+    _arg(p, "--measured-c", "measured_c", "or a measured c")
+    _arg(p, "--measured-k", "measured_k", "the k your verify pass was measured at (0: the "
+         "metrics' k)")
     p.add_argument("--measured-here", default=None, metavar="FILE",
                    help="the output of python -m specviz llm --json: acceptance and pass times "
                         "measured on this machine, used instead of --metrics and --measured")
     p.add_argument("--json", action="store_true", help="print everything as JSON instead")
 
 
-def _arg(p, flag: str, key: str, help: str, *, choices: bool = False) -> None:
-    """Option `flag` as /plan's URL field `key` (settings.FIELD): its default, its type and,
-    where asked, its options."""
-    f = FIELD[key]
+def _add_deployment(p) -> None:
+    """The flags of the split and of the fixed costs."""
+    _arg(p, "--tp", "tp", "the target's tensor parallelism (devices it is split across)")
+    _arg(p, "--draft-tp", "draft_tp", "the draft model's (0: 1; a head runs at --tp)")
+    _arg(p, "--devices", "devices", "accelerators in the server (0: as many as --tp)")
+    _arg(p, "--interconnect", "interconnect", "the link between them (NVLink, PCIe, "
+         "Infinity Fabric, ICI: as the accelerator has them; default its first)")
+    _arg(p, "--exec", "exec_mode", "how passes run: eager PyTorch, CUDA graphs or compiled, "
+         "or no fixed cost (the roofline alone)", choices=True)
+    for cost, what in (("layer", "a layer's launch floor"), ("pass", "a pass's, outside "
+                       "its layers"), ("round", "a round's verification and bookkeeping"),
+                       ("tree", "a tree's round"), ("level", "each level a tree drafts")):
+        _arg(p, f"--{cost}-us", f"{cost}_us", f"{what}, us (-1: the --exec default)")
+
+
+def _arg(p, flag: str, name: str, help: str, *, choices: bool = False) -> None:
+    """Option `flag` as the plan setting `name`: its default (PlanSettings'), its type and,
+    where asked, its options (its URL field's, settings.FIELD)."""
+    f = FIELD[URL[name]]
     kw = {"choices": f.parse.options} if choices else {}
-    if not isinstance(f.default, str):
-        kw["type"] = type(f.default)
-    p.add_argument(flag, default=f.default, help=help, **kw)
+    default = getattr(DEFAULTS, name)
+    if not isinstance(default, str):
+        kw["type"] = type(default)
+    p.add_argument(flag, dest=SET + name, default=default, help=help, **kw)
 
 
 def _numbers(text: str, flag: str, n: int, cast=float) -> list:
@@ -93,14 +115,6 @@ def _numbers(text: str, flag: str, n: int, cast=float) -> list:
     return vals + [cast(0)] * (n - len(vals))
 
 
-def _drafts(args: argparse.Namespace) -> pv.DraftInputs:
-    topk, steps, tokens = _numbers(args.tree, "--tree", 3, int)
-    mt, mv, md = _numbers(args.measured, "--measured", 3)
-    return pv.DraftInputs(args.draft_kind, args.head_layers, topk or 1, steps, tokens,
-                          args.lookup_ms, args.target_overhead_ms, args.draft_overhead_ms,
-                          Measured(mt / 1e3, mv / 1e3, md / 1e3, args.measured_c))
-
-
 def _read(path_or_preset: str, presets: tuple[str, ...], flag: str) -> tuple[str, str, str]:
     """(config text, preset name, label): a preset reads as no text, labelled by its name as
     it is ('Llama-3.2-1B', not its stem 'Llama-3'); a file by its stem."""
@@ -109,22 +123,26 @@ def _read(path_or_preset: str, presets: tuple[str, ...], flag: str) -> tuple[str
     return _text(path_or_preset, flag), presets[0], Path(path_or_preset).stem
 
 
-def build(args: argparse.Namespace) -> pv.PlanPage:
-    metrics = pv.example_text(pv.EXAMPLES[0]) if args.metrics is None else _text(
-        args.metrics, "--metrics")
-    before = "" if args.metrics_before is None else _text(args.metrics_before,
-                                                          "--metrics-before")
+def settings(args: argparse.Namespace) -> PlanSettings:
+    """The plan's settings from the flags: each flag of _arg as it is, files read, the
+    comma-separated flags split."""
+    s = {k.removeprefix(SET): v for k, v in vars(args).items() if k.startswith(SET)}
+    if args.metrics is not None:  # a file: no example behind it
+        s |= {"example": "", "metrics_text": _text(args.metrics, "--metrics")}
+    if args.before_file is not None:
+        s["metrics_before"] = _text(args.before_file, "--metrics-before")
     names = pv.preset_names()
-    t_text, t_name, t_label = _read(args.target_config, names, "--target-config")
-    d_text, d_name, d_label = _read(args.draft_config, names, "--draft-config")
-    return pv.plan_page(metrics_text=metrics, target_text=t_text, target_preset=t_name,
-                        draft_text=d_text, draft_preset=d_name,
-                        accel=pv.accelerator(args.gpu), context_len=args.context,
-                        target_dtype=args.dtype, draft_dtype=args.draft_dtype,
-                        kv_dtype=args.kv_dtype, k_max=args.k_max, k_len=args.k,
-                        rounds=args.rounds, batch=args.batch,
-                        target_name=t_label, draft_name=d_label, drafts=_drafts(args),
-                        metrics_before=before, model=args.model, here=_here(args))
+    for who, flag in (("target", "--target-config"), ("draft", "--draft-config")):
+        text, preset, label = _read(s[f"{who}_preset"], names, flag)
+        s |= {f"{who}_text": text, f"{who}_preset": preset, f"{who}_name": label}
+    topk, steps, tokens = _numbers(args.tree, "--tree", 3, int)
+    mt, mv, md = _numbers(args.measured, "--measured", 3)
+    return PlanSettings(**s, tree_topk=topk or 1, tree_steps=steps, tree_tokens=tokens,
+                        measured_target_ms=mt, measured_verify_ms=mv, measured_draft_ms=md)
+
+
+def build(args: argparse.Namespace) -> pv.PlanPage:
+    return pv.plan_page(settings(args), here=_here(args))
 
 
 def _here(args: argparse.Namespace):
@@ -153,10 +171,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
     if page.errors:
         raise ValueError("; ".join(page.errors))
     if args.json:
-        from .analysis.plantables import to_json
-        print(json.dumps({**to_json(page.plan), "notes": page.notes,
-                          "measured": page.tables.get("measured"),
-                          "batch_note": page.batch_note}, indent=2, default=float), file=out)
+        print(json.dumps(pv.page_json(page), indent=2, default=float), file=out)
         return 0
     f3 = ".3f"
     print("Verdict\n=======\n" + page.verdict, file=out)

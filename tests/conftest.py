@@ -1,3 +1,29 @@
+"""The suite's tiers, the order the workers take the tests in, and the fixtures every
+directory shares.
+
+Tiers. A plain `pytest` runs the development tier: every test that carries none of the
+markers below (pyproject.toml deselects them, `-m "not browser and not model and not slow
+and not fuzz"`). `pytest -m ""` runs everything (the README's whole-suite command and
+.ci/run do). Which marker a new test gets, first rule that applies:
+
+  browser  it drives a real browser (Chromium) against a real server. Every test in
+           tests/e2e/ gets it here; put such tests there.
+  model    it loads the real model or another real inference stack (Gemma 3 270M through
+           the `model` fixture of tests/llm, transformers and torch, a llama-server). A test
+           asking for the `model` fixture gets it here; mark any other by hand.
+  slow     it takes more than SLOW_S on a quiet core: a long Monte Carlo run, a sweep of
+           many settings, a server started in a subprocess. First try to make it faster
+           or smaller; where its power needs the time, keep a small case of it unmarked,
+           so that the development tier still runs that code.
+  fuzz     it is one case of a fuzz or a large parametrised sweep past the sample the
+           development tier keeps: support.tiered(cases, keep=...) marks the rest.
+  (none)   everything else: the development tier, which must keep covering every module.
+
+Every test has a time limit (pytest-timeout): DEV_TIMEOUT_S (pyproject's `timeout`) for the
+development tier, TIER_TIMEOUT_S for the others; a test that must run longer says so with
+its own @pytest.mark.timeout(seconds).
+"""
+
 from __future__ import annotations
 
 from collections import Counter
@@ -28,18 +54,40 @@ def worker_group(nodeid: str) -> str:
 
 LONG_FIRST = ("llm", "e2e")  # the longest groups (the real model's, minutes; the browser
 # files, up to 5 minutes each), handed to the workers first
+CONTRACT = "web/test_stcontract.py"  # before them: after a Streamlit upgrade, the first to fail
+SLOW_S = 2.0  # a test longer than this on a quiet core is `slow` (see above)
+DEV_TIMEOUT_S = 120  # pyproject.toml's `timeout`, for the development tier (loaded: 2 workers)
+TIER_TIMEOUT_S = 600  # for a browser, model, slow or fuzz test (server starts, model loads)
+TIERS = ("browser", "model", "slow", "fuzz")
 
 
+def tier_markers(item) -> None:
+    """The markers the rules above give by place and fixture, and the tiers' time limit."""
+    if "e2e" in Path(str(item.fspath)).parts:
+        item.add_marker(pytest.mark.browser)
+    if "model" in getattr(item, "fixturenames", ()):
+        item.add_marker(pytest.mark.model)
+    if any(item.get_closest_marker(t) for t in TIERS):
+        item.add_marker(pytest.mark.timeout(TIER_TIMEOUT_S))  # a test's own comes first
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config, items) -> None:
-    """The long groups first, so that no worker starts one when the rest is done: the real
-    model's group (taken late, it was the suite's last three minutes with one worker idle),
-    the browser files, then the others by their number of tests, most first. The workers
-    take groups in this order (see below). Within a group, the order stays."""
+    """Tier markers on every test (tier_markers: the deselection by -m comes after this
+    hook). Then the long groups first, so that no worker starts one when the rest is
+    done: the contract with Streamlit, the real model's group (taken late, it was the
+    suite's last three minutes with one worker idle), the browser files, then the others
+    by their number of tests, most first. The workers take groups in this order (see
+    below). Within a group, the order stays."""
+    for item in items:
+        tier_markers(item)
     size = Counter(worker_group(item.nodeid) for item in items)
 
     def rank(item) -> tuple[int, int]:
         group = worker_group(item.nodeid)
         first = group.split("/", 1)[0]
+        if group == CONTRACT:
+            return -1, 0
         if first in LONG_FIRST:
             return LONG_FIRST.index(first), 0
         return len(LONG_FIRST), -size[group]
@@ -69,15 +117,15 @@ def pytest_xdist_make_scheduler(config, log):
 @pytest.fixture(autouse=True, scope="session")
 def _components_scanned_once():
     """Each new AppTest, on its first run, scans every installed distribution's metadata for
-    Streamlit components (streamlit.components.v2.manifest_scanner): 0.48 s of a 0.8 s run
+    Streamlit components (stcontract.MANIFEST_SCAN): 0.48 s of a 0.8 s run
     of /rules here, in a suite of thousands of fresh AppTests. A server scans once, when its
     runtime starts; the installed packages do not change during a test run, so the tests
     scan once too and hand every AppTest that result."""
-    from streamlit.components.v2 import manifest_scanner
+    from specviz.web import stcontract
 
-    found = manifest_scanner.scan_component_manifests()
+    found = stcontract.get(stcontract.MANIFEST_SCAN)()
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(manifest_scanner, "scan_component_manifests",
+        mp.setattr(*stcontract.owner(stcontract.MANIFEST_SCAN),
                    lambda max_workers=None: list(found))
         yield
 

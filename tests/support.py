@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+import pytest
 from streamlit.testing.v1 import AppTest
 
 from specviz.core.scenario import Scenario
@@ -25,6 +27,16 @@ def random_tables(rng: np.random.Generator, V: int, zero_frac: float = 0.3):
 
 
 ROOT = Path(__file__).resolve().parents[1]
+
+
+def tiered(cases: list[tuple], keep: Callable[[int, tuple], bool], ids=None) -> list:
+    """The cases of a fuzz or a large sweep as pytest params: those keep(i, case) picks run
+    in the development tier, the rest are marked `fuzz` (the whole tier runs them all; see
+    tests/conftest.py). Pick at least one case of every class the cases cover."""
+    ids = ids or [None] * len(cases)
+    return [pytest.param(*case, id=name,
+                         marks=() if keep(i, case) else (pytest.mark.fuzz,))
+            for i, (case, name) in enumerate(zip(cases, ids, strict=True))]
 
 
 def app_test(path: str | Path, timeout: float = 30) -> AppTest:

@@ -124,3 +124,84 @@ def test_plan_reads_sglang_averages_and_says_what_they_lack(capsys):
         assert "Wilson" not in text
     rc, text = run("plan", "--metrics", "tests/fixtures/plan/sglang_gauges.prom", "--json")
     assert rc == 0 and json.loads(text)["alpha_ci"] is None
+
+
+def test_plan_tensor_parallel_json_carries_the_split_the_costs_and_their_sources():
+    rc, text = run("plan", "--target-config", "Llama-3.1-70B", "--tp", "4", "--devices", "4",
+                   "--json")
+    doc = json.loads(text)
+    par = doc["parallelism"]
+    assert rc == 0 and (par["tp"], par["draft_tp"], par["devices"]) == (4, 1, 4)
+    assert par["interconnect"]["name"] == "NVLink 4" and "SGLang PR #2904" in \
+        par["interconnect"]["source"]
+    assert "Pipeline parallelism is not priced" in par["pipeline"]
+    assert "on the first device" in par["where"] and "on 4 x H100 SXM" in doc["verdict"]
+    o = doc["overheads"]
+    assert o["mode"] == "graphs" and o["assumed"] and "CUDA.jl" in o["source"]
+    assert {r["cost"] for r in o["costs_us"]} == {"layer", "pass", "round", "tree", "level"}
+    t = doc["passes_at_batch_1"]["target"]
+    assert t["collectives_s"] > 0 and t["total_s"] == pytest.approx(
+        t["roofline_s"] + t["launch_s"] + t["collectives_s"] + t["extra_s"])
+    assert "Fixed costs assumed" in doc["verdict"]
+    assert doc["settings"]["tp"] == 4 and doc["settings"]["exec_mode"] == "graphs"
+
+
+def test_plan_given_costs_are_not_assumed_and_the_roofline_alone_has_none():
+    rc, text = run("plan", "--exec", "eager", "--layer-us", "100", "--pass-us", "50",
+                   "--round-us", "0", "--tree-us", "0", "--level-us", "0", "--json")
+    doc = json.loads(text)
+    assert rc == 0 and not doc["overheads"]["assumed"] and "Fixed costs as given" in \
+        doc["verdict"]
+    rc, text = run("plan", "--exec", "none", "--json")
+    assert "No fixed cost a pass" in json.loads(text)["verdict"]
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (("--target-config", "Llama-3.1-70B", "--tp", "3", "--devices", "4"),
+     "Parallelism: Llama-3.1-70B: tensor parallelism 3 does not divide its 64 attention heads"),
+    (("--tp", "8", "--devices", "4"),
+     "Parallelism: tensor parallelism 8 needs 8 devices; the server has 4"),
+    (("--tp", "2", "--interconnect", "ICI"),
+     "Interconnect: H100 SXM has no interconnect 'ICI'; it has NVLink 4, PCIe Gen5"),
+    (("--draft-kind", "eagle", "--tp", "2", "--draft-tp", "1"),
+     "a head runs where the target runs"),
+    (("--exec", "eager", "--layer-us", "nan"), "Fixed costs: the layer cost must be"),
+])
+def test_plan_a_split_or_cost_that_cannot_run_gets_its_own_message(capsys, args, message):
+    rc, _ = run("plan", *args)
+    err = capsys.readouterr().err
+    assert rc == 2 and message in err and "Traceback" not in err, err
+
+
+def test_plan_measured_is_compared_at_the_k_it_was_measured_at():
+    """The shipped metrics were measured at k = 4: the measured table prices k = 4, not the
+    best k, unless --measured-k says where the verify pass was timed."""
+    rc, text = run("plan", "--measured", "20,24", "--json")
+    doc = json.loads(text)
+    assert rc == 0 and any("compared at k = 4, the draft length the acceptance" in n
+                           for n in doc["notes"])
+    e = {r["quantity"]: r for r in doc["measured"]}["tokens per round E_k"]["measured"]
+    assert e == pytest.approx(1 + 0.8 + 0.6 + 0.42 + 0.2772, rel=1e-3)  # E_4 of the example
+    rc, text = run("plan", "--measured", "20,24", "--measured-k", "2", "--json")
+    e2 = {r["quantity"]: r for r in json.loads(text)["measured"]}["tokens per round E_k"]
+    assert e2["measured"] == pytest.approx(2.4, rel=1e-3)
+
+
+def test_plan_a_recommendation_past_the_measured_k_says_what_it_assumes():
+    """n-gram lookup is nearly free, so the best k runs past the 5 measured: the verdict says
+    the extra positions assume alpha^i; a draft model's best k (3) needs no such word."""
+    rc, text = run("plan", "--metrics", "tests/fixtures/plan/vllm_iid.prom", "--k-max", "12",
+                   "--draft-kind", "ngram")
+    verdict = text.split("\n")[2]
+    assert rc == 0 and "use k = 12" in verdict
+    assert "k = 10, 11, 12 is past the measured k = 5" in verdict and "alpha^i beyond" in verdict
+    rc, text = run("plan", "--metrics", "tests/fixtures/plan/vllm_iid.prom", "--k-max", "12")
+    assert rc == 0 and "use k = 3" in text and "is past the measured" not in text
+
+
+def test_plan_tpu():
+    rc, text = run("plan", "--gpu", "TPU v5e", "--target-config", "Llama-3.1-8B", "--tp", "4",
+                   "--devices", "4", "--json")
+    doc = json.loads(text)
+    assert rc == 0 and doc["parallelism"]["interconnect"]["name"] == "ICI"
+    assert "cloud.google.com/tpu/docs/v5e" in doc["accelerator"]["source"]

@@ -126,6 +126,7 @@ def test_upload_caps_of_the_app_fit_under_the_server_cap():
 
 
 # ----------------------------------------------------------------------------- live
+@pytest.mark.slow  # over 2 s on a quiet core (tests/conftest.py)
 def test_entry_command_serves_and_its_health_check_passes():
     """Run the CMD verbatim (only the port moved; it listens on 0.0.0.0 as in the image),
     probe /_stcore/health, run the HEALTHCHECK command itself, and see it fail after."""

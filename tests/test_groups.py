@@ -13,6 +13,8 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 FILES = {"tests/a/test_one.py": 8, "tests/b/test_two.py": 12, "tests/e2e/test_e.py": 1,
          "tests/llm/test_x.py": 2, "tests/llm/test_y.py": 2}
@@ -36,6 +38,7 @@ def test_worker_groups_by_path():
     assert worker_group("tests/test_cli.py::test_d") == "test_cli.py"
 
 
+@pytest.mark.slow  # over 2 s on a quiet core (tests/conftest.py)
 def test_loadgroup_keeps_a_file_and_the_browser_tests_on_one_worker(tmp_path):
     (tmp_path / "pytest.ini").write_text("[pytest]\n")
     (tmp_path / "tests").mkdir()
@@ -58,3 +61,44 @@ def test_loadgroup_keeps_a_file_and_the_browser_tests_on_one_worker(tmp_path):
     assert workers["tests/llm/test_x.py"] == workers["tests/llm/test_y.py"]
     assert sum(1 for line in run.stdout.splitlines() if " PASSED " in line) == sum(
         FILES.values())
+
+
+TIERED = {
+    "tests/a/test_plain.py": "def test_plain():\n    pass\n",
+    "tests/a/test_marked.py": "import pytest\n\n\n@pytest.mark.slow\ndef test_slow():\n    pass\n"
+                              "\n\n@pytest.mark.fuzz\ndef test_fuzz():\n    pass\n",
+    "tests/e2e/test_e.py": "def test_e():\n    pass\n",
+    "tests/llm/conftest.py": "import pytest\n\n\n@pytest.fixture\ndef model():\n    return 1\n",
+    "tests/llm/test_m.py": "def test_uses_the_model(model):\n    pass\n\n\n"
+                           "def test_tiny():\n    pass\n",
+    "tests/a/test_hangs.py": "import time\n\n\ndef test_hangs():\n    time.sleep(120)\n",
+}
+
+
+def _tiered_suite(tmp_path, *args: str) -> subprocess.CompletedProcess:
+    """A small suite with copies of tests/conftest.py and of pyproject.toml (its tiers and
+    time limit, the development tier's limit at 15 s here), run with args."""
+    ini = (ROOT / "pyproject.toml").read_text()
+    (tmp_path / "pyproject.toml").write_text(re.sub(r"(?m)^timeout = \d+", "timeout = 15", ini))
+    for name, text in {"tests/conftest.py": (ROOT / "tests/conftest.py").read_text(),
+                       **TIERED}.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "pytest", "-v", "-p", "no:cacheprovider",
+                           *args], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=240)
+
+
+@pytest.mark.slow  # two pytest runs and a 15 s hang
+def test_the_development_tier_deselects_the_marked_and_times_out(tmp_path):
+    """A plain run leaves out the browser files (by place), the model's tests (by fixture)
+    and the slow and fuzz marks, and stops a test past its time limit; -m "" runs them all."""
+    run = _tiered_suite(tmp_path)
+    ran = set(re.findall(r"::(\w+) (?:PASSED|FAILED)", run.stdout))
+    assert ran == {"test_plain", "test_tiny", "test_hangs"}, run.stdout[-3000:]
+    assert "FAILED tests/a/test_hangs.py::test_hangs - Failed: Timeout (>15.0s)" in run.stdout
+    assert "4 deselected" in run.stdout
+    everything = _tiered_suite(tmp_path, "-m", "", "--deselect", "tests/a/test_hangs.py")
+    assert everything.returncode == 0, everything.stdout[-3000:]
+    assert len(re.findall(r" PASSED", everything.stdout)) == len(ran) - 1 + 4

@@ -30,6 +30,8 @@ DRAFT_KINDS: dict[str, str] = {
 HEAD_INPUT = {"eagle": 2, "eagle3": 3, "mtp": 2}  # the fc's input, in multiples of d
 HEAD_LAYERS_DEFAULT = 1  # EAGLE's and DeepSeek-V3's MTP: one decoder layer
 HEAD_LAYERS_MAX = 8
+EAGLE3_DRAFT_VOCAB = 32_000  # EAGLE-3's own LM head: draft_vocab_size in its published
+# configs (yuhuili/EAGLE3-LLaMA3.1-Instruct-8B, lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B)
 LOOKUP_S_DEFAULT = 1e-4  # an n-gram lookup per round, batch-wide (assumed; an option)
 TREE_MAX = 512  # tree tokens verified per sequence
 
@@ -87,7 +89,8 @@ def head_from_target(target: ModelShape, *, kind: str,
     """A head with the target's width, attention and MLP, `layers` layers like the target's
     last ones (routed where those are: DeepSeek-V3's MTP layer follows its 58 routed layers,
     not its 3 dense first ones), the fc of its kind, and the target's LM head (a head with
-    its own, as EAGLE-3's, comes with its config: head_from_config). An MTP head on a target
+    its own comes with its config: head_from_config; an EAGLE-3 head without one has
+    EAGLE-3's own of EAGLE3_DRAFT_VOCAB rows). An MTP head on a target
     whose config names its MTP layers (num_nextn_predict_layers) has that many, whatever
     `layers` says."""
     _check_kind(kind, HEADS)
@@ -98,10 +101,16 @@ def head_from_target(target: ModelShape, *, kind: str,
     if not 1 <= layers <= HEAD_LAYERS_MAX:
         raise DraftError(f"a head has 1..{HEAD_LAYERS_MAX} layers; got {layers}")
     dense = max(0, target.dense_layers - (target.layers - layers))  # of the last `layers`
+    own = kind == "eagle3" and EAGLE3_DRAFT_VOCAB < target.vocab
     shape = replace(target, name=f"{HEAD_NAMES[kind]} ({layer_count(layers)} at d "
                     f"{target.d_model:,})", layers=layers, tied=True, dense_layers=dense,
-                    input_fc=HEAD_INPUT[kind], mtp_layers=0, source="")
-    return Drafter(kind, shape, shared_head=True, source=f"the target's width and {why}")
+                    input_fc=HEAD_INPUT[kind], mtp_layers=0, source="",
+                    vocab=EAGLE3_DRAFT_VOCAB if own else target.vocab)
+    vocab = (f", and EAGLE-3's own LM head over its draft vocabulary of "
+             f"{EAGLE3_DRAFT_VOCAB:,} (draft_vocab_size in its published configs)"
+             if own else "")
+    return Drafter(kind, shape, shared_head=not own,
+                   source=f"the target's width and {why}{vocab}")
 
 
 def head_from_config(shape: ModelShape, target: ModelShape, *, kind: str,

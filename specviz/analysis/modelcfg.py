@@ -9,7 +9,10 @@ n_shared_experts, first_k_dense_replace (leading dense layers), num_nextn_predic
 MTP layers a DeepSeek checkpoint ships beside the model); multi-head latent attention's
 kv_lora_rank, q_lora_rank, qk_rope_head_dim, qk_nope_head_dim, v_head_dim (DeepSeek-V2/V3);
 attention_bias, and by model_type Qwen2's q/k/v biases, Qwen3's and Gemma 3's q/k norms and
-Gemma's four norms a layer. A multimodal config's text_config is used when present. A dense SwiGLU
+Gemma's four norms a layer. A multimodal config's text_config is used when present. A T5
+config (model_type t5: d_model, d_ff, d_kv, num_heads, num_layers, num_decoder_layers,
+feed_forward_proj, tie_word_embeddings absent = tied) is read as its decoder with
+cross-attention and its encoder held beside it (shape.py). A dense SwiGLU
 decoder then has per layer 2 d (q_dim + d_kv) attention weights (q_dim = heads x head_dim,
 d_kv = kv heads x head_dim) and 3 d ffn MLP weights, plus vocab x d for the embedding and again
 for an untied head (roofline.ModelShape.params).
@@ -46,11 +49,13 @@ LIMITS = {  # field: (lowest, highest) accepted; outside is a typo or a unit sli
     "shared_expert_intermediate_size": (0, 1_048_576),
     "n_shared_experts": (0, 4_096),
     "num_nextn_predict_layers": (0, 64),
+    "num_layers": (1, 1_024),
 }
 EXPERT_KEYS = ("num_local_experts", "num_experts", "n_routed_experts")  # limit: "experts"
 QKV_BIAS = ("qwen2", "qwen2_moe")  # model types with biases on q, k and v
 QK_NORM = ("qwen3", "qwen3_moe", "gemma3", "gemma3_text")  # RMSNorm on each head's q and k
 FOUR_NORMS = ("gemma2", "gemma3", "gemma3_text")  # norms before and after attention and MLP
+ENCODER_DECODER = ("t5", "mt5")  # read as a decoder with cross-attention (_t5)
 MLA_FIELDS = ("kv_lora_rank", "q_lora_rank", "qk_rope_head_dim", "qk_nope_head_dim",
               "v_head_dim")  # DeepSeek-V2/V3 multi-head latent attention
 MEANING = {
@@ -110,6 +115,9 @@ def shape_from_config(cfg: object, *, name: str = "model", source: str = "") -> 
         raise ConfigError(f"{name}: config.json must be a JSON object")
     if isinstance(cfg.get("text_config"), dict):
         cfg = {**cfg, **cfg["text_config"]}
+    extra = {}
+    if cfg.get("model_type") in ENCODER_DECODER:
+        cfg, extra = _t5(cfg, name)
     d = _field(cfg, "hidden_size", name)
     layers = _field(cfg, "num_hidden_layers", name)
     heads = _field(cfg, "num_attention_heads", name)
@@ -125,7 +133,21 @@ def shape_from_config(cfg: object, *, name: str = "model", source: str = "") -> 
     tied = _flag(cfg, "tie_word_embeddings", name, False)
     return ModelShape(name, layers, d, ffn, heads, kv, vocab, head_size=head_dim, tied=tied,
                       source=source or str(cfg.get("_source", "")), **moe,
-                      **_attention(cfg, name, layers, moe))
+                      **_attention(cfg, name, layers, moe), **extra)
+
+
+def _t5(cfg: dict, who: str) -> tuple[dict, dict]:
+    """A T5 config in the decoder's field names, and its encoder-decoder fields: the decoder's
+    layers (num_decoder_layers, absent = num_layers) with cross-attention, the encoder's
+    layers, a gated MLP ("gated-gelu") or not ("relu"), the embedding tied unless it says."""
+    gated = str(cfg.get("feed_forward_proj", "relu")).startswith("gated")
+    enc = _field(cfg, "num_layers", who)
+    names = {"hidden_size": "d_model", "intermediate_size": "d_ff", "head_dim": "d_kv",
+             "num_attention_heads": "num_heads"}
+    out = {**cfg, **{ours: cfg.get(theirs) for ours, theirs in names.items()},
+           "num_hidden_layers": cfg.get("num_decoder_layers", enc),
+           "tie_word_embeddings": cfg.get("tie_word_embeddings", True)}
+    return out, {"mlp_mats": 3 if gated else 2, "cross_attn": True, "encoder_layers": enc}
 
 
 def _flag(cfg: dict, key: str, who: str, default: bool) -> bool:

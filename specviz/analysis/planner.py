@@ -15,59 +15,30 @@ round (the measured per-position rates, acceptance.AcceptanceReport):
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from . import theory
+from . import parallel, theory
 from .acceptance import AcceptanceReport
-from .drafting import Drafter
+from .deploy import (  # noqa: F401 (Setup, Capacity, capacity, PlanError: the planner's names)
+    MEM_FRACTION,
+    RESERVE_GIB,
+    Capacity,
+    PlanError,
+    Setup,
+    capacity,
+    check,
+    fit_message,
+)
 from .pasted import show
 from .record import Acceptance
-from .roofline import Accelerator, compute_type, pass_times
-from .shape import ModelShape, dtype_bytes
+from .roofline import compute_type, pass_times
+from .shape import ModelShape
 
 BATCH_SWEEP_MAX = 1_024  # largest batch the sweep prices
 K_PLAN_MAX = 16  # longest draft the planner prices
 CONTEXT_MAX = 10_000_000  # longest context priced (tokens per sequence)
-MEM_FRACTION = 0.9  # share of device memory the server may take (vLLM's default)
-RESERVE_GIB = 1.0  # of it, for activations and the runtime (assumed; an option): vLLM's
-# startup log measures its own ("non_torch_memory", "PyTorch activation peak memory")
-
-
-class PlanError(ValueError):
-    """A setup that cannot run (it does not fit); the message says what would."""
-
-
-@dataclass(frozen=True)
-class Setup:
-    """Everything the planner prices: models, types, accelerator, context."""
-
-    target: ModelShape
-    draft: Drafter
-    accel: Accelerator
-    context_len: int  # tokens of context each sequence holds in its KV cache
-    target_dtype: str = "bf16"
-    draft_dtype: str = "bf16"
-    kv_dtype: str = "bf16"
-    mem_fraction: float = MEM_FRACTION
-    reserve_bytes: float = RESERVE_GIB * 2**30
-    target_overhead_s: float = 0.0  # fixed time added to every target pass
-    draft_overhead_s: float = 0.0  # and to every draft pass
-
-
-@dataclass(frozen=True)
-class Capacity:
-    """How many sequences fit at context context_len next to the weights."""
-
-    usable_bytes: float  # memory x mem_fraction - reserve
-    target_weight_bytes: float
-    kv_per_seq_target: float  # bytes of KV cache per sequence, target
-    batch_with_draft: int  # largest B with both models (0: the draft does not fit)
-    batch_target_only: int  # largest B without the draft
-
-
 @dataclass(frozen=True)
 class Plan:
     setup: Setup
@@ -85,6 +56,12 @@ class Plan:
     break_even_alpha: np.ndarray  # (B,) i.i.d. alpha at which the best k just breaks even
     loses_from: int | None  # smallest B at which the best k is slower than no speculation
 
+    @property
+    def gpus(self) -> int:
+        """Devices one copy of the deployment runs on (the target's tp): tokens/s per GPU
+        are a copy's divided by it."""
+        return self.setup.tp
+
     def best_user(self) -> np.ndarray:
         """Tokens/s per user at each batch's best k (nan where speculation cannot run). (B,)"""
         rows = np.searchsorted(self.ks, np.maximum(self.best_k, self.ks[0]))
@@ -92,58 +69,55 @@ class Plan:
         return np.where(self.best_k > 0, u, np.nan)
 
 
-def capacity(s: Setup) -> Capacity:
-    """B_max = floor((memory x fraction - reserve - weights) / KV bytes per sequence at
-    context_len), with both models' weights and caches, and for the target alone."""
-    usable = s.accel.memory_bytes * s.mem_fraction - s.reserve_bytes
-    wt = s.target.params * dtype_bytes(s.target_dtype)
-    wd = s.draft.resident_params * dtype_bytes(s.draft_dtype)
-    kt = s.target.kv_bytes_per_token(s.kv_dtype) * s.context_len
-    shape = s.draft.shape
-    kd = shape.kv_bytes_per_token(s.kv_dtype) * s.context_len if shape is not None else 0.0
-    both = math.floor((usable - wt - wd) / (kt + kd)) if kt + kd > 0 else 0
-    alone = math.floor((usable - wt) / kt) if kt > 0 else 0
-    return Capacity(usable, wt, kt, max(both, 0), max(alone, 0))
+def _times(s: Setup, model: ModelShape, dtype: str, tokens, batch, tp: int) -> np.ndarray:
+    """A pass's time on one of tp devices: its roofline time with the fixed costs
+    (Overheads.pass_time) and its collectives (parallel.collectives_s)."""
+    roof = pass_times(model, s.accel, tokens, batch, context_len=s.context_len, dtype=dtype,
+                      kv_dtype=s.kv_dtype, compute=compute_type(dtype), tp=tp)
+    n = np.asarray(tokens, dtype=float) * np.asarray(batch, dtype=float)
+    return (s.costs.pass_time(roof, model.layers)
+            + parallel.collectives_s(model, n, s.split(tp)))
 
 
-def _fit_message(s: Setup, cap: Capacity) -> str:
-    gib = 2**30
-    need = cap.target_weight_bytes + cap.kv_per_seq_target + s.reserve_bytes
-    lines = [f"{s.target.name} in {s.target_dtype} needs {cap.target_weight_bytes / gib:.1f} "
-             f"GiB of weights plus {cap.kv_per_seq_target / gib:.2f} GiB of KV cache per "
-             f"sequence at context {s.context_len:,}; {s.accel.name} offers "
-             f"{cap.usable_bytes / gib:.1f} GiB ({s.mem_fraction:.0%} of its "
-             f"{s.accel.memory_bytes / gib:.1f} GiB, less {s.reserve_bytes / gib:.1f} GiB for "
-             "activations and the runtime)."]
-    fits = [d for d in ("fp8", "int4") if dtype_bytes(d) < dtype_bytes(s.target_dtype)
-            and s.target.params * dtype_bytes(d) + cap.kv_per_seq_target < cap.usable_bytes]
-    if fits:
-        lines.append(f"It fits with {' or '.join(fits)} weights.")
-    lines.append(f"Or choose an accelerator with more than {need / s.mem_fraction / gib:.0f} "
-                 "GiB.")
-    return " ".join(lines)
+def pass_parts(s: Setup, *, tokens: int = 1, batch: int = 1, draft: bool = False) -> dict:
+    """One pass of the target (or a draft step) over `tokens` a sequence at `batch`, in
+    seconds: its roofline time on one device, its launch costs beyond it, its collectives,
+    the fixed extra given, their total (what round_times prices)."""
+    m, dtype, tp, extra = ((s.draft.shape, s.draft_dtype, s.dtp, s.draft_overhead_s) if draft
+                           else (s.target, s.target_dtype, s.tp, s.target_overhead_s))
+    roof = float(pass_times(m, s.accel, tokens, batch, context_len=s.context_len, dtype=dtype,
+                            kv_dtype=s.kv_dtype, compute=compute_type(dtype), tp=tp))
+    launch = float(s.costs.pass_time(roof, m.layers)) - roof
+    coll = float(parallel.collectives_s(m, tokens * batch, s.split(tp)))
+    return {"roofline_s": roof, "launch_s": launch, "collectives_s": coll, "extra_s": extra,
+            "total_s": roof + launch + coll + extra}
 
 
-def _times(s: Setup, model: ModelShape, dtype: str, tokens, batch) -> np.ndarray:
-    return pass_times(model, s.accel, tokens, batch, context_len=s.context_len, dtype=dtype,
-                      kv_dtype=s.kv_dtype, compute=compute_type(dtype))
+def target_times(s: Setup, tokens, batch) -> np.ndarray:
+    """The target's pass over `tokens` a sequence at `batch`, with its fixed extra."""
+    return _times(s, s.target, s.target_dtype, tokens, batch, s.tp) + s.target_overhead_s
 
 
 def round_times(s: Setup, ks: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, ...]:
     """(t_target(1, B), a draft step's time (B,), the drafts' time per round (K, B), the
-    verify pass (K, B)), overheads included: k draft steps of one token for a chain, `steps`
-    of topk tokens for a tree (verifying verify_tokens), one lookup for n-gram drafting."""
+    verify pass (K, B)), fixed costs included: k draft steps of one token for a chain,
+    `steps` of topk tokens for a tree (verifying verify_tokens), one lookup for n-gram
+    drafting; and a round's own work (Overheads.round_s; a tree's tree_s and level_s a
+    level) with the drafts."""
     d, t = s.draft, s.draft.tree
-    t1 = _times(s, s.target, s.target_dtype, 1, B) + s.target_overhead_s  # (B,)
+    t1 = target_times(s, 1, B)  # (B,)
     verify = ks[:, None] + 1 if t is None else np.full((len(ks), 1), t.verify_tokens)
-    tk = _times(s, s.target, s.target_dtype, verify, B[None, :]) + s.target_overhead_s
+    tk = target_times(s, verify, B[None, :])  # (K, B)
+    per_round = s.costs.round_s if t is None else s.costs.tree_s
     if d.shape is None:  # n-gram lookup: no draft passes
         step = np.full(len(B), d.lookup_s, dtype=float)
-        return t1, step, np.broadcast_to(step, tk.shape), tk
+        return t1, step, np.broadcast_to(step + per_round, tk.shape), tk
     width = 1 if t is None else t.topk
-    step = _times(s, d.shape, s.draft_dtype, width, B) + s.draft_overhead_s  # (B,)
-    steps = ks[:, None] if t is None else np.full((len(ks), 1), t.steps)
-    return t1, step, steps * step[None, :], tk
+    step = _times(s, d.shape, s.draft_dtype, width, B, s.dtp) + s.draft_overhead_s  # (B,)
+    if t is None:
+        return t1, step, ks[:, None] * step[None, :] + per_round, tk
+    levels = np.full((len(ks), 1), t.steps)  # a tree's levels: each re-ranks and grows its mask
+    return t1, step, levels * (step[None, :] + s.costs.level_s) + per_round, tk
 
 
 def _break_even(t1: np.ndarray, drafts: np.ndarray, tk: np.ndarray,
@@ -170,9 +144,10 @@ def plan(setup: Setup, report: AcceptanceReport, *, k_max: int = 8) -> Plan:
     if not 1 <= setup.context_len <= CONTEXT_MAX:
         raise PlanError(f"the context must be 1..{CONTEXT_MAX:,} tokens; got "
                         f"{show(setup.context_len)}")
+    check(setup)
     cap = capacity(setup)
     if cap.batch_target_only < 1:
-        raise PlanError(_fit_message(setup, cap))
+        raise PlanError(fit_message(setup, cap))
     top = min(cap.batch_target_only, BATCH_SWEEP_MAX)
     B = np.arange(1, top + 1)  # (B,)
     tree = setup.draft.tree
@@ -222,7 +197,8 @@ def measured_rows(p: Plan, m: Measured, k: int) -> list[dict]:
     times the measured decode step, and says so."""
     s, ks = p.setup, np.array([k])
     t1, step, drafts, tk = (float(np.ravel(x)[0]) for x in round_times(s, ks, np.array([1])))
-    n_steps = drafts / step if step else 0.0
+    tree = s.draft.tree
+    n_steps = 1 if s.draft.shape is None else k if tree is None else tree.steps  # draft passes
     E = float(p.acceptance.tokens_per_call(int(p.ks[0] if s.draft.tree else k)))
     mt = m.target_s
     mv = m.verify_s or tk / t1 * mt

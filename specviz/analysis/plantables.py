@@ -8,6 +8,7 @@ import numpy as np
 
 from .acceptance import summary
 from .drafting import DRAFT_KINDS, HEAD_NAMES, layer_count, tree_note
+from .plandeploy import costs_sentence, deploy_json, past_measured, where
 from .planner import Plan
 from .shape import dtype_bytes
 
@@ -27,8 +28,8 @@ def batch_rows(p: Plan) -> list[dict]:
             "speedup": _f(p.best_speedup[j]),
             "user_tok_s_plain": float(p.plain_user[j]),
             "user_tok_s_spec": _f(spec),
-            "gpu_tok_s_plain": float(p.plain_user[j] * b),
-            "gpu_tok_s_spec": _f(spec * b),
+            "gpu_tok_s_plain": float(p.plain_user[j] * b / p.gpus),
+            "gpu_tok_s_spec": _f(spec * b / p.gpus),
             "draft_cost_c": float(p.cost[j]),
             "break_even_alpha": _f(p.break_even_alpha[j]),
         })
@@ -80,14 +81,15 @@ def model_line(row: dict) -> str:
 
 def frontier_rows(p: Plan) -> list[dict]:
     """Long form: k (0 = no speculation), batch, tokens/s per user and per GPU."""
-    rows = [{"k": 0, "batch": int(b), "user_tok_s": float(u), "gpu_tok_s": float(u * b),
+    rows = [{"k": 0, "batch": int(b), "user_tok_s": float(u), "gpu_tok_s": float(u * b / p.gpus),
              "speedup": 1.0} for b, u in zip(p.batches, p.plain_user, strict=True)]
     for i, k in enumerate(p.ks):
         for j, b in enumerate(p.batches):
             u = p.per_user[i, j]
             if math.isfinite(u):
                 rows.append({"k": int(k), "batch": int(b), "user_tok_s": float(u),
-                             "gpu_tok_s": float(u * b), "speedup": float(p.speedup[i, j])})
+                             "gpu_tok_s": float(u * b / p.gpus),
+                             "speedup": float(p.speedup[i, j])})
     return rows
 
 
@@ -130,13 +132,14 @@ def verdict_parts(p: Plan) -> list[str]:
               f"{s.draft.name} drafting" if s.draft.shape is None else
               f"{HEAD_NAMES[s.draft.kind]} ({layer_count(s.draft.shape.layers)}, "
               f"{s.draft_dtype}) drafting")
-    head = (f"{s.target.name} ({s.target_dtype}) with {drafts} on {s.accel.name}, context "
+    on = s.accel.name if s.tp == 1 else f"{s.tp} x {s.accel.name} (tensor parallelism {s.tp})"
+    head = (f"{s.target.name} ({s.target_dtype}) with {drafts} on {on}, context "
             f"{s.context_len:,}, KV cache {s.kv_dtype}: ")
     if not segs:
         first = p.best_speedup[0]
         why = ("the draft does not fit next to the target" if cap.batch_with_draft < 1 else
                f"even at batch 1 the best k gives {first:.2f}x")
-        return [head + f"turn speculation off; {why}.", *_tail(p)]
+        return [head + f"turn speculation off; {why}.", *_tail(p, past=False)]
     parts = []
     for i, (a, b, k, sa, sb) in enumerate(segs):
         trend = "falling" if sb < sa else "rising"
@@ -153,7 +156,9 @@ def verdict_parts(p: Plan) -> list[str]:
                  f"the target (the target alone holds {cap.batch_target_only:,} sequences).")
     else:
         text += f"speculation pays at every batch priced (up to {last})."
-    return [text, *_tail(p)]
+    if note := past_measured(p, [k for _, _, k, _, _ in segs]):
+        text += " " + note
+    return [text, *_tail(p, past=note is not None)]
 
 
 def verdict(p: Plan) -> str:
@@ -163,22 +168,24 @@ def verdict(p: Plan) -> str:
 
 def peak_gpu(p: Plan) -> tuple[float, int, float, int]:
     """(best tokens/s per GPU with speculation, at batch; without, at batch)."""
-    gpu = np.nan_to_num(p.per_user * p.batches[None, :], nan=0.0)  # (K, B)
+    gpu = np.nan_to_num(p.per_user * p.batches[None, :], nan=0.0) / p.gpus  # (K, B)
     i, j = np.unravel_index(int(np.argmax(gpu)), gpu.shape)
-    plain = p.plain_user * p.batches
+    plain = p.plain_user * p.batches / p.gpus
     jp = int(np.argmax(plain))
     return float(gpu[i, j]), int(p.batches[j]), float(plain[jp]), int(p.batches[jp])
 
 
-def _tail(p: Plan) -> list[str]:
+def _tail(p: Plan, *, past: bool) -> list[str]:
+    """Throughput, memory and c, where each model runs, the fixed costs, the acceptance; how
+    k past the measured one is extrapolated (past: the decision said it already)."""
     cap, rep = p.capacity, p.acceptance
     spec, bs, plain, bp = peak_gpu(p)
     out = [f"Most tokens/s per GPU: {spec:,.0f} with speculation (batch {bs}), {plain:,.0f} "
            f"without (batch {bp}).",
            f"Memory holds {cap.batch_with_draft:,} sequences with the draft and "
            f"{cap.batch_target_only:,} without; the draft costs c = {p.cost[0]:.3f} of a "
-           "target pass at batch 1.", summary(rep)]
-    if p.ks[-1] > rep.k:
+           "target pass at batch 1.", where(p), costs_sentence(p), summary(rep)]
+    if p.ks[-1] > rep.k and not past:
         out.append(f"Tokens per call beyond the measured k = {rep.k} are extrapolated with a "
                    f"conditional rate of {rep.tail:.3f} per extra position.")
     return out
@@ -194,4 +201,4 @@ def to_json(p: Plan) -> dict:
             "capacity": {"with_draft": p.capacity.batch_with_draft,
                          "target_only": p.capacity.batch_target_only},
             "loses_from": p.loses_from, "models": model_rows(p),
-            "best_k_at_1": int(np.asarray(p.best_k)[0])}
+            "best_k_at_1": int(np.asarray(p.best_k)[0]), **deploy_json(p)}

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike
 
+from . import parallel
+from .accelerators import ACCELERATORS, Accelerator, find_gpu  # noqa: F401 (their home)
 from .modelcfg import preset
 from .pasted import at_least
 from .shape import FP8_COMPUTE, ModelShape, dtype_bytes
@@ -24,72 +26,10 @@ MAX_FREE_TOKENS = 4096  # search limit of free_tokens
 FREE_TOLERANCE = 0.01  # "about as cheap": within 1 % of a one-token pass
 
 
-@dataclass(frozen=True)
-class Accelerator:
-    """An accelerator as the roofline sees it: peak dense MACs/s, memory bandwidth, capacity."""
-
-    name: str
-    peak_macs_per_s: float  # dense fp16/bf16 tensor-core MACs/s (= FLOP/s / 2)
-    bandwidth_bytes_per_s: float  # HBM bytes/s
-    source: str
-    memory_bytes: float = 0.0  # device memory capacity
-    peak_fp8_macs_per_s: float = 0.0  # dense fp8 MACs/s; 0 = no fp8 tensor cores
-
-    @property
-    def ridge(self) -> float:
-        """MACs per byte above which a pass is compute-bound: peak / bandwidth."""
-        return self.peak_macs_per_s / self.bandwidth_bytes_per_s
-
-    def peak_for(self, compute: str) -> float:
-        """Peak MACs/s for a pass computed in `compute`: fp8 (and int8) use the fp8 tensor
-        cores where the chip has them; every other type computes at the bf16 peak (int4
-        weights are widened to bf16 before the matmul)."""
-        if compute in FP8_COMPUTE and self.peak_fp8_macs_per_s > 0:
-            return self.peak_fp8_macs_per_s
-        return self.peak_macs_per_s
-
-
 def compute_type(dtype: str) -> str:
     """The type a pass over weights in `dtype` computes in: fp8 and int8 their own
     (FP8_COMPUTE), every other type bf16."""
     return dtype if dtype in FP8_COMPUTE else "bf16"
-
-
-def _gpu(name: str, tflops: float, fp8_tflops: float, tb_s: float, mib: float,
-         source: str) -> Accelerator:
-    """An accelerator from datasheet units (dense TFLOP/s, TB/s) and its memory as the card
-    reports it (MiB, 2^20 bytes: nvidia-smi's memory.total, rocm-smi's VRAM total), which is
-    what a server can allocate from, not the datasheet's rounded GB."""
-    return Accelerator(name, tflops * 1e12 / 2, tb_s * 1e12, source, mib * 2**20,
-                       fp8_tflops * 1e12 / 2)
-
-
-ACCELERATORS: dict[str, Accelerator] = {a.name: a for a in (
-    _gpu("A100 SXM 80GB", 312, 0, 2.039, 81_920,
-         "NVIDIA A100 Tensor Core GPU datasheet: 312 TFLOPS dense FP16/BF16, 2,039 GB/s "
-         "HBM2e, 80 GB (nvidia-smi: 81,920 MiB); no FP8"),
-    _gpu("H100 SXM", 989, 1979, 3.35, 81_559,
-         "NVIDIA H100 Tensor Core GPU datasheet: 989 TFLOPS dense BF16, 1,979 dense FP8, "
-         "3.35 TB/s HBM3, 80 GB (nvidia-smi: 81,559 MiB)"),
-    _gpu("H200 SXM", 989, 1979, 4.8, 143_771,
-         "NVIDIA H200 Tensor Core GPU datasheet: 989 TFLOPS dense BF16, 1,979 dense FP8, "
-         "4.8 TB/s HBM3e, 141 GB (nvidia-smi: 143,771 MiB)"),
-    _gpu("B200", 2250, 4500, 8.0, 183_359,
-         "NVIDIA HGX B200 datasheet, per GPU (1/8 of the 8-GPU board, sparse figures "
-         "halved): 2.25 PFLOPS dense BF16, 4.5 dense FP8, 8 TB/s HBM3e, 180 GB "
-         "(nvidia-smi: 183,359 MiB)"),
-    _gpu("MI300X", 1307.4, 2614.9, 5.3, 196_288,
-         "AMD Instinct MI300X data sheet: 1,307.4 TFLOPS dense FP16/BF16, 2,614.9 dense "
-         "FP8, 5.3 TB/s HBM3, 192 GB (rocm-smi: 205,822,885,888 B = 196,288 MiB)"),
-    _gpu("L4", 121, 242.5, 0.3, 23_034,
-         "NVIDIA L4 Tensor Core GPU datasheet (sparse figures halved): 121 TFLOPS dense "
-         "BF16, 242.5 dense FP8, 300 GB/s GDDR6, 24 GB (nvidia-smi with ECC on: "
-         "23,034 MiB)"),
-    _gpu("RTX 4090", 165.2, 330.3, 1.008, 24_564,
-         "NVIDIA Ada Lovelace architecture whitepaper, GeForce RTX 4090: 165.2 TFLOPS dense "
-         "BF16 and 330.3 dense FP8 (FP32 accumulate), 1,008 GB/s GDDR6X, 24 GB "
-         "(nvidia-smi: 24,564 MiB)"),
-)}
 
 
 @dataclass(frozen=True)
@@ -192,23 +132,19 @@ def pass_times(
     kv_dtype: str | None = None,
     compute: str = "bf16",
     kv_cache: bool = True,
+    tp: int = 1,
 ) -> np.ndarray:
     """pass_time(pass_cost(...)) of the full count, broadcast over arrays of tokens per
-    sequence and batch sizes (_full_count's MACs and bytes, priced by seconds)."""
-    macs, weights, kv = _full_count(_shape(shape), tokens, batch, context_len=context_len,
-                                    dtype=dtype, kv_dtype=kv_dtype, kv_cache=kv_cache)
+    sequence and batch sizes (_full_count's MACs and bytes, priced by seconds), on one of tp
+    devices the model is split across: MACs / tp, the weights it holds (parallel.held_whole
+    beside params / tp), its share of the KV cache (parallel.kv_share)."""
+    s = _shape(shape)
+    macs, weights, kv = _full_count(s, tokens, batch, context_len=context_len, dtype=dtype,
+                                    kv_dtype=kv_dtype, kv_cache=kv_cache)
+    if tp > 1:
+        weights = weights / tp + parallel.held_whole(s, tp) * dtype_bytes(dtype)
+        macs, kv = macs / tp, kv * parallel.kv_share(s, tp)
     return seconds(macs, weights + kv, accel, compute)
-
-
-def find_gpu(name: str) -> str:
-    """An accelerator preset by its name or an unambiguous part of it ("H100" -> "H100 SXM")."""
-    if name in ACCELERATORS:
-        return name
-    hits = [n for n in ACCELERATORS if name.lower().replace(" ", "") in
-            n.lower().replace(" ", "")]
-    if len(hits) != 1:
-        raise ValueError(f"unknown accelerator {name!r}; choose one of {list(ACCELERATORS)}")
-    return hits[0]
 
 
 def _timer(shape: ModelShape | str, accel: Accelerator | str, context_len: int, dtype: str,

@@ -5,6 +5,10 @@ Attention is grouped-query (GQA/MQA) or multi-head latent attention (MLA, DeepSe
 qk_rope_head_dim). The MLP is SwiGLU, dense or routed experts (the first dense_layers layers
 dense, as DeepSeek's first_k_dense_replace). Biases on q, k, v (Qwen2), q/k RMSNorm (Qwen3,
 Gemma 3) and extra norms per layer (Gemma 3's four) are counted where the config has them.
+An encoder-decoder (T5, Raffel et al. 2020) is priced as its decoder: each layer adds a
+cross-attention whose q and o a decode step reads (its K and V of the encoder's output are
+made once per request and read as a KV cache of the source's tokens, so a context counts the
+source too); the encoder's layers are held in memory and run once per request, not per step.
 """
 
 from __future__ import annotations
@@ -68,6 +72,9 @@ class ModelShape:
     v_head_dim: int = 0  # MLA: per-head width of v
     input_fc: int = 0  # a draft head's fc from input_fc x d features to d (EAGLE: 2)
     mtp_layers: int = 0  # MTP layers the checkpoint ships (DeepSeek's num_nextn_predict_layers)
+    mlp_mats: int = 3  # matrices of a dense MLP: 3 gated (SwiGLU, GeGLU), 2 not (ReLU, GELU)
+    cross_attn: bool = False  # a decoder layer's cross-attention to an encoder (T5)
+    encoder_layers: int = 0  # an encoder-decoder's encoder layers (held, not read per step)
     source: str = ""
 
     @property
@@ -136,13 +143,40 @@ class ModelShape:
         d = self.d_model
         return experts * 3 * d * self.expert_ffn + 3 * d * self.shared_ffn + d * self.experts
 
+    def _cross_step(self) -> int:
+        """What a decode step reads of one layer's cross-attention: q (d q_dim) and o
+        (o_dim d); 0 without one."""
+        return (self.d_model * self.q_dim + self.o_dim * self.d_model) if self.cross_attn else 0
+
+    def _cross_once(self) -> int:
+        """One layer's cross-attention weights a decode step does not read: k and v of the
+        encoder's output (2 d kv_dim, applied once per request) and its norm (d)."""
+        return (2 * self.d_model * self.kv_dim + self.d_model) if self.cross_attn else 0
+
     def _layers(self, experts: int) -> int:
-        """All layers' weights with `experts` routed experts in each routed layer, and a
-        draft head's input fc (input_fc d^2)."""
+        """All decoder layers' weights with `experts` routed experts in each routed layer, a
+        cross-attention where there is one, and a draft head's input fc (input_fc d^2)."""
         dense = self.layers - self.routed_layers
-        per = self._attention() + self.norms_per_layer * self.d_model
-        return (self.layers * per + dense * 3 * self.d_model * self.ffn
+        per = (self._attention() + self.norms_per_layer * self.d_model + self._cross_step()
+               + self._cross_once())
+        return (self.layers * per + dense * self.mlp_mats * self.d_model * self.ffn
                 + self.routed_layers * self._mlp(experts) + self.input_fc * self.d_model**2)
+
+    @property
+    def encoder_params(self) -> int:
+        """An encoder-decoder's encoder: its layers (attention, norms, the dense MLP) and its
+        final norm; 0 for a decoder."""
+        if not self.encoder_layers:
+            return 0
+        d = self.d_model
+        per = self._attention() + self.norms_per_layer * d + self.mlp_mats * d * self.ffn
+        return self.encoder_layers * per + d
+
+    @property
+    def unread_params(self) -> int:
+        """Weights held but not read by a decode step: the encoder and the cross-attention's
+        k, v and norm."""
+        return self.encoder_params + self.layers * self._cross_once()
 
     @property
     def embedding_params(self) -> int:
@@ -152,8 +186,9 @@ class ModelShape:
     @property
     def params(self) -> int:
         """Exact parameter count: the layers with all E experts, the embedding (and an
-        untied head), the final norm d."""
-        return self._layers(self.experts) + self.embedding_params + self.d_model
+        untied head), the final norm d, and an encoder where there is one."""
+        return (self._layers(self.experts) + self.embedding_params + self.d_model
+                + self.encoder_params)
 
     @property
     def active_params(self) -> int:
@@ -173,7 +208,7 @@ class ModelShape:
         token computes with (its top-k experts), the attention over the context, and
         vocab d for the LM head."""
         weights = self._layers(self.experts_per_tok) - self.layers * (
-            self.norms_per_layer * self.d_model)
+            self.norms_per_layer * self.d_model + self._cross_once())
         return weights + self.layers * self._context_macs(context_len) + self.vocab * self.d_model
 
     def kv_bytes_per_token(self, kv_dtype: str = "fp16") -> float:
@@ -192,11 +227,12 @@ class ModelShape:
 
     def weight_bytes(self, pass_tokens: ArrayLike = 1, dtype: str = "fp16") -> FloatOrArray:
         """Bytes of weights a pass over n tokens reads: every weight once, except routed
-        experts, of which only the expected number touched (experts_touched) per layer, and
-        an untied input embedding, of which only the n rows gathered (at most vocab)."""
+        experts, of which only the expected number touched (experts_touched) per layer, an
+        untied input embedding, of which only the n rows gathered (at most vocab), and what
+        a decode step does not read (unread_params: an encoder, cross k and v)."""
         nbytes = dtype_bytes(dtype)
         n = np.asarray(pass_tokens, dtype=float)
-        fixed = (self.params - self.experts * self.expert_params) * nbytes
+        fixed = (self.params - self.experts * self.expert_params - self.unread_params) * nbytes
         rows = 0.0 if self.tied else (self.vocab - np.minimum(n, self.vocab)) * self.d_model
         return (fixed - rows * nbytes
                 + np.asarray(self.experts_touched(n)) * self.expert_params * nbytes)

@@ -20,18 +20,19 @@ def frontier_figure(p: Plan, *, every_k: bool = True) -> go.Figure:
     speculation, each k (every_k) and the best-k envelope. Up and right is better."""
     fig = go.Figure()
     B = p.batches
+    G = B / p.gpus  # sequences per GPU: tokens/s per user x G = tokens/s per GPU
     hover = "B = %{customdata}<br>per GPU %{x:,.0f} tok/s<br>per user %{y:,.1f} tok/s"
-    fig.add_scatter(x=p.plain_user * B, y=p.plain_user, customdata=B, mode="lines",
+    fig.add_scatter(x=p.plain_user * G, y=p.plain_user, customdata=B, mode="lines",
                     name="no speculation", line=dict(color=PLAIN, width=3, dash="dash"),
                     hovertemplate=hover + "<extra>no speculation</extra>")
     if every_k:
         for i, k in enumerate(p.ks):
             u = p.per_user[i]
-            fig.add_scatter(x=u * B, y=u, customdata=B, mode="lines", name=f"k = {k}",
+            fig.add_scatter(x=u * G, y=u, customdata=B, mode="lines", name=f"k = {k}",
                             line=dict(color=series(i), width=1.5, dash=DASHES[i % len(DASHES)]),
                             opacity=0.8, hovertemplate=hover + f"<extra>k = {k}</extra>")
     best = p.best_user()
-    fig.add_scatter(x=best * B, y=best, customdata=np.stack([B, p.best_k], axis=-1),
+    fig.add_scatter(x=best * G, y=best, customdata=np.stack([B, p.best_k], axis=-1),
                     mode="lines+markers", name="best k at each batch",
                     line=dict(color=BEST, width=3), marker=dict(size=4),
                     hovertemplate="B = %{customdata[0]}, k = %{customdata[1]}<br>per GPU "

@@ -13,25 +13,27 @@ from ..analysis import (
     acceptance,
     drafting,
     modelcfg,
+    overheads,
     pasted,
     planner,
     plantables,
     record,
     servermetrics,
 )
+from ..analysis.parallel import ParallelError
 from ..analysis.roofline import ACCELERATORS, Accelerator, find_gpu
+from .plansettings import (  # noqa: F401 (EXAMPLE_LABELS, from_url: the page's, from here)
+    DEFAULTS,
+    EXAMPLE_LABELS,
+    EXAMPLES,
+    PlanSettings,
+    from_url,
+    settings_json,
+)
 from .work import heavy
 
 preset_names = modelcfg.preset_names
 EXAMPLE_DIR = Path(__file__).resolve().parents[1] / "analysis" / "examples"
-EXAMPLE_LABELS = {  # example file -> what it is
-    "vllm_metrics.prom": "vLLM /metrics, two scrapes (Prometheus)",
-    "vllm_request.json": "vLLM per-request metrics (JSON)",
-    "sglang_meta_info.json": "SGLang meta_info (JSON)",
-    "llamacpp_log.txt": "llama.cpp server log line",
-    "hand_histogram.csv": "hand-entered histogram (CSV)",
-}
-EXAMPLES = tuple(EXAMPLE_LABELS)
 MODEL_NAME_MAX_CHARS = 200  # a model_name label chosen on the page (Hugging Face ids are ~50)
 
 
@@ -54,21 +56,6 @@ def accelerator(name: str, *, mem_gb: float = 0, bw_tbs: float = 0, tflops: floa
     return replace(a, name=f"{a.name} (edited)", **changes)
 
 
-@dataclass(frozen=True)
-class DraftInputs:
-    """How the server drafts (the page's and the CLI's draft options); 0 = not given."""
-
-    kind: str = "model"  # drafting.DRAFT_KINDS
-    head_layers: int = drafting.HEAD_LAYERS_DEFAULT  # a head built from the target's width
-    tree_topk: int = 1  # SGLang tree drafting: topk > 1 with steps and tokens
-    tree_steps: int = 0
-    tree_tokens: int = 0
-    lookup_ms: float = drafting.LOOKUP_S_DEFAULT * 1e3  # n-gram lookup per round
-    target_overhead_ms: float = 0.0  # fixed per pass: launch, sampling, scheduling
-    draft_overhead_ms: float = 0.0
-    measured: planner.Measured = planner.Measured()
-
-
 @dataclass
 class PlanPage:
     errors: list[str] = field(default_factory=list)
@@ -82,6 +69,7 @@ class PlanPage:
     batch_note: str | None = None  # the user's batch against memory and the sweep
     models: tuple[str, ...] = ()  # a scrape's model names, where it holds several (a choice)
     alpha_ci: str = ""  # alpha's 95 % interval as shown, or why there is none
+    settings: PlanSettings = DEFAULTS  # what was planned
 
 
 def _model(text: str, preset: str, who: str, errors: list[str]):
@@ -94,49 +82,53 @@ def _model(text: str, preset: str, who: str, errors: list[str]):
         return None
 
 
-def _drafter(di: DraftInputs, text: str, preset: str, who: str, target,
-             errors: list[str]) -> drafting.Drafter | None:
+def _drafter(s: PlanSettings, target, errors: list[str]) -> drafting.Drafter | None:
     """The drafter the inputs describe: a draft model (config or preset), a head (its own
     config when one is pasted, else the target's width and head_layers), or n-gram lookup;
     then a tree when topk > 1."""
+    text, kind, who = s.draft_text, s.draft_kind, s.draft_name
     try:
-        if di.kind == "ngram":
-            d = drafting.ngram_draft(di.lookup_ms / 1e3)
-        elif di.kind in drafting.HEADS and text.strip():
+        if kind == "ngram":
+            d = drafting.ngram_draft(s.lookup_ms / 1e3)
+        elif kind in drafting.HEADS and text.strip():
             shape, vocab = modelcfg.parse_head(text, name=who)
-            d = drafting.head_from_config(shape, target, kind=di.kind, draft_vocab=vocab)
-        elif di.kind in drafting.HEADS:
-            d = drafting.head_from_target(target, kind=di.kind, layers=di.head_layers)
+            d = drafting.head_from_config(shape, target, kind=kind, draft_vocab=vocab)
+        elif kind in drafting.HEADS:
+            d = drafting.head_from_target(target, kind=kind, layers=s.head_layers)
         else:
-            shape = _model(text, preset, who, errors)
+            shape = _model(text, s.draft_preset, who, errors)
             if shape is None:
                 return None
             d = drafting.model_draft(shape)
-        if di.tree_steps:
-            d = drafting.with_tree(d, topk=di.tree_topk, steps=di.tree_steps,
-                                   verify_tokens=di.tree_tokens or di.tree_steps + 1)
+        if s.tree_steps:
+            d = drafting.with_tree(d, topk=s.tree_topk, steps=s.tree_steps,
+                                   verify_tokens=s.tree_tokens or s.tree_steps + 1)
         return d
     except (drafting.DraftError, modelcfg.ConfigError) as exc:
         errors.append(f"{who}: {exc}")
         return None
 
 
-def _measurements(text: str, before: str, k_len: int, rounds: int, model: str,
-                  notes: list[str]) -> record.Acceptance | record.Averages:
-    """The measurements read; a scrape of several models, none or an absent one chosen, is
-    read for its first model, with a note."""
+def _measurements(s: PlanSettings, notes: list[str]) -> record.Acceptance | record.Averages:
+    """The measurements read (the pasted metrics, else the shipped example); a scrape of
+    several models, none or an absent one chosen, is read for its first model, with a
+    note."""
+    text = s.metrics_text if s.metrics_text.strip() or not s.example else example_text(
+        s.example)
+
     def read(m: str | None) -> record.Acceptance | record.Averages:
-        if before.strip():
-            return servermetrics.parse_scrapes(before, text, model=m)
-        return servermetrics.parse_any(text, k=k_len or None, model=m, rounds=rounds or None)
+        if s.metrics_before.strip():
+            return servermetrics.parse_scrapes(s.metrics_before, text, model=m)
+        return servermetrics.parse_any(text, k=s.k_len or None, model=m,
+                                       rounds=s.rounds or None)
 
     try:
-        return read(model or None)
+        return read(s.model or None)
     except record.ModelChoice as exc:
         first = exc.models[0]
         names = pasted.listed(exc.models)
         notes.append(f"The scrape holds {len(exc.models):,} models ({names})"
-                     + (f" and none is {model}" if model else "")
+                     + (f" and none is {s.model}" if s.model else "")
                      + f": shown is {first} (choose another under 'model').")
         return read(first)
 
@@ -158,44 +150,73 @@ def _batch_note(p: planner.Plan, batch: int) -> str:
     return f"At your batch {batch:,}: turn speculation off (the best k, {k}, gives {s:.2f}x)."
 
 
+def measured_costs(s: PlanSettings) -> planner.Measured:
+    """The pass times measured at batch 1, in seconds (0 = not measured), at measured_k."""
+    return planner.Measured(s.measured_target_ms / 1e3, s.measured_verify_ms / 1e3,
+                            s.measured_draft_ms / 1e3, s.measured_c, s.measured_k)
+
+
 @heavy  # parses up to 2 MB of pasted text: in the app's bounded workers, with its stop check
-def plan_page(*, metrics_text: str, target_text: str = "", target_preset: str = "Llama-3.1-8B",
-              draft_text: str = "", draft_preset: str = "Llama-3.2-1B",
-              accel: Accelerator, context_len: int = 4096, target_dtype: str = "bf16",
-              draft_dtype: str = "bf16", kv_dtype: str = "bf16", k_max: int = 8,
-              k_len: int = 0, rounds: int = 0, batch: int = 0, target_name: str = "target",
-              draft_name: str = "draft", drafts: DraftInputs = DraftInputs(),
-              metrics_before: str = "", model: str = "",
-              here: planner.MeasuredHere | None = None) -> PlanPage:
-    """Everything /plan shows; errors instead of exceptions for any bad input.
-    metrics_before: an earlier /metrics scrape (the counters are differenced); model: one
-    model_name of a scrape that holds several; here: acceptance and pass times measured on
-    this machine, used instead of the metrics and the measured costs."""
-    page = PlanPage()
+def plan_page(s: PlanSettings, *, here: planner.MeasuredHere | None = None) -> PlanPage:
+    """Everything /plan shows for the settings s; errors instead of exceptions for any bad
+    input. here: acceptance and pass times measured on this machine, used instead of the
+    metrics and the measured costs."""
+    page = PlanPage(settings=s)
+    costs = measured_costs(s)
     if here is not None:
-        drafts = replace(drafts, measured=here.measured)
+        costs = here.measured
         page.notes.append(f"Acceptance and pass times {here.source}.")
     try:
         _read_acceptance(page, here.acceptance if here is not None else _measurements(
-            metrics_text, metrics_before, k_len, rounds, model, page.notes))
+            s, page.notes))
     except record.MetricsError as exc:
         page.errors.append(f"Measurements: {exc}")
-    target = _model(target_text, target_preset, target_name, page.errors)
-    draft = (_drafter(drafts, draft_text, draft_preset, draft_name, target, page.errors)
-             if target is not None or drafts.kind == "model" else None)  # a head needs it
-    if page.report is None or target is None or draft is None:
+    hardware = _hardware(s, page.errors)
+    target = _model(s.target_text, s.target_preset, s.target_name, page.errors)
+    draft = (_drafter(s, target, page.errors)
+             if target is not None or s.draft_kind == "model" else None)  # a head needs it
+    if page.report is None or target is None or draft is None or hardware is None:
         return page
     page.notes += _draft_notes(target, draft)
-    setup = planner.Setup(target, draft, accel, context_len, target_dtype, draft_dtype, kv_dtype,
-                          target_overhead_s=drafts.target_overhead_ms / 1e3,
-                          draft_overhead_s=drafts.draft_overhead_ms / 1e3)
+    accel, link, fixed = hardware
+    setup = planner.Setup(target, draft, accel, s.context_len, s.target_dtype, s.draft_dtype,
+                          s.kv_dtype, target_overhead_s=s.target_overhead_ms / 1e3,
+                          draft_overhead_s=s.draft_overhead_ms / 1e3, tp=s.tp,
+                          draft_tp=s.draft_tp, devices=s.devices, link=link, costs=fixed)
     try:
-        page.plan = planner.plan(setup, page.report, k_max=k_max)
+        page.plan = planner.plan(setup, page.report, k_max=s.k_max)
     except planner.PlanError as exc:
         page.errors.append(f"Memory: {exc}")
         return page
-    _read_plan(page, drafts.measured, batch)
+    except ParallelError as exc:
+        page.errors.append(f"Parallelism: {exc}")
+        return page
+    _read_plan(page, costs, s.batch)
     return page
+
+
+def _hardware(s: PlanSettings, errors: list[str]) -> tuple | None:
+    """(the accelerator, the link tensor parallelism crosses or None, the fixed costs), or
+    None with a message for each that cannot be read."""
+    try:
+        accel = accelerator(s.gpu, mem_gb=s.mem_gb, bw_tbs=s.bw_tbs, tflops=s.tflops,
+                            fp8_tflops=s.fp8_tflops)
+    except ValueError as exc:
+        errors.append(f"Accelerator: {exc}")
+        return None
+    link = None
+    if s.interconnect:
+        try:
+            link = accel.link(s.interconnect)
+        except ValueError as exc:
+            errors.append(f"Interconnect: {exc}")
+    try:
+        fixed = overheads.overheads(s.exec_mode, **{f"{c}_us": getattr(s, f"{c}_us")
+                                                    for c in overheads.COSTS})
+    except overheads.OverheadError as exc:
+        errors.append(f"Fixed costs: {exc}")
+        return None
+    return None if s.interconnect and link is None else (accel, link, fixed)
 
 
 def _read_acceptance(page: PlanPage, rec) -> None:
@@ -234,7 +255,32 @@ def _read_plan(page: PlanPage, measured, batch: int) -> None:
                        by_k=plantables.k_rows(p), models=plantables.model_rows(p))
     page.model_lines = [plantables.model_line(r) for r in page.tables["models"]]
     if measured.target_s > 0:
-        k = measured.k or int(p.best_k[0]) or int(p.ks[0])
+        tree = p.setup.draft.tree
+        k = tree.steps if tree else measured.k or p.acceptance.k  # where it was measured
         page.tables["measured"] = planner.measured_rows(p, measured, k)
+        page.notes.append(f"Measured pass times are compared at k = {k}, " + (
+            "the tree's depth." if tree else "the draft length they were measured at."
+            if measured.k else "the draft length the acceptance was measured at (give the "
+            "k of your verify pass if it was another)."))
     if batch:
         page.batch_note = _batch_note(p, batch)
+
+
+def page_json(page: PlanPage) -> dict:
+    """The plan as JSON (the CLI's --json): its tables and verdict (plantables.to_json), the
+    settings it was made from, the notes, the measured table and the batch note."""
+    return {**plantables.to_json(page.plan), "settings": settings_json(page.settings),
+            "notes": page.notes, "measured": page.tables.get("measured"),
+            "batch_note": page.batch_note}
+
+
+def link_sources(s: PlanSettings) -> str:
+    """The interconnect tensor parallelism crosses and its source, where it crosses one ("":
+    at tp 1, or a link the accelerator lacks: its error says so)."""
+    if s.tp < 2 and s.draft_tp < 2:
+        return ""
+    try:
+        link = ACCELERATORS[find_gpu(s.gpu)].link(s.interconnect)
+    except ValueError:
+        return ""
+    return f"Interconnect source: {link.name}: {link.source}."

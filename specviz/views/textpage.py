@@ -20,11 +20,11 @@ from ..core.rules import drafted, get_rule, with_tree
 from ..core.scenario import Scenario
 from ..core.warp import Warp, WarpedPair
 from ..text.corpus import Corpus, CorpusError, default_corpus, user_corpus  # noqa: F401 (for /text)
-from ..text.measure import COMPARE_ORDERS, drafter_comparison, order_sweep, text_exactness
 from ..text.ngram import NGramCounts
 from ..text.pair import TextDecoder  # noqa: F401 (for /text)
 from .columns import Columns
 from .demos import Row, stopped_note
+from .textmeasure import COMPARE_ORDERS, drafter_comparison, order_sweep, text_exactness
 from .transcript import RoundTranscript, totals_metrics
 from .transcript import round_cap as transcript_cap
 from .work import heavy
@@ -175,13 +175,13 @@ def checked_rules(rule: str) -> tuple[str, ...]:
 def page_order_sweep(_counts: NGramCounts, key: str, target_order: int,
                      prompt: Sequence[int], k: int, seed: int = 0, T_p: float = 1.0,
                      T_q: float = 1.0, length: int = PAGE_TOKENS) -> list[Row]:
-    """measure.order_sweep over draft orders 1..5 (speedup priced later by reprice)."""
+    """textmeasure.order_sweep over draft orders 1..5 (speedup priced later by reprice)."""
     return order_sweep(_counts, target_order, prompt, k, length, seed, T_p, T_q, 0.0)
 
 
 @heavy
 def page_drafters(sc: Scenario, *, length: int = PAGE_TOKENS) -> list[Row]:
-    """measure.drafter_comparison: the n-gram draft and prompt lookup, same prompt."""
+    """textmeasure.drafter_comparison: the n-gram draft and prompt lookup, same prompt."""
     return drafter_comparison(sc, length=length, c=0.0)
 
 

@@ -29,7 +29,7 @@ from ..text.corpus import Corpus, CorpusError
 from ..text.ngram import NGramCounts, train
 from ..text.pair import TextDecoder
 from ..views.work import WORK_STOP_S, ByteLRU
-from . import server
+from . import server, stcontract
 
 HEAVY_WORKERS = 2  # heavy computations at once, across all sessions (one per core here)
 SHARED_MODEL_BYTES = 256 * 2**20  # models of the default corpus, shared by every session
@@ -97,16 +97,8 @@ def worker() -> Iterator[None]:
 def _not_recorded() -> Iterator[None]:
     """Elements drawn in the block are not replayed with a cached result (the wait note
     belongs to this run only)."""
-    try:
-        from streamlit.runtime.caching.cached_message_replay import in_cached_function
-    except ImportError:
+    with stcontract.not_replayed():
         yield
-        return
-    token = in_cached_function.set(False)
-    try:
-        yield
-    finally:
-        in_cached_function.reset(token)
 
 
 def gated(fn: Callable) -> Callable:
@@ -126,34 +118,22 @@ def gated(fn: Callable) -> Callable:
 # ----------------------------------------------------------------------------- stops
 def _stop_requested(ctx) -> bool:
     try:
-        from streamlit.runtime.scriptrunner_utils.script_requests import ScriptRequestType
-
-        req = ctx.script_requests
-        return req is not None and req._state == ScriptRequestType.STOP
-    except (ImportError, AttributeError):
+        return stcontract.stop_requested(ctx)
+    except AttributeError:  # a context without requests (a test's)
         return False
 
 
 def _runtime_gone(session_id: str) -> bool:
     try:
-        from streamlit.runtime import Runtime
-        from streamlit.runtime.runtime import RuntimeState
-
-        if not Runtime.exists():
-            return False
-        rt = Runtime.instance()
-        return (rt.state in (RuntimeState.STOPPING, RuntimeState.STOPPED)
-                or not rt.is_active_session(session_id))
-    except (ImportError, AttributeError, RuntimeError):
+        return stcontract.runtime_gone(session_id)
+    except RuntimeError:  # the runtime went between the two looks
         return False
 
 
 def install_stop_check() -> None:
     """Long loops of this script run stop (StopException, as Streamlit's own stop) once the
     session has gone, a stop was asked for, or the server is shutting down."""
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
+    ctx = stcontract.script_ctx()
     if ctx is None:
         interrupt.install(None)
         return
@@ -161,9 +141,7 @@ def install_stop_check() -> None:
 
     def hook() -> bool:
         if _stop_requested(ctx) or _runtime_gone(session_id):
-            from streamlit.runtime.scriptrunner_utils.exceptions import StopException
-
-            raise StopException()
+            raise stcontract.stop()
         return False
 
     interrupt.install(hook)
@@ -249,13 +227,11 @@ def session_uploads(keep: set[str]) -> None:
     """Hold this session's uploaded files on the server to SESSION_UPLOADS files and
     SESSION_UPLOAD_BYTES: files no widget uses now (`keep`: the file ids in use) go first,
     oldest first. Streamlit keeps every file a client sends until the session ends."""
-    from streamlit.runtime.scriptrunner import get_script_run_ctx
-
-    ctx = get_script_run_ctx()
-    mgr = getattr(ctx, "uploaded_file_mgr", None)
-    storage = getattr(mgr, "file_storage", None)
-    if ctx is None or storage is None:
+    ctx = stcontract.script_ctx()
+    held = stcontract.upload_storage(ctx)
+    if ctx is None or held is None:
         return
+    mgr, storage = held
     files = dict(storage.get(ctx.session_id, {}))
     total = sum(len(f.data) for f in files.values())
     for file_id, rec in list(files.items()):  # insertion order: oldest first

@@ -1,5 +1,5 @@
-"""Charts on a narrow screen (a phone) as data: a style sheet, a chart title in HTML and
-the charts' Plotly config.
+"""Charts on a narrow screen (a phone) as data: style sheets (assets/), a chart title in HTML
+and the charts' Plotly config.
 
 Plotly writes a title on one line and cuts it at the figure's edge, and its mode bar sits
 over the title's right end. Below NARROW_PX the page therefore shows each chart's title as
@@ -13,6 +13,8 @@ from __future__ import annotations
 import html
 import re
 
+from . import assets
+
 NARROW_PX = 640  # Streamlit stacks columns below this width too
 TITLE_CLASS = "sv-chart-title"
 TITLE_LINE = 1.3  # a text title's line height (em)
@@ -24,21 +26,14 @@ _TAG = re.compile(r"<[^>]*>")
 
 def narrow_css() -> str:
     """The text titles hidden on wide screens; on narrow ones shown, the drawn ones hidden."""
-    box = f'.stElementContainer:has(> .stHtml > .{TITLE_CLASS})'  # children only: cheap
-    return (f"{box} {{ display: none; }}\n"
-            f"@media (max-width: {NARROW_PX}px) {{\n"
-            f"  {box} {{ display: block; }}\n"
-            f'  [data-testid="stPlotlyChart"] .gtitle {{ display: none; }}\n'
-            f"  .{TITLE_CLASS} {{ font-weight: 700; line-height: {TITLE_LINE};\n"
-            "    margin-bottom: -0.5rem; }\n"
-            "}")
+    return assets.css("narrow.css", title_class=TITLE_CLASS, narrow_px=NARROW_PX,
+                      title_line=TITLE_LINE)
 
 
 def min_width_css(key: str, px: int) -> str:
     """The element keyed `key` at least px wide, however narrow the screen: the block
     holding it scrolls sideways instead (a chart whose labels need the room)."""
-    return (f".st-key-{key} {{ min-width: {int(px)}px !important; }}\n"
-            f'[data-testid="stVerticalBlock"]:has(> .st-key-{key}) {{ overflow-x: auto; }}')
+    return assets.css("min_width.css", key=key, px=int(px))
 
 
 STEP_LINES = 4  # the counter and the step's caption on a phone: room held for this many lines
@@ -62,42 +57,12 @@ def stage_css(stage: str, *, present: bool = False, slanted: bool = False) -> st
     chips sit three a row, each line on one line (a longer one ends in an ellipsis). On a
     wide but short screen (a 1280x720 projector) the charts are SHORT_CHART_PX tall, or
     PRESENT_SHORT_CHART_PX in presenter mode."""
-    t, c = f".st-key-{stage}_transport", f".st-key-{stage}_charts"
-    block, col = '[data-testid="stHorizontalBlock"]', '[data-testid="stColumn"]'
-    title = f'{c} .stElementContainer:has(> .stHtml > .{TITLE_CLASS})'
-    return (f"@media (max-width: {NARROW_PX}px) {{\n"
-            f"  {t} {block}, {c} {block} {{ flex-wrap: wrap !important;\n"
-            "    gap: 0.4rem !important; }\n"
-            f"  {t} {col} {{ min-width: 0 !important; flex: 1 1 30% !important; }}\n"
-            f"  {t} {col}:nth-child(n+4) {{ flex: 1 1 45% !important; }}\n"
-            f"  {t} {col}:nth-child(6) {{ flex: 1 1 100% !important; }}\n"
-            f"  {t} button {{ padding: 0.2rem 0.3rem !important; min-height: 2.2rem; }}\n"
-            f"  {c} {col} {{ min-width: 0 !important; flex: 1 1 100% !important; }}\n"
-            f"  {c} .modebar-container {{ display: none; }}\n"
-            + _chart_height(f"{c} {col}:not(:nth-child(2))",
-                            PHONE_SLANTED_PX if slanted else PHONE_BARS_PX)
-            + _chart_height(f"{c} {col}:nth-child(2)", PHONE_COIN_PX) +
-            f"  .st-key-{stage}_stage .sv-chips > span {{ flex: 0 0 calc(33.3% - 4px);\n"
-            "    box-sizing: border-box; min-width: 0 !important; margin: 0 !important;\n"
-            "    padding: 2px 3px !important; font-size: 0.7em; white-space: nowrap;\n"
-            "    overflow: hidden; text-overflow: ellipsis; }\n"
-            f"  {title} {{ position: relative; z-index: 1; height: 0; overflow: visible; }}\n"
-            f"  {c} .{TITLE_CLASS} {{ font-size: 0.85em; }}\n"
-            f"  .st-key-{stage}_stage .sv-step {{ font-size: 0.9em;\n"
-            f"    padding: 4px 8px !important; min-height: {STEP_LINES * 1.45}em; }}\n"
-            "}\n"
-            f"@media (min-width: {NARROW_PX + 1}px) and (max-height: {SHORT_SCREEN_PX}px) {{\n"
-            + _chart_height(c, PRESENT_SHORT_CHART_PX if present else SHORT_CHART_PX) + "}")
-
-
-def _chart_height(charts: str, px: int) -> str:
-    """The rules that make every chart under `charts` px tall (its element, frame and plot:
-    Streamlit's Plotly chart draws at the height its element gets)."""
-    return (f"  {charts} .stElementContainer:has(.stPlotlyChart) {{ flex: 0 0 auto !important; }}\n"
-            f"  {charts} .stElementContainer:has(.stPlotlyChart),\n"
-            f'  {charts} [data-testid="stFullScreenFrame"], {charts} .stPlotlyChart,\n'
-            f"  {charts} .stPlotlyChart > div, {charts} .js-plotly-plot {{\n"
-            f"    height: {px}px !important; }}\n")
+    return assets.css("stage_narrow.css", stage=stage, narrow_px=NARROW_PX,
+                      wide_px=NARROW_PX + 1, short_screen_px=SHORT_SCREEN_PX,
+                      bars_px=PHONE_SLANTED_PX if slanted else PHONE_BARS_PX,
+                      coin_px=PHONE_COIN_PX,
+                      short_chart_px=PRESENT_SHORT_CHART_PX if present else SHORT_CHART_PX,
+                      title_class=TITLE_CLASS, step_em=STEP_LINES * 1.45)
 
 
 def title_html(title: str) -> str:

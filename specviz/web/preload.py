@@ -32,7 +32,7 @@ Preload(app) wraps the server's ASGI app: a text/html answer to a GET (the index
 Streamlit serves for every page's path) gains, before </head>, a classic script setting
 the base (it runs while the head is parsed, before Streamlit's module) and one module
 script of imports; everything else passes untouched. The files are looked up by name
-(CHUNKS) in the installed Streamlit's static folder; a name not found there is left out.
+(stcontract.CHUNKS) in the installed Streamlit's static folder; a name not found there is left out.
 """
 
 from __future__ import annotations
@@ -42,22 +42,22 @@ import json
 from functools import cache
 from pathlib import Path
 
+import streamlit as st
+
 from specviz.views import site
+from specviz.web import stcontract
 
 # the file's own length, encoding and validators do not describe the page sent
 DROPPED = (b"content-length", b"content-encoding", b"etag", b"last-modified")
-# Streamlit's lazy chunks the app's pages draw on their first load (Plotly's: chart pages)
-PLOTLY = "PlotlyChart"  # its module alone ran ~1.0 s here: only for pages that draw a chart
-CHUNKS = (PLOTLY, "PageLink", "Html", "Slider", "NumberInput", "Selectbox", "Radio",
-          "Checkbox", "TextInput", "Metric", "Button", "DownloadButton")
+# Streamlit's lazy chunks the app's pages draw on their first load (stcontract.CHUNKS);
+# Plotly's module alone ran ~1.0 s here: only for pages that draw a chart
+PLOTLY = stcontract.PLOTLY_CHUNK
 
 
 def chunk_files() -> list[Path]:
     """The installed Streamlit's file for each name in CHUNKS that it has."""
-    import streamlit
-
-    folder = Path(streamlit.__file__).parent / "static" / "static" / "js"
-    found = [sorted(folder.glob(f"{name}.*.js")) for name in CHUNKS]
+    folder = stcontract.static_js()
+    found = [sorted(folder.glob(f"{name}.*.js")) for name in stcontract.CHUNKS]
     return [files[0] for files in found if files]
 
 
@@ -97,9 +97,7 @@ def base_href(path: str, base: str = "") -> str | None:
 def base_script(path: str) -> bytes:
     """A classic script setting window.__streamlit.BACKEND_BASE_URL for the document at
     path (base_href under this server's server.baseUrlPath); empty where base_href has none."""
-    from streamlit import config
-
-    href = base_href(path, config.get_option("server.baseUrlPath") or "")
+    href = base_href(path, st.get_option("server.baseUrlPath") or "")
     return b"" if href is None else BASE_JS.format(href=json.dumps(href)).encode()
 
 

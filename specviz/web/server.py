@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
+from specviz.web import stcontract
 from specviz.web.preload import Preload
 
 T = TypeVar("T")
@@ -80,6 +81,7 @@ def install() -> None:
     with _lock:
         if _installed.is_set():
             return
+        stcontract.check()  # under a bare `streamlit run` too (Community Cloud)
         _refuse_shared_clear()
         threading.Thread(target=_collect_when_quiet, name="specviz-collector",
                          daemon=True).start()
@@ -92,20 +94,14 @@ def _own_state_only(self) -> None:
 
 
 def _refuse_shared_clear() -> None:
-    from streamlit.runtime.app_session import AppSession
-
-    AppSession._handle_clear_cache_request = _own_state_only
+    stcontract.replace(stcontract.CLEAR_CACHE, _own_state_only)
 
 
 def _sessions() -> int:
     """Sessions the runtime holds (connected, or disconnected and not yet expired)."""
     try:
-        from streamlit.runtime import Runtime
-
-        if not Runtime.exists():
-            return 0
-        return len(Runtime.instance()._session_mgr.list_sessions())
-    except (ImportError, AttributeError, RuntimeError):
+        return stcontract.session_count()
+    except (stcontract.StreamlitChanged, AttributeError, RuntimeError):
         return 0
 
 
@@ -157,22 +153,24 @@ def patch_streamlit() -> None:
     """Close CLOSED_PATHS, take request heads up to REQUEST_HEAD_MAX_BYTES and preload the
     lazy scripts (web.preload) in the server Streamlit starts (its app factory and uvicorn
     settings, looked up at start)."""
-    from streamlit.web.server.starlette import starlette_server as ss
-
-    make_app, settings = ss.create_starlette_app, ss._get_uvicorn_config_kwargs
-    ss.create_starlette_app = lambda runtime: _Closed(Preload(make_app(runtime)))
-    ss._get_uvicorn_config_kwargs = lambda: {
-        **settings(), "h11_max_incomplete_event_size": REQUEST_HEAD_MAX_BYTES}
+    make_app, settings = stcontract.get(stcontract.APP_FACTORY), \
+        stcontract.get(stcontract.UVICORN_SETTINGS)
+    stcontract.replace(stcontract.APP_FACTORY,
+                       lambda runtime: _Closed(Preload(make_app(runtime))))
+    stcontract.replace(stcontract.UVICORN_SETTINGS, lambda: {
+        **settings(), "h11_max_incomplete_event_size": REQUEST_HEAD_MAX_BYTES})
 
 
 def main(argv: list[str] | None = None) -> None:
     """`streamlit` with argv (run app.py ...), patched as above."""
-    from streamlit.web import cli
-
+    try:
+        stcontract.check()
+    except stcontract.StreamlitChanged as exc:  # stop the start, naming what is missing
+        raise SystemExit(f"specviz cannot start: {exc}") from None
     patch_streamlit()
     install()
     sys.argv = ["streamlit", *(sys.argv[1:] if argv is None else argv)]
-    cli.main(prog_name="streamlit")
+    stcontract.get(stcontract.CLI)(prog_name="streamlit")
 
 
 if __name__ == "__main__":  # run as the package's module, so the app shares its state

@@ -16,8 +16,12 @@ from dataclasses import asdict, dataclass, make_dataclass, replace
 from dataclasses import field as dc_field
 from urllib.parse import urlencode
 
+from ..analysis.deploy import DEVICES_MAX
 from ..analysis.drafting import DRAFT_KINDS, HEAD_LAYERS_MAX, TREE_MAX
 from ..analysis.modelcfg import PRESETS, preset_names
+from ..analysis.overheads import COSTS
+from ..analysis.overheads import MODES as EXEC_MODES
+from ..analysis.parallel import TP_MAX
 from ..analysis.roofline import ACCELERATORS
 from ..analysis.shape import DTYPE_BYTES, SERVED_DTYPES
 from ..core.rules import RULES, reads_warp
@@ -33,6 +37,8 @@ from ..views.measured import DRAFTS as MEASURED_DRAFTS
 from ..views.measured import K_MAX as M_K_MAX
 from ..views.measured import NEW_MAX as M_NEW_MAX
 from ..views.plan import EXAMPLES, MODEL_NAME_MAX_CHARS
+from ..views.plansettings import DEFAULTS as PLAN_DEFAULTS
+from ..views.plansettings import URL as PLAN_URL
 from ..views.textpage import DEFAULT_PROMPT, PROMPT_MAX_CHARS
 from ..views.tour import CHAPTER_MAX
 from ..views.transcript import RND_MAX
@@ -90,7 +96,15 @@ def _rule_fields() -> tuple[Field, ...]:
                  for r in RULES.values() if not reads_warp(r) for q in r.params)
 
 
+def _plan(name: str, parse: Callable[[str], object], step: float | None = None) -> Field:
+    """/plan's setting `name` as its URL field: the name and the default PlanSettings
+    declares (views.plansettings), the parser and the step here."""
+    return Field(PLAN_URL[name], getattr(PLAN_DEFAULTS, name), parse, step)
+
+
 _PLAN_MS = F.float_in(0.0, 1000.0)
+_PLAN_US = F.float_in(-1.0, 1_000_000.0)  # a fixed cost in us (-1 = the mode's default)
+LINK_NAME_CHARS = 40  # an interconnect's name ("NVLink 4")
 _PLAN_TIMED = F.float_in(0.0, 100_000.0)
 FIELDS = (
     *_sidebar(tuple(dict.fromkeys(SEEDED + PRICED)),  # drafted tokens per round
@@ -152,41 +166,48 @@ FIELDS = (
          Field("llm_arg", "4,8", F.text_of(LLM_ARG_MAX_CHARS)),  # (layers, head rows, order)
          Field("llm_T", 1.0, F.float_in(T_MIN, T_MAX), 0.05)),  # temperature of p and q
     # /plan: pasted texts travel zlib-compressed and base64url-encoded (blob: "" = none)
-    *_on("plan",
-         Field("plan_example", "vllm_metrics.prom", F.choice(EXAMPLES)),  # when none pasted
-         Field("plan_metrics", "", F.blob()),  # pasted metrics
-         Field("plan_before", "", F.blob()),  # an earlier scrape (differenced)
-         Field("plan_model", "", F.text_of(MODEL_NAME_MAX_CHARS)),  # of several ("" = the one)
-         Field("plan_target", "Llama-3.1-8B", F.choice(preset_names())),
-         Field("plan_target_cfg", "", F.blob()),  # a pasted config.json (overrides the preset)
-         Field("plan_draft", "Llama-3.2-1B", F.choice(preset_names())),
-         Field("plan_draft_cfg", "", F.blob()),
-         Field("plan_gpu", "H100 SXM", F.choice(ACCELERATORS)),
-         Field("plan_mem_gb", 0.0, F.float_in(0.0, 4096.0)),  # overrides (0 = the preset's)
-         Field("plan_bw_tbs", 0.0, F.float_in(0.0, 100.0)),
-         Field("plan_tflops", 0.0, F.float_in(0.0, 100_000.0)),  # dense bf16
-         Field("plan_fp8_tflops", 0.0, F.float_in(0.0, 100_000.0)),
-         Field("plan_ctx", 4096, F.int_in(1, CTX_LEN_MAX), 512),  # context per sequence
-         Field("plan_tdtype", "bf16", F.choice(SERVED_DTYPES)),  # target weights
-         Field("plan_ddtype", "bf16", F.choice(SERVED_DTYPES)),  # draft weights
-         Field("plan_kvdtype", "bf16", F.choice(SERVED_DTYPES)),  # KV cache
-         Field("plan_kmax", 8, F.int_in(1, 16)),  # longest draft priced
-         Field("plan_klen", 0, F.int_in(0, 64)),  # k where the metrics lack it; 0 = none
-         Field("plan_rounds", 0, F.int_in(0, 10**12), 100),  # behind hand-entered rates
-         Field("plan_batch", 0, F.int_in(0, BATCH_MAX)),  # checked against memory; 0 = none
-         Field("plan_dkind", "model", F.choice(DRAFT_KINDS)),  # a model, a head, n-grams
-         Field("plan_hlayers", 1, F.int_in(1, HEAD_LAYERS_MAX)),  # a head's layers
-         Field("plan_topk", 1, F.int_in(1, 64)),  # SGLang tree drafting (steps 0 = a chain)
-         Field("plan_steps", 0, F.int_in(0, 64)),
-         Field("plan_dtokens", 0, F.int_in(0, TREE_MAX)),  # verified (0 = steps + 1)
-         Field("plan_lookup_ms", 0.1, F.float_in(0.001, 1000.0), 0.05),  # n-gram lookup
-         Field("plan_t_oh_ms", 0.0, _PLAN_MS, 0.1),  # fixed time per target, draft pass
-         Field("plan_d_oh_ms", 0.0, _PLAN_MS, 0.1),
-         Field("plan_m_target_ms", 0.0, _PLAN_TIMED, 0.1),  # measured at batch 1 (0 = not)
-         Field("plan_m_verify_ms", 0.0, _PLAN_TIMED, 0.1),
-         Field("plan_m_draft_ms", 0.0, _PLAN_TIMED, 0.1),
-         Field("plan_m_c", 0.0, F.float_in(0.0, 100.0), 0.01),
-         Field("plan_here", "", F.text_of(HERE_LABEL_CHARS))),  # /measured's ("" = metrics)
+    *_on("plan",  # defaults: views.plansettings.PlanSettings's (_plan)
+         _plan("example", F.choice(EXAMPLES)),  # when none pasted
+         _plan("metrics_text", F.blob()),  # pasted metrics
+         _plan("metrics_before", F.blob()),  # an earlier scrape (differenced)
+         _plan("model", F.text_of(MODEL_NAME_MAX_CHARS)),  # of several ("" = the one)
+         _plan("target_preset", F.choice(preset_names())),
+         _plan("target_text", F.blob()),  # a pasted config.json (overrides the preset)
+         _plan("draft_preset", F.choice(preset_names())),
+         _plan("draft_text", F.blob()),
+         _plan("gpu", F.choice(ACCELERATORS)),
+         _plan("mem_gb", F.float_in(0.0, 4096.0)),  # overrides (0 = the preset's)
+         _plan("bw_tbs", F.float_in(0.0, 100.0)),
+         _plan("tflops", F.float_in(0.0, 100_000.0)),  # dense bf16
+         _plan("fp8_tflops", F.float_in(0.0, 100_000.0)),
+         _plan("context_len", F.int_in(1, CTX_LEN_MAX), 512),  # context per sequence
+         _plan("target_dtype", F.choice(SERVED_DTYPES)),  # target weights
+         _plan("draft_dtype", F.choice(SERVED_DTYPES)),  # draft weights
+         _plan("kv_dtype", F.choice(SERVED_DTYPES)),  # KV cache
+         _plan("k_max", F.int_in(1, 16)),  # longest draft priced
+         _plan("k_len", F.int_in(0, 64)),  # k where the metrics lack it; 0 = none
+         _plan("rounds", F.int_in(0, 10**12), 100),  # behind hand-entered rates
+         _plan("batch", F.int_in(0, BATCH_MAX)),  # checked against memory; 0 = none
+         _plan("draft_kind", F.choice(DRAFT_KINDS)),  # a model, a head, n-grams
+         _plan("head_layers", F.int_in(1, HEAD_LAYERS_MAX)),  # a head's layers
+         _plan("tree_topk", F.int_in(1, 64)),  # SGLang tree drafting (steps 0 = a chain)
+         _plan("tree_steps", F.int_in(0, 64)),
+         _plan("tree_tokens", F.int_in(0, TREE_MAX)),  # verified (0 = steps + 1)
+         _plan("lookup_ms", F.float_in(0.001, 1000.0), 0.05),  # n-gram lookup
+         _plan("target_overhead_ms", _PLAN_MS, 0.1),  # fixed time per target, draft pass
+         _plan("draft_overhead_ms", _PLAN_MS, 0.1),
+         _plan("measured_target_ms", _PLAN_TIMED, 0.1),  # measured at batch 1 (0 = not)
+         _plan("measured_verify_ms", _PLAN_TIMED, 0.1),
+         _plan("measured_draft_ms", _PLAN_TIMED, 0.1),
+         _plan("measured_c", F.float_in(0.0, 100.0), 0.01),
+         _plan("here", F.text_of(HERE_LABEL_CHARS)),  # /measured's ("" = metrics)
+         _plan("tp", F.int_in(1, TP_MAX)),  # tensor parallelism of the target
+         _plan("draft_tp", F.int_in(0, TP_MAX)),  # of the draft (0 = as it runs)
+         _plan("devices", F.int_in(0, DEVICES_MAX)),  # in the server (0 = tp)
+         _plan("interconnect", F.text_of(LINK_NAME_CHARS)),  # "" = the accelerator's first
+         _plan("exec_mode", F.choice(EXEC_MODES)),  # eager, CUDA graphs / compiled, none
+         *(_plan(f"{cost}_us", _PLAN_US, 1.0) for cost in COSTS),  # -1 = the mode's
+         _plan("measured_k", F.int_in(0, 64))),  # k of the measured verify (0 = the metrics')
     *_on("measured",  # the real model measured here
          Field("m_preset", "story", F.choice(LLM_PRESETS)),  # a preset, or "own": m_prompt
          Field("m_prompt", "The best way to learn a language is", F.text_of(LLM_PROMPT_CHARS_MAX)),

@@ -9,6 +9,8 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
+from . import assets
+
 COPY_LABEL = "Copy link to this state"  # text only: no emoji font is needed
 
 
@@ -28,26 +30,7 @@ def share_sync_js() -> str:
     autoplay rewrites the address from inside a fragment, which never reruns the sidebar
     that drew the box. It updates on each history change and, as a backstop, every
     SHARE_SYNC_MS. Installed once per page load."""
-    return f"""
-(function () {{
-  const w = window;
-  if (w.__svShareSync) return;
-  w.__svShareSync = true;
-  const boxes = document.getElementsByClassName('sv-share-url');  // live: no query a tick
-  const sync = () => {{
-    for (const el of boxes) {{
-      if (el.textContent !== w.location.href) el.textContent = w.location.href;
-    }}
-  }};
-  for (const name of ['pushState', 'replaceState']) {{
-    const orig = w.history[name];
-    w.history[name] = function () {{ const r = orig.apply(this, arguments); sync(); return r; }};
-  }}
-  w.addEventListener('popstate', sync);
-  setInterval(sync, {SHARE_SYNC_MS});
-  sync();
-}})();
-"""
+    return assets.js("share_sync.js", sync_ms=SHARE_SYNC_MS)
 
 
 def copy_link_html(label: str = COPY_LABEL) -> str:
@@ -55,46 +38,7 @@ def copy_link_html(label: str = COPY_LABEL) -> str:
     read at the moment of the click, so it is always the current state. Where the
     clipboard API is refused (a page served over plain http from another host), it falls
     back to a hidden text selection; a polite live region says whether it worked."""
-    return f"""
-<div class="sv-share">
-<button type="button" class="sv-copy-link"
- style="font:inherit;font-size:0.95rem;padding:0.35rem 0.75rem;border-radius:0.5rem;
- border:1px solid rgba(49,51,63,0.35);background:#fff;color:#000;cursor:pointer">
-{html.escape(label)}</button>
-<span class="sv-copy-status" role="status" aria-live="polite"
- style="margin-left:0.5rem;font-size:0.85rem"></span>
-<script>
-(function () {{
-  const root = document.currentScript && document.currentScript.parentElement;
-  if (!root) return;
-  const btn = root.querySelector('.sv-copy-link');
-  const out = root.querySelector('.sv-copy-status');
-  if (!btn || btn.dataset.ready) return;
-  btn.dataset.ready = '1';
-  function fallback(text) {{
-    const ta = document.createElement('textarea');
-    ta.value = text;
-    ta.setAttribute('readonly', '');
-    ta.style.position = 'fixed';
-    ta.style.opacity = '0';
-    document.body.appendChild(ta);
-    ta.select();
-    let ok = false;
-    try {{ ok = document.execCommand('copy'); }} catch (e) {{ ok = false; }}
-    ta.remove();
-    return ok;
-  }}
-  btn.addEventListener('click', async function () {{
-    const url = window.location.href;
-    let ok = false;
-    try {{ await navigator.clipboard.writeText(url); ok = true; }}
-    catch (e) {{ ok = fallback(url); }}
-    btn.dataset.copied = ok ? 'yes' : 'no';
-    out.textContent = ok ? 'Copied.' : 'Not copied: copy the address below.';
-  }});
-}})();
-</script>
-</div>"""
+    return assets.html_text("copy_link.html", label=label)
 
 
 def share_url(q: dict[str, str]) -> str:

@@ -12,7 +12,7 @@ from specviz.analysis import drafting, modelcfg, planner
 from specviz.analysis.acceptance import analyse
 from specviz.analysis.record import from_histogram
 from specviz.analysis.roofline import ACCELERATORS
-from specviz.views.plan import DraftInputs, accelerator, example_text, plan_page
+from specviz.views.plan import PlanSettings, example_text, plan_page
 
 H100 = ACCELERATORS["H100 SXM"]
 BW = 3.35e12  # H100 SXM bytes/s
@@ -46,8 +46,14 @@ def test_eagle_head_from_the_target_by_hand():
     want = E * _target_step() / (4 * step + _target_step(5))
     assert p.speedup[3, 0] == pytest.approx(want, rel=1e-12)
     eagle3 = drafting.head_from_target(T, kind="eagle3", layers=1)
-    assert eagle3.shared_head  # without its config: the target's LM head
-    assert eagle3.resident_params == LAYER + 3 * D * D + D  # a layer, the 3d -> d fc, a norm
+    # without its config: EAGLE-3's own LM head over its 32,000-token draft vocabulary (the
+    # draft_vocab_size of its published configs), not the target's 128,256
+    assert not eagle3.shared_head and eagle3.shape.vocab == 32_000 < V
+    assert eagle3.resident_params == LAYER + 3 * D * D + D + 32_000 * D  # + its own head
+    assert "32,000" in eagle3.source
+    p3 = planner.plan(planner.Setup(T, eagle3, H100, CTX), _report(), k_max=4)
+    step3 = ((LAYER + 3 * D * D + D + 32_000 * D) * 2 + 2 * KV_DIM * 2 * CTX) / BW
+    assert p3.cost[0] == pytest.approx(step3 / _target_step(), rel=1e-12)
 
 
 def test_an_mtp_head_on_deepseek_v3_is_its_routed_mtp_layer():
@@ -141,18 +147,18 @@ def test_measured_times_beside_the_roofline():
 
 
 def test_page_paths_name_what_drafts():
-    common = dict(metrics_text=example_text("vllm_metrics.prom"), accel=accelerator("H100"))
-    eagle = plan_page(**common, drafts=DraftInputs(kind="eagle", head_layers=1))
+    common = dict(metrics_text=example_text("vllm_metrics.prom"), gpu="H100")
+    eagle = plan_page(PlanSettings(**common, draft_kind="eagle", head_layers=1))
     assert not eagle.errors and "the LM head is the target's" in " ".join(eagle.model_lines)
     assert "EAGLE head (1 layer" in eagle.verdict
-    tree = plan_page(**common, drafts=DraftInputs(kind="eagle", tree_topk=4, tree_steps=3,
-                                                  tree_tokens=16))
+    tree = plan_page(PlanSettings(**common, draft_kind="eagle", tree_topk=4, tree_steps=3,
+                                 tree_tokens=16))
     assert any("priced as that tree" in n for n in tree.notes)
     assert "priced as that tree" in tree.verdict and "use the tree" in tree.verdict
-    ngram = plan_page(**common, drafts=DraftInputs(kind="ngram", lookup_ms=0.05))
+    ngram = plan_page(PlanSettings(**common, draft_kind="ngram", lookup_ms=0.05))
     assert not ngram.errors and "lookup of 0.05 ms per round" in " ".join(ngram.model_lines)
-    bad = plan_page(**common, drafts=DraftInputs(kind="eagle", head_layers=99))
+    bad = plan_page(PlanSettings(**common, draft_kind="eagle", head_layers=99))
     assert bad.plan is None and any("1..8 layers" in e for e in bad.errors)
-    measured = plan_page(**common, drafts=DraftInputs(measured=planner.Measured(0.02)))
+    measured = plan_page(PlanSettings(**common, measured_target_ms=20.0))
     assert [r["quantity"] for r in measured.tables["measured"]][-1] == "speedup at batch 1"
     assert np.isfinite([r["measured"] for r in measured.tables["measured"]]).all()

@@ -12,7 +12,6 @@ import tracemalloc
 import pytest
 
 from specviz.analysis import llamalog, modelcfg, serverformats
-from specviz.analysis.roofline import ACCELERATORS
 from specviz.analysis.servermetrics import MetricsError, parse_any
 from specviz.core import interrupt
 from specviz.views import plan as pv
@@ -177,24 +176,21 @@ def test_the_experts_message_states_the_real_cap():
     assert ok.experts == hi
 
 
-ACCEL = ACCELERATORS["H100 SXM"]
-
-
 @pytest.mark.parametrize("name", ["json nested 1000 deep (array)", "counter +Inf", "counter NaN",
                                   "position +Inf", "vLLM histogram [1e300, 1]",
                                   "hand CSV 0,1e300", "vLLM num_spec_tokens Infinity",
                                   "SGLang 1e308", "llama.cpp #gen drafts = 0"])
 def test_the_plan_page_data_says_it_and_goes_on(name):
     """plan_page turns each into an error of the measurements, the models still read."""
-    page = pv.plan_page(metrics_text=METRICS[name][0], accel=ACCEL)
+    page = pv.plan_page(pv.PlanSettings(metrics_text=METRICS[name][0]))
     assert len(page.errors) == 1 and page.errors[0].startswith("Measurements: ")
     assert page.plan is None and not page.verdict
 
 
 @pytest.mark.parametrize("name", list(CONFIGS))
 def test_the_plan_page_data_says_a_bad_config(name):
-    page = pv.plan_page(metrics_text=pv.example_text(pv.EXAMPLES[0]),
-                        target_text=CONFIGS[name][0], accel=ACCEL)
+    page = pv.plan_page(pv.PlanSettings(metrics_text=pv.example_text(pv.EXAMPLES[0]),
+                                        target_text=CONFIGS[name][0]))
     assert len(page.errors) == 1 and page.errors[0].startswith("target model: ")
     assert page.report is not None  # the measurements were still read
 

@@ -44,7 +44,7 @@ def test_quoting_helpers_and_dtype_bytes_are_defined_once():
 def test_the_page_and_the_cli_offer_the_same_served_types():
     plan = build_parser()._subparsers._group_actions[0].choices["plan"]
     choices = {a.dest: tuple(a.choices) for a in plan._actions if a.choices}
-    assert choices["dtype"] == choices["kv_dtype"] == shape.SERVED_DTYPES
+    assert choices["set_target_dtype"] == choices["set_kv_dtype"] == shape.SERVED_DTYPES
     assert all(settings.FIELD[f"plan_{k}dtype"].parse.options is shape.SERVED_DTYPES
                for k in ("t", "d", "kv"))
     assert "fp32" not in shape.SERVED_DTYPES

@@ -14,7 +14,7 @@ from specviz.analysis.modelcfg import PRESETS
 from specviz.analysis.record import from_histogram
 from specviz.analysis.roofline import ACCELERATORS, pass_cost, pass_times
 from specviz.analysis.shape import ModelShape
-from specviz.views.plan import accelerator, example_text, plan_page
+from specviz.views.plan import PlanSettings, accelerator, example_text, plan_page
 
 H100 = ACCELERATORS["H100 SXM"]
 
@@ -125,8 +125,8 @@ def test_does_not_fit_says_what_does():
     t, d = modelcfg.preset("Llama-3.1-70B"), modelcfg.preset("Llama-3.2-1B")
     with pytest.raises(planner.PlanError, match="fits with fp8"):
         planner.plan(planner.Setup(t, model_draft(d), H100, 4096), report())
-    page = plan_page(metrics_text=example_text("vllm_metrics.prom"), accel=accelerator("H100"),
-                     batch=4000)
+    page = plan_page(PlanSettings(metrics_text=example_text("vllm_metrics.prom"), gpu="H100",
+                                  batch=4000))
     assert "does not fit" in page.batch_note and "at most" in page.batch_note
 
 

@@ -13,7 +13,7 @@ from prometheus_client import CollectorRegistry, Gauge, generate_latest
 from specviz.analysis.acceptance import analyse, summary
 from specviz.analysis.record import Averages, MetricsError, ModelChoice
 from specviz.analysis.servermetrics import parse_any
-from specviz.views.plan import accelerator, plan_page
+from specviz.views.plan import PlanSettings, plan_page
 
 FX = Path(__file__).resolve().parents[1] / "fixtures" / "plan"
 HELP_L = "The average acceptance length of speculative decoding."
@@ -177,8 +177,8 @@ def test_server_info_refusals_name_what_was_found(over, message):
 
 
 def test_the_planner_prices_an_average_and_says_what_it_lacks():
-    page = plan_page(metrics_text=(FX / "sglang_gauges.prom").read_text(),
-                     accel=accelerator("H100"))
+    page = plan_page(PlanSettings(metrics_text=(FX / "sglang_gauges.prom").read_text(),
+                                  gpu="H100"))
     assert not page.errors and page.plan is not None
     assert page.report.alpha_ci is None and "No interval" in page.verdict
     assert any("last log interval" in n for n in page.notes)

@@ -165,6 +165,7 @@ def test_value_functions_are_linear_between_their_knots():
         np.testing.assert_allclose(got, want, rtol=0, atol=1e-13)
 
 
+@pytest.mark.slow  # over 2 s on a quiet core (tests/conftest.py)
 def test_k16_exact_law_matches_monte_carlo():
     """k = 16 on the default pair: the exact first-round histogram against n decodes at the
     TV threshold from n, and the exact long run against a measured decode; negative control:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scenarios import sc
+from scenarios import rule_sweep, sc
 
 from specviz.analysis.stats import tv, tv_threshold
 from specviz.core.draws import RngDraws
@@ -54,7 +54,7 @@ def bigram():
     return _bigram()
 
 
-@pytest.mark.parametrize("rule", list(RULES))
+@pytest.mark.parametrize("rule", rule_sweep(RULES))
 def test_tables_three_engines_agree(rule):
     T = default_tables()
     exact = exact_joint(sc(T.P, T.Q, 0, K, rule=rule), n_tokens=2)
@@ -64,8 +64,8 @@ def test_tables_three_engines_agree(rule):
     assert tv(vector, exact) <= tv_threshold(exact, N_VECTOR)
 
 
-@pytest.mark.parametrize("rule", list(RULES))
-def test_text_bigram_three_engines_agree(rule, bigram):
+@pytest.mark.parametrize("rule", rule_sweep(RULES, dev=("correct", "block", "multi_draft")))
+def test_text_bigram_three_engines_agree(rule, bigram):  # the kinds on a text pair
     pair, P, Q, ctx = bigram
     exact = exact_joint(sc(P, Q, ctx, K, rule=rule), n_tokens=2)
     scalar = scalar_joint(pair, ctx, K, rule, N_SCALAR, seed=3)

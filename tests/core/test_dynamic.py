@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scenarios import sc
+from scenarios import rule_sweep, sc
 
 from specviz import default_tables, target_joint, tv, tv_threshold
 from specviz.core.dynamic import POLICIES, run_policies, run_policy
@@ -99,8 +99,7 @@ def test_bad_input():
 LOSSLESS = [name for name, r in RULES.items() if r.lossless and r.kind != "block"]
 
 
-@pytest.mark.parametrize("rule", LOSSLESS)
-@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("rule, policy", rule_sweep(LOSSLESS, POLICIES))
 def test_every_lossless_rule_is_exact_under_every_policy(policy, rule):
     """The policies play the one round, so every rule of the registry runs under them
     (block verification excepted: it refuses, see below); the lossless ones keep the law

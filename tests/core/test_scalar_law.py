@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 from brute import brute_array
 from oracle import KEEP, oracle_joint, oracle_rules, warp_mask, warp_rules
+from scenarios import rule_sweep
 
 from specviz.analysis.stats import tv, tv_threshold
 from specviz.core.draws import RngDraws
@@ -67,8 +68,7 @@ def test_the_oracles_cover_every_rule_and_agree_with_the_registry_defaults():
         assert {key: RULES[name].prm[key] for key in WARP} == WARP
 
 
-@pytest.mark.parametrize("rule", list(RULES))
-@pytest.mark.parametrize("k", [1, 2])
+@pytest.mark.parametrize("rule, k", rule_sweep(RULES, [1, 2]))
 def test_scalar_round_law_through_the_bonus_is_the_oracle(rule, k):
     law = oracle_law(rule, CTX, k)
     sample = scalar_law(rule, k, N, seed=100 + k)

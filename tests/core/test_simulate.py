@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from scenarios import sc
+from scenarios import rule_sweep, sc
 from support import random_tables
 
 from specviz import (
@@ -34,7 +34,7 @@ T = default_tables()
 N = 400_000
 
 
-@pytest.mark.parametrize("rule", list(RULES))
+@pytest.mark.parametrize("rule", rule_sweep(RULES))
 def test_monte_carlo_matches_exact_for_every_rule(rule):
     sim = simulate(sc(T.P, T.Q, 0, 4, rule=rule, seed=1), n=N, n_tokens=2)
     exact = exact_joint(sc(T.P, T.Q, 0, 4, rule=rule), n_tokens=2)
@@ -62,7 +62,7 @@ def _power_n(bias: float, law) -> int:
     raise AssertionError(f"bias {bias} is too small to test")
 
 
-@pytest.mark.parametrize("rule", [r for r in RULES if not RULES[r].lossless])
+@pytest.mark.parametrize("rule", rule_sweep([r for r in RULES if not RULES[r].lossless]))
 def test_negative_control_each_broken_rule_is_caught(rule):
     """The same test that passes the correct rule must fail each lossy or broken one; n is
     chosen from the rule's exact bias by a power calculation, not tuned."""
@@ -101,7 +101,7 @@ def test_first_round_histogram_matches_exact():
         assert tv(sim.histogram / n, law.histogram) <= tv_threshold(law.histogram, n)
 
 
-@pytest.mark.parametrize("rule", list(RULES))
+@pytest.mark.parametrize("rule", rule_sweep(RULES))
 def test_scalar_rounds_match_exact(rule):
     """play_round, one round at a time, chained until two tokens are out."""
     n, k = 3_000, 3
@@ -131,7 +131,7 @@ def test_identical_rows_tokens_per_call_within_four_standard_errors():
         assert abs(sim.tokens_per_call - want) <= 4 * se
 
 
-@pytest.mark.parametrize("rule", list(RULES))
+@pytest.mark.parametrize("rule", rule_sweep(RULES))
 def test_long_decode_matches_exact_long_run(rule):
     stats = long_decode(sc(T.P, T.Q, 0, 4, rule=rule, seed=9), n_rounds=200_000)
     law = round_law(sc(T.P, T.Q, 0, 4, rule=rule), long_run=True)

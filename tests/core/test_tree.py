@@ -133,6 +133,7 @@ def test_a_wider_tree_keeps_more_than_the_chain():
         chain, abs=1e-12)
 
 
+@pytest.mark.slow  # over 2 s on a quiet core (tests/conftest.py)
 def test_scalar_tree_rounds_follow_the_exact_law_and_step_in_order():
     pair, n = TablePair(T.P, T.Q), 3_000
     rng = np.random.default_rng(9)

@@ -3,8 +3,11 @@ warped target, and the broken variants' biases. Oracles are written out by hand.
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
+from oracle import warp_mask
 from scenarios import sc
 from support import random_tables
 
@@ -51,6 +54,31 @@ def test_top_p_reads_the_row_top_k_left():
                                                                          0.35 / 0.75, 0.0])
     np.testing.assert_array_equal(warp_rows(row, Warp(top_k=3, top_p=0.5)),
                                   warp_rows(row, Warp(top_p=0.5)))
+
+
+GRID_T = (0.4, 1.0, 2.5)
+GRID_TOP_K = (0, 1, 2, 4)
+GRID_TOP_P = (0.3, 0.6, 0.85, 1.0)
+GRID_MIN_P = (0.0, 0.15, 0.4)
+
+
+def test_the_warp_is_the_oracles_over_a_grid_of_settings_row_by_row():
+    """warp_rows over a whole table against the oracle's warp (tests/oracle.py, written from
+    the description), each row alone, at every temperature x top-k x top-p x min-p of the
+    grid: top-p and min-p read the tempered row (the untempered one keeps other tokens at
+    T != 1), and min-p's reference is each row's own maximum (not the table's)."""
+    rng = np.random.default_rng(44)
+    table = rng.dirichlet(np.full(7, 0.6), size=9)  # (9, 7): peaked and flat rows
+    table[rng.random(table.shape) < 0.2] = 0.0
+    table[np.arange(9), rng.integers(0, 7, 9)] += 0.05  # every row keeps some mass
+    table /= table.sum(axis=1, keepdims=True)
+    for T_, k, top_p, min_p in itertools.product(GRID_T, GRID_TOP_K, GRID_TOP_P, GRID_MIN_P):
+        got = warp_rows(table, Warp(temperature=T_, top_k=k, top_p=top_p, min_p=min_p))
+        for i, row in enumerate(table):
+            masked = warp_mask(row.tolist(), T_, k, top_p, min_p)
+            want = np.array(masked) / sum(masked)
+            np.testing.assert_allclose(got[i], want, rtol=1e-9, atol=1e-15, err_msg=(
+                f"row {i}, T = {T_}, top-k = {k}, top-p = {top_p}, min-p = {min_p}"))
 
 
 def test_temperature_by_hand_and_ties():

@@ -54,3 +54,27 @@ def test_plan_sglang_server_info_is_read_as_an_average(server, page):
     page.get_by_text("An average from SGLang /get_server_info").first.wait_for()
     page.get_by_text("no interval: an average").first.wait_for()
     assert page.get_by_text("Traceback").count() == 0
+
+
+def test_plan_tensor_parallel_from_a_link(server, page):
+    """A link that splits a 70B target 4 ways: the decision names the split, the reasons say
+    where each model runs and what the collectives cost; the controls show the link's values;
+    screenshots at 1440x900 and 390 px (SPECVIZ_SHOTS)."""
+    page.set_viewport_size({"width": 1440, "height": 900})
+    page.goto(f"{server.url}/plan?plan_target=Llama-3.1-70B&plan_tp=4&plan_devices=4")
+    decision = page.get_by_text("on 4 x H100 SXM (tensor parallelism 4)").first
+    decision.wait_for()
+    page.get_by_text("all-reduces", exact=False).first.wait_for()
+    expect(page.get_by_label("tensor parallelism (target)")).to_have_value("4")
+    assert page.get_by_text("Traceback").count() == 0
+    if SHOTS:
+        page.screenshot(path=f"{SHOTS}/plan-tp-1440.png", full_page=False)
+        page.get_by_text("Fixed costs assumed", exact=False).first.scroll_into_view_if_needed()
+        page.screenshot(path=f"{SHOTS}/plan-tp-verdict-1440.png", full_page=False)
+        page.set_viewport_size({"width": 390, "height": 844})
+        page.wait_for_timeout(1500)
+        decision.scroll_into_view_if_needed()
+        page.screenshot(path=f"{SHOTS}/plan-tp-390.png", full_page=False)
+    bad = f"{server.url}/plan?plan_tp=8&plan_devices=4"
+    page.goto(bad)
+    page.get_by_text("tensor parallelism 8 needs 8 devices").first.wait_for()

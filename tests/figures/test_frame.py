@@ -19,7 +19,7 @@ from specviz.core.tables import default_tables
 from specviz.figures import charts, costcharts, frame, methods, plan, rulecharts, surfaces, textfigs
 from specviz.views import demos, gallery, pagedata
 from specviz.views import methods as method_rows
-from specviz.views.plan import accelerator, example_text, plan_page
+from specviz.views.plan import PlanSettings, example_text, plan_page
 
 
 @pytest.fixture(scope="module")
@@ -39,7 +39,7 @@ def figures() -> dict:
     page = pagedata.roofline_page()
     g = gallery.gallery(sc(d.P, d.Q, 0, 4, seed=0), n=1_000)
     runs = run_policies(sc(d.P, d.Q, 0, 4, seed=1), length=300)
-    p = plan_page(metrics_text=example_text("vllm_metrics.prom"), accel=accelerator("H100"))
+    p = plan_page(PlanSettings(metrics_text=example_text("vllm_metrics.prom"), gpu="H100"))
     drafters = [{"drafter": name, "tokens per call": 2.0, "speedup": 1.5, "c": 0.1}
                 for name in ("ngram", "lookup")]
     orders = [{"draft order": o, "smaller than target": o < 3, "acceptance": 0.5,

@@ -135,3 +135,22 @@ def test_the_real_pair_captions_its_rounds_in_its_own_words(tmp_path):
     assert tr.steps[0].caption.endswith(": prompt lookup copies the 2 token(s) that followed "
                                         "an earlier match.")
     assert "' from the text after the match, q = 1.0000." in tr.steps[1].caption
+
+
+def test_the_llm_page_plays_a_round_on_a_tiny_model(tmp_path, monkeypatch,
+                                                     small_default_corpus):
+    """/llm's page, stage and stream on the tiny model (the development tier's cover of
+    pages/11_llm.py, web.llmstage, views.llmpage and views.llmstream without the real
+    model; tests/llm/test_llm_page runs them on it): a round drawn, a step taken."""
+    from support import run_page
+
+    from specviz.web import llmstage, server
+
+    m = store.read_model(write_tiny(tmp_path / "t.gguf"))
+    monkeypatch.setitem(server._made, llmstage.MODEL, m)  # the page's model, this test only
+    at = run_page("pages/11_llm.py", 120, llm_kind="lookup", llm_k="2")
+    assert not at.exception and not at.error, [e.value for e in [*at.exception, *at.error]]
+    assert len(at.get("plotly_chart")) == 3 and "Round 0" in " ".join(
+        h.proto.body for h in at.html)
+    at.button(key="llm_next").click().run()
+    assert not at.exception and at.query_params["step"] == "1"

@@ -69,8 +69,8 @@ def test_greedy_with_and_without_speculation_against_transformers(fact):
 def test_measured_here_feeds_plan(fact):
     _, m = fact
     here = mv.plan_source(m.drafts[0], "sampled")
-    page = pv.plan_page(metrics_text="", target_preset="Qwen3-0.6B", draft_preset="Qwen3-0.6B",
-                        accel=pv.accelerator("H100"), here=here)
+    page = pv.plan_page(pv.PlanSettings(target_preset="Qwen3-0.6B", draft_preset="Qwen3-0.6B",
+                                        gpu="H100"), here=here)
     assert not page.errors and page.report.k == 2
     s = m.drafts[0].sampled
     t = {r["quantity"]: r["measured"] for r in page.tables["measured"]}
@@ -100,6 +100,7 @@ def test_exact_on_real_rows_flags_the_broken_rule(model):
     assert float(residual(p, q).max()) == pytest.approx(top.max() / top.sum())
 
 
+@pytest.mark.model  # the page loads the real model itself (no `model` fixture asks for it)
 def test_the_page_measures_on_the_button_and_plan_lists_it():
     at = app_test(ROOT / "pages" / "12_measured.py", timeout=600)
     for key, value in dict(m_preset="fact", m_draft="lookup", m_k="1", m_new="2").items():

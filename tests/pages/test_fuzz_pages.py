@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlencode
 
 import pytest
 from streamlit.testing.v1 import AppTest
-from support import bound_undeclared, run_page
+from support import bound_undeclared, run_page, tiered
 
 from specviz.views import site
 from specviz.web import settings as S
@@ -84,6 +84,14 @@ def cases_for(page: str) -> list[dict]:
 
 
 CASES = [(page, i, q) for page in PAGES for i, q in enumerate(cases_for(page))]
+ORDER = list(PAGES)
+
+
+def _sampled(page: str, i: int) -> bool:
+    """The development tier's sample: case i on one page in len(PAGES), turn about, so each
+    of the common cases (the first 36) runs on some page and each page runs 3 or more (46
+    of 512 in all; some of the pages' own fields' cases, last in their lists, among them)."""
+    return i % len(ORDER) == ORDER.index(page)
 
 
 def _all_text(at: AppTest) -> list[str]:
@@ -97,8 +105,8 @@ def _all_text(at: AppTest) -> list[str]:
     return out
 
 
-@pytest.mark.parametrize("page, i, params", CASES,
-                         ids=[f"{p}-{i}" for p, i, _ in CASES])
+@pytest.mark.parametrize("page, i, params", tiered(
+    CASES, keep=lambda _, case: _sampled(*case[:2]), ids=[f"{p}-{i}" for p, i, _ in CASES]))
 def test_hostile_url(page, i, params):
     path, script, _ = PAGES[page]
     query = dict(params)

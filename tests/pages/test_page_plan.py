@@ -164,3 +164,47 @@ def test_an_earlier_scrape_is_differenced():
     bad = run_page(PAGE, timeout=60, plan_metrics=urlcodec.encode_blob(later),
                    plan_before=urlcodec.encode_blob('{"a": 1}'))
     assert any("not Prometheus text" in e.value for e in bad.error)
+
+
+def test_tensor_parallelism_from_the_url_and_the_same_verdict_as_the_cli():
+    """70B at TP 4 on 4 x H100: the page's decision is the CLI's with the same settings (the
+    defaults are one declaration), and says where each model runs."""
+    import io
+
+    from specviz.cli import main
+
+    at = run_page(PAGE, timeout=60, plan_target="Llama-3.1-70B", plan_tp="4",
+                  plan_devices="4")
+    assert not at.error and "on 4 x H100 SXM (tensor parallelism 4)" in at.success[0].value
+    shown = " ".join(m.value for m in at.markdown)
+    assert "all-reduces" in shown and "on the first device" in shown
+    assert "Fixed costs assumed" in shown and "CUDA.jl" in shown
+    captions = [c.value.replace("\\", "") for c in at.caption]  # Markdown's escapes off
+    assert any("Interconnect source: NVLink 4" in c and "SGLang PR #2904" in c
+               for c in captions)
+    out = io.StringIO()
+    assert main(["plan", "--target-config", "Llama-3.1-70B", "--tp", "4", "--devices", "4"],
+                out=out) == 0
+    assert at.success[0].value.replace("\\", "") in out.getvalue()
+
+
+@pytest.mark.parametrize(("params", "message"), [
+    ({"plan_target": "Llama-3.1-70B", "plan_tp": "3", "plan_devices": "4"},
+     "tensor parallelism 3 does not divide its 64 attention heads"),
+    ({"plan_tp": "8", "plan_devices": "4"}, "tensor parallelism 8 needs 8 devices"),
+    ({"plan_tp": "2", "plan_link": "ICI"}, "H100 SXM has no interconnect 'ICI'"),
+])
+def test_a_split_that_cannot_run_is_its_own_message(params, message):
+    at = run_page(PAGE, timeout=60, **params)
+    assert any(message in e.value.replace("\\", "") for e in at.error), [e.value for e in
+                                                                           at.error]
+    assert not at.success
+
+
+def test_execution_mode_and_costs_from_the_url():
+    at = run_page(PAGE, timeout=60, plan_exec="eager", plan_layer_us="100")
+    shown = " ".join(m.value for m in at.markdown)
+    assert not at.error and "layer 100 us" in shown and "eager PyTorch" in shown
+    plain = run_page(PAGE, timeout=60, plan_exec="none")
+    assert "No fixed cost a pass" in " ".join(m.value for m in plain.markdown)
+    assert at.selectbox(key="w_plan_exec").value == "eager"

@@ -149,6 +149,7 @@ def test_invalid_url_params_give_notes(params, key):
 
 
 # ----------------------------------------------------------------- production metrics
+@pytest.mark.slow  # over 2 s on a quiet core (tests/conftest.py)
 def test_production_metrics_follow_the_sidebar_rule():
     at = run(rule="multi_draft", k="3", open=OPEN_TABLES + "," + PRODUCTION_CHART)
     md = " ".join(m.value for m in at.markdown)

@@ -142,6 +142,7 @@ def test_prompt_lookup_in_the_animation():
     assert "sv-caption" in frame(at) and "Context" in frame(at)
 
 
+@pytest.mark.slow  # over 2 s on a quiet core (tests/conftest.py)
 def test_exactness_check_runs_on_demand():
     at = unfold(_run(k="3"))
     at.button(key="text_exact").click().run(timeout=120)
@@ -215,6 +216,7 @@ def test_a_users_models_live_in_the_session():
     assert len(results) >= 3  # the round, the draft orders, the drafters
 
 
+@pytest.mark.slow  # over 2 s on a quiet core (tests/conftest.py)
 def test_a_long_check_says_how_far_it_was_cut():
     at = unfold(_run(level="word", order="4", k="32", rule="typical", T="10"), timeout=120)
     assert not at.exception

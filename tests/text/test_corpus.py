@@ -120,6 +120,7 @@ def test_empty_library_is_an_error(tmp_path):
         corpus.default_corpus(tmp_path / "lib", cache=False)
 
 
+@pytest.mark.slow  # over 2 s on a quiet core (tests/conftest.py)
 def test_the_real_default_corpus(tmp_path):
     """Built from this Python's standard library, without any earlier cache."""
     c = corpus.default_corpus(cache=tmp_path)

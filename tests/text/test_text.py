@@ -18,9 +18,10 @@ from specviz.core.scenario import Scenario
 from specviz.core.tables import temper_rows
 from specviz.core.trace import RoundDigest, RoundTrace
 from specviz.figures import animation, export, textfigs
-from specviz.text import measure, ngram
+from specviz.text import ngram
 from specviz.text import pair as tp
 from specviz.views import pagedata, stepping, textpage, transcript
+from specviz.views import textmeasure as measure
 
 
 def play_text_round(dec, context, k, rng, rule="correct", drafter="ngram"):

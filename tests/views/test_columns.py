@@ -13,7 +13,7 @@ from specviz.analysis import roofline
 from specviz.core.tables import default_tables
 from specviz.views import columns as C
 from specviz.views import demos, gallery, pagedata, textpage
-from specviz.views.plan import accelerator, example_text, plan_page
+from specviz.views.plan import PlanSettings, example_text, plan_page
 
 SPECS = {**C.ALL, "DRAFTER": textpage.DRAFTER_COLUMNS, "TEXT_EXACT": textpage.EXACT_COLUMNS,
          "PRODUCTION": C.production_columns(gallery.METRICS_ROUNDS),
@@ -49,8 +49,8 @@ def rows():
         sc(d.P, d.Q, 0, 4), "T", (0.5, 2.0), c=0.1)
     ex = demos.exactness(sc(d.P, d.Q, 0, 2, seed=1), n=500, rules=("correct",))
     page = pagedata.roofline_page()
-    plan = plan_page(metrics_text=example_text("vllm_metrics.prom"),
-                     accel=accelerator("H100"))
+    plan = plan_page(PlanSettings(metrics_text=example_text("vllm_metrics.prom"),
+                                  gpu="H100"))
     return {
         "SWEEP": alpha + temp + ks, "CURVE": curve,
         "EXACTNESS": [{**r, "verdict": ""} for r in pagedata.exactness_rows(ex)],
@@ -107,9 +107,13 @@ def test_accelerator_rows_match_their_quoted_datasheets(name):
     assert row["peak_tflops"] == pytest.approx(flops)
     bw = _quoted(src, "TB/s") or _quoted(src, "GB/s") / 1000
     assert row["bandwidth_tb_s"] == pytest.approx(bw)
-    mib = float(re.findall(r"(\d[\d,]*) MiB", src)[-1].replace(",", ""))  # as the card says
-    assert row["memory_gib"] == pytest.approx(mib / 1024)
-    assert mib * 2**20 > 0.9 * 1e9 * float(re.findall(r"(\d+) GB(?!/)", src)[-1])
+    if "MiB" in src:  # a GPU: as the card reports it
+        mib = float(re.findall(r"(\d[\d,]*) MiB", src)[-1].replace(",", ""))
+        assert row["memory_gib"] == pytest.approx(mib / 1024)
+        assert mib * 2**20 > 0.9 * 1e9 * float(re.findall(r"(\d+) GB(?!/)", src)[-1])
+    else:  # a TPU: as its page states it, in GiB or GB
+        gib = _quoted(src, "GiB")
+        assert row["memory_gib"] == pytest.approx(gib or _quoted(src, "GB") * 1e9 / 2**30)
     if "no FP8" in src:
         assert row["fp8_tflops"] is None
     else:

@@ -83,8 +83,9 @@ HERE = dict(label="early-exit:6", mode="greedy", k=3, rounds=40, accepted_at=[20
 
 def test_plan_takes_the_measured_here_source():
     here = mv.here(**HERE)
-    page = pv.plan_page(metrics_text="not metrics at all", target_preset="Qwen3-0.6B",
-                        draft_preset="Qwen3-0.6B", accel=pv.accelerator("H100"), here=here)
+    page = pv.plan_page(pv.PlanSettings(metrics_text="not metrics at all",
+                                        target_preset="Qwen3-0.6B", draft_preset="Qwen3-0.6B",
+                                        gpu="H100"), here=here)
     assert not page.errors, page.errors
     assert page.report.k == 3 and page.report.record.rounds == 40
     assert page.report.record.accepted_at.tolist() == [20, 10, 4]
@@ -96,7 +97,7 @@ def test_plan_takes_the_measured_here_source():
     # speedup = E_3 t1 / (3 t_draft + t_verify), E_3 = 1 + (20 + 10 + 4) / 40
     e = 1 + 34 / 40
     assert m["speedup at batch 1"]["measured"] == pytest.approx(e * 0.05 / (3 * 0.02 + 0.15))
-    without = pv.plan_page(metrics_text="not metrics at all", accel=pv.accelerator("H100"))
+    without = pv.plan_page(pv.PlanSettings(metrics_text="not metrics at all", gpu="H100"))
     assert without.errors  # the control: the same metrics text alone is refused
 
 

@@ -7,6 +7,7 @@ import io
 import re
 
 import numpy as np
+import pytest
 from scenarios import sc
 
 from specviz import default_tables, long_decode, round_law
@@ -56,6 +57,7 @@ def test_warp_sweep_top_p_one_and_temperature_one_are_the_plain_rule():
     assert {r["knob"] for r in rows} == {"top_p", "temperature"}
 
 
+@pytest.mark.slow  # over 2 s on a quiet core (tests/conftest.py)
 def test_cli_methods_prints_the_table():
     out = io.StringIO()
     assert main(["methods"], out) == 0
@@ -66,6 +68,7 @@ def test_cli_methods_prints_the_table():
     assert " (MC)" not in text  # every k of every method is exact on the default pair
 
 
+@pytest.mark.slow  # over 2 s on a quiet core (tests/conftest.py)
 def test_block_is_exact_at_k16_and_measured_past_its_caps():
     rows = methods.methods_table(sc(T.P, T.Q, 0), ks=(16,), rules=("block",))
     assert rows[0]["block_how"] == "exact" and rows[0]["block_se"] is None

@@ -16,11 +16,13 @@ from dataclasses import asdict, fields, replace
 import pytest
 from hypothesis import HealthCheck, Phase, example, given, settings
 from hypothesis import strategies as st
+from support import tiered
 
 from specviz.views import site
 from specviz.web import settings as S
 
 EXAMPLES_PER_PAGE = 500
+DEV_EXAMPLES = 50  # the development tier's (the fuzz tier runs EXAMPLES_PER_PAGE as well)
 
 # The oracle's kinds of field, read from each field's declaration (settings.FIELDS: the one
 # place a range lives); how a value of each kind is read is written out below, on its own.
@@ -168,9 +170,11 @@ def check(params: dict) -> None:
 
 
 # ----------------------------------------------------------------------------- the fuzz
-@pytest.mark.parametrize("page", list(PAGES))
-def test_parse_query_never_fails_and_stays_in_range(page):
-    @settings(max_examples=EXAMPLES_PER_PAGE, deadline=None, database=None,
+@pytest.mark.parametrize("page, examples", tiered(  # 50 a page in the development tier
+    [(page, n) for page in PAGES for n in (DEV_EXAMPLES, EXAMPLES_PER_PAGE)],
+    keep=lambda _, case: case[1] == DEV_EXAMPLES))
+def test_parse_query_never_fails_and_stays_in_range(page, examples):
+    @settings(max_examples=examples, deadline=None, database=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
     @given(params=page_params(PAGES[page]))
     @example(params={key: "<script>alert(1)</script>" for key in PAGES[page]})
@@ -194,14 +198,20 @@ def test_every_field_is_fuzzed_on_a_page_and_read_by_the_oracle():
     assert fuzzed == set(S.KEYS), set(S.KEYS) ^ fuzzed
     judged = {*INTS, *FLOATS, *CHOICES, *NUMBER_CHOICES}
     texts = {"tree", "prompt", "llm_prompt", "llm_arg", "plan_metrics", "plan_before",
-             "plan_model", "plan_target_cfg", "plan_draft_cfg", "plan_here", "m_prompt"}
+             "plan_model", "plan_target_cfg", "plan_draft_cfg", "plan_here", "plan_link",
+             "m_prompt"}
     assert judged == set(S.KEYS) - texts, set(S.KEYS) - texts - judged
     assert len(INTS) >= 30 and len(FLOATS) >= 25 and len(CHOICES) >= 20
 
 
-@pytest.mark.parametrize("key", [*INTS, *FLOATS, *NUMBER_CHOICES])
-@pytest.mark.parametrize("raw", ["nan", "inf", "-inf", "1e308", "-1e308", "", "abc", "<b>1</b>",
-                                 "1e400", ["2", "x"], []])
+NUMBER_KEYS = [*INTS, *FLOATS, *NUMBER_CHOICES]
+NON_NUMBERS = ["nan", "inf", "-inf", "1e308", "-1e308", "", "abc", "<b>1</b>", "1e400",
+               ["2", "x"], []]
+
+
+@pytest.mark.parametrize("key, raw", tiered(  # the development tier: every key once, and
+    [(key, raw) for key in NUMBER_KEYS for raw in NON_NUMBERS],  # every raw value on 5-6
+    keep=lambda i, case: i // len(NON_NUMBERS) % len(NON_NUMBERS) == i % len(NON_NUMBERS)))
 def test_every_number_rejects_non_numbers(key, raw):
     s, notes = S.parse_query({key: raw})
     assert len(notes) == 1 and f"URL parameter {key}=" in notes[0]
@@ -246,28 +256,39 @@ def valid_settings(float_places: int | None):
     return st.builds(lambda **kw: replace(S.DEFAULTS, **kw), **parts)
 
 
-@settings(max_examples=500, deadline=None, database=None)
-@given(s=valid_settings(float_places=2))
-def test_round_trip_of_what_the_widgets_can_set(s):
+EXAMPLES = tiered([(DEV_EXAMPLES,), (500,)], keep=lambda i, _: i == 0)
+
+
+@pytest.mark.parametrize("examples", EXAMPLES)
+def test_round_trip_of_what_the_widgets_can_set(examples):
     """Sliders and number inputs step by 0.01 or 0.05: those settings survive the URL."""
-    q = S.to_query(s)
-    assert all(isinstance(v, str) for v in q.values())
-    back, notes = S.parse_query(q)
-    assert notes == []
-    assert back == s
+    @settings(max_examples=examples, deadline=None, database=None)
+    @given(s=valid_settings(float_places=2))
+    def run(s):
+        q = S.to_query(s)
+        assert all(isinstance(v, str) for v in q.values())
+        back, notes = S.parse_query(q)
+        assert notes == []
+        assert back == s
+
+    run()
 
 
-@settings(max_examples=500, deadline=None, database=None,
-          phases=(Phase.explicit, Phase.generate))  # no shrinking: a failure is reported as is
-@given(s=valid_settings(float_places=None))
-@example(s=replace(S.DEFAULTS, c=0.123456789, alpha=1 / 3, T=1.2345678))
-def test_round_trip_at_full_precision(s):
+@pytest.mark.parametrize("examples", EXAMPLES)
+def test_round_trip_at_full_precision(examples):
     """Any valid setting, at full float precision, survives the URL: a copied link reopens
     exactly the same state (a typed T = 1.2345678 or a URL's c = 0.123456789 included)."""
-    back, notes = S.parse_query(S.to_query(s))
-    assert notes == []
-    assert back == s, {k: (v, asdict(back)[k]) for k, v in asdict(s).items()
-                       if asdict(back)[k] != v}
+    @settings(max_examples=examples, deadline=None, database=None,
+              phases=(Phase.explicit, Phase.generate))  # no shrinking: reported as it is
+    @given(s=valid_settings(float_places=None))
+    @example(s=replace(S.DEFAULTS, c=0.123456789, alpha=1 / 3, T=1.2345678))
+    def run(s):
+        back, notes = S.parse_query(S.to_query(s))
+        assert notes == []
+        assert back == s, {k: (v, asdict(back)[k]) for k, v in asdict(s).items()
+                           if asdict(back)[k] != v}
+
+    run()
 
 
 def test_to_query_leaves_defaults_out():

@@ -11,7 +11,7 @@ import threading
 import pytest
 
 from specviz.views import site
-from specviz.web import preload
+from specviz.web import preload, stcontract
 
 HTML = b"<html><head><title>x</title></head><body>app</body></html>"
 
@@ -64,7 +64,7 @@ def _imported(body: bytes) -> list[str]:
 
 def test_every_chunk_named_is_in_the_installed_streamlit():
     names = [f.name.split(".")[0] for f in preload.chunk_files()]
-    assert names == list(preload.CHUNKS)  # a rename in a Streamlit upgrade fails here
+    assert names == list(stcontract.CHUNKS)  # a rename in a Streamlit upgrade fails here
 
 
 @pytest.mark.parametrize("page", site.PAGES, ids=lambda p: p.path or "home")
@@ -73,7 +73,7 @@ def test_a_page_imports_plotly_only_where_its_first_load_draws_a_chart(page):
                               f"/{page.path}"))
     urls = _imported(body)
     plotly = [u for u in urls if "/PlotlyChart." in u]
-    assert len(urls) == len(preload.CHUNKS) - (not page.charts)
+    assert len(urls) == len(stcontract.CHUNKS) - (not page.charts)
     assert len(plotly) == page.charts
     assert all(u.startswith("./static/js/") for u in urls)  # relative, as Streamlit's own
     assert body.index(b"import(u)") < body.index(b"</head>")

@@ -46,7 +46,7 @@ def test_settings_know_present_and_chapter():
 def test_presenter_css_hides_the_chrome_and_enlarges_the_type():
     css = present.presenter_css()
     for hidden in ('[data-testid="stSidebar"]', '[data-testid="stHeader"]',
-                   '[data-testid="stToolbar"]', '[data-testid="stSidebarCollapsedControl"]'):
+                   '[data-testid="stToolbar"]', '[data-testid="stExpandSidebarButton"]'):
         assert hidden in css.split("display: none")[0], hidden
     assert f"font-size: clamp(16px, 1.1vw, {present.BASE_PX}px)" in css  # 21 px at 1920
     assert '[data-testid="stMetricValue"]' in css and '[data-testid="stCaptionContainer"]' in css

@@ -8,6 +8,8 @@ import importlib.util
 import threading
 import time
 
+import pytest
+
 from specviz.web import server
 from specviz.web.preload import Preload
 
@@ -31,25 +33,34 @@ def test_once_makes_one_object_however_many_ask_at_once():
     assert server.made("test-once") and not server.made("test-never")
 
 
-def test_install_refuses_the_shared_clear_and_starts_one_collector():
+def test_install_refuses_the_shared_clear_and_starts_one_collector(monkeypatch):
+    """A clear-cache message as Streamlit's session dispatches it (AppSession.handle_backmsg,
+    on a bare session): the sender's own state is cleared, the caches every session shares
+    are not. Were Streamlit to rename the handler server.install() replaces, the install
+    would fail (stcontract), and the message would reach Streamlit's own handler, which
+    clears the shared caches: either fails here."""
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+    from streamlit.runtime import caching
     from streamlit.runtime.app_session import AppSession
 
     server.install()
     server.install()
-    assert AppSession._handle_clear_cache_request is server._own_state_only
     names = [t.name for t in threading.enumerate()]
     assert names.count("specviz-collector") == 1
 
-    class Session:
-        cleared = False
+    shared = []
+    monkeypatch.setattr(caching.cache_data, "clear", lambda: shared.append("data"))
+    monkeypatch.setattr(caching.cache_resource, "clear", lambda: shared.append("resource"))
+    own = []
+    class Bare(AppSession):  # no runtime: only what the handler reads
+        def __del__(self):
+            pass
 
-        class _session_state:  # noqa: N801
-            @staticmethod
-            def clear():
-                Session.cleared = True
-
-    AppSession._handle_clear_cache_request(Session())  # the sender's own state only
-    assert Session.cleared
+    session = Bare.__new__(Bare)
+    session._session_state = type("State", (), {"clear": lambda self: own.append(1)})()
+    session.handle_backmsg_exception = lambda e: pytest.fail(f"the handler raised {e!r}")
+    session.handle_backmsg(BackMsg(clear_cache=True))
+    assert own == [1] and shared == []
 
 
 def _call(app, path: str) -> int:

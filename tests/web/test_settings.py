@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 import pytest
 from support import run_page
 
-from specviz.analysis import drafting, modelcfg, roofline, shape
+from specviz.analysis import deploy, drafting, modelcfg, overheads, parallel, roofline, shape
 from specviz.core import tables
 from specviz.core.kinds import treeshape as tree
 from specviz.core.rules import RULES, reads_warp
@@ -93,6 +93,9 @@ OWNED = {  # field -> the owner of its bounds (lo, hi), read here from the owner
     "llm_T": lambda: (tables.T_MIN, tables.T_MAX),
     "plan_hlayers": lambda: (1, drafting.HEAD_LAYERS_MAX),
     "plan_dtokens": lambda: (0, drafting.TREE_MAX),
+    "plan_tp": lambda: (1, parallel.TP_MAX),
+    "plan_dtp": lambda: (0, parallel.TP_MAX),
+    "plan_devices": lambda: (0, deploy.DEVICES_MAX),
 }
 OPTIONS = {  # field -> the owner of its options
     "rule": lambda: tuple(RULES), "ctx": lambda: tables.VOCAB, "preset": lambda: modelcfg.PRESETS,
@@ -104,6 +107,7 @@ OPTIONS = {  # field -> the owner of its options
     "m_draft": lambda: (*measured.DRAFTS, "all"), "plan_dkind": lambda: drafting.DRAFT_KINDS,
     "rules_n": lambda: gallery.GALLERY_NS, "plan_example": lambda: plan.EXAMPLES,
     "plan_target": modelcfg.preset_names, "plan_draft": modelcfg.preset_names,
+    "plan_exec": lambda: overheads.MODES,
 }
 MAX_CHARS = {
     "prompt": lambda: textpage.PROMPT_MAX_CHARS, "llm_prompt": lambda: llmpage.PROMPT_CHARS_MAX,

@@ -1,7 +1,10 @@
 """Measurements of speculative decoding on n-gram text: long decodes, draft orders,
 drafters side by side, and a Monte Carlo exactness check of the first tokens.
 
-Every decode plays the one round of specviz.core.round on the decoder's model pair.
+Every decode plays the one round of specviz.core.round on the decoder's model pair. Here in
+views, beside the real model's measurements (views.measured), because it joins the text
+layer's models with the analysis layer's audit and closed forms (siblings do not import
+each other).
 """
 
 from __future__ import annotations
@@ -20,8 +23,8 @@ from ..core.round import play
 from ..core.roundstats import RoundStats
 from ..core.scenario import Scenario
 from ..core.tables import check_n
-from .ngram import NGramCounts
-from .pair import DRAFTERS, TextDecoder
+from ..text.ngram import NGramCounts
+from ..text.pair import DRAFTERS, TextDecoder
 
 COMPARE_ORDERS = (1, 2, 3, 4, 5)  # draft orders the comparison measures
 N_MC_MAX = 1_000_000  # Monte Carlo samples per exactness check
