@@ -8,12 +8,12 @@ rnd and step reopen the same round and the same frame.
 import streamlit as st
 
 from specviz.views import llmpage
-from specviz.web import llmstage, stage, ui
+from specviz.web import llmstage, notation, stage, ui
 
 app = ui.page("real model", path="llm", story=("k",))
 s = app.settings
 st.title("A real model: Gemma 3 270M, drafted and verified token by token")
-ui.intro(
+INTRO = (
     "Here both models are one real transformer: Gemma 3 270M, run in NumPy on this server, "
     "is the target, and a cheaper copy of itself drafts: its first layers only, every layer "
     "but a few, a head over the most frequent tokens only, an n-gram model over its tokens "
@@ -25,10 +25,13 @@ ui.intro(
     "most likely of its 262,144 tokens, and the rest of the vocabulary as one bar; ␣ is a "
     "space, ⏎ a line break."
 )
-model = llmstage.model()
+about = ui.folded("About this page, the prompt, the draft and the temperature")  # presenter:
+with about:  # one expander, so that the stage starts on the first screen
+    notation.md(INTRO)
+model = llmstage.model()  # (its progress bar on the page, not in a closed section)
 ids = spec = None
 if model is not None:
-    with ui.folded("The prompt, the draft and the temperature"):
+    with about:
         st.caption(llmpage.model_caption(model))
         ids = llmstage.prompt(model)
         spec, T = llmstage.draft(model)
@@ -39,5 +42,6 @@ if ids is None or spec is None:
 k, rule = llmstage.k_and_rule(s, spec)
 step, rnd = stage.play(llmstage.llm_stage(model, spec, ids, k=k, T=T, seed=s.seed, rule=rule,
                                           warp=app.warp),
-                       start_step=s.step, start_rnd=s.rnd, speed=s.speed)
+                       start_step=s.step, start_rnd=s.rnd, speed=s.speed,
+                       restart_on=(spec.label, tuple(ids)))  # a new draft: round 0
 ui.finish(app, step=step, rnd=rnd, speed=stage.speed("llm"))

@@ -38,10 +38,10 @@ with right:
 drafts = mv.DRAFTS if draft == "all" else (draft,)
 key = ("measure", text, drafts, int(k), float(T), int(seed), int(new))
 result = measuredhere.kept(key)
-go = st.button("Measured: kept on this server" if result is not None else
-               f"Measure ({len(drafts)} draft{'s' * (len(drafts) > 1)}, 2 + "
-               f"{2 * len(drafts)} decodes of {int(new)} tokens)", type="primary",
-               key="m_go", disabled=result is not None)
+button = st.empty()  # the Measure button, then (once measured) a greyed note in its place
+go = result is None and button.button(
+    f"Measure ({len(drafts)} draft{'s' * (len(drafts) > 1)}, 2 + {2 * len(drafts)} decodes "
+    f"of {int(new)} tokens)", type="primary", key="m_go")
 st.caption(f"Runs are heavy (seconds per token on a loaded CPU): they start on the button, "
            f"stop drafts after {mv.MEASURE_STOP_S:g} s, and are kept for every visitor of "
            "this server, and for /plan.")
@@ -51,6 +51,7 @@ if result is None and go and (model := llmstage.model()) is not None:
                                       T=float(T), seed=int(seed), max_new=int(new),
                                       kit=llmstage.KIT)
 if result is not None:
+    measuredhere.measured_note(button)
     model = llmstage.model()
     st.subheader("Passes, c and tokens per second")
     if result.stopped:

@@ -24,6 +24,7 @@ import plotly.graph_objects as go
 
 from ..core.rules import get_rule
 from ..core.trace import RoundTrace
+from ..views.narration import prob
 from ..views.stepping import (
     Chip,
     SiblingResidual,
@@ -38,9 +39,10 @@ from .chartkit import TEMPLATE  # named at construction: most of building a figu
 from .frame import svg_text
 from .palette import BLACK, GREY, LAW_COLOUR, LEGEND_STATUSES, MARKS, P_COLOUR, Q_COLOUR
 
-FIGURE_DECIMALS = 6  # bars carry 6 decimals to the browser (the hover shows 4)
+FIGURE_DECIMALS = 6  # bars carry 6 decimals to the browser (the hover shows 4 digits)
 STAGE_HEIGHT = 320  # pixels: the three charts of a step side by side, on the first screen
-LABEL_TOP_PX = 88  # the top margin: a two-line title, then the marked token's label
+LABEL_TOP_PX = 100  # the top margin: a two-line title, then the marked token's label clear
+# of it (Plotly centres the title in the margin, so the label's room is held on both sides)
 HEADROOM = 1.12  # the y axis reaches this far over the tallest bar (room for the arrow)
 NOTE_WRAP = 22  # characters per line of a placeholder's note: the coin's column at 1280
 # px in presenter type holds about 24
@@ -48,6 +50,7 @@ FLUSHED_BG = "repeating-linear-gradient(135deg, #ffffff 0 6px, #d9d9d9 6px 9px)"
 CHIP_LINES = 2  # small lines under a chip's name and status: q, then p and u once checked
 FLUSHED_OPACITY = 0.75  # a flushed chip recedes: thrown away, though paid for
 
+REST_LABEL = "the rest"  # the bar of every token not shown
 PLACEHOLDER_PX = 14  # the grey note of an empty chart
 COIN_LAWS = {"block": "h = S/(S + 1 − w)"}  # the coin's threshold where it is not min(1, p/q)
 COIN_REGIONS = (("keep: u < t", "accepted", "keep if u < %{x:.4f}<extra></extra>"),
@@ -158,9 +161,10 @@ def _top(x: np.ndarray, m: int) -> np.ndarray:
 
 def top_tokens(rows: Sequence[np.ndarray], m: int, must: Sequence[int] = ()) -> list[int]:
     """The m most likely tokens over the rows (by the largest entry among them), plus the
-    tokens in must, most likely first."""
+    tokens in must, most likely first; a token no row gives any mass is never one of them
+    (a one-hot q would list the first token ids, tied at 0)."""
     stacked = np.max(np.stack([np.asarray(r) for r in rows]), axis=0)  # (V,)
-    order = [int(x) for x in _top(stacked, m)]
+    order = [int(x) for x in _top(stacked, m) if stacked[x] > 0]  # ties at 0 are no top
     for x in must:
         if int(x) not in order:
             order.append(int(x))
@@ -176,9 +180,10 @@ def _columns(trace: RoundTrace, rows: Sequence[np.ndarray], must: int,
 
 
 def _rest(trace: RoundTrace, toks: Sequence[int]) -> str | None:
-    """The label of the one bar that holds the rest of the vocabulary (None: all shown)."""
-    n = len(trace.vocab) - len(toks)
-    return f"the other {n:,}" if n > 0 else None
+    """The label of the one bar that holds the rest of the vocabulary (None: all shown):
+    short, so that slanted it fits under the axis at presenter type (the bars' title
+    counts the tokens shown)."""
+    return REST_LABEL if len(trace.vocab) > len(toks) else None
 
 
 def _y(trace: RoundTrace, toks: Sequence[int], row: np.ndarray) -> np.ndarray:
@@ -208,7 +213,7 @@ def _bar(name: str, labels: list[str], y: np.ndarray, colour: str, what: str,
     return dict(
         type="bar", name=name, x=labels, y=[round(float(t), FIGURE_DECIMALS) for t in y],
         marker=dict(color=colour, line=dict(color=BLACK, width=[3 if b else 0 for b in marked])),
-        opacity=opacity, hovertemplate=f"token %{{x}}<br>{what} = %{{y:.4f}}<extra></extra>",
+        opacity=opacity, hovertemplate=f"token %{{x}}<br>{what} = %{{y:.4g}}<extra></extra>",
     )
 
 
@@ -263,9 +268,10 @@ def bars_figure(trace: RoundTrace, step: int, *, top: int | None = None) -> go.F
     token = _mark_token(labels[toks.index(x)],
                         float(max(pos.p_row[x], pos.q_row[x]) if checked else pos.q_row[x]),
                         f"{name} = {trace.name(x)}", tall)
-    what = "p and q" if checked else "q only<br>(the target is not called yet)"
-    title = (f"Position {pos.i}, after '{svg_text(trace.name(pos.context))}': {what}"
-             f"{_subset(trace, toks, pos.q_row)}")
+    subset = _subset(trace, toks, pos.q_row)  # two lines at most: the label's room holds
+    what = "p and q" if checked else "q only" + ("" if subset else
+                                                 "<br>(the target is not called yet)")
+    title = f"Position {pos.i}, after '{svg_text(trace.name(pos.context))}': {what}{subset}"
     return _axes(bars, token, title, tall, slanted=len(toks) != len(trace.vocab))
 
 
@@ -286,14 +292,14 @@ def coin_figure(trace: RoundTrace, step: int) -> go.Figure:
                                                             (0.0, t), strict=True)]
     traces.append(dict(type="scatter", name="threshold t", x=[t, t], y=[-0.4, 0.4],
                        mode="lines", line=dict(color=BLACK, dash="dash", width=2),
-                       hovertemplate=f"t = {t:.4f}<extra></extra>"))
+                       hovertemplate=f"t = {prob(t)}<extra></extra>"))
     traces.append(dict(
         type="scatter", name=f"u ({m.label})", x=[u], y=[0.45], mode="markers+text",
         marker=dict(symbol="triangle-down", size=18, color=m.colour,
                     line=dict(color=BLACK, width=1)),
-        text=[f"u = {u:.4f}<br>{m.symbol} {m.label}"],  # two short lines: fits the panel
+        text=[f"u = {prob(u)}<br>{m.symbol} {m.label}"],  # two short lines: fits the panel
         textposition="top right" if u < 0.5 else "top left", cliponaxis=False,
-        textfont=dict(size=14, color=m.colour), hovertemplate=f"u = {u:.4f}<extra></extra>",
+        textfont=dict(size=14, color=m.colour), hovertemplate=f"u = {prob(u)}<extra></extra>",
     ))
     tok = svg_text(trace.name(token))
     where, how = f"position {pos.i}", COIN_LAWS.get(get_rule(trace.rule).kind, "min(1, p/q)")
@@ -302,7 +308,7 @@ def coin_figure(trace: RoundTrace, step: int) -> go.Figure:
     elif trace.rule == "greedy":
         how = "[x is the target's top token]"
     return go.Figure(data=traces, layout=dict(
-        title=dict(text=f"Coin at {where}: keep '{tok}'<br>iff u < t = {how} = {t:.4f}"),
+        title=dict(text=f"Coin at {where}: keep '{tok}'<br>iff u < t = {how} = {prob(t)}"),
         barmode="overlay", height=STAGE_HEIGHT, margin=dict(l=20, r=20, t=70, b=50),
         template=TEMPLATE,
         showlegend=False, xaxis=dict(range=[0.0, 1.0], title=dict(text="u"), dtick=0.2),

@@ -21,6 +21,7 @@ from plotly.subplots import make_subplots
 
 from ..core.rules import get_rule
 from ..core.trace import RoundTrace
+from ..views.narration import prob
 from ..views.stepping import Chip, coin_at, last_step, sibling_residual, view
 from ..views.stepping import chips as stepping_chips
 from . import treeview
@@ -64,11 +65,11 @@ def _hover(trace: RoundTrace, c: Chip) -> str:
     if c.final:
         return f"{MARKS[c.status].label} {', '.join(c.lines)}"
     pos = trace.positions[c.slot - 1]
-    hover = f"x{c.slot} = {svg_text(c.name)}, q = {pos.q:.4f}"
+    hover = f"x{c.slot} = {svg_text(c.name)}, q = {prob(pos.q)}"
     if c.coin:
-        hover += f", p = {pos.p:.4f}, u = {pos.u:.4f}, t = {pos.threshold:.4f}"
+        hover += f", p = {prob(pos.p)}, u = {prob(pos.u)}, t = {prob(pos.threshold)}"
     elif c.status == "accepted":
-        hover += f", p = {pos.p:.4f}, kept with the block"
+        hover += f", p = {prob(pos.p)}, kept with the block"
     return hover
 
 
@@ -119,7 +120,7 @@ def _coin(trace: RoundTrace, step: int) -> tuple[float, float | None, str]:
         return 0.0, None, ""
     _, t, u, kept = coin
     m = MARKS["accepted" if kept else "rejected"]
-    return float(t), float(u), f"u = {u:.4f} {m.symbol} {m.label}"
+    return float(t), float(u), f"u = {prob(u)} {m.symbol} {m.label}"
 
 
 def _frame_data(trace: RoundTrace, step: int) -> list[go.BaseTraceType]:
@@ -203,7 +204,7 @@ def _add_bars(fig: go.Figure, trace: RoundTrace, bars: list) -> None:
                                  (P_COLOUR, Q_COLOUR, LAW_COLOUR), strict=True):
         bar.update(name=name, marker_color=colour, legendgroup="bars",
                    marker_line=dict(color=BLACK, width=1),
-                   hovertemplate=f"%{{x}}: {name} = %{{y:.4f}}<extra></extra>")
+                   hovertemplate=f"%{{x}}: {name} = %{{y:.4g}}<extra></extra>")
         fig.add_trace(bar, row=2, col=1)
 
 

@@ -53,6 +53,7 @@ RULES_HERE = tuple(name for name, r in RULES.items()
                    if kind_of(r).drafted(r, 1) <= DRAFTED_MAX)
 ALLOWED_CONTROLS = "\n\r\t"
 TAIL_TOKENS = 24  # tokens of context quoted in the round's caption
+REPLACEMENT = "\ufffd"  # what a byte that is no whole UTF-8 character decodes to
 MODEL_RAM_GB = 1.6  # resident memory of a process with the model loaded (README, bench_llm)
 
 
@@ -222,7 +223,10 @@ def draft_caption(spec: DraftSpec, n_layers: int) -> str:
 
 def context_caption(model: store.Model, tr: RoundTranscript) -> str:
     """Where the current round starts (plain text; the page escapes it)."""
-    tail = model.tokenizer.decode(list(tr.context[-TAIL_TOKENS:]))
+    ids = list(tr.context[-TAIL_TOKENS:])
+    tail = model.tokenizer.decode(ids)
+    if REPLACEMENT in tail:  # a stray byte piece: its name, as the text below shows it
+        tail = "".join(Pieces(model.tokenizer).pieces(ids))
     cut = "…" if len(tr.context) > TAIL_TOKENS else ""
     made = len(tr.context) - tr.prompt_len
     after = f" and the {made} the rounds before it emitted" if made else ""
@@ -240,7 +244,14 @@ class Pieces:
         return self.tokenizer.decode(list(ids))
 
     def pieces(self, ids: Sequence[int], after: int | None = None) -> list[str]:
-        return [self.tokenizer.decode([int(i)]) for i in ids]
+        """Each token's text; a byte piece that is no character alone (SentencePiece's
+        byte fallback: one byte of a longer UTF-8 character) as its name, <0xE2>, not as
+        the replacement character a lone byte decodes to."""
+        out = []
+        for i in ids:
+            text = self.tokenizer.decode([int(i)])
+            out.append(self.tokenizer.shown[int(i)] if REPLACEMENT in text else text)
+        return out
 
 
 def memory_note(exc: BaseException) -> str:

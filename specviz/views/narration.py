@@ -24,6 +24,18 @@ from ..core.warp import WarpedPair
 from ..llm.pair import LLMPair
 from ..text.pair import TextPair
 
+SMALL = 0.01  # a probability under this prints to 3 significant digits, not 4 decimals
+
+
+def prob(x: float) -> str:
+    """A probability as the captions and chips print it: 4 decimals (0.3100, as the
+    tutorial's tables), under SMALL 3 significant digits (0.00457, 3.12e-05), so that
+    min(1, p/q) can be read off two small ones; exactly 0 as 0."""
+    x = float(x)
+    if x == 0:
+        return "0"
+    return f"{x:.4f}" if abs(x) >= SMALL else f"{x:.3g}"
+
 
 @dataclass(frozen=True)
 class Step:
@@ -55,9 +67,14 @@ class Wording:
 
     def draft(self, i: int, token: int, context: int, q: float, proposed: bool) -> str:
         return (f"Draft {i}: '{self.name(token)}' drawn from q(.|'{self.name(context)}'), "
-                f"q = {q:.4f}.")
+                f"q = {prob(q)}.")
 
     def bonus(self, n_drafts: int, token: int, last: int) -> str:
+        """The round's last token when no draft was rejected; a round that drafted nothing
+        (prompt lookup without a match) has no bonus: its one token is plain decoding."""
+        if not n_drafts:
+            return (f"Nothing drafted, so this is plain decoding: one target call, one "
+                    f"token from p: '{self.name(token)}'.")
         return (f"All {n_drafts} kept: bonus token '{self.name(token)}' from "
                 f"p(.|'{self.name(last)}') at no extra target call.")
 
@@ -78,12 +95,11 @@ class TextWording(Wording):
 
     def draft(self, i: int, token: int, context: int, q: float, proposed: bool) -> str:
         src = "the text after the match (q = 1)" if proposed else f"q(.|…'{self.name(context)}')"
-        return f"Draft {i}: '{self.name(token)}' from {src}, q = {q:.4f}."
+        return f"Draft {i}: '{self.name(token)}' from {src}, q = {prob(q)}."
 
     def bonus(self, n_drafts: int, token: int, last: int) -> str:
         if not n_drafts:
-            return (f"Nothing drafted, so this is plain decoding: one target call, one "
-                    f"token from p: '{self.name(token)}'.")
+            return super().bonus(n_drafts, token, last)
         return (f"All {n_drafts} kept: bonus token '{self.name(token)}' from p at the last "
                 "prefix, at no extra target call.")
 
@@ -103,7 +119,7 @@ class LLMWording(Wording):
     def draft(self, i: int, token: int, context: int, q: float, proposed: bool) -> str:
         src = ("the text after the match" if proposed else
                f"q of the {self.pair.spec.label} draft")
-        return f"Draft {i}: '{self.name(token)}' from {src}, q = {q:.4f}."
+        return f"Draft {i}: '{self.name(token)}' from {src}, q = {prob(q)}."
 
 
 @singledispatch
@@ -174,8 +190,8 @@ def _chain(words, rule, prefix, tr, k) -> tuple[Step, ...]:
     if any(pos.verified for pos in tr.positions):
         steps.append(Step("score", n, f"One target call scores all {n} draft(s) at once: it "
                           f"gives p at each of the {n + 1} prefixes, the key to the speedup."))
-    steps += [Step("verify", pos.i, f"Check '{name(pos.token)}': p = {pos.p:.4f}, q = "
-                   f"{pos.q:.4f}, keep if u < {pos.threshold:.4f}; u = {pos.u:.4f}, "
+    steps += [Step("verify", pos.i, f"Check '{name(pos.token)}': p = {prob(pos.p)}, q = "
+                   f"{prob(pos.q)}, keep if u < {prob(pos.threshold)}; u = {prob(pos.u)}, "
                    f"{'kept' if pos.accepted else 'rejected'}.")
               for pos in tr.positions if pos.verified]
     if tr.rejected_at is not None:
@@ -209,8 +225,8 @@ def _block(words, rule, prefix, tr, k) -> tuple[Step, ...]:
         verdict = (f"passes: the block keeps x1..x{pos.i}" if pos.i == tau else
                    "fails; try the position before")
         steps.append(Step("verify", pos.i, f"Position {pos.i}: weight w = {w[pos.i]:.4f}, "
-                          f"keep the block up to here if u < h = {pos.threshold:.4f}; "
-                          f"u = {pos.u:.4f}, {verdict}."))
+                          f"keep the block up to here if u < h = {prob(pos.threshold)}; "
+                          f"u = {prob(pos.u)}, {verdict}."))
     if tr.rejected_at is not None:
         res = tr.emitted[-1]
         steps.append(Step("residual", tr.rejected_at, f"Kept {tau} draft(s): "
@@ -277,6 +293,6 @@ def _sibling_steps(words, pos, m: int) -> list[Step]:
             f"no; sibling {j + 2} is tried against p_{j + 2}" if j + 1 < len(pos.tries) else
             f"no; every sibling failed, the last token comes from p_{j + 2}")
         out.append(Step("verify", pos.i, f"Depth {pos.i}, sibling {j + 1} of {m}: "
-                        f"'{words.name(t.token)}' (q = {t.q:.4f}) against {against}: keep if "
-                        f"u < {t.threshold:.4f}; u = {t.u:.4f}, {verdict}.", sibling=j))
+                        f"'{words.name(t.token)}' (q = {prob(t.q)}) against {against}: keep if "
+                        f"u < {prob(t.threshold)}; u = {prob(t.u)}, {verdict}.", sibling=j))
     return out

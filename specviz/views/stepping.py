@@ -12,7 +12,7 @@ import numpy as np
 
 from ..core.roundstats import RoundStats
 from ..core.rules import get_rule
-from .narration import Narrated
+from .narration import Narrated, prob
 from .transcript import RND_MAX, RoundTranscript
 
 
@@ -189,11 +189,11 @@ def chips(trace: Narrated, step: int) -> list[Chip]:
         if i > v.drafted:
             out.append(Chip(i, False, "pending", f"x{i}", ("?",)))
             continue
-        lines = [f"x{i}  q={pos.q:.4f}"]
+        lines = [f"x{i}  q={prob(pos.q)}"]
         if i in v.coined:
-            lines.append(f"p={pos.p:.4f}  u={pos.u:.4f}")
+            lines.append(f"p={prob(pos.p)}  u={prob(pos.u)}")
         elif i in v.decided:
-            lines.append(f"p={pos.p:.4f}  kept with the block")
+            lines.append(f"p={prob(pos.p)}  kept with the block")
         status = _draft_status(trace, v, i, pos.accepted)
         out.append(Chip(i, False, status, trace.name(pos.token), tuple(lines),
                         i in v.coined))

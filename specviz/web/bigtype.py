@@ -67,12 +67,11 @@ def _title_room(fig) -> None:
         return
     heads = LINE_HEIGHT * FIGURE_FONT_PX * max(_lines(a.text) for a in above)
     tall = LINE_HEIGHT * FIGURE_TITLE_PX * _lines(title.text)
-    if _lines(title.text) == 1:
-        need = round(2 * TITLE_PAD_PX + tall + heads)
-        fig.update_layout(title=dict(yref="container", y=1.0, yanchor="top",
-                                     pad=dict(t=TITLE_PAD_PX)))
-    else:
-        need = round(tall + 2 * (heads + TITLE_PAD_PX))
+    need = round(2 * TITLE_PAD_PX + tall + heads)
+    lift = (_lines(title.text) - 1) * LINE_HEIGHT * FIGURE_TITLE_PX / 2  # Plotly centres a
+    # title's lines on its anchor: a top-anchored one rises by half its extra lines
+    fig.update_layout(title=dict(yref="container", y=1.0, yanchor="top",
+                                 pad=dict(t=round(TITLE_PAD_PX + lift))))
     old = fig.layout.margin.t if fig.layout.margin.t is not None else DEFAULT_TOP_PX
     if need > old:
         fig.update_layout(margin=dict(t=need))

@@ -59,6 +59,14 @@ def compute(key: Hashable, fn: Callable, *args, **kwargs):
     return value
 
 
+def measured_note(slot) -> None:
+    """In the Measure button's place once its settings are measured: a button that is
+    plainly off (secondary, disabled), not the primary one that looks ready to press."""
+    slot.button("Measured: kept on this server", key="m_done", disabled=True,
+                help="Change the prompt, a draft, k, T, the seed or the tokens to measure "
+                     "again")
+
+
 def _own_keys() -> deque:
     """This session's measurements of its own prompts (listed to it alone)."""
     return st.session_state.setdefault("_measured_own", deque(maxlen=LISTED))

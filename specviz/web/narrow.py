@@ -37,25 +37,32 @@ def min_width_css(key: str, px: int) -> str:
 
 
 STEP_LINES = 4  # the counter and the step's caption on a phone: room held for this many lines
-PHONE_CHART_PX = 230  # a stage chart's height on a phone: the whole stage on about one screen
+PHONE_BARS_PX = 290  # a phone's bar charts (full width): a plot of 120 px under the marked
+# token's label, over the token names and the legend (each chart's margins take ~170 px)
+PHONE_SLANTED_PX = 320  # ... over slanted names (the top tokens of a text vocabulary)
+PHONE_COIN_PX = 190  # ... and its coin (full width: a bar and one label)
 SHORT_SCREEN_PX = 800  # a screen this short or shorter (a 1280x720 projector)...
 SHORT_CHART_PX = 260  # ...draws the stage's charts this tall (320 elsewhere), so it fits
+PRESENT_SHORT_CHART_PX = 290  # ... and in presenter mode, with no sidebar or header, this
 
 
-def stage_css(stage: str) -> str:
-    """A stage on a phone, on about one screen: the transport in three short rows (the
-    buttons side by side, then autoplay and speed, then the step slider), compact chips,
-    the bars full width and the coin beside the last token, each PHONE_CHART_PX tall
-    (Streamlit's chart fills the height its element is given), without the mode bar. So
-    that a step changes no height, the titles have room for the longest (two lines; four
-    side by side), the counter and caption for STEP_LINES lines, and the chips sit three
-    a row, each line on one line (a longer one ends in an ellipsis). On a wide but short
-    screen (a 1280x720 projector) the charts are SHORT_CHART_PX tall."""
+def stage_css(stage: str, *, present: bool = False, slanted: bool = False) -> str:
+    """A stage on a phone: the transport in three short rows (the buttons side by side,
+    then autoplay and speed, then the step slider), compact chips, and the three charts
+    one under the other at full width (PHONE_BARS_PX, or PHONE_SLANTED_PX where the token
+    names are slanted, and PHONE_COIN_PX tall), without the
+    mode bar, each text title laid over its chart's top margin, where the hidden drawn
+    title was (Streamlit's chart fills the height its element is given). So that a step
+    changes no height, the counter and caption have room for STEP_LINES lines, and the
+    chips sit three a row, each line on one line (a longer one ends in an ellipsis). On a
+    wide but short screen (a 1280x720 projector) the charts are SHORT_CHART_PX tall, or
+    PRESENT_SHORT_CHART_PX in presenter mode."""
     return assets.css("stage_narrow.css", stage=stage, narrow_px=NARROW_PX,
                       wide_px=NARROW_PX + 1, short_screen_px=SHORT_SCREEN_PX,
-                      phone_chart_px=PHONE_CHART_PX, short_chart_px=SHORT_CHART_PX,
-                      title_class=TITLE_CLASS, title_two=2 * TITLE_LINE,
-                      title_four=4 * TITLE_LINE, step_em=STEP_LINES * 1.45)
+                      bars_px=PHONE_SLANTED_PX if slanted else PHONE_BARS_PX,
+                      coin_px=PHONE_COIN_PX,
+                      short_chart_px=PRESENT_SHORT_CHART_PX if present else SHORT_CHART_PX,
+                      title_class=TITLE_CLASS, step_em=STEP_LINES * 1.45)
 
 
 def title_html(title: str) -> str:

@@ -35,6 +35,8 @@ MENU_RIGHT_PX = 125  # the menu's place from the right edge: left of the way out
 CORNER_PX = 300  # the room the menu and the way out take at the top right
 TABLE_CLASS = "sv-table"  # presenter mode's tables (HTML, so that their type can grow)
 MIN_PX = 18  # the smallest text on a presenter page, at any screen size
+BAR_TOP_REM = 1.3  # over the bar: room for its sliders' values, drawn above their thumbs
+GAP_REM = 0.75  # between a page's blocks (Streamlit's is 1): the stage fits 1280x720
 
 def presenter_css() -> str:
     """The style sheet of presenter mode (assets/presenter.css): no sidebar, header or
@@ -44,7 +46,8 @@ def presenter_css() -> str:
                       metric_value_rem=METRIC_VALUE_REM, metric_label_rem=METRIC_LABEL_REM,
                       link=LINK, focus=FOCUS, bar_key=BAR_KEY, pages_key=PAGES_KEY,
                       menu_right_px=MENU_RIGHT_PX, exit_px=EXIT_PX, min_px=MIN_PX,
-                      prompt_class=PROMPT_CLASS, table_class=TABLE_CLASS)
+                      prompt_class=PROMPT_CLASS, table_class=TABLE_CLASS,
+                      bar_top_rem=BAR_TOP_REM, gap_rem=GAP_REM)
 
 
 def presenter_html(exit_label: str = "✕ exit") -> str:

@@ -42,17 +42,41 @@ def table(rows, columns: dict[str, tuple[str, str | None]], *, fold: str | None 
             [columns[key][1] is None for key in shown]))
         return
     config = {key: _column(*columns[key]) for key in shown}
+    df, texts = _missing_shown(df, {key: columns[key][1] for key in shown})
+    for key in texts:  # written out, right-aligned as numbers are
+        config[key] = st.column_config.TextColumn(text(columns[key][0]), alignment="right",
+                                                  width=(columns[key][2:] or (None,))[0])
     box.dataframe(df, hide_index=True, column_config=config, column_order=shown, **kwargs)
+
+
+MISSING = "—"  # a number that is not there (a draft with no pass of its own has no c)
 
 
 def _cell(value, fmt: str | None) -> str:
     """One table cell as the grid would show it: its printf format, a tick or a cross for a
-    checkbox, blank where there is no value."""
+    checkbox, MISSING where a number is not there, blank where a text is not."""
     if value is None or (isinstance(value, float) and np.isnan(value)):
-        return ""
+        return "" if fmt is None or fmt == table_columns.CHECK else MISSING
     if fmt == table_columns.CHECK:
         return "✓" if value else "✗"
     return fmt % value if fmt else str(value)
+
+
+def _missing_shown(df: pd.DataFrame, formats: dict[str, str | None]
+                   ) -> tuple[pd.DataFrame, list[str]]:
+    """The grid writes a missing value as the word None. Here a text column's is blank,
+    and a column of numbers with one missing is written out cell by cell (_cell: its
+    format, MISSING); returns the table and those columns."""
+    out, texts = df, []
+    for key, fmt in formats.items():
+        if fmt == table_columns.CHECK or not df[key].isna().any():
+            continue
+        if out is df:
+            out = df.copy()
+        out[key] = [_cell(v, fmt) for v in df[key]]
+        if fmt is not None:
+            texts.append(key)
+    return out, texts
 
 
 def folded_open(label: str, *, opened: bool = False):

@@ -9,7 +9,7 @@ inside the stage, so it follows every step, autoplay included.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 
 import streamlit as st
@@ -152,17 +152,29 @@ def _body(stage: Stage) -> None:
         stage.below(tr, step)
 
 
-def play(stage: Stage, *, start_step: int, start_rnd: int, speed: float) -> tuple[int, int]:
-    """Draw the stage (a fragment); returns the (step, rnd) on screen."""
+def play(stage: Stage, *, start_step: int, start_rnd: int, speed: float,
+         restart_on: Hashable = None) -> tuple[int, int]:
+    """Draw the stage (a fragment); returns the (step, rnd) on screen. restart_on: what
+    the rounds are of (/llm: the draft and the prompt); when it changes in a session, the
+    stage starts again at round 0, step 0."""
     ss = st.session_state
     if stage.key("step") not in ss:  # the first visit in this session: the URL decides
         ss[stage.key("step")], ss[stage.key("rnd")] = start_step, start_rnd
         ss[stage.key("speed")] = speed
+    elif ss.get(stage.key("of"), restart_on) != restart_on:
+        _goto(stage, 0, 0)
+    ss[stage.key("of")] = restart_on
+    # A run that stopped before the stage (your own prompt, still empty) dropped the speed
+    # slider: drawn again, it showed its first choice (0.5 s) and sent that back on the next
+    # step. Set on every run, the browser is told the value to show.
+    ss[stage.key("speed")] = ss.get(stage.key("speed"), speed)
     rnd = ss[stage.key("rnd")] if stage.cap is None else stage.cap(ss[stage.key("rnd")])[0]
     rule_note = animation.rule_note(stage.transcript(rnd).current)  # the round _body shows
     if rule_note:
         st.warning(notation.text(rule_note))
-    st.html(f"<style>{narrow.stage_css(stage.name)}</style>")  # once, outside the fragment
+    css = narrow.stage_css(stage.name, present=ui.presenter_active(),
+                           slanted=stage.top is not None)  # (top tokens: names slanted)
+    st.html(f"<style>{css}</style>")  # once, outside the fragment
     st.fragment(_body)(stage)
     st.html(f"<script>{stagekeys.autoplay_js()}</script>", unsafe_allow_javascript=True)
     ui.play_pause_shortcut(stage.key("autoplay"),

@@ -11,6 +11,12 @@ The frames have one kind more than the recording: "score", the target's one call
 all k drafts, shown before the first coin. It draws nothing and changes no other frame,
 so record_of leaves it out of kinds and captions (golden.NEW_KINDS).
 
+The numbers in the captions are written as today: a probability under 0.01 to three
+significant digits (0.00527, 3.1e-05), exactly 0 as 0, where the recording wrote four
+decimals (0.0053, 0.0000), which left min(1, p/q) unreadable between two small ones.
+Before comparing, today's numbers after '= ' and '< ' are written back in four decimals
+(_in_four_decimals); the recording itself is not touched.
+
 One caption is deliberately new: a prompt-lookup round that found no match drafts nothing,
 and its one token is plain decoding (one target call, one token from p), not a bonus after
 kept drafts. The recording called it "The target's call gives one token from p: 'x'.",
@@ -19,6 +25,8 @@ those rounds is rewritten before comparing (_as_recorded_today), and only there.
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pytest
@@ -65,8 +73,24 @@ def _as_recorded_today(want: dict) -> dict:
     return {**want, "captions": captions}
 
 
+NUMBER = re.compile(r"(?<=[=<] )\d+(?:\.\d+)?(?:e[-+]\d+)?")  # p = 0.00527, u < 3.1e-05
+
+
+def _in_four_decimals(caption: str) -> str:
+    """A caption with its probabilities as the recording wrote them: four decimals."""
+    return NUMBER.sub(lambda m: f"{float(m[0]):.4f}", caption)
+
+
+def test_four_decimals_undoes_only_the_number_format():
+    assert _in_four_decimals("p = 0.00527, q = 3.1e-05, keep if u < 0; u = 0.5000, kept") \
+        == "p = 0.0053, q = 0.0000, keep if u < 0.0000; u = 0.5000, kept"
+    assert _in_four_decimals("Draft 1: '0' from q(.|'1'), q = 0.0100.") \
+        == "Draft 1: '0' from q(.|'1'), q = 0.0100."
+
+
 def _compare(got: dict, want: dict, skip_unverified_thresholds: bool) -> None:
     want = _as_recorded_today(want)
+    got = {**got, "captions": [_in_four_decimals(c) for c in got["captions"]]}
     for field in want:
         if field == "thresholds" and skip_unverified_thresholds:
             n = sum(1 for a in want["accepted"] if a is not None)

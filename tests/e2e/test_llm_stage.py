@@ -67,3 +67,23 @@ def test_a_deep_link_steps_and_its_address_reopens_the_same_frame(server, tabs):
             expect(page.locator(".st-key-sv_present_pages")).to_be_visible()
             press(page, "ArrowLeft")
             assert counter(page) == (1, 2)
+
+
+def test_the_autoplay_speed_stays_after_a_run_without_the_stage(server, tabs):
+    """'Your own' prompt, still empty, stops the page before the stage; drawn again, the
+    speed slider showed its first choice (0.5 s) and the next step sent that back into the
+    link. It keeps the speed it had."""
+    page = tabs.open(1440, 900)
+    opened(page, server.url + "/llm?llm_preset=fact&llm_kind=lookup&speed=2")
+    page.get_by_text("your own").click()
+    expect(page.locator(".sv-counter")).to_have_count(0, timeout=120_000)
+    settle(page)
+    box = page.locator("textarea").first
+    box.fill("The sea was calm and the sky")
+    box.press("Control+Enter")
+    page.locator(".sv-counter").first.wait_for(timeout=120_000)
+    settle(page)
+    press(page, "ArrowRight")
+    assert "2 s per step" in page.locator(".st-key-llm_speed").inner_text()
+    page.wait_for_function("() => new URLSearchParams(location.search).get('step') === '1'")
+    assert "speed=2" in page.url, page.url

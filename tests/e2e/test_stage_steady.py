@@ -1,9 +1,9 @@
 """The stage holds still and fits, in a real browser: stepping through a round never moves
 the charts (a verdict's extra chip line, the last token's chip: their room is held from
 the first step); on a phone (390 px) the stage (transport, counter, chips, the three
-charts) fits about one screen; clicking the page for the keys draws no focus frame round
-the main area, while a control reached by the keyboard still shows its focus ring; an arrow
-key is taken at once, after a quick step and on an idle stage."""
+charts) fits about one and a half screens; clicking the page for the keys draws no focus
+frame round the main area, while a control reached by the keyboard still shows its focus
+ring; an arrow key is taken at once, after a quick step and on an idle stage."""
 
 from __future__ import annotations
 
@@ -75,14 +75,16 @@ def test_stepping_never_moves_the_charts(server, tabs, url, size):
 
 
 def test_a_phone_shows_the_stage_on_about_one_screen(server, tabs):
-    """From the transport bar's top to the last chart's bottom: at most 1.25 screens of a
-    390 x 844 phone (it was about three)."""
+    """From the transport bar's top to the last chart's bottom: at most 1.55 screens of a
+    390 x 844 phone (it was about three). It was 1.25 with the charts 230 px tall, two of
+    them side by side, their plot areas 20-40 px (unreadable: test_llm_layout); one under
+    the other with plot areas of 100 px and more it is about 1.5."""
     page = tabs.open(phone=True)
     open_stage(page, server.url + "/round?k=4&seed=3&step=5", "round")
     top = page.locator(".st-key-round_prev").bounding_box()["y"] + page.evaluate(
         "() => window.scrollY")
     bottom = page.evaluate(STAGE_BOTTOM_JS, "round")
-    assert bottom - top <= 1.25 * 844, (top, bottom)
+    assert bottom - top <= 1.55 * 844, (top, bottom)
     for i in range(3):
         box = page.locator(".st-key-round_stage .js-plotly-plot").nth(i).bounding_box()
         assert box["height"] >= 150, (i, box)  # still a chart one can read

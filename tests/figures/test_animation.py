@@ -200,7 +200,7 @@ def test_bars_show_q_while_drafting_then_p_and_q():
     np.testing.assert_allclose(q.y, pos.q_row, atol=BAR_ATOL)
     assert fig.layout.barmode == "group"
     assert fig.layout.yaxis.range[0] == 0 and fig.layout.yaxis.range[1] >= pos.p_row.max()
-    assert "%{y:.4f}" in p.hovertemplate
+    assert "%{y:.4g}" in p.hovertemplate  # four digits: a small bar is no 0.0000
     widths = list(p.marker.line.width)
     assert widths[pos.token] > 0 and sum(w > 0 for w in widths) == 1
     # on the flush and done steps the bars stay on the rejected position
@@ -351,10 +351,11 @@ def test_the_drawn_tokens_label_sits_over_every_bar():
         title_px = bigtype.LINE_HEIGHT * bigtype.FIGURE_TITLE_PX * lines
         label_px = bigtype.LINE_HEIGHT * bigtype.FIGURE_FONT_PX
         t = big.layout.margin.t
-        if lines == 1:  # pinned to the top of the margin, the label under it
-            assert big.layout.title.yanchor == "top" and t >= title_px + label_px, t
-        else:  # Plotly centres a longer title in the margin: the room under it holds the label
-            assert (t - title_px) / 2 >= label_px, t
+        # pinned to the top of the margin (raised by Plotly's lift of a longer title's
+        # extra lines, undone by its padding), the label under it
+        assert big.layout.title.yanchor == "top" and t >= title_px + label_px, t
+        lift = (lines - 1) * bigtype.LINE_HEIGHT * bigtype.FIGURE_TITLE_PX / 2
+        assert big.layout.title.pad.t == round(bigtype.TITLE_PAD_PX + lift)
 
 
 def test_the_coins_placeholder_fits_its_column_in_presenter_type():
@@ -372,15 +373,28 @@ def test_top_bars_hold_the_rest_of_the_vocabulary_as_one_bar():
     fig = A.bars_figure(tr, _idx(tr, "verify", 1), top=3)
     for bars, row in zip(fig.data, (pos.p_row, pos.q_row), strict=True):
         labels, y = list(bars.x), np.asarray(bars.y)
-        assert labels[-1] == f"the other {6 - (len(labels) - 1)}"
+        assert labels[-1] == A.REST_LABEL
+        assert len(labels) - 1 <= 4  # the top 3 and, where it is not one of them, the mark
         shown = [tr.vocab.index(x) for x in labels[:-1]]
         assert y[-1] == pytest.approx(1.0 - row[shown].sum(), abs=1e-5)
         assert y.sum() == pytest.approx(1.0, abs=1e-5)
     res = A.residual_figure(tr, top=3)
-    assert all(list(b.x)[-1].startswith("the other") for b in res.data)
+    assert all(list(b.x)[-1] == A.REST_LABEL for b in res.data)
     assert np.asarray(res.data[-1].y).sum() == pytest.approx(1.0, abs=1e-5)  # the residual
     full = A.bars_figure(tr, _idx(tr, "verify", 1))  # every token shown: no such bar
-    assert not any(str(x).startswith("the other") for x in full.data[0].x)
+    assert A.REST_LABEL not in full.data[0].x
+    assert f"top {len(fig.data[0].x) - 1} of 6 tokens" in fig.layout.title.text  # the count
+
+
+def test_a_one_hot_row_lists_no_tied_zeros_as_top_tokens():
+    """Prompt lookup's q is one-hot: its top tokens are the copied one (and the mark), not
+    the first token ids tied at 0 (<pad> <eos> <bos> <unk> on the real model)."""
+    q = np.zeros(50)
+    q[37] = 1.0
+    assert A.top_tokens([q], 10) == [37]
+    assert A.top_tokens([q], 10, must=(5,)) == [37, 5]
+    p = np.full(50, 0.02)
+    assert len(A.top_tokens([q, p], 10)) == 10  # p gives them mass: ties broken by id
 
 
 def test_the_top_tokens_are_a_stable_sorts_first_m():
@@ -391,7 +405,8 @@ def test_the_top_tokens_are_a_stable_sorts_first_m():
         V = int(rng.integers(1, 60))
         x = rng.integers(0, 4, V) / 4.0 if trial % 2 else rng.random(V)  # ties, or none
         for m in (1, 3, 10, V, V + 2):
-            want = [int(i) for i in np.argsort(-x, kind="stable")[:m]]
+            want = [int(i) for i in np.argsort(-x, kind="stable")[:m] if x[i] > 0]  # no
+            # token at 0 is a top token (a one-hot q's ties would list token ids 0, 1, ...)
             assert A.top_tokens([x], m) == want, (x, m)
     big = rng.random(262_144)
     assert A.top_tokens([big], 10) == [int(i) for i in np.argsort(-big, kind="stable")[:10]]

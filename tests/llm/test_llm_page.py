@@ -13,6 +13,7 @@ import pytest
 from support import chips, frame, run_page, statuses
 
 from specviz.core.rules import RULES
+from specviz.figures import animation
 from specviz.llm import store
 from specviz.views import llmpage, llmstream
 from specviz.web import llmstage, server
@@ -49,7 +50,7 @@ def test_the_default_round_on_the_shared_model(model):
     assert server.once(llmstage.MODEL, store.load) is model  # one copy in the process
     at.button(key="llm_next").click().run()
     labels = _bar_labels(at)  # q at position 1: the top tokens, then the rest as one bar
-    assert len(labels) >= llmpage.TOP_BARS + 1 and labels[-1].startswith("the other 262,")
+    assert len(labels) >= llmpage.TOP_BARS + 1 and labels[-1] == animation.REST_LABEL
     assert at.query_params["step"] == "1"
 
 
@@ -94,6 +95,35 @@ def test_next_prev_and_new_round_follow_the_url():
     at.selectbox(key="w_llm_kind").set_value("early-exit").run()  # its own parameter
     assert at.text_input(key="w_llm_arg").value == "6"
     assert at.query_params["llm_kind"] == "early-exit" and at.query_params["llm_arg"] == "6"
+    # a new draft plays new rounds: it starts at round 0, step 0 (it kept round 1)
+    assert "Round 0" in frame(at) and "step 0" in frame(at), frame(at)[:80]
+    assert "rnd" not in at.query_params and "step" not in at.query_params  # the defaults
+    at.button(key="llm_new").click().run()
+    at.text_input(key="w_llm_arg").input("12").run()  # its parameter: a new draft too
+    assert "Round 0" in frame(at) and "rnd" not in at.query_params
+    at.button(key="llm_next").click().run()
+    assert at.query_params["step"] == "1"
+
+
+def test_a_shared_round_opens_where_the_link_says():
+    """The reset is for a draft changed in the session: a link's rnd and step still hold."""
+    at = _run(llm_kind="early-exit", llm_arg="12", rnd="1", step="2")
+    assert "Round 1" in frame(at) and "step 2" in frame(at)
+
+
+def test_prompt_lookup_shows_its_one_hot_q_and_plain_decoding():
+    """q of prompt lookup is one-hot: the bars list the copied token, not the first token
+    ids tied at 0; a round with no match drafts nothing and says plain decoding, no bonus."""
+    at = _run(llm_preset="fact", step="1", **FAST)  # the first draft of a match
+    assert "Draft 1" in frame(at), frame(at)
+    labels = _bar_labels(at)
+    assert labels[-1] == animation.REST_LABEL and len(labels) == 2, labels
+    assert not {"&lt;pad&gt;", "<pad>", "&lt;eos&gt;", "<eos>"} & set(labels)
+    start = _run(llm_preset="own", llm_prompt="Seven quiet herons", **FAST)
+    assert "found no earlier match" in frame(start), frame(start)
+    at = _run(llm_preset="own", llm_prompt="Seven quiet herons", step="1", **FAST)
+    shown = frame(at)
+    assert "plain decoding" in shown and "bonus" not in shown, shown
 
 
 def test_the_own_prompt_and_its_bad_inputs():
@@ -245,3 +275,16 @@ def test_a_token_tree_is_played_on_the_real_model_with_its_frames():
     assert "Depth 1, sibling 1 of 3" in seen[-1], seen[-1]
     assert all(llmpage.rule_note(r) is None for r in llmpage.RULES_HERE)
     assert set(llmpage.RULES_HERE) == set(RULES)
+
+
+def test_byte_pieces_read_as_their_bytes_not_as_empty_boxes(model):
+    """A character Gemma has no piece for is written in byte pieces (SentencePiece's byte
+    fallback): 'ꙮ' is <0xEA> <0x99> <0xAE>. Alone each decodes to U+FFFD, a box on the page;
+    the text so far writes each by its name, the caption the whole character."""
+    ids = model.tokenizer.encode("ꙮ", bos=False)
+    assert [model.tokenizer.shown[i] for i in ids] == ["<0xEA>", "<0x99>", "<0xAE>"]
+    pieces = llmpage.Pieces(model.tokenizer)
+    assert pieces.pieces(ids) == ["<0xEA>", "<0x99>", "<0xAE>"]
+    said = model.tokenizer.encode("A sea ꙮ", bos=False)
+    assert "".join(pieces.pieces(said)) == "A sea <0xEA><0x99><0xAE>"
+    assert pieces.pieces(model.tokenizer.encode("\n", bos=False)) == ["\n"]  # whole: as is

@@ -110,6 +110,12 @@ def test_the_page_measures_on_the_button_and_plan_lists_it():
     assert not at.code and any("sv-prompt" in h.proto.body for h in at.html)
     at.button(key="m_go").click().run()
     assert not at.exception, [e.value for e in at.exception]
+    # the button, after its run: greyed and saying so (it stayed the red "Measure" one)
+    assert not [b for b in at.button if b.key == "m_go"]
+    done = at.button(key="m_done")
+    assert done.disabled and done.label.startswith("Measured") and done.proto.type != "primary"
+    assert not [c for t in at.dataframe for c in t.value.astype(str).values.ravel()
+                if c == "None"]  # a draft with no pass of its own has no c: a dash
     assert any("lookup, greedy:" in x.value for x in [*at.warning, *at.success])
     assert any("Greedy with speculation" in m.value or "first differ" in m.value
                for m in at.markdown)

@@ -4,6 +4,7 @@ with notation=chen in the URL a page shows Chen et al.'s letters (p = draft)."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from support import run_page, unfold
 
 from specviz.core.rules import RULES
 from specviz.views import columns, gallery
-from specviz.web import rulesui
+from specviz.web import rulesui, show
 from specviz.web.show import fold_name
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -173,8 +174,11 @@ def test_production_table_shows_its_columns_with_the_round_count():
     assert list(table.proto.column_order) == ["metric", "measured", "exact", "theory"]
     assert config["measured"]["label"] == f"measured ({gallery.METRICS_ROUNDS:,} rounds)"
     assert config["exact"]["label"] == "exact (long run)"
-    assert {config[k]["type_config"]["format"] for k in ("measured", "exact", "theory")} == {
-        "%.4f"}
+    assert {config[k]["type_config"]["format"] for k in ("exact", "theory")} == {"%.4f"}
+    # alpha is not measured: the grid wrote None; the column is written out, a dash there
+    measured = list(table.value["measured"])
+    assert measured[-1] == show.MISSING and config["measured"]["alignment"] == "right"
+    assert all(re.fullmatch(r"\d+\.\d{4}", v) for v in measured[:-1]), measured
 
 
 def test_converter_explains_why_the_rate_is_not_alpha():

@@ -328,7 +328,7 @@ def test_page_builders_draw_every_frame(words):
             animation.coin_figure(trace, step)
             fig = animation.bars_figure(trace, step, top=textpage.TOP_BARS)
             for b in fig.data:  # the top tokens, the marked one if not among them, the rest
-                assert len(b.x) <= textpage.TOP_BARS + 2 and b.x[-1].startswith("the other ")
+                assert len(b.x) <= textpage.TOP_BARS + 2 and b.x[-1] == animation.REST_LABEL
                 assert sum(b.y) == pytest.approx(1.0, abs=1e-4)  # the whole row's mass
             animation.residual_figure(trace, step, top=textpage.TOP_BARS)
             textfigs.tokens_html(dec.counts.tokenizer, tr, step)

@@ -88,3 +88,49 @@ def test_a_lazily_drafted_tree_says_how_big_it_is_and_how_much_was_drawn():
             f"nodes the coins reach can change the output, so only those are drawn ({drawn} "
             "this round), verified in one target pass.")
         assert not any("The -" in s.caption or "pruned" in s.caption for s in told.steps)
+
+
+def test_a_probability_prints_so_that_p_over_q_can_be_read():
+    """Four decimals from 0.01 up (the tutorial's 0.3100, 0.2638); under it three
+    significant digits: a kept token at p = 8.5e-05, q = 0.000120 read as 'q=0.0000
+    p=0.0000', whose ratio cannot be read; exactly 0 is 0."""
+    assert [narration.prob(x) for x in (0.31, 0.2638, 1.0, 0.01)] == [
+        "0.3100", "0.2638", "1.0000", "0.0100"]
+    assert [narration.prob(x) for x in (0.0046, 0.004567, 1.234e-4, 8.5e-05, 0.0)] == [
+        "0.0046", "0.00457", "0.000123", "8.5e-05", "0"]
+    p, q = 8.5e-05, 1.2e-04  # the ratio from the printed numbers, to 3 digits
+    assert float(narration.prob(p)) / float(narration.prob(q)) == np.float64(p / q)
+    tr = _small_round()
+    pos = next(p for p in tr.positions if p.verified)
+    shown = " ".join(s.caption for s in tr.steps) + " ".join(
+        line for c in stepping.chips(tr, stepping.last_step(tr)) for line in c.lines)
+    assert "0.0000" not in shown and f"q={narration.prob(pos.q)}" in shown
+    assert f"p = {narration.prob(pos.p)}, q = {narration.prob(pos.q)}" in shown
+
+
+def _small_round() -> narration.Narrated:
+    """A round whose first draft has p and q under 0.01 (a table with such a row)."""
+    P = np.array([[8.5e-05, 1 - 8.5e-05], [0.5, 0.5]])
+    Q = np.array([[0.009, 0.991], [0.5, 0.5]])
+    pair = TablePair(P, Q)
+    for seed in range(5000):
+        tr = narrated_round(pair, 0, 1, rng=np.random.default_rng(seed))
+        if tr.positions[0].token == 0:
+            return tr
+    raise AssertionError("no round drafted the rare token")
+
+
+def test_a_round_that_drafted_nothing_is_plain_decoding_in_every_pairs_words():
+    """Prompt lookup without a match drafts nothing: its one token is plain decoding, not
+    'All 0 kept: bonus token' (the real model's words said so: they had no case for it)."""
+    from types import SimpleNamespace
+
+    table = narration.wording(TablePair(T.P, T.Q))
+    llm = narration.LLMWording(SimpleNamespace(name=T.vocab.__getitem__,
+                                               spec=SimpleNamespace(label="lookup")))
+    dec = TextDecoder(train(TEXT, "char", 4), 4, 2)
+    text = narration.wording(dec.pair("lookup"))
+    for words in (table, llm, text):
+        said = words.bonus(0, 1, 0)
+        assert said.startswith("Nothing drafted, so this is plain decoding") and "bonus" not in said
+        assert words.bonus(2, 1, 0).startswith("All 2 kept: bonus token")

@@ -115,7 +115,7 @@ def test_present_figure_lifts_every_text_to_18_px():
 
 def test_present_figure_makes_room_for_the_title_over_panel_titles():
     """The title and two-line panel titles, at presenter sizes, fit the top margin one above
-    the other (a one-line title pinned to the top); the plot area keeps its height; a
+    the other (the title pinned to the top); the plot area keeps its height; a
     figure without panel titles keeps its title where it was."""
     from plotly.subplots import make_subplots
 
@@ -130,9 +130,12 @@ def test_present_figure_makes_room_for_the_title_over_panel_titles():
     two.add_annotation(text="panel", xref="paper", yref="paper", x=0.5, y=1.0,
                        yanchor="bottom", showarrow=False)
     big2 = bigtype.big_figure(two)
-    title_h = 2 * line * bigtype.FIGURE_TITLE_PX  # centred in the margin: room both sides
-    assert big2.layout.margin.t >= title_h + 2 * (line * bigtype.FIGURE_FONT_PX
-                                                  + bigtype.TITLE_PAD_PX) - 1
+    title_h = 2 * line * bigtype.FIGURE_TITLE_PX  # pinned too, over the panel title
+    assert big2.layout.margin.t >= title_h + line * bigtype.FIGURE_FONT_PX \
+        + 2 * bigtype.TITLE_PAD_PX - 1
+    assert big2.layout.title.yanchor == "top"  # Plotly lifts a title by half its extra lines:
+    assert big2.layout.title.pad.t == round(bigtype.TITLE_PAD_PX + title_h / 4)  # padded back
+    assert big2.layout.height - big2.layout.margin.t == 300 - 60
     plain = bigtype.big_figure(go.Figure(layout=dict(title="coin<br>at 2", margin=dict(t=70))))
     assert plain.layout.margin.t == 70 and plain.layout.title.yanchor is None
 
@@ -210,3 +213,19 @@ def test_share_box_shows_the_rewritten_url():
     at.sidebar.slider(key="w_k").set_value(9).run()
     assert shared_urls(at)[-1].endswith("?k=9&c=0.3")
     assert not at.sidebar.code  # plain HTML: no code highlighter is loaded for it
+
+
+def test_a_missing_number_is_a_dash_in_either_table_not_the_word_none():
+    """The grid writes None (or NaN) as the word None: /measured showed it where a draft has
+    no pass of its own (prompt lookup's c). Both tables now write a dash; text is blank."""
+    import pandas as pd
+
+    from specviz.web import show
+
+    df = pd.DataFrame([{"d": "lookup", "c": None, "n": 3, "s": 1.5},
+                       {"d": None, "c": 0.25, "n": 4, "s": float("nan")}])
+    out, texts = show._missing_shown(df, {"d": None, "c": "%.3f", "n": "%d", "s": "%.2fx"})
+    assert list(out["c"]) == [show.MISSING, "0.250"] and list(out["s"]) == ["1.50x", show.MISSING]
+    assert list(out["d"]) == ["lookup", ""] and list(out["n"]) == [3, 4]  # untouched
+    assert texts == ["c", "s"] and df["c"].isna().any()  # the caller's rows are not changed
+    assert show._cell(None, "%.3f") == show.MISSING and show._cell(None, None) == ""
