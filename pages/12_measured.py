@@ -82,7 +82,7 @@ notation.md("At one real context, the chance the draft is kept is sum_x min(p, q
             "rejection draws from norm(max(0, p − q)). Below, one real round's positions, "
             "then the first emitted token sampled many times under the correct rule and "
             "under a broken one (a rejection redraws from p), against the target's row.")
-rdraft = draft if draft not in ("all", "lookup") else mv.DRAFTS[0]
+rdraft = mv.rows_draft(draft)
 rkey = ("rows", text, rdraft, int(k), float(T), int(seed))
 real = measuredhere.kept(rkey)
 if real is None and st.button(f"Check {rdraft} on real rows", key="m_rows") \

@@ -22,9 +22,11 @@ from .core.kinds import kind_of
 from .core.rules import RULES, get_rule
 from .llm import store
 from .llm.decode import Run, Summary, plain, speculate, summarise
-from .llm.pair import DraftError, LLMPair, parse_draft, show
+from .llm.draftkind import DraftError
+from .llm.drafts import draft_pair, parse_draft, usage
+from .llm.pair import LLMPair, show
 from .llm.runner import Runner
-from .views.llmpage import draft_pair, encode_prompt, rule_note
+from .views.llmpage import PLAIN_KIT, encode_prompt, rule_note
 from .views.measured import acceptance_rows, why
 
 PROMPT_CHARS_MAX = 8_000  # characters of prompt read
@@ -38,8 +40,7 @@ def add_parser(sub) -> None:
                                    "the measured costs and acceptance.")
     p.add_argument("--prompt", required=True, help="the text to continue")
     p.add_argument("--draft", default="early-exit:6",
-                   help="early-exit:L, skip:i,j,..., trimmed:N[:L], ngram:n or lookup "
-                        "(default early-exit:6)")
+                   help=f"one of {usage()} (default early-exit:6)")
     p.add_argument("--k", type=int, default=4, help="drafted tokens per round (default 4)")
     p.add_argument("--temperature", type=float, default=1.0, help="T of p and q (default 1)")
     p.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
@@ -95,12 +96,12 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         print(f"python -m specviz llm: error: {exc}", file=sys.stderr)
         return 2
     try:
-        spec = parse_draft(args.draft, n_layers=model.cfg.n_layers, V=model.cfg.V)
+        spec = parse_draft(args.draft, cfg=model.cfg)
         if (note := rule_note(args.rule, spec.kind)) is not None:
             raise ValueError(note)
         ids = encode_prompt(model, args.prompt, max_chars=PROMPT_CHARS_MAX,
                             max_tokens=PROMPT_TOKENS_MAX)
-        pair = draft_pair(model, spec, T=args.temperature)
+        pair = draft_pair(model, spec, T=args.temperature, kit=PLAIN_KIT)
         spec_run = speculate(pair, ids, k=args.k, seed=args.seed, rule=args.rule,
                              max_new=args.max_new)
         alone = plain(Runner(model.weights), ids, T=pair.T, seed=args.seed,

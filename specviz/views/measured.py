@@ -24,22 +24,20 @@ from ..analysis.planner import Measured, MeasuredHere
 from ..analysis.record import MetricsError, make_acceptance
 from ..core import interrupt
 from ..llm.decode import Summary, plain, speculate, summarise
+from ..llm.drafts import Kit, draft_pair, examples, kind_named, parse_draft
 from ..llm.lossless import Agreement, compare, greedy_plain, rows_along
-from ..llm.pair import parse_draft, show
+from ..llm.pair import show
 from ..llm.runner import Runner
 from ..llm.store import Model
 from .llmpage import (
     PLAIN_KIT,
     PRESETS,
     PROMPT_CHARS_MAX,  # noqa: F401 (for /measured)
-    Kit,
-    draft_pair,
     encode_prompt,
 )
 from .work import heavy
 
-DRAFTS = ("trimmed:16384", "skip:4,8", "early-exit:6", "early-exit:12", "lookup",
-          "ngram:3")  # offered on the page, and measured together under "all drafts"
+DRAFTS = examples()  # every kind's examples: offered, and measured together under "all"
 NEW_MAX = 64  # tokens the page generates per run
 K_MAX = 8  # drafted tokens per round the page measures
 MEASURE_STOP_S = 240.0  # time one measurement may take; runs stop between decodes after it
@@ -91,7 +89,7 @@ def measure(model: Model, text: str, drafts: Sequence[str], *, k: int = 4, T: fl
     if not 1 <= int(k) <= K_MAX or not 1 <= int(max_new) <= NEW_MAX:
         raise ValueError(f"k must lie in 1..{K_MAX} and max_new in 1..{NEW_MAX}")
     ids = encode_prompt(model, text)
-    specs = [parse_draft(d, n_layers=model.cfg.n_layers, V=model.cfg.V) for d in drafts]
+    specs = [parse_draft(d, cfg=model.cfg) for d in drafts]
     t0 = time.perf_counter()
     seen: dict = {}
     g_alone = greedy_plain(Runner(model.weights), ids, max_new=max_new, seen=seen)
@@ -108,6 +106,14 @@ def measure(model: Model, text: str, drafts: Sequence[str], *, k: int = 4, T: fl
                "or measure one draft at a time)") if left else None
     return Measurement(len(ids), int(k), float(T), int(max_new), tuple(done),
                        time.perf_counter() - t0, stopped)
+
+
+def rows_draft(draft: str) -> str:
+    """The draft the real-rows check reads: the one picked, or the first offered where the
+    pick is every draft or one with no q of its own (prompt lookup)."""
+    if draft == "all" or kind_named(draft).proposes:
+        return DRAFTS[0]
+    return draft
 
 
 def _ms(v: float | None) -> float | None:

@@ -93,7 +93,7 @@ class LLMWording(Wording):
 
     def start(self, prefix: Sequence[int], n_drafts: int, proposed: bool) -> str:
         tail, spec = self.pair.tail(prefix), self.pair.spec
-        if spec.kind != "lookup":
+        if not proposed:
             return f"Context '{tail}'. The {spec.label} draft will guess {n_drafts} tokens."
         what = (f"prompt lookup copies the {n_drafts} token(s) that followed an earlier "
                 "match" if n_drafts else "prompt lookup found no earlier match: nothing is "

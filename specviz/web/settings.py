@@ -22,7 +22,7 @@ from ..analysis.roofline import ACCELERATORS
 from ..analysis.shape import DTYPE_BYTES, SERVED_DTYPES
 from ..core.rules import RULES, reads_warp
 from ..core.tables import T_MAX, T_MIN, VOCAB
-from ..llm.pair import KINDS as LLM_KINDS
+from ..llm.drafts import KINDS as LLM_KINDS
 from ..text.ngram import LEVELS as TEXT_LEVELS
 from ..text.pair import DRAFTERS as TEXT_DRAFTERS
 from ..views.gallery import GALLERY_NS

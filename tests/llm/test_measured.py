@@ -12,6 +12,7 @@ from support import app_test
 
 from specviz.analysis.audit import CAUGHT, CONSISTENT
 from specviz.core.rule import overlap, residual
+from specviz.llm import drafts
 from specviz.views import llmpage
 from specviz.views import measured as mv
 from specviz.views import plan as pv
@@ -88,7 +89,7 @@ def test_exact_on_real_rows_flags_the_broken_rule(model):
     assert not checks[rr.BROKEN]["consistent"]
     assert checks[rr.BROKEN]["exact_tv"] > checks[rr.BROKEN]["threshold"]
     # the positions' laws from the rows themselves (oracle: sum min, max(0, p - q))
-    pair = llmpage.draft_pair(model, mv.parse_draft("early-exit:12", n_layers=18, V=model.cfg.V))
+    pair = drafts.draft_pair(model, drafts.parse_draft("early-exit:12", cfg=model.cfg))
     ids = model.tokenizer.encode(llmpage.PRESETS["story"][1])
     p, q = pair.p(ids), pair.q(ids)
     # p and q here come from a prefill of the prompt alone; the round read them from its

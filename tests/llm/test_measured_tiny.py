@@ -10,9 +10,9 @@ from test_llm_tiny import write_tiny
 from specviz.core import interrupt
 from specviz.llm import store
 from specviz.llm.decode import NEW_MAX, check_new, plain, speculate
+from specviz.llm.drafts import parse_draft
 from specviz.llm.forward import KVCache, forward
 from specviz.llm.lossless import GreedyPair, compare, greedy_plain, rows_along
-from specviz.llm.pair import parse_draft
 from specviz.llm.runner import CONTEXT_MAX, Runner
 
 
@@ -31,7 +31,7 @@ def test_speculative_greedy_is_plain_greedy_on_the_tiny_model(tiny):
         z = forward(tiny.weights, seq, KVCache(tiny.weights, range(2)))[0]
         assert x == int(np.argmax(z))
         seq.append(x)
-    spec = parse_draft("early-exit:1", n_layers=2, V=tiny.cfg.V)
+    spec = parse_draft("early-exit:1", cfg=tiny.cfg)
     pair = GreedyPair(tiny, spec)
     run = speculate(pair, ids, k=3, max_new=12)
     ag = compare(alone.tokens, run.tokens, rows_along(seen, ids, alone.tokens),
@@ -44,7 +44,7 @@ def test_speculative_greedy_is_plain_greedy_on_the_tiny_model(tiny):
 @pytest.mark.parametrize("which", ["speculate", "plain", "greedy"])
 def test_decoding_stops_when_the_session_goes(tiny, which):
     ids = tiny.tokenizer.encode("ab a")
-    spec = parse_draft("early-exit:1", n_layers=2, V=tiny.cfg.V)
+    spec = parse_draft("early-exit:1", cfg=tiny.cfg)
     calls = {
         "speculate": lambda: speculate(GreedyPair(tiny, spec), ids, k=2, max_new=8),
         "plain": lambda: plain(Runner(tiny.weights), ids, T=1.0, max_new=8),

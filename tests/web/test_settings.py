@@ -14,7 +14,7 @@ from specviz.analysis import drafting, modelcfg, roofline, shape
 from specviz.core import tables
 from specviz.core.kinds import treeshape as tree
 from specviz.core.rules import RULES, reads_warp
-from specviz.llm import pair as llmpair
+from specviz.llm import drafts as llmdrafts
 from specviz.text import ngram
 from specviz.text import pair as textpair
 from specviz.views import (
@@ -99,7 +99,7 @@ OPTIONS = {  # field -> the owner of its options
     "dtype": lambda: shape.DTYPE_BYTES, "accel": lambda: roofline.ACCELERATORS,
     "plan_gpu": lambda: roofline.ACCELERATORS, "plan_tdtype": lambda: shape.SERVED_DTYPES,
     "plan_kvdtype": lambda: shape.SERVED_DTYPES, "level": lambda: ngram.LEVELS,
-    "drafter": lambda: textpair.DRAFTERS, "llm_kind": lambda: llmpair.KINDS,
+    "drafter": lambda: textpair.DRAFTERS, "llm_kind": lambda: tuple(llmdrafts.KINDS),
     "llm_preset": lambda: llmpage.PRESETS, "m_preset": lambda: llmpage.PRESETS,
     "m_draft": lambda: (*measured.DRAFTS, "all"), "plan_dkind": lambda: drafting.DRAFT_KINDS,
     "rules_n": lambda: gallery.GALLERY_NS, "plan_example": lambda: plan.EXAMPLES,
