@@ -13,6 +13,7 @@ import math
 from pathlib import Path
 from typing import TextIO
 
+from .analysis.drafting import DRAFT_RENAMED
 from .analysis.planner import Measured
 from .clitable import format_table
 from .views import plan as pv
@@ -52,7 +53,7 @@ def add_parser(sub) -> None:
     _arg(p, "--batch", "plan_batch", "your batch size, checked and priced")
     _arg(p, "--draft-kind", "plan_dkind", "what drafts: a draft model, an EAGLE / EAGLE-3 / MTP "
          "head on the target (--draft-config is then the head's own config, if it has one), or "
-         "n-gram lookup", choices=True)
+         "prompt lookup (lookup; ngram is its old name)", choices=True)
     _arg(p, "--head-layers", "plan_hlayers", "a head's layers, without config")
     p.add_argument("--tree", default="", metavar="TOPK,STEPS,TOKENS",
                    help="SGLang tree drafting: eagle-topk, num-steps, num-draft-tokens")
@@ -74,7 +75,7 @@ def _arg(p, flag: str, key: str, help: str, *, choices: bool = False) -> None:
     """Option `flag` as /plan's URL field `key` (settings.FIELD): its default, its type and,
     where asked, its options."""
     f = FIELD[key]
-    kw = {"choices": f.parse.options} if choices else {}
+    kw = {"choices": (*f.parse.options, *getattr(f.parse, "renamed", {}))} if choices else {}
     if not isinstance(f.default, str):
         kw["type"] = type(f.default)
     p.add_argument(flag, default=f.default, help=help, **kw)
@@ -96,8 +97,9 @@ def _numbers(text: str, flag: str, n: int, cast=float) -> list:
 def _drafts(args: argparse.Namespace) -> pv.DraftInputs:
     topk, steps, tokens = _numbers(args.tree, "--tree", 3, int)
     mt, mv, md = _numbers(args.measured, "--measured", 3)
-    return pv.DraftInputs(args.draft_kind, args.head_layers, topk or 1, steps, tokens,
-                          args.lookup_ms, args.target_overhead_ms, args.draft_overhead_ms,
+    kind = DRAFT_RENAMED.get(args.draft_kind, args.draft_kind)  # an old name reads as now
+    return pv.DraftInputs(kind, args.head_layers, topk or 1, steps, tokens, args.lookup_ms,
+                          args.target_overhead_ms, args.draft_overhead_ms,
                           Measured(mt / 1e3, mv / 1e3, md / 1e3, args.measured_c))
 
 

@@ -100,7 +100,7 @@ def _drafter(di: DraftInputs, text: str, preset: str, who: str, target,
     config when one is pasted, else the target's width and head_layers), or n-gram lookup;
     then a tree when topk > 1."""
     try:
-        if di.kind == "ngram":
+        if di.kind == "lookup":
             d = drafting.ngram_draft(di.lookup_ms / 1e3)
         elif di.kind in drafting.HEADS and text.strip():
             shape, vocab = modelcfg.parse_head(text, name=who)

@@ -20,6 +20,10 @@ class Capped(ValueError):
         self.value = value
 
 
+class Renamed(Capped):
+    """A choice under its old name: the value it is now called, with a note."""
+
+
 def _number_in(lo, hi, cast: type, words: str):
     """A number of type cast in [lo, hi] (an int: "4", "4.0" and "1e3" alike)."""
     def parse(s: str):
@@ -68,15 +72,18 @@ def number_choice(options, cast: type = float):
     return parse
 
 
-def choice(options):
-    opts = tuple(options)
+def choice(options, renamed: dict[str, str] | None = None):
+    """One of options; an old name in renamed reads as the option it is now (Renamed)."""
+    opts, old = tuple(options), dict(renamed or {})
 
     def parse(s: str) -> str:
+        if s in old:
+            raise Renamed(old[s])
         if s not in opts:
             raise ValueError
         return s
     parse.range = "one of " + ", ".join(opts)
-    parse.options = opts
+    parse.options, parse.renamed = opts, old
     return parse
 
 

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, make_dataclass, replace
 from dataclasses import field as dc_field
 from urllib.parse import urlencode
 
-from ..analysis.drafting import DRAFT_KINDS, HEAD_LAYERS_MAX, TREE_MAX
+from ..analysis.drafting import DRAFT_KINDS, DRAFT_RENAMED, HEAD_LAYERS_MAX, TREE_MAX
 from ..analysis.modelcfg import PRESETS, preset_names
 from ..analysis.roofline import ACCELERATORS
 from ..analysis.shape import DTYPE_BYTES, SERVED_DTYPES
@@ -38,7 +38,7 @@ from ..views.tour import CHAPTER_MAX
 from ..views.transcript import RND_MAX
 from ..views.work import K_APP_MAX, N_APP_MAX, WORK_APP_MAX, WORK_REQUEST_MAX, n_cap  # noqa: F401
 from . import fieldparse as F
-from .fieldparse import Capped  # noqa: F401 (the settings' callers catch it here)
+from .fieldparse import Capped, Renamed  # noqa: F401 (the settings' callers catch it here)
 from .urlcodec import TABLE_URL_MAX_CHARS
 
 STEP_MAX = 1_000  # animation frames (a round has at most 2k + 4)
@@ -174,7 +174,7 @@ FIELDS = (
          Field("plan_klen", 0, F.int_in(0, 64)),  # k where the metrics lack it; 0 = none
          Field("plan_rounds", 0, F.int_in(0, 10**12), 100),  # behind hand-entered rates
          Field("plan_batch", 0, F.int_in(0, BATCH_MAX)),  # checked against memory; 0 = none
-         Field("plan_dkind", "model", F.choice(DRAFT_KINDS)),  # a model, a head, n-grams
+         Field("plan_dkind", "model", F.choice(DRAFT_KINDS, DRAFT_RENAMED)),  # model, head, lookup
          Field("plan_hlayers", 1, F.int_in(1, HEAD_LAYERS_MAX)),  # a head's layers
          Field("plan_topk", 1, F.int_in(1, 64)),  # SGLang tree drafting (steps 0 = a chain)
          Field("plan_steps", 0, F.int_in(0, 64)),
@@ -266,6 +266,10 @@ def parse_query(params: Mapping[str, object]) -> tuple[Settings, list[str]]:
         try:
             text = str(raw) if getattr(parser, "raw", False) else str(raw).strip()
             values[key] = parser(text)
+        except Renamed as new:
+            values[key] = new.value
+            notes.append(f"URL parameter {key}='{sanitise(raw)}' is now called "
+                         f"{key}={new.value}; read as that.")
         except Capped as cap:
             values[key] = cap.value
             notes.append(f"URL parameter {key}='{sanitise(raw)}' is outside its range "

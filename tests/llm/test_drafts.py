@@ -5,6 +5,8 @@ test_llm_tiny, no real model."""
 
 from __future__ import annotations
 
+import argparse
+
 import pytest
 from test_llm_tiny import write_tiny
 
@@ -122,3 +124,23 @@ def test_a_new_kind_is_one_more_entry(monkeypatch):
     assert drafts.examples()[-2:] == ("echo:1", "echo:2") and "echo:n" in drafts.usage()
     assert drafts.kind_named("echo:7").title == "echo the last token"
 
+
+def test_one_word_means_one_draft_on_every_page_and_in_the_cli():
+    """/llm's kinds and /measured's drafts are the registry's; /text's drafters and /plan's
+    drafter without a model use its words for the same things: "lookup" is prompt lookup
+    (it proposes), "ngram" an n-gram model (/plan prices no n-gram model)."""
+    from specviz import clillm
+    from specviz.analysis import drafting
+    from specviz.text import pair as textpair
+    from specviz.web import settings as S
+
+    assert S.FIELD["llm_kind"].parse.options == tuple(drafts.KINDS)
+    assert S.FIELD["m_draft"].parse.options == (*drafts.examples(), "all")
+    assert set(textpair.DRAFTERS) <= set(drafts.KINDS)
+    assert drafts.KINDS["lookup"].proposes and not drafts.KINDS["ngram"].proposes
+    assert set(drafting.DRAFT_KINDS) & set(drafts.KINDS) == {"lookup"}
+    assert "prompt lookup" in drafting.DRAFT_KINDS["lookup"]
+    sub = argparse.ArgumentParser().add_subparsers()
+    clillm.add_parser(sub)
+    help_text = next(a.help for a in sub.choices["llm"]._actions if "--draft" in a.option_strings)
+    assert drafts.usage() in help_text

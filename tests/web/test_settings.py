@@ -194,6 +194,16 @@ def test_garbage_takes_the_default_with_a_note():
     assert len(notes) == 3 and all("using the default" in n for n in notes)
 
 
+def test_an_old_name_reads_as_the_one_it_has_now_with_a_note():
+    """One vocabulary: /plan's drafter without a model is prompt lookup, "lookup" as on /llm,
+    /measured, /text and the CLI ("ngram" is an n-gram model there); old links still open."""
+    s, notes = S.parse_query({"plan_dkind": "ngram"})
+    assert s.plan_dkind == "lookup" and notes == [
+        "URL parameter plan_dkind='ngram' is now called plan_dkind=lookup; read as that."]
+    assert S.parse_query({"plan_dkind": "lookup"}) == (
+        dc_replace(S.DEFAULTS, plan_dkind="lookup"), [])
+
+
 def test_work_cap_shrinks_n_for_long_drafts():
     assert S.n_cap(4) == S.N_APP_MAX
     assert S.n_cap(32) == S.WORK_APP_MAX // 33 < S.N_APP_MAX
