@@ -28,6 +28,7 @@ from .pair import LLMPair, token_counts
 from .store import Model
 
 NGRAM_ORDER_MAX = 6  # highest n-gram draft order
+DEFAULT_DRAFT = "early-exit:6"  # the CLI's
 
 
 def _every_time(name: str, make: Callable[[], object]) -> object:

@@ -41,6 +41,15 @@ def frequent_tokens(counts: np.ndarray, N: int) -> np.ndarray:
     return np.sort(order[:N])
 
 
+def warm(runner: Runner, prompt: Sequence[int]) -> float:
+    """Run the prompt but its last token into the runner's cache (its prefill), so a
+    decode's first pass runs one position, as every later one; the seconds it took."""
+    t0 = time.perf_counter()
+    if len(prompt) > 1:
+        runner.logits(prompt[:-1], [len(prompt) - 1])
+    return time.perf_counter() - t0
+
+
 def softmax(z: np.ndarray, T: float) -> np.ndarray:
     """exp(z / T - max) normalised, in float64; -inf logits get 0. z: (V,)
     In place in the one new array: at V = 262,144 each further 2 MB temporary cost about
@@ -113,6 +122,12 @@ class LLMPair(ModelPair):
         if self.draft is not None:
             return tuple(self.draft.passes)
         return tuple(self._ngram_passes)
+
+    def warm(self, prompt: Sequence[int]) -> float:
+        """Both models' prefill of the prompt but its last token (decode.warm), before a
+        timed decode; the seconds it took."""
+        return sum(warm(runner, prompt) for runner in (self.target, self.draft)
+                   if runner is not None)
 
     def settle(self) -> None:
         """Drop the rows and logits kept for the round just played, keeping the KV caches,

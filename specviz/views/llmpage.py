@@ -44,6 +44,12 @@ ARG_MAX_CHARS = 80
 # against 1 s for a chain of 4. A round drafts at most this many tokens on /llm.
 DRAFTED_MAX = 24
 PLAYS_CORRECT = "This page plays the rule correct instead."
+GREEDY_RULE = (  # what T = 0 plays, in words (llm.lossless.GreedyPair)
+    "T = 0 is greedy decoding: p and q are one-hot at the target's and the draft's argmax, "
+    "so min(1, p/q) is 1 when the drafted token is the target's argmax and 0 otherwise. A "
+    "draft is kept exactly when it matches the target's argmax, the first miss is replaced "
+    "by the target's argmax (norm(max(0, p - q)) is one-hot there), and the text is the "
+    "target's own greedy text.")
 RULES_HERE = tuple(name for name, r in RULES.items()
                    if kind_of(r).drafted(r, 1) <= DRAFTED_MAX)
 ALLOWED_CONTROLS = "\n\r\t"
@@ -148,8 +154,9 @@ PLAIN_KIT = Kit(corpus_ids, ngram_model)  # the shipped corpus, read again every
 
 def stream(model: store.Model, spec: DraftSpec, prompt: Sequence[int], *, k: int, T: float,
            seed: int, rule: str, warp: Warp, kit: Kit = PLAIN_KIT) -> Stream:
-    """A fresh stream of rounds of Gemma 3 270M and the draft, under the request's warp."""
-    base = draft_pair(model, spec, T=T, kit=kit)
+    """A fresh stream of rounds of Gemma 3 270M and the draft, under the request's warp
+    (T = 0: the greedy pair)."""
+    base = draft_pair(model, spec, T=T or 1.0, greedy=T == 0, kit=kit)
     return Stream(warped(base, warp), prompt, k=k, seed=seed, rule=rule, settle=base.settle)
 
 

@@ -83,6 +83,10 @@ def real_rows(model, text: str, draft: str, *, k: int = 4, T: float = 1.0, seed:
     """One real round's per-position laws and the first token's check at the prompt."""
     ids = encode_prompt(model, text)
     spec = parse_draft(draft, cfg=model.cfg)
+    if T == 0:
+        raise ValueError("at T = 0 p and q are one-hot at their argmax, so a draft is kept "
+                         "or not with certainty and there is no law to sample: the check "
+                         "needs T > 0")
     if kind_of(spec).proposes:
         raise ValueError("prompt lookup has no q of its own to check; choose a model draft")
     pair = draft_pair(model, spec, T=T, kit=kit)
