@@ -47,6 +47,21 @@ def float_in(lo: float, hi: float):
     return _number_in(lo, hi, float, f"a number in [{lo:g}, {hi:g}]")
 
 
+def temperature(lo: float, hi: float):
+    """0 (greedy decoding), or a number in [lo, hi]: a number in [0, hi] whose gap (0, lo)
+    is held at lo (a number past the ends, at the nearest end)."""
+    inner = float_in(0.0, hi)
+
+    def parse(s: str) -> float:
+        v = inner(s)
+        if 0 < v < lo:
+            raise Capped(float(lo))
+        return v
+    parse.range = f"0 (greedy) or a number in [{lo:g}, {hi:g}]"
+    parse.lo, parse.hi, parse.gap = 0.0, float(hi), (0.0, float(lo))
+    return parse
+
+
 def text_of(max_chars: int):
     def parse(s: str) -> str:
         if len(s) > max_chars or "\x00" in s:

@@ -106,13 +106,15 @@ def draft(m: store.Model) -> tuple[DraftSpec | None, float]:
     arg = ui.bind("llm_arg", cols[1].text_input, "its parameter",
                   disabled=not KINDS[kind].default,
                   help="; ".join(k.help for k in KINDS.values() if k.default))
-    T = ui.bind("llm_T", cols[2].number_input, "temperature T (p and q)")
+    T = ui.bind("llm_T", cols[2].number_input, "temperature T (p and q; 0: greedy)")
     try:
         spec = llmpage.parse(m, kind, arg)
     except DraftError as exc:
         st.error(guard.plain(f"Draft not used: {exc}."))
         return None, float(T)
     st.caption(kind_of(spec).caption(spec, m.cfg))
+    if T == 0:
+        st.caption(llmpage.GREEDY_RULE)
     return spec, float(T)
 
 

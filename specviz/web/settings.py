@@ -150,7 +150,7 @@ FIELDS = (
          Field("llm_prompt", "", F.text_of(LLM_PROMPT_CHARS_MAX)),
          Field("llm_kind", "skip", F.choice(LLM_KINDS)),  # the draft, and its parameter
          Field("llm_arg", "4,8", F.text_of(LLM_ARG_MAX_CHARS)),  # (layers, head rows, order)
-         Field("llm_T", 1.0, F.float_in(T_MIN, T_MAX), 0.05)),  # temperature of p and q
+         Field("llm_T", 1.0, F.temperature(T_MIN, T_MAX), 0.05)),  # of p and q; 0: greedy
     # /plan: pasted texts travel zlib-compressed and base64url-encoded (blob: "" = none)
     *_on("plan",
          Field("plan_example", "vllm_metrics.prom", F.choice(EXAMPLES)),  # when none pasted
@@ -192,7 +192,7 @@ FIELDS = (
          Field("m_prompt", "The best way to learn a language is", F.text_of(LLM_PROMPT_CHARS_MAX)),
          Field("m_draft", "trimmed:16384", F.choice((*MEASURED_DRAFTS, "all"))),  # or every one
          Field("m_k", 4, F.int_in(1, M_K_MAX)),
-         Field("m_T", 1.0, F.float_in(0.05, 10.0), 0.05),
+         Field("m_T", 1.0, F.temperature(T_MIN, T_MAX), 0.05),  # 0: greedy only
          Field("m_seed", 0, F.int_in(0, SEED_MAX)),
          Field("m_new", 16, F.int_in(1, M_NEW_MAX))),  # tokens each decode generates
 )

@@ -90,7 +90,8 @@ OWNED = {  # field -> the owner of its bounds (lo, hi), read here from the owner
     "chapter": lambda: (0, len(tour.CHAPTERS) - 1),
     "m_k": lambda: (1, measured.K_MAX),
     "m_new": lambda: (1, measured.NEW_MAX),
-    "llm_T": lambda: (tables.T_MIN, tables.T_MAX),
+    "llm_T": lambda: (0.0, tables.T_MAX),  # 0: greedy; (0, T_MIN) held at T_MIN
+    "m_T": lambda: (0.0, tables.T_MAX),
     "plan_hlayers": lambda: (1, drafting.HEAD_LAYERS_MAX),
     "plan_dtokens": lambda: (0, drafting.TREE_MAX),
 }
@@ -202,6 +203,19 @@ def test_an_old_name_reads_as_the_one_it_has_now_with_a_note():
         "URL parameter plan_dkind='ngram' is now called plan_dkind=lookup; read as that."]
     assert S.parse_query({"plan_dkind": "lookup"}) == (
         dc_replace(S.DEFAULTS, plan_dkind="lookup"), [])
+
+
+def test_temperature_0_is_greedy_on_the_real_model_pages():
+    """/llm and /measured take T = 0 (greedy decoding), as servers do; a T between 0 and
+    the lowest temperature is held there, with a note; below 0 falls back."""
+    for key in ("llm_T", "m_T"):
+        s, notes = S.parse_query({key: "0"})
+        assert getattr(s, key) == 0.0 and not notes
+        s, notes = S.parse_query({key: "0.01"})
+        assert getattr(s, key) == tables.T_MIN and "held at 0.05" in notes[0]
+        s, notes = S.parse_query({key: "-1"})
+        assert getattr(s, key) == 0.0 and "0 (greedy) or a number in [0.05, 10]" in notes[0]
+    assert S.widget_bounds("llm_T", "number_input")["min_value"] == 0.0
 
 
 def test_work_cap_shrinks_n_for_long_drafts():
