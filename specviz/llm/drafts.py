@@ -21,14 +21,26 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .draftkind import DraftError, DraftKind, DraftSpec, check_int, head_macs, layer_macs
+from .draftkind import (
+    DraftError,
+    DraftKind,
+    DraftSpec,
+    check_int,
+    head_macs,
+    layer_macs,
+    target_macs,
+)
 from .gemma import Config
 from .lossless import GreedyPair
 from .pair import LLMPair, token_counts
 from .store import Model
 
 NGRAM_ORDER_MAX = 6  # highest n-gram draft order
-DEFAULT_DRAFT = "early-exit:6"  # the CLI's
+# The one default of the CLI, /llm and /measured: the draft a learner sees kept on the default
+# (story) prompt. At k = 4, 32 tokens, tokens per target call there: trimmed:16384 3.18
+# greedy and 3.09 sampled, skip:4,8 1.88, early-exit:12 1.03-1.18, early-exit:6 1.00 (keeps
+# nothing), lookup 1.07-1.14, ngram:3 1.07-1.19 (benchmarks/bench_measured.py).
+DEFAULT_DRAFT = "trimmed:16384"
 
 
 def _every_time(name: str, make: Callable[[], object]) -> object:
@@ -91,6 +103,16 @@ class EarlyExit(_CutDown):
     def parse(self, arg: str, cfg: Config) -> DraftSpec:
         L = check_int(arg, "early-exit layers L", 1, cfg.n_layers - 1)
         return DraftSpec(self.name, f"{self.name}:{L}", tuple(range(L)))
+
+    def caption(self, spec: DraftSpec, cfg: Config) -> str:
+        """Why it fails here: the head dominates a pass, and the early layers' states are
+        not what the final norm and head were trained on."""
+        return super().caption(spec, cfg) + (
+            f" Exiting early saves little on this model: the {cfg.V:,}-row head is "
+            f"{head_macs(cfg) / 1e6:.0f} M of a pass's {target_macs(cfg) / 1e6:.0f} M "
+            "multiply-adds and every draft pays it in full (c = "
+            f"{self.c_macs(spec, cfg):.2f} by multiply-adds), and the final norm and head "
+            "read the early layers' states badly, so the target seldom keeps its guesses.")
 
 
 class Skip(_CutDown):

@@ -22,6 +22,7 @@ from ..analysis.roofline import ACCELERATORS
 from ..analysis.shape import DTYPE_BYTES, SERVED_DTYPES
 from ..core.rules import RULES, reads_warp
 from ..core.tables import T_MAX, T_MIN, VOCAB
+from ..llm.drafts import DEFAULT_DRAFT
 from ..llm.drafts import KINDS as LLM_KINDS
 from ..text.ngram import LEVELS as TEXT_LEVELS
 from ..text.pair import DRAFTERS as TEXT_DRAFTERS
@@ -46,6 +47,7 @@ SEED_MAX = 2**31 - 1
 CTX_LEN_MAX = 131_072  # context length on the roofline
 BATCH_MAX = 4_096
 HERE_LABEL_CHARS = 300  # /plan: a measured-here source's label
+DEFAULT_KIND, _, DEFAULT_ARG = DEFAULT_DRAFT.partition(":")  # /llm's, as its two controls
 ALL = ("*",)  # every page
 STAGE = ("round", "text", "llm")  # the animated pages
 # the pages that read the toy tables (the sidebar's editor, its context token, the warp of
@@ -148,8 +150,8 @@ FIELDS = (
     *_on("llm",  # the real model's prompt, draft and temperature (k, seed, rule: shared)
          Field("llm_preset", "story", F.choice(LLM_PRESETS)),  # a preset, or "own": llm_prompt
          Field("llm_prompt", "", F.text_of(LLM_PROMPT_CHARS_MAX)),
-         Field("llm_kind", "skip", F.choice(LLM_KINDS)),  # the draft, and its parameter
-         Field("llm_arg", "4,8", F.text_of(LLM_ARG_MAX_CHARS)),  # (layers, head rows, order)
+         Field("llm_kind", DEFAULT_KIND, F.choice(LLM_KINDS)),  # the draft, and its parameter
+         Field("llm_arg", DEFAULT_ARG, F.text_of(LLM_ARG_MAX_CHARS)),  # (layers, rows, order)
          Field("llm_T", 1.0, F.temperature(T_MIN, T_MAX), 0.05)),  # of p and q; 0: greedy
     # /plan: pasted texts travel zlib-compressed and base64url-encoded (blob: "" = none)
     *_on("plan",
@@ -190,7 +192,7 @@ FIELDS = (
     *_on("measured",  # the real model measured here
          Field("m_preset", "story", F.choice(LLM_PRESETS)),  # a preset, or "own": m_prompt
          Field("m_prompt", "The best way to learn a language is", F.text_of(LLM_PROMPT_CHARS_MAX)),
-         Field("m_draft", "trimmed:16384", F.choice((*MEASURED_DRAFTS, "all"))),  # or every one
+         Field("m_draft", DEFAULT_DRAFT, F.choice((*MEASURED_DRAFTS, "all"))),  # or every one
          Field("m_k", 4, F.int_in(1, M_K_MAX)),
          Field("m_T", 1.0, F.temperature(T_MIN, T_MAX), 0.05),  # 0: greedy only
          Field("m_seed", 0, F.int_in(0, SEED_MAX)),
