@@ -159,3 +159,19 @@ def test_a_measurement_of_the_tiny_model_repeats_each_decode(tiny):
     assert greedy.modes == ("greedy",) and greedy.drafts[0].modes == ("greedy",)
     rows = mv.summary_rows(greedy)
     assert [r["mode"] for r in rows] == ["greedy"] and rows[0]["reps"] == 2
+
+
+def test_each_repetition_is_set_against_its_own_plain_run(tiny):
+    """Repetition r's speculative run over repetition r's plain run, not another's: the
+    speedup of each repetition pairs decodes that ran side by side."""
+    from specviz.llm.decode import Run, Tally
+
+    spec = parse_draft("lookup", cfg=tiny.cfg)
+    one = ((1, 1, 0.01),) * 4
+    alone = [Run((5,) * 4, s, one, (), made=4) for s in (1.0, 2.0, 4.0)]
+    fast = [Run((5,) * 4, s, ((3, 3, 0.01),) * 2, (), tallies=(Tally(2, 2, 1, 2),) * 2,
+                made=4) for s in (0.5, 1.0, 2.0)]
+    runs = {("alone", "sampled"): alone, ("lookup", "sampled"): fast}
+    (d,) = mr._measures([spec], runs, [2, 5], k=2, scored=3, cfg=tiny.cfg, seen={}, reps=3)
+    assert [s.plain_tps for s in d.runs["sampled"]] == [4.0, 2.0, 1.0]
+    assert [s.speedup for s in d.runs["sampled"]] == [2.0, 2.0, 2.0]
