@@ -46,11 +46,11 @@ from specviz.analysis.shape import ModelShape  # noqa: E402
 from specviz.llm import blas, store  # noqa: E402
 from specviz.llm.blas import BLAS_THREADS, PASS_THREADS, blas_limit, rows_by  # noqa: E402
 from specviz.llm.decode import plain, speculate  # noqa: E402
+from specviz.llm.drafts import Kit, draft_pair, parse_draft  # noqa: E402
 from specviz.llm.forward import largest_layer_product  # noqa: E402
 from specviz.llm.machine import CLOCKS, Machine, plain_read, timed  # noqa: E402
-from specviz.llm.pair import parse_draft  # noqa: E402
 from specviz.llm.runner import Runner  # noqa: E402
-from specviz.views.llmpage import Kit, corpus_ids, draft_pair  # noqa: E402
+from specviz.views.llmpage import corpus_ids, ngram_model  # noqa: E402
 
 POSITIONS = tuple(range(1, 10))  # positions per pass measured (k + 1 for k = 0..8)
 WAYS_AT = (1, 5, 9)  # positions at which the layers' products split and whole are compared
@@ -155,9 +155,9 @@ def outside_passes(model, *, reps: int) -> None:
     minus its passes', ms, the median of reps decodes of ROUND_TOKENS tokens."""
     ids = model.tokenizer.encode(ROUND_PROMPT)
     cfg = model.cfg
-    specs = {d: parse_draft(d, n_layers=cfg.n_layers, V=cfg.V) for d in ROUND_DRAFTS}
+    specs = {d: parse_draft(d, cfg=cfg) for d in ROUND_DRAFTS}
     kept: dict[str, object] = {}  # the trimmed head's token counts, made once, not each rep
-    kit = Kit(corpus_ids, lambda name, make: kept[name] if name in kept
+    kit = Kit(corpus_ids, ngram_model, lambda name, make: kept[name] if name in kept
               else kept.setdefault(name, make()))
     out = {d: [] for d in (*ROUND_DRAFTS, "alone")}
     for _ in range(reps):

@@ -32,16 +32,15 @@ with right:
     draft = ui.bind("m_draft", c[0].selectbox, "draft",
                     format_func=lambda d: "every draft" if d == "all" else d)
     k = ui.bind("m_k", c[1].slider, "k: drafted tokens per round")
-    T = ui.bind("m_T", c[0].number_input, "T (sampled decoding)")
+    T = ui.bind("m_T", c[0].number_input, "T (sampled decoding; 0: greedy only)")
     seed = ui.bind("m_seed", c[1].number_input, "seed")
     new = ui.bind("m_new", c[0].number_input, "tokens per decode")
 drafts = mv.DRAFTS if draft == "all" else (draft,)
 key = ("measure", text, drafts, int(k), float(T), int(seed), int(new))
 result = measuredhere.kept(key)
 button = st.empty()  # the Measure button, then (once measured) a greyed note in its place
-go = result is None and button.button(
-    f"Measure ({len(drafts)} draft{'s' * (len(drafts) > 1)}, 2 + {2 * len(drafts)} decodes "
-    f"of {int(new)} tokens)", type="primary", key="m_go")
+go = result is None and button.button(mv.button_label(len(drafts), int(new), float(T)),
+                                      type="primary", key="m_go")
 st.caption(f"Runs are heavy (seconds per token on a loaded CPU): they start on the button, "
            f"stop drafts after {mv.MEASURE_STOP_S:g} s, and are kept for every visitor of "
            "this server, and for /plan.")
@@ -64,12 +63,12 @@ if result is not None:
     shown = st.selectbox("details of", [d.label for d in result.drafts],
                          key="m_shown") if len(result.drafts) > 1 else result.drafts[0].label
     d = next(x for x in result.drafts if x.label == shown)
-    for mode in mv.MODES:
-        s = d.summary(mode)
-        (st.success if s.speedup >= 1 else st.warning)(guard.plain(mv.why(d.label, mode, s)))
+    for mode in d.modes:
+        f = mv.figures(d, mode)
+        (st.success if mv.blame(f) == "pays here" else st.warning)(guard.plain(mv.why(f)))
     st.subheader(f"Acceptance by position: {d.label}")
-    cols = st.columns(2)
-    for col, mode in zip(cols, mv.MODES, strict=True):
+    cols = st.columns(len(d.modes))
+    for col, mode in zip(cols, d.modes, strict=True):
         col.caption(f"{mode}: rounds that kept draft i, with 95% Wilson intervals")
         with col:
             ui.table(mv.acceptance_rows(d.summary(mode)), mv.ACCEPT_COLUMNS)
@@ -83,7 +82,7 @@ notation.md("At one real context, the chance the draft is kept is sum_x min(p, q
             "rejection draws from norm(max(0, p − q)). Below, one real round's positions, "
             "then the first emitted token sampled many times under the correct rule and "
             "under a broken one (a rejection redraws from p), against the target's row.")
-rdraft = draft if draft not in ("all", "lookup") else mv.DRAFTS[0]
+rdraft = mv.rows_draft(draft)
 rkey = ("rows", text, rdraft, int(k), float(T), int(seed))
 real = measuredhere.kept(rkey)
 if real is None and st.button(f"Check {rdraft} on real rows", key="m_rows") \

@@ -104,6 +104,7 @@ def demo_exactness(sc: Scenario, n: int, rules: Sequence[str]) -> str:
          "threshold": d.audits[0].audit.threshold,
          "verdict": "the floor itself"},
     ]
+    rows[0]["against"] = "p"
     rows += [{**r, "lossless": "yes" if r["lossless"] else "no", "verdict": a.audit.test.text}
              for r, a in zip(pagedata.exactness_rows(d), d.audits, strict=True)]
     out = [_heading(2, "the lossless rules (the correct one and its exact variants) stay at "
@@ -111,17 +112,19 @@ def demo_exactness(sc: Scenario, n: int, rules: Sequence[str]) -> str:
                        "every broken rule sits near its own exact bias, and more runs would "
                        "only make the gap clearer."),
            _wrap(f"{d.n:,} decodes from context '{vocab[ctx]}', k = {d.k}, seed {seed}, first "
-                 f"{d.n_tokens} tokens kept; TV distance of each joint from the target's "
-                 "true joint.")]
+                 f"{d.n_tokens} tokens kept; TV distance of each joint from the law the rule "
+                 "promises ('against', as /rules compares them): the target's true joint p, "
+                 "or for the warp rules (a request with temperature, top-k, top-p or min-p) "
+                 "the warped target's, warp(p).")]
     out.append(format_table(rows, [
         ("rule", "rule", "s"), ("lossless", "lossless", "s"), ("mc_tv", "MC TV", ".4f"),
         ("exact_tv", "exact TV", ".4f"), ("floor", "floor", ".4f"),
         ("threshold", "threshold", ".4f"), ("p_value", "GoF p", ".3g"),
-        ("verdict", "verdict", "s"),
+        ("against", "against", "s"), ("verdict", "verdict", "s"),
     ]))
     out.append(_wrap("floor = expected TV of n exact samples; threshold = the pass line "
                      "derived from n; exact TV = the rule's own bias (0 for a lossless rule); "
-                     "GoF p = chi-square goodness of fit of the counts to the target. A rule "
+                     "GoF p = chi-square goodness of fit of the counts to that law. A rule "
                      "differs from the target when either test says so: TV above the "
                      f"threshold, or p < {GOF_ALPHA:g}.", "  "))
     return "\n".join(out)

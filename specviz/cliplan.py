@@ -15,6 +15,7 @@ import math
 from pathlib import Path
 from typing import TextIO
 
+from .analysis.drafting import DRAFT_RENAMED
 from .clitable import format_table
 from .views import plan as pv
 from .views.plansettings import DEFAULTS, URL, PlanSettings
@@ -56,7 +57,7 @@ def add_parser(sub) -> None:
     _add_deployment(p)
     _arg(p, "--draft-kind", "draft_kind", "what drafts: a draft model, an EAGLE / EAGLE-3 / MTP "
          "head on the target (--draft-config is then the head's own config, if it has one), or "
-         "n-gram lookup", choices=True)
+         "prompt lookup (lookup; ngram is its old name)", choices=True)
     _arg(p, "--head-layers", "head_layers", "a head's layers, without config")
     p.add_argument("--tree", default="", metavar="TOPK,STEPS,TOKENS",
                    help="SGLang tree drafting: eagle-topk, num-steps, num-draft-tokens")
@@ -95,7 +96,8 @@ def _arg(p, flag: str, name: str, help: str, *, choices: bool = False) -> None:
     """Option `flag` as the plan setting `name`: its default (PlanSettings'), its type and,
     where asked, its options (its URL field's, settings.FIELD)."""
     f = FIELD[URL[name]]
-    kw = {"choices": f.parse.options} if choices else {}
+    kw = {"choices": (*f.parse.options, *getattr(f.parse, "renamed", {}))} \
+        if choices else {}
     default = getattr(DEFAULTS, name)
     if not isinstance(default, str):
         kw["type"] = type(default)
@@ -127,6 +129,7 @@ def settings(args: argparse.Namespace) -> PlanSettings:
     """The plan's settings from the flags: each flag of _arg as it is, files read, the
     comma-separated flags split."""
     s = {k.removeprefix(SET): v for k, v in vars(args).items() if k.startswith(SET)}
+    s["draft_kind"] = DRAFT_RENAMED.get(s["draft_kind"], s["draft_kind"])  # an old name
     if args.metrics is not None:  # a file: no example behind it
         s |= {"example": "", "metrics_text": _text(args.metrics, "--metrics")}
     if args.before_file is not None:

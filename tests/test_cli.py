@@ -14,6 +14,7 @@ import pytest
 from specviz import RULES, default_tables, residual
 from specviz.cli import main
 from specviz.clitable import format_table
+from specviz.core.rules import reads_warp
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -83,6 +84,23 @@ def test_demo_2_lists_every_rule_and_the_direct_sampler():
     for broken in ("greedy", "no_resample"):
         line = next(s for s in text.splitlines() if s.strip().startswith(broken))
         assert "differs from the target" in line
+
+
+def test_demo_2_compares_each_rule_with_the_law_it_promises():
+    """As /rules does: the warp rules promise the warped target warp(p), the others p. So
+    every lossless rule (warped among them) has exact TV 0 and passes, and the broken
+    warp_raw_target (verifies against the unwarped p) is caught; the table says which law."""
+    text = run("demo", "2", "--n", "20000")
+    rows = {s.split()[0]: s.split() for s in text.splitlines()
+            if s.strip() and s.split()[0] in RULES}
+    warps = {name for name, r in RULES.items() if reads_warp(r)}
+    assert warps >= {"warped", "warp_raw_target"}
+    for name, row in rows.items():
+        assert row[7] == ("warp(p)" if name in warps else "p"), row  # before the verdict
+        if row[1] == "yes":
+            assert float(row[3]) == 0.0 and "consistent with the target" in " ".join(row), row
+    assert "differs from the target" in " ".join(rows["warp_raw_target"])
+    assert "from the law the rule promises" in " ".join(text.split())  # wrapped
 
 
 def test_demo_2_at_n_2000_does_not_pass_a_rule_its_p_value_rejects():

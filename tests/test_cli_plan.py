@@ -58,10 +58,11 @@ def test_plan_heads_trees_ngram_and_measured(capsys):
     assert rc == 0 and "priced as that tree" in text and "EAGLE head (1 layer" in text
     assert "the roofline beside your measurements" in text and "roofline ratio" in text
     assert "Draft (an EAGLE head)" in text and "the LM head is the target's" in text
-    rc, text = run("plan", "--draft-kind", "ngram", "--lookup-ms", "0.05", "--json")
-    doc = json.loads(text)
-    assert rc == 0 and doc["models"][1]["params"] == 0 and doc["measured"] is None
-    assert any("measured with n-gram" in n for n in doc["notes"])
+    for kind in ("lookup", "ngram"):  # prompt lookup, and its old name
+        rc, text = run("plan", "--draft-kind", kind, "--lookup-ms", "0.05", "--json")
+        doc = json.loads(text)
+        assert rc == 0 and doc["models"][1]["params"] == 0 and doc["measured"] is None
+        assert any("measured with prompt lookup" in n for n in doc["notes"])
     rc, _ = run("plan", "--draft-kind", "eagle", "--head-layers", "99")
     assert rc == 2 and "Llama-3.2-1B: a head has 1..8 layers" in capsys.readouterr().err
     rc, _ = run("plan", "--measured", "x")

@@ -7,8 +7,9 @@ lookup, chains or SGLang's trees, priced by the roofline or by what the user mea
   arXiv 2503.01840: three of the target's layers' features, 3d -> d, and its own smaller
   LM head; MTP, DeepSeek-V3's multi-token prediction module, 2d -> d). A step reads the head's
   layers and an LM head; the target's embedding and (when shared) LM head cost no memory.
-- ngram: prompt lookup / n-gram / suffix drafting (Saxena 2023; vLLM's ngram method): no
-  model, a lookup cost per round.
+- lookup: prompt lookup / n-gram matching / suffix drafting (Saxena 2023; vLLM's "ngram"
+  method): no model, a lookup cost per round. (The word the real model's drafts use,
+  llm.drafts: there "ngram" is an n-gram model.)
 A tree (SGLang's --speculative-eagle-topk > 1) drafts `steps` levels of `topk` tokens per
 sequence and verifies `verify_tokens` tree tokens in one target pass: priced as that tree.
 """
@@ -25,8 +26,9 @@ HEADS = tuple(HEAD_NAMES)
 DRAFT_KINDS: dict[str, str] = {
     "model": "a draft model",
     **{kind: f"an {name}" for kind, name in HEAD_NAMES.items()},
-    "ngram": "n-gram / prompt lookup (no model)",
+    "lookup": "prompt lookup / n-gram matching (no model)",
 }
+DRAFT_RENAMED = {"ngram": "lookup"}  # old names, still read (with a note)
 HEAD_INPUT = {"eagle": 2, "eagle3": 3, "mtp": 2}  # the fc's input, in multiples of d
 HEAD_LAYERS_DEFAULT = 1  # EAGLE's and DeepSeek-V3's MTP: one decoder layer
 HEAD_LAYERS_MAX = 8
@@ -58,7 +60,7 @@ class Drafter:
     kind: str
     shape: ModelShape | None
     shared_head: bool = False  # a head using the target's LM head: no memory of its own
-    lookup_s: float = LOOKUP_S_DEFAULT  # ngram: seconds per round
+    lookup_s: float = LOOKUP_S_DEFAULT  # lookup: seconds per round
     tree: Tree | None = None
     source: str = ""
 
@@ -132,13 +134,13 @@ def head_from_config(shape: ModelShape, target: ModelShape, *, kind: str,
 def ngram_draft(lookup_s: float = LOOKUP_S_DEFAULT) -> Drafter:
     if not (math.isfinite(lookup_s) and 0 < lookup_s <= 1.0):
         raise DraftError(f"the lookup time must be in (0, 1] s per round; got {lookup_s!r}")
-    return Drafter("ngram", None, lookup_s=lookup_s, source="no draft model")
+    return Drafter("lookup", None, lookup_s=lookup_s, source="no draft model")
 
 
 def with_tree(d: Drafter, *, topk: int, steps: int, verify_tokens: int) -> Drafter:
     """d drafting SGLang's tree; topk = 1 and verify_tokens = steps + 1 is a chain."""
-    if d.kind == "ngram":
-        raise DraftError("tree drafting needs a draft model or head, not n-gram lookup")
+    if d.kind == "lookup":
+        raise DraftError("tree drafting needs a draft model or head, not prompt lookup")
     for name, v, hi in (("topk", topk, 64), ("steps", steps, 64),
                         ("draft tokens", verify_tokens, TREE_MAX)):
         if not 1 <= v <= hi:

@@ -89,7 +89,7 @@ class GreedyPair(LLMPair):
 
 
 def greedy_plain(runner: Runner, prompt: Sequence[int], *, max_new: int = 64,
-                 seen: dict | None = None) -> Run:
+                 seen: dict | None = None, stop_at_eos: bool = True) -> Run:
     """The target alone, greedy: x = argmax z, one position per call; seen (if given)
     gets the Top2 of every row read, by prefix."""
 
@@ -99,7 +99,7 @@ def greedy_plain(runner: Runner, prompt: Sequence[int], *, max_new: int = 64,
             seen[tuple(seq)] = t
         return t.ids[0]
 
-    return alone(runner, prompt, max_new=max_new, pick=pick)
+    return alone(runner, prompt, max_new=max_new, pick=pick, stop_at_eos=stop_at_eos)
 
 
 @dataclass(frozen=True)

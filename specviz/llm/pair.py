@@ -1,14 +1,10 @@
 """The real model as a model pair: Gemma 3 270M as the target, one of its own drafts as q.
 
-Drafts (same tokenizer, so the round engine needs nothing new):
-  early-exit:L    the first L layers, then the final norm and the full head (self-speculative
-                  decoding: Zhang et al. 2023, Draft & Verify; Elhoushi et al. 2024, LayerSkip)
-  skip:i,j,...    every layer but those (layer skipping, Draft & Verify)
-  trimmed:N[:L]   the first L layers (default all) and a head over the N most frequent
-                  tokens only (FR-Spec, Zhao et al. 2025): q is 0 off those N rows
-  lookup          prompt lookup over the context's token ids (Saxena 2023; vLLM's n-gram)
-  ngram:n         an n-gram model over Gemma token ids (any object with row(context) and
-                  state(context); the layers above train one on the shipped corpus)
+The draft is what its spec (llm.draftkind.DraftSpec; the kinds: llm.drafts) names, in the
+same tokenizer, so the round engine needs nothing new: a Runner over spec.layers (with a
+head over the spec.head most frequent tokens only, q = 0 off them), an n-gram model of
+order spec.order (any object with row(context) and state(context)), or, with neither,
+prompt lookup over the context's token ids (it proposes; no q).
 p = softmax(z / T) of the target's logits z, q likewise of the draft's, both at the pair's
 temperature T. The target scores all k + 1 prefixes of a round in one block pass, or every
 node of a token tree in one pass with tree attention (score); a tree's draft, one pass a level.
@@ -19,79 +15,19 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from ..core.lookup import lookup_draft
 from ..core.pair import CACHE_BYTES, ModelPair, RowCache
 from ..core.tables import check_temperature, temper_rows
+from .draftkind import DraftError, DraftSpec
 from .runner import TIMED_PASSES, Runner
 from .store import Model
 from .tokenizer import show
 
-KINDS = ("early-exit", "skip", "trimmed", "lookup", "ngram")
 LOOKUP_NGRAM = (1, 3)  # (shortest, longest) n-gram prompt lookup matches
 TAIL_CHARS = 32  # context shown in captions
-NGRAM_ORDER_MAX = 6  # highest n-gram draft order
-
-
-class DraftError(ValueError):
-    """A draft spec that names no draft of this model; the message says which are."""
-
-
-@dataclass(frozen=True)
-class DraftSpec:
-    kind: str
-    layers: tuple[int, ...]  # the layers the draft runs, in order ((), lookup)
-    head: int | None = None  # rows of a trimmed head (None: the full vocabulary)
-    order: int | None = None  # n of an n-gram draft
-
-    @property
-    def label(self) -> str:
-        return {"early-exit": f"early-exit:{len(self.layers)}",
-                "skip": "skip:" + ",".join(str(i) for i in self.skipped),
-                "trimmed": f"trimmed:{self.head}:{len(self.layers)}",
-                "lookup": "lookup", "ngram": f"ngram:{self.order}"}[self.kind]
-
-    @property
-    def skipped(self) -> tuple[int, ...]:
-        top = max(self.layers, default=-1)
-        return tuple(i for i in range(top + 1) if i not in self.layers)
-
-
-def _int(text: str, what: str, lo: int, hi: int) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise DraftError(f"{what} must be an integer; got {text!r}") from None
-    if not lo <= v <= hi:
-        raise DraftError(f"{what} must lie in {lo}..{hi}; got {v}")
-    return v
-
-
-def parse_draft(spec: str, *, n_layers: int, V: int) -> DraftSpec:
-    """'early-exit:L', 'skip:i,j', 'trimmed:N[:L]' or 'lookup', checked against the model."""
-    kind, _, arg = str(spec).strip().partition(":")
-    if kind == "lookup" and not arg:
-        return DraftSpec("lookup", ())
-    if kind == "ngram":
-        return DraftSpec(kind, (), order=_int(arg, "n-gram order n", 1, NGRAM_ORDER_MAX))
-    if kind == "early-exit":
-        L = _int(arg, "early-exit layers L", 1, n_layers - 1)
-        return DraftSpec(kind, tuple(range(L)))
-    if kind == "skip":
-        skip = {_int(a, "a skipped layer", 0, n_layers - 1) for a in arg.split(",")}
-        if len(skip) >= n_layers:
-            raise DraftError("skip must leave at least one layer")
-        return DraftSpec(kind, tuple(i for i in range(n_layers) if i not in skip))
-    if kind == "trimmed":
-        n, _, layers = arg.partition(":")
-        N = _int(n, "trimmed head rows N", 1, V - 1)
-        L = _int(layers, "trimmed draft layers L", 1, n_layers) if layers else n_layers
-        return DraftSpec(kind, tuple(range(L)), N)
-    raise DraftError(f"unknown draft {spec!r}: use early-exit:L (L in 1..{n_layers - 1}), "
-                     f"skip:i,j,..., trimmed:N[:L], ngram:n or lookup")
 
 
 def token_counts(ids: np.ndarray, *, V: int) -> np.ndarray:
@@ -103,6 +39,15 @@ def frequent_tokens(counts: np.ndarray, N: int) -> np.ndarray:
     """The N most frequent token ids (ties: the lower id), sorted by id. counts: (V,)"""
     order = np.lexsort((np.arange(len(counts)), -np.asarray(counts)))
     return np.sort(order[:N])
+
+
+def warm(runner: Runner, prompt: Sequence[int]) -> float:
+    """Run the prompt but its last token into the runner's cache (its prefill), so a
+    decode's first pass runs one position, as every later one; the seconds it took."""
+    t0 = time.perf_counter()
+    if len(prompt) > 1:
+        runner.logits(prompt[:-1], [len(prompt) - 1])
+    return time.perf_counter() - t0
 
 
 def softmax(z: np.ndarray, T: float) -> np.ndarray:
@@ -128,12 +73,12 @@ class LLMPair(ModelPair):
         self.target = Runner(model.weights)
         self.draft, self.ngram = None, None
         self._ngram_passes: deque[tuple[int, int, float]] = deque(maxlen=TIMED_PASSES)
-        if draft.kind == "ngram":
+        if draft.order is not None:
             if ngram is None or getattr(ngram, "V", None) != self.V:
                 raise DraftError("an n-gram draft needs an n-gram model over the model's "
                                  f"{self.V:,} token ids")
             self.ngram = ngram
-        elif draft.kind != "lookup":
+        elif draft.layers:
             head = None
             if draft.head is not None:
                 if counts is None:
@@ -178,6 +123,12 @@ class LLMPair(ModelPair):
             return tuple(self.draft.passes)
         return tuple(self._ngram_passes)
 
+    def warm(self, prompt: Sequence[int]) -> float:
+        """Both models' prefill of the prompt but its last token (decode.warm), before a
+        timed decode; the seconds it took."""
+        return sum(warm(runner, prompt) for runner in (self.target, self.draft)
+                   if runner is not None)
+
     def settle(self) -> None:
         """Drop the rows and logits kept for the round just played, keeping the KV caches,
         so a pair that plays many rounds holds only its caches. A later round rarely reads
@@ -198,7 +149,7 @@ class LLMPair(ModelPair):
             runner.score(prefix, tails)
 
     def propose(self, prefix: Sequence[int], k: int) -> tuple[int, ...] | None:
-        if self.spec.kind != "lookup":
+        if self.draft is not None or self.ngram is not None:
             return None
         lo, hi = LOOKUP_NGRAM
         return lookup_draft(prefix, k, hi, lo)

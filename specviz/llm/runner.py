@@ -135,9 +135,10 @@ class Runner:
                 for j, row in zip(missing, out, strict=True):
                     row.setflags(write=False)
                     self._logits[j] = row
-                for j in sorted(self._logits)[:-KEPT_LOGITS]:
-                    del self._logits[j]
-            return [self._logits[j] for j in lengths]
+            asked = [self._logits[j] for j in lengths]  # before the oldest are let go
+            for j in sorted(self._logits)[:-KEPT_LOGITS]:
+                del self._logits[j]
+            return asked
 
     def score(self, prefix: Sequence[int], tails: Sequence[Sequence[int]]) -> list[np.ndarray]:
         """Logits at prefix + t for each t in tails, from at most one pass: a chain (every

@@ -36,6 +36,7 @@ CURVE: Columns = {
 # /exactness (the floor and the threshold are the same for every rule: shown as metrics)
 EXACTNESS: Columns = {
     "rule": ("rule", None), "lossless": ("lossless rule", CHECK),
+    "against": ("compared with", None),  # the law the rule promises: p, or warp(p)
     "mc_tv": ("Monte Carlo TV", "%.5f"), "exact_tv": ("exact TV", "%.5f"),
     "verdict": ("verdict (TV and chi-square)", None), "p_value": ("chi-square p", "%.4f"),
     "acceptance_rate": ("acceptance", "%.4f"), "tokens_per_call": ("tokens / call", "%.3f"),

@@ -23,7 +23,7 @@ from ..core.pair import TablePair
 from ..core.round import play_round
 from ..core.roundstats import RoundStats
 from ..core.rule import overlap, ratio, residual
-from ..core.rules import TUTORIAL_RULES
+from ..core.rules import RULES, TUTORIAL_RULES, Rule, target_of
 from ..core.scenario import Scenario, ignores
 from ..core.tables import junk_table, mix_draft, temper, token_name
 from .work import heavy
@@ -68,11 +68,13 @@ def one_token(sc: Scenario) -> OneToken:
 class RuleAudit:
     rule: str
     lossless: bool
-    exact_tv: float  # TV of the exact joint from the target law (the rule's bias)
-    audit: Audit  # the Monte Carlo joint (n decodes) against the target law
+    exact_tv: float  # TV of the exact joint from the law it promises (the rule's bias)
+    audit: Audit  # the Monte Carlo joint (n decodes) against the law it promises
     rounds: RoundStats  # the rounds of the n decodes
     mc_law: np.ndarray  # (V,)*n_tokens
     exact_law: np.ndarray  # (V,)*n_tokens
+    target: np.ndarray  # (V,)*n_tokens: the law it promises (promised)
+    against: str = "p"  # that law's name: "p", or "warp(p)" (promises_warp)
 
 
 @dataclass(frozen=True)
@@ -80,7 +82,7 @@ class Exactness:
     n: int
     k: int
     n_tokens: int
-    target: np.ndarray  # (V,)*n_tokens
+    target: np.ndarray  # (V,)*n_tokens, the target's (a warp rule's own: RuleAudit.target)
     direct_tv: float  # the target sampled directly, n times: the floor made visible
     audits: list[RuleAudit]
     stopped: str | None = None  # what the page says when the time budget cut runs short
@@ -89,28 +91,45 @@ class Exactness:
 @heavy
 def exactness(sc: Scenario, *, n: int = 60_000, rules: Sequence[str] = TUTORIAL_RULES,
               n_tokens: int = 2) -> Exactness:
-    """Demonstration 2: each rule's Monte Carlo and exact TV from the target's joint law
-    (tree rules drafting the scenario's tree, when given)."""
+    """Demonstration 2: each rule's Monte Carlo and exact TV from the joint law it promises
+    (promised: the target's, or the warped target's for a warp rule; tree rules drafting
+    the scenario's tree, when given)."""
     target = target_joint(sc.tables.P, sc.ctx, n_tokens=n_tokens)
     direct = np.random.default_rng(sc.seed).multinomial(n, target.ravel()).reshape(target.shape)
     # NumPy releases the GIL inside its array loops, so rules run side by side on the cores;
     # each rule has its own seeded stream, so the result does not depend on the scheduling.
     with ThreadPoolExecutor(max_workers=WORKERS) as pool:
         audits = list(pool.map(interrupt.carry(lambda name: audit_rule(
-            sc.replace(rule=name), target, n=n, n_tokens=n_tokens)), rules))
+            sc.replace(rule=name), promised(sc.replace(rule=name), n_tokens), n=n,
+            n_tokens=n_tokens)), rules))
     return Exactness(n, sc.k, n_tokens, target, tv(direct / n, target), audits,
                      stopped_note([(a.rule, a.audit.n) for a in audits], n))
 
 
+def promises_warp(rule: Rule) -> bool:
+    """Whether the rule's output must follow the warped target warp(p), not p: a warped
+    request's rules (core.rules.target_of)."""
+    return rule.target_table is not RULES["correct"].target_table
+
+
+def promised(sc: Scenario, n_tokens: int) -> np.ndarray:
+    """The joint law of the first n_tokens tokens the scenario's rule promises: the
+    target's, or for a warp rule the warped target's. (V,)*n_tokens"""
+    P = target_of(sc.rule, sc.tables.P, sc.tables.Q) if promises_warp(sc.rule) else sc.tables.P
+    return target_joint(P, sc.ctx, n_tokens=n_tokens)
+
+
 def audit_rule(sc: Scenario, target: np.ndarray, *, n: int, n_tokens: int) -> RuleAudit:
-    """The scenario's rule audited against the target's law of the first n_tokens tokens:
-    the joint of n Monte Carlo decodes, and the exact joint's TV (the rule's bias)."""
+    """The scenario's rule audited against the law of the first n_tokens tokens it promises
+    (target: promised): the joint of n Monte Carlo decodes, and the exact joint's TV (the
+    rule's bias)."""
     sim = simulate(sc, n=n, n_tokens=n_tokens)
     ex = exact_joint(sc, n_tokens=n_tokens)
     bias = tv(ex, target)
     return RuleAudit(rule=sc.rule.name, lossless=sc.rule.lossless, exact_tv=bias,
                      audit=audit(sim.joint, target, biased=is_biased(bias)),
-                     rounds=RoundStats.of(sim), mc_law=sim.law, exact_law=ex)
+                     rounds=RoundStats.of(sim), mc_law=sim.law, exact_law=ex, target=target,
+                     against="warp(p)" if promises_warp(sc.rule) else "p")
 
 
 def stopped_note(runs: Sequence[tuple[str, int]], n: int) -> str | None:

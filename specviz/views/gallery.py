@@ -22,10 +22,10 @@ from ..core import interrupt
 from ..core.exact import round_law, target_joint
 from ..core.montecarlo import long_decode
 from ..core.roundstats import RoundStats
-from ..core.rules import FAMILIES, RULES, Rule, reads_warp, target_of, with_tree
+from ..core.rules import FAMILIES, RULES, Rule, reads_warp, with_tree
 from ..core.scenario import Scenario
 from ..core.warp import Warp
-from .demos import WORKERS, Row, audit_rule, stopped_note
+from .demos import WORKERS, Row, audit_rule, promised, promises_warp, stopped_note
 from .work import ByteLRU, heavy
 
 GALLERY_N = 200_000  # Monte Carlo decodes per rule on the page (all rules in < ~1 s)
@@ -80,9 +80,8 @@ class Gallery:
 
 def _audit(sc: Scenario, n: int, target) -> RuleResult:
     rule = sc.rule
-    if rule.target_table is not RULES["correct"].target_table:  # a warped request
-        target = target_joint(target_of(rule, sc.tables.P, sc.tables.Q), sc.ctx,
-                              n_tokens=N_TOKENS)
+    if promises_warp(rule):  # a warped request
+        target = promised(sc, N_TOKENS)
     a = audit_rule(sc, target, n=n, n_tokens=N_TOKENS)
     try:
         law, exact_long = round_law(sc, long_run=True), True

@@ -7,8 +7,8 @@ Nothing here imports streamlit; the model is loaded once per process by the laye
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Sequence
+from dataclasses import replace
 
 import numpy as np
 
@@ -17,8 +17,8 @@ from ..core.rules import RULES, get_rule
 from ..core.trace import RoundTrace, frozen
 from ..core.warp import Warp
 from ..llm import store
-from ..llm.lossless import GreedyPair
-from ..llm.pair import KINDS, DraftError, DraftSpec, LLMPair, parse_draft, token_counts
+from ..llm.draftkind import DraftSpec
+from ..llm.drafts import KINDS, Kit, draft_pair, parse_kind
 from ..llm.tokenizer import show
 from .llmstream import Stream
 from .textpage import warped
@@ -37,11 +37,6 @@ PROMPT_CHARS_MAX = 1_000  # characters of a prompt typed on /llm
 PROMPT_TOKENS_MAX = 256  # ... and its tokens (a prefill of 256 positions: a few seconds)
 K_MAX = 8  # drafted tokens per round on /llm (a round costs k draft passes and one block)
 TOP_BARS = 10  # tokens with a bar of their own in the p, q and residual charts
-KIND_LABELS = {"early-exit": "early exit: the first L layers", "skip": "skip layers i, j, ...",
-               "trimmed": "trimmed head: the N most frequent tokens [:L layers]",
-               "lookup": "prompt lookup", "ngram": "n-gram over Gemma tokens: order n"}
-KIND_ARGS = {"early-exit": "6", "skip": "4,8", "trimmed": "16384", "lookup": "",
-             "ngram": "3"}  # each kind's parameter when it is picked
 ARG_MAX_CHARS = 80
 # A token tree drafts every node (one draft pass a level) and the target scores them all in
 # one pass with tree attention; the 262,144-row head is computed at every node scored, 168 M
@@ -49,6 +44,12 @@ ARG_MAX_CHARS = 80
 # against 1 s for a chain of 4. A round drafts at most this many tokens on /llm.
 DRAFTED_MAX = 24
 PLAYS_CORRECT = "This page plays the rule correct instead."
+GREEDY_RULE = (  # what T = 0 plays, in words (llm.lossless.GreedyPair)
+    "T = 0 is greedy decoding: p and q are one-hot at the target's and the draft's argmax, "
+    "so min(1, p/q) is 1 when the drafted token is the target's argmax and 0 otherwise. A "
+    "draft is kept exactly when it matches the target's argmax, the first miss is replaced "
+    "by the target's argmax (norm(max(0, p - q)) is one-hot there), and the text is the "
+    "target's own greedy text.")
 RULES_HERE = tuple(name for name, r in RULES.items()
                    if kind_of(r).drafted(r, 1) <= DRAFTED_MAX)
 ALLOWED_CONTROLS = "\n\r\t"
@@ -95,17 +96,9 @@ def prompt_text(preset: str, own: str) -> str:
     return own if preset == "own" else PRESETS[preset][1]
 
 
-def draft_spec(kind: str, arg: str) -> str:
-    """The draft spec of a kind and its parameter: 'early-exit:6', 'lookup'."""
-    arg = str(arg).strip()
-    return kind if kind == "lookup" or not arg else f"{kind}:{arg}"
-
-
 def parse(model: store.Model, kind: str, arg: str) -> DraftSpec:
     """The checked draft (DraftError says what is out of range)."""
-    if kind not in KINDS:
-        raise DraftError(f"unknown draft kind {kind!r}; use one of {', '.join(KINDS)}")
-    return parse_draft(draft_spec(kind, arg), n_layers=model.cfg.n_layers, V=model.cfg.V)
+    return parse_kind(kind, arg, model.cfg)
 
 
 def rule_note(rule: str, draft: str = "") -> str | None:
@@ -116,7 +109,7 @@ def rule_note(rule: str, draft: str = "") -> str | None:
         return (f"Rule {rule} drafts {kind_of(r).drafted(r, 1)} tokens a round even at k = 1, "
                 f"each a row of the real model's 262,144-token head: over the {DRAFTED_MAX} "
                 "a round drafts here. It is played on the toy tables (/round, /rules).")
-    if draft == "lookup" and not kind_of(r).takes_proposal:
+    if draft in KINDS and KINDS[draft].proposes and not kind_of(r).takes_proposal:
         return (f"Rule {rule} draws its siblings from the draft's q; prompt lookup proposes "
                 "one chain of copied tokens and has no q. Pick another draft for it.")
     return None
@@ -157,37 +150,14 @@ def ngram_model(model: store.Model, ids: np.ndarray, order: int):
     return counts.model(order)
 
 
-def _every_time(name: str, make: Callable[[], object]) -> object:
-    return make()
-
-
-@dataclass(frozen=True)
-class Kit:
-    """Where the drafts' extras come from: the shipped corpus in token ids, whose token
-    counts make a trimmed head and whose n-grams an ngram:n draft; keep(name, make) makes
-    each once (the app: once per process) or, by default, every time."""
-
-    ids: Callable[[store.Model], np.ndarray]
-    keep: Callable[[str, Callable[[], object]], object] = _every_time
-
-
-PLAIN_KIT = Kit(corpus_ids)
-
-
-def draft_pair(model: store.Model, spec: DraftSpec, *, T: float = 1.0, greedy: bool = False,
-               kit: Kit = PLAIN_KIT) -> LLMPair:
-    """The real pair for a parsed draft (a GreedyPair: p and q at their argmax)."""
-    counts = None if spec.head is None else kit.keep(
-        "gemma token counts", lambda: token_counts(kit.ids(model), V=model.cfg.V))
-    ngram = None if spec.kind != "ngram" else kit.keep(
-        f"gemma {spec.order}-gram", lambda: ngram_model(model, kit.ids(model), spec.order))
-    return (GreedyPair if greedy else LLMPair)(model, spec, T=T, counts=counts, ngram=ngram)
+PLAIN_KIT = Kit(corpus_ids, ngram_model)  # the shipped corpus, read again every time
 
 
 def stream(model: store.Model, spec: DraftSpec, prompt: Sequence[int], *, k: int, T: float,
            seed: int, rule: str, warp: Warp, kit: Kit = PLAIN_KIT) -> Stream:
-    """A fresh stream of rounds of Gemma 3 270M and the draft, under the request's warp."""
-    base = draft_pair(model, spec, T=T, kit=kit)
+    """A fresh stream of rounds of Gemma 3 270M and the draft, under the request's warp
+    (T = 0: the greedy pair)."""
+    base = draft_pair(model, spec, T=T or 1.0, greedy=T == 0, kit=kit)
     return Stream(warped(base, warp), prompt, k=k, seed=seed, rule=rule, settle=base.settle)
 
 
@@ -204,21 +174,6 @@ def model_caption(model: store.Model) -> str:
     return (f"Gemma 3 270M (Q4_K_M GGUF, run in f32 NumPy): {c.n_layers} layers, width {c.d}, "
             f"vocabulary V = {c.V:,}; loaded once by this server in {model.load_s:.0f} s and "
             "shared by every visitor.")
-
-
-def draft_caption(spec: DraftSpec, n_layers: int) -> str:
-    """What the draft runs, in words."""
-    if spec.kind == "lookup":
-        return ("Prompt lookup drafts by copying what followed the last earlier match of the "
-                "newest tokens (q = 1 on it); with no match it drafts nothing.")
-    if spec.kind == "ngram":
-        return (f"A {spec.order}-gram model counted over the shipped corpus in Gemma's own "
-                "token ids drafts; the target is the full model.")
-    head = "the full head" if spec.head is None else f"a head over the {spec.head:,} most " \
-        "frequent tokens (q = 0 elsewhere)"
-    skipped = f", skipping layers {', '.join(map(str, spec.skipped))}" if spec.skipped else ""
-    return (f"The draft is the same model cut down: {len(spec.layers)} of its {n_layers} "
-            f"layers{skipped}, then {head}.")
 
 
 def context_caption(model: store.Model, tr: RoundTranscript) -> str:

@@ -1,18 +1,21 @@
-"""The real model measured on this machine: the page's data, the CLI's drafts, /plan's source.
+"""The real model measured on this machine: the page's data, the CLI's words, /plan's source.
 
-For one prompt and k, each draft decodes four ways: speculative and plain, greedy and
-sampled at T. From them: the target's pass time at 1 and at k + 1 positions, the draft's
-time per drafted token (so c = t_draft / t_target(1)), tokens per target call, acceptance
-by position with Wilson intervals, and tokens/s with and without speculation. A round
-costs k c + t(k+1) / t(1) one-position passes and yields E tokens, so the speedup is
-E / (k c + t(k+1) / t(1)) (Leviathan et al. 2022, Thm 3.8, with the verification's cost
-measured instead of taken as one pass). The greedy pair of runs is also the lossless check
-(llm.lossless).
+For one prompt and k, each draft decodes with and without speculation, greedy and sampled
+at T, each decode several times interleaved (views.measureruns). From them: the target's
+pass time at 1 and at k + 1 positions, the draft's time per drafted token (so
+c = t_draft / t_target(1)), tokens per target call, acceptance by position with Wilson
+intervals, and tokens/s with and without speculation, each a median with its spread. A
+round costs n c + t(k+1) / t(1) one-position passes (n the tokens it drafts) and yields E
+tokens, so the passes allow a speedup of E / (n c + t(k+1) / t(1)) (Leviathan et al. 2022,
+Thm 3.8, with the verification's cost measured instead of taken as one pass); beside the
+wall clock it is the formula's prediction, and the time each decode spent outside its
+passes explains the gap. What cannot be true is flagged as noise, not shown as a result:
+c >= 1 for a draft that runs part of the target's pass, and a wall-clock speedup above
+what the round's own figures allow beyond both spreads.
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -22,123 +25,159 @@ from ..analysis import theory
 from ..analysis.acceptance import wilson
 from ..analysis.planner import Measured, MeasuredHere
 from ..analysis.record import MetricsError, make_acceptance
-from ..core import interrupt
-from ..llm.decode import Summary, plain, speculate, summarise
-from ..llm.lossless import Agreement, compare, greedy_plain, rows_along
-from ..llm.pair import parse_draft, show
-from ..llm.runner import Runner
+from ..analysis.spread import Spread, scaled
+from ..llm.decode import Summary
+from ..llm.drafts import examples, kind_named
+from ..llm.pair import show
 from ..llm.store import Model
 from .llmpage import (
-    PLAIN_KIT,
     PRESETS,
     PROMPT_CHARS_MAX,  # noqa: F401 (for /measured)
-    Kit,
-    draft_pair,
-    encode_prompt,
 )
-from .work import heavy
+from .measureruns import (  # noqa: F401 (for /measured and the CLI)
+    K_MAX,
+    MEASURE_STOP_S,
+    MODES,
+    NEW_MAX,
+    REPS,
+    DraftMeasure,
+    Measurement,
+    measure,
+)
 
-DRAFTS = ("trimmed:16384", "skip:4,8", "early-exit:6", "early-exit:12", "lookup",
-          "ngram:3")  # offered on the page, and measured together under "all drafts"
-NEW_MAX = 64  # tokens the page generates per run
-K_MAX = 8  # drafted tokens per round the page measures
-MEASURE_STOP_S = 240.0  # time one measurement may take; runs stop between decodes after it
-MODES = ("greedy", "sampled")
-
-
-@dataclass(frozen=True)
-class DraftMeasure:
-    """One draft's runs: greedy and sampled summaries, and greedy's agreement."""
-
-    label: str
-    greedy: Summary
-    sampled: Summary
-    agreement: Agreement
-
-    def summary(self, mode: str) -> Summary:
-        return self.greedy if mode == "greedy" else self.sampled
+DRAFTS = examples()  # every kind's examples: offered, and measured together under "all"
 
 
-@dataclass(frozen=True)
-class Measurement:
-    prompt_tokens: int
-    k: int
-    T: float
-    max_new: int
-    drafts: tuple[DraftMeasure, ...]
-    seconds: float  # wall clock of the whole measurement
-    stopped: str | None = None  # the drafts not measured when the time budget ran out
+def button_label(n_drafts: int, new: int, T: float) -> str:
+    """What Measure will run: the decodes, each REPS times."""
+    per = 1 if T == 0 else 2  # greedy, and sampled unless T = 0
+    return (f"Measure ({n_drafts} draft{'s' * (n_drafts > 1)}: {per} + {per * n_drafts} "
+            f"decodes of {new} tokens, each {REPS} times)")
 
 
-def _one(model, ids, spec, k, T, seed, max_new, kit, alone) -> DraftMeasure:
-    g_pair = draft_pair(model, spec, greedy=True, kit=kit)
-    g = speculate(g_pair, ids, k=k, seed=seed, max_new=max_new)
-    s = speculate(draft_pair(model, spec, T=T, kit=kit), ids, k=k, seed=seed,
-                  max_new=max_new)
-    (g_alone, seen), s_alone = alone
-    agreement = compare(g_alone.tokens, g.tokens, rows_along(seen, ids, g_alone.tokens),
-                        rows_along(g_pair.seen, ids, g.tokens))
-    return DraftMeasure(spec.label, summarise(g, g_alone, k=k), summarise(s, s_alone, k=k),
-                        agreement)
-
-
-@heavy
-def measure(model: Model, text: str, drafts: Sequence[str], *, k: int = 4, T: float = 1.0,
-            seed: int = 0, max_new: int = 16, kit: Kit = PLAIN_KIT,
-            stop_s: float = MEASURE_STOP_S) -> Measurement:
-    """Plain greedy and sampled decodes once, then each draft's two speculative decodes;
-    past stop_s the drafts not yet run are named in `stopped`."""
-    if not 1 <= int(k) <= K_MAX or not 1 <= int(max_new) <= NEW_MAX:
-        raise ValueError(f"k must lie in 1..{K_MAX} and max_new in 1..{NEW_MAX}")
-    ids = encode_prompt(model, text)
-    specs = [parse_draft(d, n_layers=model.cfg.n_layers, V=model.cfg.V) for d in drafts]
-    t0 = time.perf_counter()
-    seen: dict = {}
-    g_alone = greedy_plain(Runner(model.weights), ids, max_new=max_new, seen=seen)
-    s_alone = plain(Runner(model.weights), ids, T=T, seed=seed, max_new=max_new)
-    done, left = [], []
-    for spec in specs:
-        interrupt.check(deadline=False)
-        if time.perf_counter() - t0 > stop_s or interrupt.overdue():
-            left.append(spec.label)
-            continue
-        done.append(_one(model, ids, spec, k, T, seed, max_new, kit,
-                         ((g_alone, seen), s_alone)))
-    stopped = (f"Stopped after {stop_s:g} s: {', '.join(left)} not measured (lower max_new "
-               "or measure one draft at a time)") if left else None
-    return Measurement(len(ids), int(k), float(T), int(max_new), tuple(done),
-                       time.perf_counter() - t0, stopped)
+def rows_draft(draft: str) -> str:
+    """The draft the real-rows check reads: the one picked, or the first offered where the
+    pick is every draft or one with no q of its own (prompt lookup)."""
+    if draft == "all" or kind_named(draft).proposes:
+        return DRAFTS[0]
+    return draft
 
 
 def _ms(v: float | None) -> float | None:
     return None if v is None else 1e3 * v
 
 
+def verify_ratio(s: Summary) -> float:
+    """t(k + 1) / t(1): what verifying k + 1 positions (a token tree: its nodes + 1) costs
+    in one-position passes (1 where no round drafted k: a round that drafts nothing is one
+    position)."""
+    return 1.0 if s.target_k1_s is None else s.target_k1_s / s.target_1_s
+
+
+def formula(s: Summary) -> float:
+    """The speedup the round's own passes allow: E / (n c + t(k+1)/t(1)) (Thm 3.8, the
+    verification measured), E tokens a target call, n tokens drafted a round."""
+    return float(theory.round_speedup(s.tokens_per_call, t1=1.0,
+                                      drafts=s.drafted_per_round * (s.c or 0.0),
+                                      verify=verify_ratio(s)))
+
+
+def with_outside(s: Summary) -> float:
+    """The same with the time each decode spent outside its passes: E (t(1) + o_plain) /
+    (n t_draft + t(k+1) + o_round), o the round engine's rows and draws (a round's with
+    speculation, a token's without)."""
+    k1 = s.target_1_s if s.target_k1_s is None else s.target_k1_s
+    return float(theory.round_speedup(
+        s.tokens_per_call, t1=s.target_1_s + s.outside_token_s,
+        drafts=s.drafted_per_round * (s.draft_s or 0.0), verify=k1 + s.outside_round_s))
+
+
+@dataclass(frozen=True)
+class Figures:
+    """One draft and mode over the repetitions: each figure's median and spread, the
+    formula's prediction beside the wall clock, and what cannot be true."""
+
+    label: str
+    mode: str
+    s: Summary  # the medians, and the counts
+    spreads: dict[str, Spread | None]  # figure -> its spread over the repetitions
+    c_macs: float | None  # the kind's cost model
+    c_noise: bool  # c >= 1 for a draft that runs part of the target's pass
+    speedup_noise: bool  # the wall clock above what the round's figures allow
+
+    def __getitem__(self, figure: str) -> Spread | None:
+        return self.spreads[figure]
+
+
+PER_RUN = {  # figure -> its value in one repetition
+    "t1": lambda s: s.target_1_s, "tk1": lambda s: s.target_k1_s, "ratio": verify_ratio,
+    "draft": lambda s: s.draft_s, "c": lambda s: s.c, "spec_tps": lambda s: s.spec_tps,
+    "plain_tps": lambda s: s.plain_tps, "speedup": lambda s: s.speedup,
+    "formula": formula, "outside": with_outside,
+    "o_round": lambda s: s.outside_round_s, "o_token": lambda s: s.outside_token_s,
+}
+
+
+def figures(d: DraftMeasure, mode: str) -> Figures:
+    runs = d.runs[mode]
+    spreads = {name: Spread.of(f(s) for s in runs) for name, f in PER_RUN.items()}
+    if runs[0].target_k1_s is None:
+        spreads["tk1"] = spreads["ratio"] = None
+    c, up, bound = spreads["c"], spreads["speedup"], spreads["formula"]
+    return Figures(d.label, mode, d.summary(mode), spreads, d.c_macs,
+                   c_noise=d.subset and c is not None and c.median >= 1.0,
+                   speedup_noise=up is not None and bound is not None and up.above(bound))
+
+
+def _text(sp: Spread | None, fmt: str, noise: bool = False, unit: str = "") -> str:
+    return "noise" if noise else "-" if sp is None else sp.text(fmt, unit)
+
+
 def summary_rows(m: Measurement) -> list[dict]:
-    """One row per draft and mode: the measured passes, c, tokens per call, tokens/s."""
+    """One row per draft and mode: the measured passes, c, tokens per call, tokens/s, the
+    speedup beside the formula's; numbers are medians (None where flagged as noise), the
+    text columns medians with their spreads."""
     rows = []
     for d in m.drafts:
-        for mode in MODES:
-            s = d.summary(mode)
-            rows.append({"draft": d.label, "mode": mode, "k": s.k, "t1_ms": _ms(s.target_1_s),
-                         "tk1_ms": _ms(s.target_k1_s),
-                         "verify_ratio": None if s.target_k1_s is None else verify_ratio(s),
-                         "draft_ms": _ms(s.draft_s), "c": s.c,
-                         "tokens_per_call": s.tokens_per_call, "spec_tps": s.spec_tps,
-                         "plain_tps": s.plain_tps, "speedup": s.speedup,
-                         "why": blame(s)})
+        for mode in d.modes:
+            f = figures(d, mode)
+            s, sp = f.s, f.spreads
+            rows.append({
+                "draft": d.label, "mode": mode, "k": s.k, "reps": len(d.runs[mode]),
+                "t1_ms": _ms(s.target_1_s), "tk1_ms": _ms(s.target_k1_s),
+                "verify_ratio": None if sp["ratio"] is None else sp["ratio"].median,
+                "draft_ms": _ms(s.draft_s), "c": None if f.c_noise else s.c,
+                "c_model": f.c_macs, "tokens_per_call": s.tokens_per_call,
+                "spec_tps": s.spec_tps, "plain_tps": s.plain_tps,
+                "speedup": None if f.speedup_noise else sp["speedup"].median,
+                "formula": None if f.c_noise else sp["formula"].median,
+                "with_outside": None if f.c_noise else sp["outside"].median,
+                "t1": _text(scaled(sp["t1"], 1e3), ".1f"),
+                "tk1": _text(scaled(sp["tk1"], 1e3), ".1f"),
+                "ratio": _text(sp["ratio"], ".2f"),
+                "draft_t": _text(scaled(sp["draft"], 1e3), ".1f"),
+                "c_t": _text(sp["c"], ".3f", f.c_noise),
+                "tps": _text(sp["spec_tps"], ".2f"),
+                "speedup_t": _text(sp["speedup"], ".2f", f.speedup_noise, "x"),
+                "formula_t": _text(sp["formula"], ".2f", f.c_noise, "x"), "why": blame(f)})
     return rows
 
 
 def alone_text(m: Measurement) -> str:
-    """The plain decodes every speedup is measured against."""
+    """The plain decodes every speedup is measured against, how they were run, and the
+    machine's load while they ran."""
     d = m.drafts[0] if m.drafts else None
     if d is None:
         return ""
-    return (f"The target alone: {d.greedy.plain_tps:.2f} tokens/s greedy, "
-            f"{d.sampled.plain_tps:.2f} sampled ({m.max_new} tokens from a {m.prompt_tokens}-"
-            f"token prompt; the whole measurement took {m.seconds:.0f} s). Speedup = tokens/s "
-            "with speculation over that.")
+    alone = "; ".join(f"{_text(figures(d, mode)['plain_tps'], '.2f')} tokens/s {mode}"
+                      for mode in d.modes)
+    load = f" {m.load.text()}" if m.load is not None else ""
+    return (f"The target alone: {alone} ({m.max_new} tokens from a {m.prompt_tokens}-token "
+            f"prompt, the prefill off the clock, end-of-text not stopping a decode, so every "
+            f"decode runs the same length). Each decode ran {m.reps} times interleaved: a "
+            "figure is the median (smallest-largest) of those runs, and speedup = tokens/s "
+            f"with speculation over the same repetition's without. The whole measurement "
+            f"took {m.seconds:.0f} s.{load}")
 
 
 def acceptance_rows(s: Summary) -> list[dict]:
@@ -152,35 +191,70 @@ def acceptance_rows(s: Summary) -> list[dict]:
     return rows
 
 
-def verify_ratio(s: Summary) -> float:
-    """t(k + 1) / t(1): what verifying k + 1 positions (a token tree: its nodes + 1) costs
-    in one-position passes (1 where no round drafted k: a round that drafts nothing is one
-    position)."""
-    return 1.0 if s.target_k1_s is None else s.target_k1_s / s.target_1_s
-
-
-def blame(s: Summary) -> str:
-    """In a few words: it pays, or what makes it lose (the larger part of the round's cost
-    beyond the one pass plain decoding pays)."""
-    if s.speedup >= 1:
+def blame(f: Figures) -> str:
+    """In a few words: noise, it pays, or what makes it lose (the larger part of the
+    round's cost beyond the one pass plain decoding pays)."""
+    if f.c_noise or f.speedup_noise:
+        return "noise: cannot be true"
+    s, up = f.s, f["speedup"]
+    if up.lo >= 1:
         return "pays here"
+    if up.hi >= 1:
+        return "1x within the spread"
     return "draft too dear" if s.drafted_per_round * (s.c or 0.0) > verify_ratio(s) - 1 else \
         "verifying k + 1 not free"
 
 
-def why(label: str, mode: str, s: Summary) -> str:
-    """Whether the draft wins on wall clock here, and why, from the measured figures."""
+def noise_text(f: Figures) -> str:
+    """What cannot be true in these figures, and why (empty when nothing)."""
+    out = []
+    if f.c_noise:
+        out.append(f"c = {f['c'].text('.3f')} cannot be true: this draft runs part of the "
+                   "target's own pass (some of its layers, its head or part of it) and "
+                   "nothing else, so its pass cannot take as long as the target's"
+                   + (f" (by multiply-adds, c = {f.c_macs:.2f})" if f.c_macs else "")
+                   + ": the times are the machine's noise, not a result.")
+    if f.speedup_noise:
+        out.append(f"The wall clock's {f['speedup'].text('.2f', 'x')} lies above what the "
+                   f"round's own figures allow, E / (n c + t(k+1)/t(1)) = "
+                   f"{f['formula'].text('.2f', 'x')}, beyond both spreads: noise, not a "
+                   "result.")
+    return " ".join(out)
+
+
+def gap_text(f: Figures) -> str:
+    """The formula's prediction beside the wall clock, and what explains the gap."""
+    s = f.s
     r, c = verify_ratio(s), s.c or 0.0
-    level = c * s.drafted_per_round / s.k  # a level's drafts: n / k tokens (a chain: one)
-    cost = theory.round_cost(s.k, level, verify=r)  # n c + t(k+1)/t(1), one-position passes
-    head = (f"{label}, {mode}: {s.speedup:.2f}x. A round yielded {s.tokens_per_call:.2f} "
-            f"tokens per target call and cost n c + t(k+1)/t(1) = "
-            f"{s.drafted_per_round:g} x {c:.3f} + {r:.2f} = {cost:.2f} one-position passes, "
-            "n the tokens a round drafted.")
-    if s.speedup >= 1:
-        return head + " It pays on this machine."
+    cost = s.drafted_per_round * c + r  # n c + t(k+1)/t(1), one-position passes
+    x = lambda name: _text(f[name], ".2f", unit="x")  # noqa: E731
+    return (f"A round yielded {s.tokens_per_call:.2f} tokens per target call and cost "
+            f"n c + t(k+1)/t(1) = {s.drafted_per_round:g} x {c:.3f} + {r:.2f} = {cost:.2f} "
+            f"one-position passes (n the tokens a round drafted), so the passes allow "
+            f"{x('formula')}; the wall clock says {x('speedup')}. The gap is the time each "
+            f"decode spent outside its passes ({1e3 * s.outside_round_s:.1f} ms a round with "
+            f"speculation, {1e3 * s.outside_token_s:.1f} ms a token without: the round "
+            f"engine's rows and draws): counting it, {x('outside')}; the rest is the spread "
+            "between runs.")
+
+
+def why(f: Figures) -> str:
+    """Whether the draft wins on wall clock here, and why: the formula's prediction beside
+    the wall clock with the gap explained, from the measured figures; only what cannot be
+    true, where a figure cannot be."""
+    s, head = f.s, f"{f.label}, {f.mode}: "
+    if f.c_noise or f.speedup_noise:
+        return head + noise_text(f) + " Measure again on a quiet machine."
+    head += gap_text(f)
+    if blame(f) == "pays here":
+        return head + " It pays on this machine, in every run."
+    if blame(f) == "1x within the spread":
+        return head + (" Whether it pays here lies within the spread between runs (they "
+                       "range across 1x): measure again on a quiet machine, or with more runs.")
+    r = verify_ratio(s)
+    cost = s.drafted_per_round * (s.c or 0.0) + r
     because = ("the draft is too dear for how often it is right (n c exceeds what "
-               "verifying costs)" if blame(s) == "draft too dear" else "verification is not "
+               "verifying costs)" if blame(f) == "draft too dear" else "verification is not "
                f"free on this CPU: {_rows(s)} positions cost {r:.2f} one-position passes, "
                "not 1")
     ceiling = (s.k + 1) / cost
@@ -205,10 +279,12 @@ def source_label(m: Measurement, d: DraftMeasure, mode: str, text: str) -> str:
 
 def plan_source(d: DraftMeasure, mode: str, *, prompt: str = "") -> MeasuredHere:
     """The measurements as /plan's acceptance and cost source: per-position acceptance
-    counts, and the target's pass at 1 and k + 1 positions and the draft's step."""
-    s = d.summary(mode)
+    counts, and the target's pass at 1 and k + 1 positions and the draft's step (medians;
+    the draft's left out where its c cannot be true)."""
+    f = figures(d, mode)
+    s = f.s
     return here(d.label, mode, s.k, s.rounds, s.accepted_at, s.target_1_s, s.target_k1_s,
-                s.draft_s, s.c, prompt)
+                None if f.c_noise else s.draft_s, None if f.c_noise else s.c, prompt)
 
 
 def here(label: str, mode: str, k: int, rounds: int, accepted_at: Sequence[int],
@@ -282,13 +358,14 @@ def agreement_rows(model: Model, d: DraftMeasure) -> list[dict]:
              "agree": ag.agree[i] if i < len(ag.agree) else False} for i in range(n)]
 
 
-SUMMARY_COLUMNS = {
+SUMMARY_COLUMNS = {  # medians (smallest-largest) of the repetitions; "noise": cannot be true
     "draft": ("draft", None, 130), "mode": ("decoding", None),
-    "t1_ms": ("target 1 (ms)", "%.1f"), "tk1_ms": ("target k+1 (ms)", "%.1f"),
-    "verify_ratio": ("k+1 / 1", "%.2f"), "draft_ms": ("draft (ms/token)", "%.1f"),
-    "c": ("c", "%.3f"), "tokens_per_call": ("tokens/call", "%.2f"),
-    "spec_tps": ("tokens/s", "%.2f"),
-    "speedup": ("speedup", "%.2fx"), "why": ("why", None, 170),
+    "t1": ("target 1 (ms)", None), "tk1": ("target k+1 (ms)", None),
+    "ratio": ("k+1 / 1", None), "draft_t": ("draft (ms/token)", None),
+    "c_t": ("c", None), "c_model": ("c by multiply-adds", "%.2f"),
+    "tokens_per_call": ("tokens/call", "%.2f"), "tps": ("tokens/s", None),
+    "speedup_t": ("speedup", None), "formula_t": ("formula (passes)", None),
+    "why": ("why", None, 170),
 }
 ACCEPT_COLUMNS = {"i": ("position", "%d"), "kept": ("kept", "%d"), "drafted": ("drafted", "%d"),
                   "rate": ("rate", "%.3f"), "lo": ("95% low", "%.3f"), "hi": ("95% high", "%.3f")}

@@ -21,6 +21,7 @@ from ..core.rules import Rule, get_rule
 from ..core.scenario import Scenario
 from ..core.trace import RoundDigest, RoundTrace
 from ..core.warp import WarpedPair
+from ..llm.lossless import GreedyPair
 from ..llm.pair import LLMPair
 from ..text.pair import TextPair
 
@@ -109,7 +110,7 @@ class LLMWording(Wording):
 
     def start(self, prefix: Sequence[int], n_drafts: int, proposed: bool) -> str:
         tail, spec = self.pair.tail(prefix), self.pair.spec
-        if spec.kind != "lookup":
+        if not proposed:
             return f"Context '{tail}'. The {spec.label} draft will guess {n_drafts} tokens."
         what = (f"prompt lookup copies the {n_drafts} token(s) that followed an earlier "
                 "match" if n_drafts else "prompt lookup found no earlier match: nothing is "
@@ -122,6 +123,21 @@ class LLMWording(Wording):
         return f"Draft {i}: '{self.name(token)}' from {src}, q = {prob(q)}."
 
 
+class GreedyWording(LLMWording):
+    """The real model at T = 0: p and q one-hot at their argmax, so a draft is kept exactly
+    when it is the target's argmax."""
+
+    def start(self, prefix: Sequence[int], n_drafts: int, proposed: bool) -> str:
+        return (super().start(prefix, n_drafts, proposed) + " Greedy (T = 0): a draft is "
+                "kept exactly when it is the target's argmax.")
+
+    def draft(self, i: int, token: int, context: int, q: float, proposed: bool) -> str:
+        if proposed:
+            return super().draft(i, token, context, q, proposed)
+        return (f"Draft {i}: '{self.name(token)}', the {self.pair.spec.label} draft's argmax "
+                "(q = 1 there).")
+
+
 @singledispatch
 def wording(pair: ModelPair) -> Wording:
     """The words of a pair's captions, by the pair's type (a table's by default)."""
@@ -130,6 +146,7 @@ def wording(pair: ModelPair) -> Wording:
 
 wording.register(TextPair, TextWording)
 wording.register(LLMPair, LLMWording)
+wording.register(GreedyPair, GreedyWording)
 
 
 @wording.register

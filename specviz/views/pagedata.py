@@ -77,7 +77,8 @@ def page_rules(rule: str, base: Sequence[str] = EXACTNESS_RULES) -> tuple[str, .
 
 def exactness_rows(ex: Exactness) -> list[Row]:
     """One row per rule: Monte Carlo TV beside the exact TV, the floor and the threshold."""
-    return [{"rule": a.rule, "lossless": a.lossless, "mc_tv": a.audit.mc_tv,
+    return [{"rule": a.rule, "lossless": a.lossless, "against": a.against,
+             "mc_tv": a.audit.mc_tv,
              "exact_tv": a.exact_tv, "floor": a.audit.floor, "threshold": a.audit.threshold,
              "at_floor": a.audit.at_floor, "p_value": a.audit.p_value,
              "acceptance_rate": a.rounds.draft_acceptance_rate,
@@ -97,7 +98,7 @@ def marginal_rows(ex: Exactness, rule: str, vocab: Sequence[str]) -> list[Row]:
     """First emitted token's law: target p(x1|ctx), the rule's Monte Carlo and exact laws."""
     a = audit_of(ex, rule)
     rest = tuple(range(1, ex.n_tokens))  # sum out tokens 2..n
-    t, mc, e = ex.target.sum(axis=rest), a.mc_law.sum(axis=rest), a.exact_law.sum(axis=rest)
+    t, mc, e = a.target.sum(axis=rest), a.mc_law.sum(axis=rest), a.exact_law.sum(axis=rest)
     return [{"token": token_name(tuple(vocab), x), "target": float(t[x]),
              "speculative": float(mc[x]), "exact": float(e[x])} for x in range(len(t))]
 
@@ -106,7 +107,7 @@ def joint_diff(ex: Exactness, rule: str) -> np.ndarray:
     """Monte Carlo two-token joint minus the target's joint (tokens 3.. summed out). (V, V)"""
     a = audit_of(ex, rule)
     rest = tuple(range(2, ex.n_tokens))
-    return a.mc_law.sum(axis=rest) - ex.target.sum(axis=rest)
+    return a.mc_law.sum(axis=rest) - a.target.sum(axis=rest)
 
 
 @ignores("draft", "seed")

@@ -88,7 +88,7 @@ def _drafter(s: PlanSettings, target, errors: list[str]) -> drafting.Drafter | N
     then a tree when topk > 1."""
     text, kind, who = s.draft_text, s.draft_kind, s.draft_name
     try:
-        if kind == "ngram":
+        if kind == "lookup":
             d = drafting.ngram_draft(s.lookup_ms / 1e3)
         elif kind in drafting.HEADS and text.strip():
             shape, vocab = modelcfg.parse_head(text, name=who)

@@ -26,8 +26,9 @@ from ..analysis.stats import GOF_ALPHA
 from ..core.round import play_round
 from ..core.rule import overlap, residual
 from ..core.scenario import Scenario
+from ..llm.drafts import Kit, draft_pair, kind_of, parse_draft
 from .demos import Exactness, exactness
-from .llmpage import PLAIN_KIT, Kit, draft_pair, encode_prompt
+from .llmpage import PLAIN_KIT, encode_prompt
 from .pagedata import exactness_rows
 from .work import heavy
 
@@ -80,11 +81,13 @@ def _position(pair, prefix, i, x) -> dict:
 def real_rows(model, text: str, draft: str, *, k: int = 4, T: float = 1.0, seed: int = 0,
               n: int = CHECK_N, kit: Kit = PLAIN_KIT) -> RealRows:
     """One real round's per-position laws and the first token's check at the prompt."""
-    from ..llm.pair import parse_draft
-
     ids = encode_prompt(model, text)
-    spec = parse_draft(draft, n_layers=model.cfg.n_layers, V=model.cfg.V)
-    if spec.kind == "lookup":
+    spec = parse_draft(draft, cfg=model.cfg)
+    if T == 0:
+        raise ValueError("at T = 0 p and q are one-hot at their argmax, so a draft is kept "
+                         "or not with certainty and there is no law to sample: the check "
+                         "needs T > 0")
+    if kind_of(spec).proposes:
         raise ValueError("prompt lookup has no q of its own to check; choose a model draft")
     pair = draft_pair(model, spec, T=T, kit=kit)
     tr = play_round(Scenario.on(pair, ids, k=k, seed=seed))

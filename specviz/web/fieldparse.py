@@ -20,6 +20,10 @@ class Capped(ValueError):
         self.value = value
 
 
+class Renamed(Capped):
+    """A choice under its old name: the value it is now called, with a note."""
+
+
 def _number_in(lo, hi, cast: type, words: str):
     """A number of type cast in [lo, hi] (an int: "4", "4.0" and "1e3" alike)."""
     def parse(s: str):
@@ -41,6 +45,21 @@ def int_in(lo: int, hi: int):
 def float_in(lo: float, hi: float):
     lo, hi = float(lo), float(hi)  # a float widget needs float bounds
     return _number_in(lo, hi, float, f"a number in [{lo:g}, {hi:g}]")
+
+
+def temperature(lo: float, hi: float):
+    """0 (greedy decoding), or a number in [lo, hi]: a number in [0, hi] whose gap (0, lo)
+    is held at lo (a number past the ends, at the nearest end)."""
+    inner = float_in(0.0, hi)
+
+    def parse(s: str) -> float:
+        v = inner(s)
+        if 0 < v < lo:
+            raise Capped(float(lo))
+        return v
+    parse.range = f"0 (greedy) or a number in [{lo:g}, {hi:g}]"
+    parse.lo, parse.hi, parse.gap = 0.0, float(hi), (0.0, float(lo))
+    return parse
 
 
 def text_of(max_chars: int):
@@ -68,15 +87,18 @@ def number_choice(options, cast: type = float):
     return parse
 
 
-def choice(options):
-    opts = tuple(options)
+def choice(options, renamed: dict[str, str] | None = None):
+    """One of options; an old name in renamed reads as the option it is now (Renamed)."""
+    opts, old = tuple(options), dict(renamed or {})
 
     def parse(s: str) -> str:
+        if s in old:
+            raise Renamed(old[s])
         if s not in opts:
             raise ValueError
         return s
     parse.range = "one of " + ", ".join(opts)
-    parse.options = opts
+    parse.options, parse.renamed = opts, old
     return parse
 
 

@@ -18,8 +18,9 @@ from ..core import interrupt
 from ..core.warp import Warp
 from ..figures import textfigs
 from ..llm import store
+from ..llm.draftkind import DraftError, DraftSpec
+from ..llm.drafts import KINDS, Kit, kind_of
 from ..llm.gemma import ModelFileError
-from ..llm.pair import DraftError, DraftSpec
 from ..views import llmpage, llmstream, stepping, textpage
 from ..views.transcript import RoundTranscript, totals_metrics
 from ..views.work import WORK_STOP_S, ByteLRU
@@ -69,7 +70,7 @@ def _corpus_ids(m: store.Model) -> np.ndarray:
         return server.once("gemma corpus ids", make)
 
 
-KIT = llmpage.Kit(_corpus_ids, server.once)  # the drafts' extras, shared by /llm and /measured
+KIT = Kit(_corpus_ids, llmpage.ngram_model, server.once)  # shared by /llm and /measured
 
 
 # ----------------------------------------------------------------------------- controls
@@ -98,20 +99,22 @@ def draft(m: store.Model) -> tuple[DraftSpec | None, float]:
     ss = st.session_state
     cols = st.columns([2, 1, 1], vertical_alignment="bottom")
     kind = ui.bind("llm_kind", cols[0].selectbox, "Draft",
-                   format_func=llmpage.KIND_LABELS.get)
+                   format_func=lambda name: KINDS[name].title)
     if ss.get("_llm_kind", kind) != kind:  # a new kind: start from its own parameter
-        ui.assign("llm_arg", llmpage.KIND_ARGS[kind])
+        ui.assign("llm_arg", KINDS[kind].default)
     ss["_llm_kind"] = kind
-    arg = ui.bind("llm_arg", cols[1].text_input, "its parameter", disabled=kind == "lookup",
-                  help="early exit: L layers; skip: the layers left out, as 4,8; trimmed: "
-                       "N head rows, or N:L; n-gram: the order n")
-    T = ui.bind("llm_T", cols[2].number_input, "temperature T (p and q)")
+    arg = ui.bind("llm_arg", cols[1].text_input, "its parameter",
+                  disabled=not KINDS[kind].default,
+                  help="; ".join(k.help for k in KINDS.values() if k.default))
+    T = ui.bind("llm_T", cols[2].number_input, "temperature T (p and q; 0: greedy)")
     try:
         spec = llmpage.parse(m, kind, arg)
     except DraftError as exc:
         st.error(guard.plain(f"Draft not used: {exc}."))
         return None, float(T)
-    st.caption(llmpage.draft_caption(spec, m.cfg.n_layers))
+    st.caption(kind_of(spec).caption(spec, m.cfg))
+    if T == 0:
+        st.caption(llmpage.GREEDY_RULE)
     return spec, float(T)
 
 

@@ -82,7 +82,7 @@ def sources() -> dict[str, MeasuredHere]:
             continue
         text = key[1]
         for d in m.drafts:
-            for mode in mv.MODES:
+            for mode in d.modes:
                 try:
                     out[mv.source_label(m, d, mode, text)] = mv.plan_source(d, mode,
                                                                              prompt=text)

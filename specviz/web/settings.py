@@ -17,7 +17,7 @@ from dataclasses import field as dc_field
 from urllib.parse import urlencode
 
 from ..analysis.deploy import DEVICES_MAX
-from ..analysis.drafting import DRAFT_KINDS, HEAD_LAYERS_MAX, TREE_MAX
+from ..analysis.drafting import DRAFT_KINDS, DRAFT_RENAMED, HEAD_LAYERS_MAX, TREE_MAX
 from ..analysis.modelcfg import PRESETS, preset_names
 from ..analysis.overheads import COSTS
 from ..analysis.overheads import MODES as EXEC_MODES
@@ -26,7 +26,8 @@ from ..analysis.roofline import ACCELERATORS
 from ..analysis.shape import DTYPE_BYTES, SERVED_DTYPES
 from ..core.rules import RULES, reads_warp
 from ..core.tables import T_MAX, T_MIN, VOCAB
-from ..llm.pair import KINDS as LLM_KINDS
+from ..llm.drafts import DEFAULT_DRAFT
+from ..llm.drafts import KINDS as LLM_KINDS
 from ..text.ngram import LEVELS as TEXT_LEVELS
 from ..text.pair import DRAFTERS as TEXT_DRAFTERS
 from ..views.gallery import GALLERY_NS
@@ -44,7 +45,7 @@ from ..views.tour import CHAPTER_MAX
 from ..views.transcript import RND_MAX
 from ..views.work import K_APP_MAX, N_APP_MAX, WORK_APP_MAX, WORK_REQUEST_MAX, n_cap  # noqa: F401
 from . import fieldparse as F
-from .fieldparse import Capped  # noqa: F401 (the settings' callers catch it here)
+from .fieldparse import Capped, Renamed  # noqa: F401 (the settings' callers catch it here)
 from .urlcodec import TABLE_URL_MAX_CHARS
 
 STEP_MAX = 1_000  # animation frames (a round has at most 2k + 4)
@@ -52,6 +53,7 @@ SEED_MAX = 2**31 - 1
 CTX_LEN_MAX = 131_072  # context length on the roofline
 BATCH_MAX = 4_096
 HERE_LABEL_CHARS = 300  # /plan: a measured-here source's label
+DEFAULT_KIND, _, DEFAULT_ARG = DEFAULT_DRAFT.partition(":")  # /llm's, as its two controls
 ALL = ("*",)  # every page
 STAGE = ("round", "text", "llm")  # the animated pages
 # the pages that read the toy tables (the sidebar's editor, its context token, the warp of
@@ -162,9 +164,9 @@ FIELDS = (
     *_on("llm",  # the real model's prompt, draft and temperature (k, seed, rule: shared)
          Field("llm_preset", "story", F.choice(LLM_PRESETS)),  # a preset, or "own": llm_prompt
          Field("llm_prompt", "", F.text_of(LLM_PROMPT_CHARS_MAX)),
-         Field("llm_kind", "skip", F.choice(LLM_KINDS)),  # the draft, and its parameter
-         Field("llm_arg", "4,8", F.text_of(LLM_ARG_MAX_CHARS)),  # (layers, head rows, order)
-         Field("llm_T", 1.0, F.float_in(T_MIN, T_MAX), 0.05)),  # temperature of p and q
+         Field("llm_kind", DEFAULT_KIND, F.choice(LLM_KINDS)),  # the draft, and its parameter
+         Field("llm_arg", DEFAULT_ARG, F.text_of(LLM_ARG_MAX_CHARS)),  # (layers, rows, order)
+         Field("llm_T", 1.0, F.temperature(T_MIN, T_MAX), 0.05)),  # of p and q; 0: greedy
     # /plan: pasted texts travel zlib-compressed and base64url-encoded (blob: "" = none)
     *_on("plan",  # defaults: views.plansettings.PlanSettings's (_plan)
          _plan("example", F.choice(EXAMPLES)),  # when none pasted
@@ -188,7 +190,7 @@ FIELDS = (
          _plan("k_len", F.int_in(0, 64)),  # k where the metrics lack it; 0 = none
          _plan("rounds", F.int_in(0, 10**12), 100),  # behind hand-entered rates
          _plan("batch", F.int_in(0, BATCH_MAX)),  # checked against memory; 0 = none
-         _plan("draft_kind", F.choice(DRAFT_KINDS)),  # a model, a head, n-grams
+         _plan("draft_kind", F.choice(DRAFT_KINDS, DRAFT_RENAMED)),  # model, head, lookup
          _plan("head_layers", F.int_in(1, HEAD_LAYERS_MAX)),  # a head's layers
          _plan("tree_topk", F.int_in(1, 64)),  # SGLang tree drafting (steps 0 = a chain)
          _plan("tree_steps", F.int_in(0, 64)),
@@ -211,9 +213,9 @@ FIELDS = (
     *_on("measured",  # the real model measured here
          Field("m_preset", "story", F.choice(LLM_PRESETS)),  # a preset, or "own": m_prompt
          Field("m_prompt", "The best way to learn a language is", F.text_of(LLM_PROMPT_CHARS_MAX)),
-         Field("m_draft", "trimmed:16384", F.choice((*MEASURED_DRAFTS, "all"))),  # or every one
+         Field("m_draft", DEFAULT_DRAFT, F.choice((*MEASURED_DRAFTS, "all"))),  # or every one
          Field("m_k", 4, F.int_in(1, M_K_MAX)),
-         Field("m_T", 1.0, F.float_in(0.05, 10.0), 0.05),
+         Field("m_T", 1.0, F.temperature(T_MIN, T_MAX), 0.05),  # 0: greedy only
          Field("m_seed", 0, F.int_in(0, SEED_MAX)),
          Field("m_new", 16, F.int_in(1, M_NEW_MAX))),  # tokens each decode generates
 )
@@ -287,6 +289,10 @@ def parse_query(params: Mapping[str, object]) -> tuple[Settings, list[str]]:
         try:
             text = str(raw) if getattr(parser, "raw", False) else str(raw).strip()
             values[key] = parser(text)
+        except Renamed as new:
+            values[key] = new.value
+            notes.append(f"URL parameter {key}='{sanitise(raw)}' is now called "
+                         f"{key}={new.value}; read as that.")
         except Capped as cap:
             values[key] = cap.value
             notes.append(f"URL parameter {key}='{sanitise(raw)}' is outside its range "

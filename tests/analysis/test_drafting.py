@@ -115,7 +115,7 @@ def test_a_tree_is_priced_as_the_tree():
     assert drafting.tree_note(drafting.with_tree(head, topk=1, steps=4, verify_tokens=5)) is None
     with pytest.raises(drafting.DraftError, match="exceed"):
         drafting.with_tree(head, topk=2, steps=2, verify_tokens=64)
-    with pytest.raises(drafting.DraftError, match="n-gram"):
+    with pytest.raises(drafting.DraftError, match="not prompt lookup"):
         drafting.with_tree(drafting.ngram_draft(), topk=2, steps=2, verify_tokens=4)
 
 
@@ -155,7 +155,7 @@ def test_page_paths_name_what_drafts():
                                  tree_tokens=16))
     assert any("priced as that tree" in n for n in tree.notes)
     assert "priced as that tree" in tree.verdict and "use the tree" in tree.verdict
-    ngram = plan_page(PlanSettings(**common, draft_kind="ngram", lookup_ms=0.05))
+    ngram = plan_page(PlanSettings(**common, draft_kind="lookup", lookup_ms=0.05))
     assert not ngram.errors and "lookup of 0.05 ms per round" in " ".join(ngram.model_lines)
     bad = plan_page(PlanSettings(**common, draft_kind="eagle", head_layers=99))
     assert bad.plan is None and any("1..8 layers" in e for e in bad.errors)

@@ -199,7 +199,23 @@ def test_each_kind_of_draft_plays_a_round(kind, arg):
     at = _run(llm_kind=kind, llm_arg=arg, k="2", step="999")
     assert not at.error and "Round 0" in frame(at), _notes(at)
     assert statuses(at)[0] == "context" and len(statuses(at)) >= 2
-    assert at.query_params["llm_kind"] == kind and at.query_params["llm_arg"] == arg
+    from specviz.web import settings as S  # the link keeps the draft (a default: left out)
+
+    kept = S.parse_query(dict(at.query_params))[0]
+    assert (kept.llm_kind, kept.llm_arg) == (kind, arg)
+
+
+def test_temperature_0_plays_the_greedy_pair_and_says_so():
+    """T = 0 is greedy on /llm (it was refused below 0.05): p and q one-hot at their
+    argmax, the rule in words under the controls and in the round's first caption."""
+    at = _run(llm_T="0", llm_kind="trimmed", llm_arg="16384", k="2")
+    assert not at.error and not at.exception, _notes(at)
+    assert any(c.value == llmpage.GREEDY_RULE for c in at.caption)
+    assert "Greedy (T = 0): a draft is kept exactly when it is the target's argmax." in \
+        html.unescape(frame(at))
+    assert at.query_params["llm_T"] == "0"
+    at = _run(llm_T="0.01", **FAST)  # between 0 and the lowest temperature: held there
+    assert "held at 0.05" in _notes(at) and not at.exception
 
 
 def test_hostile_values_of_the_pages_own_fields():

@@ -14,15 +14,17 @@ from specviz.core.round import play, play_round
 from specviz.core.rules import get_rule
 from specviz.core.sampling import block_cdf, draw_row
 from specviz.core.scenario import Scenario
+from specviz.llm.draftkind import DraftError
+from specviz.llm.drafts import parse_draft
 from specviz.llm.forward import KVCache, forward
-from specviz.llm.pair import DraftError, LLMPair, parse_draft, token_counts
+from specviz.llm.pair import LLMPair, token_counts
 from specviz.llm.pair import softmax as pair_softmax
 
 PROMPT = "The capital of France is Paris. The capital of Italy is"
 
 
 def spec(model, text):
-    return parse_draft(text, n_layers=model.cfg.n_layers, V=model.cfg.V)
+    return parse_draft(text, cfg=model.cfg)
 
 
 @pytest.fixture(scope="module")

@@ -118,11 +118,12 @@ def test_the_real_pair_captions_its_rounds_in_its_own_words(tmp_path):
     """The real pair's words (views.narration.LLMWording): the context as text, the draft
     by its label, prompt lookup's copy; a warped real pair keeps them."""
     from specviz.core.warp import Warp, WarpedPair
-    from specviz.llm.pair import LLMPair, parse_draft
+    from specviz.llm.drafts import parse_draft
+    from specviz.llm.pair import LLMPair
     from specviz.views.narration import play_narrated
 
     m = store.read_model(write_tiny(tmp_path / "t.gguf"))
-    real = LLMPair(m, parse_draft("early-exit:1", n_layers=2, V=m.cfg.V))
+    real = LLMPair(m, parse_draft("early-exit:1", cfg=m.cfg))
     for pair in (real, WarpedPair(real, Warp(0.7, 5, 1.0, 0.0))):
         (tr,) = play_narrated(Scenario.on(pair, [5, 9, 70], k=2, seed=0), n_rounds=1)
         assert tr.steps[0].caption == (f"Context '{real.tail([5, 9, 70])}'. The early-exit:1 "
@@ -130,7 +131,7 @@ def test_the_real_pair_captions_its_rounds_in_its_own_words(tmp_path):
         assert tr.steps[1].caption == (
             f"Draft 1: '{m.tokenizer.shown[tr.positions[0].token]}' from q of the "
             f"early-exit:1 draft, q = {tr.positions[0].q:.4f}.")
-    lookup = LLMPair(m, parse_draft("lookup", n_layers=2, V=m.cfg.V))
+    lookup = LLMPair(m, parse_draft("lookup", cfg=m.cfg))
     (tr,) = play_narrated(Scenario.on(lookup, [5, 6, 7, 5, 6, 7, 5, 6], k=2, seed=0), n_rounds=1)
     assert tr.steps[0].caption.endswith(": prompt lookup copies the 2 token(s) that followed "
                                         "an earlier match.")

@@ -38,7 +38,7 @@ def test_a_forced_disagreement_shows_both_passes_margins():
     assert ag.one_pass.ids == (7, 8) and ag.verify_pass.ids == (8, 7)
     assert ag.one_pass.margin == pytest.approx(2e-6, rel=1e-3)
     assert ag.largest_shift == pytest.approx(4e-6, rel=1e-3)  # token 1: both read 3 on top
-    d = mv.DraftMeasure("early-exit:6", None, None, ag)
+    d = mv.DraftMeasure("early-exit:6", {}, ag)
     text = mv.agreement_text(_tok(10), d, 4)
     assert "first differ at token 2" in text and "'t7'" in text and "'t8'" in text
     assert "margin 2.00e-06" in text and "margin 1.00e-06" in text
@@ -51,7 +51,7 @@ def test_agreement_throughout_names_the_closest_call():
     rows = [Top2((1, 2), (4.0, 3.0), 1), Top2((2, 1), (4.0, 3.9), 1)]
     ag = compare([1, 2], [1, 2], rows, rows)
     assert ag.first is None and ag.smallest == (1, pytest.approx(0.1))
-    text = mv.agreement_text(_tok(3), mv.DraftMeasure("lookup", None, None, ag), 2)
+    text = mv.agreement_text(_tok(3), mv.DraftMeasure("lookup", {}, ag), 2)
     assert "agree on all 2 tokens" in text and "token 2" in text and "1.00e-01" in text
 
 
@@ -117,19 +117,27 @@ def test_plan_cli_reads_llm_json(tmp_path, capsys):
     assert "not the output of python -m specviz llm --json" in capsys.readouterr().err
 
 
+def _why(label, mode, **kw) -> str:
+    """mv.why of one run with these figures (the rest filled in)."""
+    from specviz.llm.decode import Summary
+
+    base = dict(k=4, rounds=10, tokens=30, target_1_s=0.1, target_k1_s=0.3, verify_rows=5.0,
+                drafted_per_round=4.0, draft_s=0.08, c=0.8, tokens_per_call=1.2,
+                accepted_at=(2, 0, 0, 0), drafted_at=(10,) * 4, spec_tps=1.5, plain_tps=10.0)
+    run = Summary(**(base | kw))
+    return mv.why(mv.figures(mv.DraftMeasure(label, {mode: (run,)}), mode))
+
+
 def test_why_names_the_culprit():
-    s = SimpleNamespace(k=4, c=0.8, target_k1_s=0.3, target_1_s=0.1, tokens_per_call=1.2,
-                        speedup=0.3, drafted_per_round=4, verify_rows=5)
-    text = mv.why("early-exit:6", "sampled", s)
+    text = _why("early-exit:6", "sampled")
     assert "4 x 0.800 + 3.00 = 6.20" in text and "too dear" in text
     assert "only 0.81x" in text  # (k + 1) / cost: no acceptance can make it pay
-    s2 = SimpleNamespace(k=4, c=0.01, target_k1_s=0.4, target_1_s=0.1, tokens_per_call=2,
-                         speedup=0.5, drafted_per_round=4, verify_rows=5)
-    assert "verification is not free" in mv.why("lookup", "greedy", s2)
-    tree = SimpleNamespace(**{**vars(s), "drafted_per_round": 21, "verify_rows": 20})
-    assert "21 x 0.800 + 3.00 = 19.80" in mv.why("early-exit:6", "sampled", tree)
-    tree2 = SimpleNamespace(**{**vars(s2), "drafted_per_round": 21, "verify_rows": 20})
-    assert "20 positions cost 4.00 one-position passes" in mv.why("x", "greedy", tree2)
+    s2 = dict(c=0.01, draft_s=0.001, target_k1_s=0.4, tokens_per_call=2.0, spec_tps=4.5)
+    assert "verification is not free" in _why("lookup", "greedy", **s2)
+    tree = dict(drafted_per_round=21.0, verify_rows=20.0, spec_tps=0.5)
+    assert "21 x 0.800 + 3.00 = 19.80" in _why("early-exit:6", "sampled", **tree)
+    assert "20 positions cost 4.00 one-position passes" in _why(
+        "x", "greedy", **(s2 | tree | {"spec_tps": 4.5}))
 
 
 def test_summary_counts_the_rounds_it_was_given():
@@ -140,14 +148,15 @@ def test_summary_counts_the_rounds_it_was_given():
     from specviz.core.round import play_round
     from specviz.core.scenario import Scenario
     from specviz.core.tables import default_tables
-    from specviz.llm.decode import Run, summarise
+    from specviz.llm.decode import Run, Tally, summarise
 
     t, k, rng = default_tables(), 3, np.random.default_rng(5)
     pair = TablePair(t.P, t.Q)
     rounds = tuple(play_round(Scenario.on(pair, [0, i % 6], k=k), rng=rng) for i in range(300))
     kept = [sum(1 for tr in rounds if i < len(tr.positions) and all(
         p.accepted for p in tr.positions[:i + 1])) for i in range(k)]
-    run = Run((1,) * 40, 2.0, ((1, 1, 0.1), (k + 1, k + 1, 0.2)), ((1, 1, 0.01),), rounds)
+    run = Run((1,) * 40, 2.0, ((1, 1, 0.1), (k + 1, k + 1, 0.2)), ((1, 1, 0.01),), rounds,
+              tuple(Tally.of(tr) for tr in rounds), made=40)
     s = summarise(run, run, k=k)
     assert s.accepted_at == tuple(kept) and 0 < kept[-1] < kept[0] < len(rounds)
     assert s.drafted_at == (len(rounds),) * k and s.rounds == len(rounds)

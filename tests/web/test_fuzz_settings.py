@@ -30,6 +30,8 @@ INTS = {f.name: (f.parse.lo, f.parse.hi) for f in S.FIELDS
         if type(getattr(f.parse, "lo", None)) is int}
 FLOATS = {f.name: (f.parse.lo, f.parse.hi) for f in S.FIELDS
           if type(getattr(f.parse, "lo", None)) is float}
+GAPS = {f.name: f.parse.gap for f in S.FIELDS  # (a, b): a number between is held at b
+        if hasattr(f.parse, "gap")}
 CHOICES = {f.name: f.parse.options for f in S.FIELDS
            if all(type(o) is str for o in getattr(f.parse, "options", (0,)))}
 NUMBER_CHOICES = {f.name: f.parse.options for f in S.FIELDS
@@ -105,6 +107,8 @@ def verdict(key: str, raw: object) -> tuple[str, object]:
         if lo <= v <= hi:
             return "ok", int(v)
         return "out", int(min(max(v, lo), hi))
+    if key in GAPS and GAPS[key][0] < v < GAPS[key][1]:
+        return "out", GAPS[key][1]
     if lo <= v <= hi:
         return "ok", v
     return "out", min(max(v, lo), hi)
@@ -250,6 +254,7 @@ def valid_settings(float_places: int | None):
     """Settings drawn from the documented ranges; floats rounded to `places` decimals."""
     parts = {k: st.integers(lo, hi) for k, (lo, hi) in INTS.items()}
     parts |= {k: _float_in(lo, hi, float_places) for k, (lo, hi) in FLOATS.items()}
+    parts |= {k: parts[k].filter(lambda v, g=g: not g[0] < v < g[1]) for k, g in GAPS.items()}
     parts |= {k: st.sampled_from(v) for k, v in {**CHOICES, **NUMBER_CHOICES}.items()}
     known = {f.name for f in fields(S.Settings)}
     parts = {k: v for k, v in parts.items() if k in known}

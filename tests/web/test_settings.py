@@ -14,7 +14,7 @@ from specviz.analysis import deploy, drafting, modelcfg, overheads, parallel, ro
 from specviz.core import tables
 from specviz.core.kinds import treeshape as tree
 from specviz.core.rules import RULES, reads_warp
-from specviz.llm import pair as llmpair
+from specviz.llm import drafts as llmdrafts
 from specviz.text import ngram
 from specviz.text import pair as textpair
 from specviz.views import (
@@ -90,7 +90,8 @@ OWNED = {  # field -> the owner of its bounds (lo, hi), read here from the owner
     "chapter": lambda: (0, len(tour.CHAPTERS) - 1),
     "m_k": lambda: (1, measured.K_MAX),
     "m_new": lambda: (1, measured.NEW_MAX),
-    "llm_T": lambda: (tables.T_MIN, tables.T_MAX),
+    "llm_T": lambda: (0.0, tables.T_MAX),  # 0: greedy; (0, T_MIN) held at T_MIN
+    "m_T": lambda: (0.0, tables.T_MAX),
     "plan_hlayers": lambda: (1, drafting.HEAD_LAYERS_MAX),
     "plan_dtokens": lambda: (0, drafting.TREE_MAX),
     "plan_tp": lambda: (1, parallel.TP_MAX),
@@ -102,7 +103,7 @@ OPTIONS = {  # field -> the owner of its options
     "dtype": lambda: shape.DTYPE_BYTES, "accel": lambda: roofline.ACCELERATORS,
     "plan_gpu": lambda: roofline.ACCELERATORS, "plan_tdtype": lambda: shape.SERVED_DTYPES,
     "plan_kvdtype": lambda: shape.SERVED_DTYPES, "level": lambda: ngram.LEVELS,
-    "drafter": lambda: textpair.DRAFTERS, "llm_kind": lambda: llmpair.KINDS,
+    "drafter": lambda: textpair.DRAFTERS, "llm_kind": lambda: tuple(llmdrafts.KINDS),
     "llm_preset": lambda: llmpage.PRESETS, "m_preset": lambda: llmpage.PRESETS,
     "m_draft": lambda: (*measured.DRAFTS, "all"), "plan_dkind": lambda: drafting.DRAFT_KINDS,
     "rules_n": lambda: gallery.GALLERY_NS, "plan_example": lambda: plan.EXAMPLES,
@@ -196,6 +197,29 @@ def test_garbage_takes_the_default_with_a_note():
     s, notes = S.parse_query({"rules_n": "5", "kv": "yes", "prompt": "x" * 5000})
     assert (s.rules_n, s.kv, s.prompt) == (S.DEFAULTS.rules_n, 0, S.DEFAULTS.prompt)
     assert len(notes) == 3 and all("using the default" in n for n in notes)
+
+
+def test_an_old_name_reads_as_the_one_it_has_now_with_a_note():
+    """One vocabulary: /plan's drafter without a model is prompt lookup, "lookup" as on /llm,
+    /measured, /text and the CLI ("ngram" is an n-gram model there); old links still open."""
+    s, notes = S.parse_query({"plan_dkind": "ngram"})
+    assert s.plan_dkind == "lookup" and notes == [
+        "URL parameter plan_dkind='ngram' is now called plan_dkind=lookup; read as that."]
+    assert S.parse_query({"plan_dkind": "lookup"}) == (
+        dc_replace(S.DEFAULTS, plan_dkind="lookup"), [])
+
+
+def test_temperature_0_is_greedy_on_the_real_model_pages():
+    """/llm and /measured take T = 0 (greedy decoding), as servers do; a T between 0 and
+    the lowest temperature is held there, with a note; below 0 falls back."""
+    for key in ("llm_T", "m_T"):
+        s, notes = S.parse_query({key: "0"})
+        assert getattr(s, key) == 0.0 and not notes
+        s, notes = S.parse_query({key: "0.01"})
+        assert getattr(s, key) == tables.T_MIN and "held at 0.05" in notes[0]
+        s, notes = S.parse_query({key: "-1"})
+        assert getattr(s, key) == 0.0 and "0 (greedy) or a number in [0.05, 10]" in notes[0]
+    assert S.widget_bounds("llm_T", "number_input")["min_value"] == 0.0
 
 
 def test_work_cap_shrinks_n_for_long_drafts():
