@@ -120,7 +120,7 @@ def test_the_real_pair_captions_its_rounds_in_its_own_words(tmp_path):
     from specviz.core.warp import Warp, WarpedPair
     from specviz.llm.drafts import parse_draft
     from specviz.llm.pair import LLMPair
-    from specviz.views.narration import play_narrated
+    from specviz.views.narration import play_narrated, prob
 
     m = store.read_model(write_tiny(tmp_path / "t.gguf"))
     real = LLMPair(m, parse_draft("early-exit:1", cfg=m.cfg))
@@ -130,7 +130,7 @@ def test_the_real_pair_captions_its_rounds_in_its_own_words(tmp_path):
                                        "draft will guess 2 tokens.")
         assert tr.steps[1].caption == (
             f"Draft 1: '{m.tokenizer.shown[tr.positions[0].token]}' from q of the "
-            f"early-exit:1 draft, q = {tr.positions[0].q:.4f}.")
+            f"early-exit:1 draft, q = {prob(tr.positions[0].q)}.")
     lookup = LLMPair(m, parse_draft("lookup", cfg=m.cfg))
     (tr,) = play_narrated(Scenario.on(lookup, [5, 6, 7, 5, 6, 7, 5, 6], k=2, seed=0), n_rounds=1)
     assert tr.steps[0].caption.endswith(": prompt lookup copies the 2 token(s) that followed "
