@@ -33,6 +33,12 @@ class RowCache:
         self.max_rows = max(16, int(cache_bytes) // (8 * max(1, V)))
         self._rows: dict[Hashable, np.ndarray] = {}
 
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the rows kept, each row once."""
+        rows = list(self._rows.values())
+        return sum(r.nbytes for r in {id(r): r for r in rows}.values())
+
     def get(self, key: Hashable, make) -> np.ndarray:
         row = self._rows.get(key)
         if row is None:

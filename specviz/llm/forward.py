@@ -45,6 +45,10 @@ class KVCache:
         self._k = np.zeros((len(self.layers), cfg.n_kv, cfg.head_dim, 0), np.float32)
         self._v = np.zeros((len(self.layers), 0, cfg.n_kv, cfg.head_dim), np.float32)
 
+    @property
+    def nbytes(self) -> int:
+        return int(self._k.nbytes + self._v.nbytes)
+
     def reserve(self, n: int) -> None:
         cap = self._v.shape[1]
         if n > cap:

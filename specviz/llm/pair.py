@@ -88,6 +88,19 @@ class LLMPair(ModelPair):
         self._rows = RowCache(self.V, cache_bytes)
 
     @property
+    def nbytes(self) -> int:
+        """Bytes the pair holds of its own: its runners' KV caches and logits, its rows and
+        rejection laws (its trimmed head: shared; the weights: the process's)."""
+        rej = getattr(self, "_rejections", None)
+        return sum(r.nbytes for r in (self.target, self.draft) if r is not None) + \
+            self._rows.nbytes + (0 if rej is None else rej.nbytes)
+
+    @property
+    def shared(self) -> dict:
+        """What it holds that other pairs may hold too (a trimmed head), name -> bytes."""
+        return {} if self.draft is None else self.draft.shared
+
+    @property
     def fingerprint(self) -> str:
         return f"gemma3-270m|{self.spec.label}|T{self.T:g}"
 

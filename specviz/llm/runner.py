@@ -15,11 +15,13 @@ keeps only the path it follows, moved down to the slots after the base, and drop
 
 from __future__ import annotations
 
+import hashlib
 import threading
 import time
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
+from weakref import WeakValueDictionary
 
 import numpy as np
 
@@ -42,6 +44,25 @@ def common_length(a: Sequence[int], b: Sequence[int]) -> int:
 
 
 Path = tuple[int, ...]  # the tokens after a tree's base, to one node
+_HEADS: WeakValueDictionary[Hashable, Tiled] = WeakValueDictionary()
+_heads_lock = threading.Lock()
+
+
+def head_key(w: Weights, head_ids: np.ndarray) -> Hashable:
+    """What names a trimmed head: the weights and its rows (ids: (N,) int64)."""
+    return ("head", id(w), len(head_ids), hashlib.blake2b(head_ids.tobytes()).hexdigest())
+
+
+def trimmed_head(w: Weights, head_ids: np.ndarray) -> Tiled:
+    """The embedding's rows head_ids as a head (N x d f32: 42 MB at N = 16,384, 671 MB at
+    262,143), one per weights and rows in the process while any runner holds it: every
+    draft over the same rows shares it."""
+    key = head_key(w, head_ids)
+    with _heads_lock:
+        head = _HEADS.get(key)
+        if head is None:
+            head = _HEADS[key] = Tiled.of(w.embed.rows(head_ids))
+        return head
 
 
 @dataclass
@@ -82,13 +103,30 @@ class Runner:
         self.w = w
         self.layers = tuple(range(w.cfg.n_layers)) if layers is None else tuple(layers)
         self.head_ids = None if head_ids is None else np.asarray(head_ids, dtype=np.int64)
-        self.head = None if head_ids is None else Tiled.of(w.embed.rows(self.head_ids))
+        self.head = None if head_ids is None else trimmed_head(w, self.head_ids)
         self.cache = KVCache(w, self.layers)
         self.tokens: list[int] = []  # what the cache holds
         self._logits: dict[int, np.ndarray] = {}  # prefix length -> logits (V_head,)
         self.passes: deque[tuple[int, int, float]] = deque(maxlen=TIMED_PASSES)
         self._lock = threading.Lock()
         self._tree: Pending | None = None  # a token tree held past self.tokens
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes this runner holds of its own: its KV cache and the logits rows it keeps
+        (its trimmed head is shared: shared)."""
+        with self._lock:
+            rows = list(self._logits.values())
+            if self._tree is not None:
+                rows += list(self._tree.logits.values())
+        return self.cache.nbytes + sum(r.nbytes for r in {id(r): r for r in rows}.values())
+
+    @property
+    def shared(self) -> dict[Hashable, int]:
+        """What it holds that other runners may hold too: its trimmed head, by name."""
+        if self.head is None:
+            return {}
+        return {head_key(self.w, self.head_ids): self.head.nbytes}
 
     def rollback(self, n: int) -> None:
         """Forget every position from n on (and any tree held past the base)."""

@@ -17,7 +17,7 @@ from ..core.rules import RULES, get_rule
 from ..core.trace import RoundTrace, frozen
 from ..core.warp import Warp
 from ..llm import store
-from ..llm.draftkind import DraftSpec
+from ..llm.draftkind import DraftError, DraftSpec
 from ..llm.drafts import KINDS, Kit, draft_pair, parse_kind
 from ..llm.tokenizer import show
 from .llmstream import Stream
@@ -38,6 +38,10 @@ PROMPT_TOKENS_MAX = 256  # ... and its tokens (a prefill of 256 positions: a few
 K_MAX = 8  # drafted tokens per round on /llm (a round costs k draft passes and one block)
 TOP_BARS = 10  # tokens with a bar of their own in the p, q and residual charts
 ARG_MAX_CHARS = 80
+# The largest trimmed head a link builds: N x d f32, 84 MB at d = 640 (the whole 262,144-row
+# head would be 671 MB a link). The shipped corpus holds fewer distinct tokens than this, so
+# rows past it are ranked by id alone and add no draft a learner can see kept.
+HEAD_ROWS_MAX = 32_768
 # A token tree drafts every node (one draft pass a level) and the target scores them all in
 # one pass with tree attention; the 262,144-row head is computed at every node scored, 168 M
 # multiply-adds each, so a round's cost grows with the tree: about 3 s for 21 nodes here,
@@ -97,8 +101,16 @@ def prompt_text(preset: str, own: str) -> str:
 
 
 def parse(model: store.Model, kind: str, arg: str) -> DraftSpec:
-    """The checked draft (DraftError says what is out of range)."""
-    return parse_kind(kind, arg, model.cfg)
+    """The checked draft (DraftError says what is out of range, or past what a page
+    builds: a trimmed head over HEAD_ROWS_MAX rows)."""
+    spec = parse_kind(kind, arg, model.cfg)
+    if spec.head is not None and spec.head > HEAD_ROWS_MAX:
+        mb = spec.head * model.cfg.d * 4 / 1e6
+        raise DraftError(f"a trimmed head of {spec.head:,} rows would copy {mb:,.0f} MB of the "
+                         f"embedding for this link; the pages build at most {HEAD_ROWS_MAX:,} "
+                         f"rows ({HEAD_ROWS_MAX * model.cfg.d * 4 / 1e6:,.0f} MB). The CLI "
+                         "takes any N")
+    return spec
 
 
 def rule_note(rule: str, draft: str = "") -> str | None:
@@ -158,7 +170,8 @@ def stream(model: store.Model, spec: DraftSpec, prompt: Sequence[int], *, k: int
     """A fresh stream of rounds of Gemma 3 270M and the draft, under the request's warp
     (T = 0: the greedy pair)."""
     base = draft_pair(model, spec, T=T or 1.0, greedy=T == 0, kit=kit)
-    return Stream(warped(base, warp), prompt, k=k, seed=seed, rule=rule, settle=base.settle)
+    return Stream(warped(base, warp), prompt, k=k, seed=seed, rule=rule, settle=base.settle,
+                  owner=base)
 
 
 def stream_key(spec: DraftSpec, prompt: Sequence[int], *, k: int, T: float, seed: int,

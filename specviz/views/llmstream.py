@@ -54,11 +54,14 @@ class Stream:
     """Rounds chained from a prompt on one seeded stream of draws, played on demand.
 
     pair: what the rounds are played on (the real pair, maybe under a warp); settle: called
-    after each round (the real pair's LLMPair.settle, which lets its kept rows go)."""
+    after each round (the real pair's LLMPair.settle, which lets its kept rows go); owner:
+    the pair that holds the memory (nbytes, shared: its caches, its trimmed head), if not
+    pair itself."""
 
     def __init__(self, pair: ModelPair, prompt: Sequence[int], *, k: int, seed: int,
-                 rule: str, settle=None) -> None:
+                 rule: str, settle=None, owner=None) -> None:
         self.pair, self.k, self.rule, self.settle = pair, int(k), rule, settle
+        self.owner = pair if owner is None else owner
         self.prompt = tuple(pair.check_prefix(list(prompt)))
         self.draws = RngDraws(np.random.default_rng(seed))
         self.prefix = list(self.prompt)
@@ -71,7 +74,14 @@ class Stream:
 
     @property
     def nbytes(self) -> int:
-        return sum(trace_bytes(r) for r in self.rounds[-KEPT_TRACES:])
+        """Bytes the stream holds of its own: its rounds' rows and its pair's caches."""
+        return sum(trace_bytes(r) for r in self.rounds[-KEPT_TRACES:]) + \
+            int(getattr(self.owner, "nbytes", 0))
+
+    @property
+    def shared(self) -> dict:
+        """What its pair holds that other streams' may hold too (a trimmed head)."""
+        return dict(getattr(self.owner, "shared", {}))
 
     def kept(self, rnd: int) -> bool:
         """Whether round rnd (and the one before it, for stepping back) has its frames."""

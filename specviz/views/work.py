@@ -35,19 +35,27 @@ def heavy(fn: Callable) -> Callable:
 
 
 class ByteLRU:
-    """Values by key, each with a size in bytes (or 1, to count them); the least recently
-    used go first when the total passes max_bytes. A value larger than max_bytes is returned
-    but not kept."""
+    """Values by key, each with a size in bytes (or 1, to count them), and the parts it may
+    share with others (part key -> bytes: a trimmed head two streams hold), each part
+    counted once while any value kept holds it; the least recently used go first when the
+    total passes max_bytes. A value larger than max_bytes is returned but not kept."""
 
     def __init__(self, max_bytes: int) -> None:
         self.max_bytes = int(max_bytes)
-        self._items: OrderedDict[Hashable, tuple[object, int]] = OrderedDict()
+        self._items: OrderedDict[Hashable, tuple[object, int, dict]] = OrderedDict()
         self._lock = threading.Lock()
+
+    def _total(self) -> int:
+        parts: dict[Hashable, int] = {}
+        for _, _, shared in self._items.values():
+            parts.update(shared)
+        return sum(size for _, size, _ in self._items.values()) + sum(parts.values())
 
     @property
     def nbytes(self) -> int:
+        """What the values kept hold: their sizes, and each shared part once."""
         with self._lock:
-            return sum(size for _, size in self._items.values())
+            return self._total()
 
     def __len__(self) -> int:
         return len(self._items)
@@ -62,17 +70,16 @@ class ByteLRU:
             self._items.move_to_end(key)
             return self._items[key][0]
 
-    def put(self, key: Hashable, value: object, size: int) -> object:
-        size = max(0, int(size))
+    def put(self, key: Hashable, value: object, size: int,
+            shared: dict[Hashable, int] | None = None) -> object:
+        size, shared = max(0, int(size)), dict(shared or {})
         with self._lock:
             self._items.pop(key, None)
-            if size > self.max_bytes:
+            if size + sum(shared.values()) > self.max_bytes:
                 return value
-            self._items[key] = (value, size)
-            total = sum(s for _, s in self._items.values())
-            while total > self.max_bytes and len(self._items) > 1:
-                _, (_, s) = self._items.popitem(last=False)
-                total -= s
+            self._items[key] = (value, size, shared)
+            while self._total() > self.max_bytes and len(self._items) > 1:
+                self._items.popitem(last=False)
         return value
 
     def get_or_make(self, key: Hashable, make: Callable[[], object],

@@ -5,8 +5,9 @@ top tokens.
 The model (web.server.once, so no clear-cache message reaches it) is loaded by the first
 session that asks, with a progress bar; every later session gets the same one at once.
 The rounds are played a round at a time into streams (views.llmstream) kept in one store
-per process, bounded by the bytes of their rows and shared by every session: stepping
-through a played round only moves an index.
+per process, bounded by every byte they hold (rows, KV caches, logits; a trimmed head
+once however many streams share it) and shared by every session: stepping through a
+played round only moves an index.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ from .stage import Stage, text_so_far
 
 MODEL = "gemma 3 270m"  # names in the process's store (web.server.once)
 STREAMS = "llm streams"
-STREAM_BYTES = 320 * 2**20  # the rows of the rounds the shared streams keep
-STREAM_FIXED_BYTES = 8 * 2**20  # a stream's KV caches and the rest, beside its rows
+STREAM_BYTES = 320 * 2**20  # what the shared streams hold: rows, caches, trimmed heads
+STREAM_FIXED_BYTES = 2 * 2**20  # a stream's Python objects, beside what it counts (nbytes)
 
 
 # ----------------------------------------------------------------------------- the model
@@ -143,7 +144,7 @@ def _played(key: tuple, make, rnd: int) -> tuple[llmstream.Stream, int]:
         with guard.worker(), interrupt.budget(WORK_STOP_S), \
                 st.spinner("Playing rounds on Gemma 3 270M (about a second each)…"):
             reached = s.extend(rnd)
-    streams.put(key, s, s.nbytes + STREAM_FIXED_BYTES)
+    streams.put(key, s, s.nbytes + STREAM_FIXED_BYTES, s.shared)
     return s, reached
 
 
