@@ -1,12 +1,14 @@
 """The app's work policy: its caps and budgets (within the engine's own limits, core.tables'
-K_MAX, N_MAX, V_MAX), which page computations are heavy, and its one bounded store (ByteLRU:
-the gallery's audits, the web layer's models, streams and results)."""
+K_MAX, N_MAX, V_MAX), which page computations are heavy, its one bounded store (ByteLRU:
+the gallery's audits, the web layer's models, streams and results) and single flight
+(Flights: one computation per key, the other callers wait for it)."""
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
 
 K_APP_MAX = 32  # drafted tokens per round in the app
 N_APP_MAX = 10_000_000  # Monte Carlo decodes per run in the app
@@ -94,3 +96,36 @@ class ByteLRU:
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
+
+
+class Flights:
+    """One computation per key at a time: hold(key) lets one caller in and keeps the others
+    asking for the same key waiting (calling wait() between looks: a stop check) until it
+    is done; then each looks in its store again and finds the result there."""
+
+    def __init__(self) -> None:
+        self._gates: dict[Hashable, list] = {}  # key -> [lock, callers holding or waiting]
+        self._lock = threading.Lock()
+
+    def waiting(self, key: Hashable) -> int:
+        """Callers holding or waiting for key."""
+        with self._lock:
+            return self._gates[key][1] if key in self._gates else 0
+
+    @contextmanager
+    def hold(self, key: Hashable, wait: Callable[[], object] = lambda: None) -> Iterator[None]:
+        with self._lock:
+            gate = self._gates.setdefault(key, [threading.Lock(), 0])
+            gate[1] += 1
+        try:
+            while not gate[0].acquire(timeout=0.2):
+                wait()
+            try:
+                yield
+            finally:
+                gate[0].release()
+        finally:
+            with self._lock:
+                gate[1] -= 1
+                if gate[1] == 0:
+                    del self._gates[key]

@@ -24,7 +24,7 @@ from ..llm.drafts import KINDS, Kit, kind_of
 from ..llm.gemma import ModelFileError
 from ..views import llmpage, llmstream, stepping, textpage
 from ..views.transcript import RoundTranscript, totals_metrics
-from ..views.work import WORK_STOP_S, ByteLRU
+from ..views.work import WORK_STOP_S, ByteLRU, Flights
 from . import files, guard, server, textmodels, ui
 from . import settings as S
 from .stage import Stage, text_so_far
@@ -33,6 +33,7 @@ MODEL = "gemma 3 270m"  # names in the process's store (web.server.once)
 STREAMS = "llm streams"
 STREAM_BYTES = 320 * 2**20  # what the shared streams hold: rows, caches, trimmed heads
 STREAM_FIXED_BYTES = 2 * 2**20  # a stream's Python objects, beside what it counts (nbytes)
+_FLIGHTS = Flights()  # one session plays a stream's rounds; the others wait for them
 
 
 # ----------------------------------------------------------------------------- the model
@@ -132,19 +133,32 @@ def k_and_rule(s: S.Settings, spec: DraftSpec) -> tuple[int, str]:
 
 
 # ----------------------------------------------------------------------------- the stage
+def _ready(s: llmstream.Stream | None, rnd: int) -> bool:
+    """Whether stream s shows round rnd (held at ROUNDS_MAX) without playing anything."""
+    return s is not None and s.kept(min(rnd, llmstream.ROUNDS_MAX))
+
+
 def _played(key: tuple, make, rnd: int) -> tuple[llmstream.Stream, int]:
     """The stream under key with round rnd played, or as far as this request's time
-    allowed; a round it no longer keeps is played again from the seed."""
+    allowed; a round it no longer keeps is played again from the seed. Single flight: one
+    session plays a key's rounds, the others asking for it wait and read what it played
+    (the store is looked at again after the wait and after taking the worker)."""
     streams = server.once(STREAMS, lambda: ByteLRU(STREAM_BYTES))
-    s = streams.get(key)
-    if s is None or (rnd < s.played and not s.kept(rnd)):
-        s = make()
     reached = min(rnd, llmstream.ROUNDS_MAX)
-    if not s.kept(reached):
-        with guard.worker(), interrupt.budget(WORK_STOP_S), \
-                st.spinner("Playing rounds on Gemma 3 270M (about a second each)…"):
-            reached = s.extend(rnd)
-    streams.put(key, s, s.nbytes + STREAM_FIXED_BYTES, s.shared)
+    s = streams.get(key)
+    if _ready(s, rnd):
+        return s, reached
+    with _FLIGHTS.hold(key, interrupt.check), \
+            st.spinner("Playing rounds on Gemma 3 270M (about a second each)…"):
+        s = streams.get(key)
+        if not _ready(s, rnd):
+            with guard.worker(), interrupt.budget(WORK_STOP_S):
+                s = streams.get(key)
+                if s is None or (rnd < s.played and not s.kept(rnd)):
+                    s = make()
+                if not s.kept(reached):
+                    reached = s.extend(rnd)
+        streams.put(key, s, s.nbytes + STREAM_FIXED_BYTES, s.shared)
     return s, reached
 
 
