@@ -91,6 +91,7 @@ def worker() -> Iterator[None]:
     finally:
         _held.slot = False
         _SLOTS.release()
+        server.ended()
 
 
 @contextmanager

@@ -10,9 +10,9 @@ entry command of the image.
 - install(): at every script run (idempotent). A client's clear-cache message clears its
   own session state only, not the caches every session shares; and a collector thread runs
   a full garbage collection (and returns freed heap to the system) once the server has
-  been quiet for COLLECT_QUIET_S ($SPECVIZ_COLLECT_QUIET_S, default 5) after scripts ran or
-  sessions ended (Streamlit's collection after every script run is off: [runner]
-  postScriptGC = false).
+  been quiet for COLLECT_QUIET_S ($SPECVIZ_COLLECT_QUIET_S, default 5) after scripts ran,
+  heavy jobs ended (ended()) or sessions ended (Streamlit's collection after every script
+  run is off: [runner] postScriptGC = false).
 - main(): `python -m specviz.web.server run app.py ...` is `streamlit run app.py ...` with
   /_stcore/metrics answered 404, request heads up to REQUEST_HEAD_MAX_BYTES, which
   Streamlit 1.67 has no option for, and the page's lazy scripts asked for at once
@@ -69,6 +69,7 @@ def made(name: str) -> bool:
 
 # ----------------------------------------------------------------------------- install
 _runs = [0]  # script runs started in this process (install() counts them)
+_jobs = [0]  # heavy jobs ended in this process (ended() counts them)
 _installed = threading.Event()
 
 
@@ -86,6 +87,14 @@ def install() -> None:
         threading.Thread(target=_collect_when_quiet, name="specviz-collector",
                          daemon=True).start()
         _installed.set()
+
+
+def ended() -> None:
+    """A heavy job has ended (web.guard's worker): the collector collects once the server
+    is quiet after it, as after a script run. A job of minutes ends long after its script
+    run started, when the collector has already collected for that run: without this the
+    memory the job let go stayed until the next visitor came."""
+    _jobs[0] += 1
 
 
 def _own_state_only(self) -> None:
@@ -119,11 +128,13 @@ def collect() -> None:
     _trim()
 
 
-def _collect_when_quiet() -> None:
+def _collect_when_quiet(stop: threading.Event | None = None) -> None:
+    """Collect once the server has been quiet for COLLECT_QUIET_S after something happened
+    (a script run, a heavy job ended, a session came or went); until stop is set."""
     seen, collected = None, None
-    while True:
+    while stop is None or not stop.is_set():
         time.sleep(COLLECT_QUIET_S)
-        now = (_runs[0], _sessions())
+        now = (_runs[0], _jobs[0], _sessions())
         if now == seen and now != collected:  # something happened, then a quiet period
             collect()
             collected = now

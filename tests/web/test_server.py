@@ -116,3 +116,28 @@ def test_patched_streamlit_takes_long_request_heads(monkeypatch):
     app = ss.create_starlette_app(None)
     assert isinstance(app, server._Closed) and isinstance(app.app, Preload)
     assert app.app.app == "app"
+
+
+def test_memory_a_long_job_let_go_is_collected_once_the_server_is_quiet(monkeypatch):
+    """A measurement runs minutes inside one script run: the collector collected during it
+    (quiet: no new run) and never after it, so what it let go stayed until the next visitor
+    came (issue 40 item 2: 5.9 GB stayed). The end of a heavy job counts as activity."""
+    from specviz.web import guard
+
+    collected = []
+    monkeypatch.setattr(server, "COLLECT_QUIET_S", 0.05)
+    monkeypatch.setattr(server, "collect", lambda: collected.append(time.monotonic()))
+    monkeypatch.setattr(server, "_sessions", lambda: 1)
+    stop = threading.Event()
+    collector = threading.Thread(target=server._collect_when_quiet, args=(stop,), daemon=True)
+    collector.start()
+    try:
+        server._runs[0] += 1  # a script run starts, and a heavy job in it
+        with guard.worker():
+            time.sleep(0.5)  # the job: the collector collects once while it runs
+            during = len(collected)
+        time.sleep(0.5)  # the job has ended: quiet again
+        assert during == 1 and len(collected) == 2
+    finally:
+        stop.set()
+        collector.join(5)
