@@ -6,7 +6,8 @@ the hook raises (or returns True) when the work should end: its session has gone
 server is shutting down. A time budget (budget(seconds)) backs the app's priced caps: past
 its deadline check() raises OverBudget, and loops that can end with what they have done ask
 overdue() and stop early instead. carry(fn) hands the calling thread's hook and deadline to
-a worker thread.
+a worker thread. turn(): a point between pieces of long work where the app may let other
+work go first (turns(fn) installs what it does; by default nothing).
 """
 
 from __future__ import annotations
@@ -35,11 +36,19 @@ def budget(seconds: float) -> Iterator[None]:
     raises OverBudget, overdue() turns True. Nested budgets keep the earlier deadline."""
     before = getattr(_local, "deadline", None)
     mine = (time.monotonic() + float(seconds), float(seconds))
-    _local.deadline = mine if before is None or mine[0] < before[0] else before
+    with _set("deadline", mine if before is None or mine[0] < before[0] else before):
+        yield
+
+
+@contextmanager
+def _set(name: str, value: object) -> Iterator[None]:
+    """This thread's `name` set to value in the block, restored after it."""
+    before = getattr(_local, name, None)
+    setattr(_local, name, value)
     try:
         yield
     finally:
-        _local.deadline = before
+        setattr(_local, name, before)
 
 
 def overdue() -> bool:
@@ -55,6 +64,18 @@ def goes_on(started: bool) -> bool:
         return False
     check(deadline=False)
     return True
+
+
+def turns(fn: Callable[[], object]):
+    """turn() calls fn in the with-block (in this thread): the app hands its worker on."""
+    return _set("turn", fn)
+
+
+def turn() -> None:
+    """Between two pieces of long work (a measurement's decodes): the app's turn, if any."""
+    fn = getattr(_local, "turn", None)
+    if fn is not None:
+        fn()
 
 
 def install(hook: Callable[[], bool] | None) -> None:

@@ -125,6 +125,7 @@ def interleaved(jobs: dict[tuple, Job], reps: int, *, stop_s: float,
         done = []
         for key in order:
             interrupt.check(deadline=False)
+            interrupt.turn()  # the app's worker may go to the next visitor in line here
             if time.perf_counter() - t0 > stop_s or interrupt.overdue():
                 if rep == 0:
                     return out, 1, [k for k in keys if k not in done]

@@ -2,7 +2,9 @@
 model stores, upload caps.
 
 - plain(text): user text made safe for Streamlit's Markdown (captions, notes, errors).
-- worker(): at most HEAVY_WORKERS heavy computations at a time, with a visible wait.
+- worker(): at most HEAVY_WORKERS heavy computations at a time, first come, first served
+  and one per session (Line), the place in line shown while waiting; long work hands its
+  slot to the next in line between its pieces (core.interrupt.turn).
 - install_stop_check(): long library loops stop (core.interrupt) once their session has
   gone, the script was asked to stop, or the server is shutting down.
 - text models: counts and decoders in stores bounded by bytes (ByteLRU, which the other
@@ -15,10 +17,11 @@ model stores, upload caps.
 from __future__ import annotations
 
 import inspect
+import itertools
 import pickle
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
 from functools import wraps
 
@@ -64,33 +67,124 @@ def plain(text: object) -> str:
 
 
 # ----------------------------------------------------------------------------- workers
-_SLOTS = threading.BoundedSemaphore(HEAVY_WORKERS)
+class Line:
+    """`slots` heavy jobs at once across all sessions, handed out first come, first served,
+    one per session: a session's next job waits for its running one without holding up
+    the visitors behind it. Each job waiting has a ticket; it may start when a slot is free
+    and it is among the first `free` tickets of sessions with nothing running (the first
+    ticket of each such session counts)."""
+
+    def __init__(self, slots: int) -> None:
+        self.slots = self.free = int(slots)
+        self.waiting: list[tuple[int, Hashable]] = []  # (ticket, session), in arrival order
+        self.running: dict[Hashable, int] = {}  # session -> its jobs running (0 or 1)
+        self.cond = threading.Condition()
+        self._tickets = itertools.count()
+
+    def _ahead(self, ticket: int) -> int:
+        """Jobs that start before this ticket's (under the lock); -1 when it is not in line."""
+        seen, order = set(), []
+        for t, who in self.waiting:
+            if who not in seen and not self.running.get(who):
+                order.append(t)
+            seen.add(who)
+        return order.index(ticket) if ticket in order else len(self.waiting)
+
+    def others_waiting(self, session: Hashable) -> bool:
+        """Whether another session's job waits, with no slot free for it."""
+        with self.cond:
+            return self.free == 0 and any(who != session for _, who in self.waiting)
+
+    def take(self, session: Hashable, *, wait: Callable[[], object] = lambda: None,
+             shown: Callable[[int], object] = lambda ahead: None) -> None:
+        """Wait for a slot in line (shown(jobs ahead) when that changes; wait() between
+        looks: a stop check), then hold it."""
+        with self.cond:
+            ticket = next(self._tickets)
+            self.waiting.append((ticket, session))
+        told = None
+        try:
+            while True:
+                with self.cond:
+                    ahead = self._ahead(ticket)
+                    if ahead < self.free:
+                        self.waiting.remove((ticket, session))
+                        self.free -= 1
+                        self.running[session] = self.running.get(session, 0) + 1
+                        return
+                    self.cond.wait(0.2)
+                if ahead != told:
+                    shown(ahead)
+                    told = ahead
+                wait()
+        except BaseException:
+            with self.cond:
+                if (ticket, session) in self.waiting:
+                    self.waiting.remove((ticket, session))
+                self.cond.notify_all()
+            raise
+
+    def give(self, session: Hashable) -> None:
+        """Let a slot go."""
+        with self.cond:
+            self.free += 1
+            self.running[session] -= 1
+            if not self.running[session]:
+                del self.running[session]
+            self.cond.notify_all()
+
+
+_LINE = Line(HEAVY_WORKERS)
 _held = threading.local()
 WAIT_NOTE = ("Waiting for a free worker: the server runs at most {n} heavy computations at "
-             "once, and others are running. This one starts as soon as one ends.")
+             "once, first come, first served, one per visitor. {ahead} This one starts as "
+             "soon as its turn comes.")
+
+
+def _session() -> Hashable:
+    """This script run's session, or (no script: a test, the CLI) its thread."""
+    ctx = stcontract.script_ctx()
+    return ctx.session_id if ctx is not None else ("thread", threading.get_ident())
+
+
+def _ahead_text(ahead: int) -> str:
+    return "Yours is next." if ahead == 0 else \
+        f"{ahead} job{'s' if ahead > 1 else ''} of other visitors {'are' if ahead > 1 else 'is'} " \
+        "ahead of yours."
 
 
 @contextmanager
 def worker() -> Iterator[None]:
-    """Hold one of HEAVY_WORKERS slots for the block; while none is free, say so on the page
-    and wait (stopping if the session goes)."""
+    """Hold one of HEAVY_WORKERS slots for the block, taken in line (Line); while waiting,
+    say so on the page with the jobs ahead, and stop if the session goes. Long work in the
+    block lets the next visitor's job go first at its turn points (core.interrupt.turn)."""
     if getattr(_held, "slot", False):  # already holding one: nested heavy work
         yield
         return
-    if not _SLOTS.acquire(blocking=False):
+    session, note = _session(), [None]
+
+    def shown(ahead: int) -> None:
         with _not_recorded():
-            note = st.empty()
-            note.info(WAIT_NOTE.format(n=HEAVY_WORKERS))
-        while not _SLOTS.acquire(timeout=0.2):
-            interrupt.check()
+            if note[0] is None:
+                note[0] = st.empty()
+            note[0].info(WAIT_NOTE.format(n=HEAVY_WORKERS, ahead=_ahead_text(ahead)))
+
+    def turn() -> None:  # between pieces of long work: the next in line first
+        if _LINE.others_waiting(session):
+            _LINE.give(session)
+            _LINE.take(session, wait=interrupt.check, shown=shown)
+
+    _LINE.take(session, wait=interrupt.check, shown=shown)
+    if note[0] is not None:
         with _not_recorded():
-            note.empty()
+            note[0].empty()
     _held.slot = True
     try:
-        yield
+        with interrupt.turns(turn):
+            yield
     finally:
         _held.slot = False
-        _SLOTS.release()
+        _LINE.give(session)
         server.ended()
 
 

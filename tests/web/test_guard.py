@@ -125,14 +125,15 @@ def test_a_nested_heavy_call_does_not_wait_for_itself():
 
     def nested():
         with guard.worker():
-            others = [guard._SLOTS.acquire(blocking=False) for _ in range(guard.HEAVY_WORKERS)]
+            others = [("other", i) for i in range(guard._LINE.free)]
+            for who in others:
+                guard._LINE.take(who)
             try:
                 with guard.worker(), guard.worker():
-                    held.append(sum(others))
+                    held.append(len(others))
             finally:
-                for got in others:
-                    if got:
-                        guard._SLOTS.release()
+                for who in others:
+                    guard._LINE.give(who)
 
     t = threading.Thread(target=nested, daemon=True)
     t.start()
