@@ -42,7 +42,11 @@ def decode_blob(blob: str) -> str:
 
 
 def url_blob(text: str, what: str) -> tuple[str, str | None]:
-    """(blob for the URL, note): a paste whose blob exceeds the cap stays out of the link."""
+    """(blob for the URL, note): a paste whose blob exceeds the cap, or that is longer than
+    a blob may expand to (it may compress well: "a" * 2,000,001), stays out of the link."""
+    if len(text) > BLOB_TEXT_MAX_CHARS:
+        return "", (f"The {what} is too long for a link ({len(text):,} characters; the cap "
+                    f"is {BLOB_TEXT_MAX_CHARS:,}): the link keeps every other setting.")
     blob = encode_blob(text)
     if len(blob) <= BLOB_URL_MAX_CHARS:
         return blob, None

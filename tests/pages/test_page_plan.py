@@ -208,3 +208,26 @@ def test_execution_mode_and_costs_from_the_url():
     plain = run_page(PAGE, timeout=60, plan_exec="none")
     assert "No fixed cost a pass" in " ".join(m.value for m in plain.markdown)
     assert at.selectbox(key="w_plan_exec").value == "eager"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("box", ["plan_metrics", "plan_before", "plan_target_cfg",
+                                 "plan_draft_cfg"])
+def test_a_paste_over_the_cap_that_compresses_well_gets_a_message_not_a_crash(box):
+    """"a" * 2,000,001 compresses to a short blob, which the link took; the next run read
+    it back past what a blob may expand to and raised, on every rerun (issue 40 item 5)."""
+    at = run_page(PAGE, timeout=60)
+    at.text_area(key=f"w_{box}").set_value("a" * 2_000_001).run(timeout=120)
+    for _ in range(2):  # the run it was pasted in, and the next
+        assert not at.exception, at.exception[0].value if at.exception else ""
+        assert any("2,000,001 characters" in e.value for e in at.error)
+        assert not at.query_params.get(box)  # it stays out of the link
+        at.run(timeout=120)
+
+
+def test_a_text_longer_than_a_blob_expands_to_stays_out_of_the_link():
+    text = "a" * (urlcodec.BLOB_TEXT_MAX_CHARS + 1)
+    blob, note = urlcodec.url_blob(text, "metrics paste")
+    assert blob == "" and "too long for a link" in note and "2,000,001 characters" in note
+    ok = "a" * urlcodec.BLOB_TEXT_MAX_CHARS
+    assert urlcodec.decode_blob(urlcodec.url_blob(ok, "metrics paste")[0]) == ok
