@@ -330,8 +330,10 @@ def _nginx_headers() -> dict[str, str]:
 
 
 def test_gateway_and_proxy_send_the_same_security_headers():
+    from specviz.web.server import SECURITY_HEADERS  # the image's and the Space's own
+
     route, nginx = _route_headers(), _nginx_headers()
-    assert set(route) == HEADERS and route == nginx
+    assert set(route) == HEADERS and route == nginx == SECURITY_HEADERS
     csp = dict(d.strip().split(" ", 1) for d in route["Content-Security-Policy"].split(";"))
     assert csp["frame-ancestors"] == "'none'" and csp["object-src"] == "'none'"
     assert csp["default-src"] == "'self'" and csp["connect-src"] == "'self'"

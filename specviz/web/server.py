@@ -14,9 +14,9 @@ entry command of the image.
   heavy jobs ended (ended()) or sessions ended (Streamlit's collection after every script
   run is off: [runner] postScriptGC = false).
 - main(): `python -m specviz.web.server run app.py ...` is `streamlit run app.py ...` with
-  /_stcore/metrics answered 404, request heads up to REQUEST_HEAD_MAX_BYTES, which
-  Streamlit 1.67 has no option for, and the page's lazy scripts asked for at once
-  (web.preload).
+  /_stcore/metrics answered 404, SECURITY_HEADERS on every response, request heads up to
+  REQUEST_HEAD_MAX_BYTES, which Streamlit 1.67 has no option for, and the page's lazy
+  scripts asked for at once (web.preload).
 """
 
 from __future__ import annotations
@@ -40,6 +40,20 @@ CLOSED_PATHS = ("/_stcore/metrics",)  # answered 404 (the proxy closes them too)
 # Chromium sends URLs up to 2 MiB; uvicorn's h11 default (16 KiB per incomplete read) resets
 # request lines past ~125 KB before the app can say what it left out of them.
 REQUEST_HEAD_MAX_BYTES = 2 * 2**20 + 64 * 2**10
+# Sent with every HTTP response, so the image and the Space (no proxy in front) send what
+# deploy/proxy/nginx.conf and deploy/kubernetes/httproute.yaml do (tests/test_deploy.py
+# holds the three equal): no page of this app may be framed, no script from elsewhere.
+SECURITY_HEADERS = {
+    "Content-Security-Policy": (
+        "default-src 'self'; script-src 'self' 'unsafe-inline' 'unsafe-eval'; style-src "
+        "'self' 'unsafe-inline'; img-src 'self' data: blob:; font-src 'self' data:; "
+        "connect-src 'self'; worker-src 'self' blob:; media-src 'self' data: blob:; "
+        "object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"),
+    "X-Frame-Options": "DENY",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+}
+_HEADER_BYTES = [(k.lower().encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
 
 # ----------------------------------------------------------------------------- once
 _made: dict[str, object] = {}
@@ -143,18 +157,29 @@ def _collect_when_quiet(stop: threading.Event | None = None) -> None:
 
 # ----------------------------------------------------------------------------- entry
 class _Closed:
-    """An ASGI app that answers 404 on CLOSED_PATHS and passes everything else on."""
+    """An ASGI app that answers 404 on CLOSED_PATHS, passes everything else on and adds
+    SECURITY_HEADERS to every HTTP response (where the app has not set them)."""
 
     def __init__(self, app) -> None:
         self.app = app
 
     async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] == "http" and scope["path"].rstrip("/").endswith(CLOSED_PATHS):
-            await send({"type": "http.response.start", "status": 404,
-                        "headers": [(b"content-type", b"text/plain; charset=utf-8")]})
-            await send({"type": "http.response.body", "body": b"Not found\n"})
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
             return
-        await self.app(scope, receive, send)
+
+        async def secured(msg) -> None:
+            if msg["type"] == "http.response.start":
+                have = {k.lower() for k, _ in msg.get("headers", [])}
+                msg = {**msg, "headers": [*msg.get("headers", []),
+                                          *[h for h in _HEADER_BYTES if h[0] not in have]]}
+            await send(msg)
+        if scope["path"].rstrip("/").endswith(CLOSED_PATHS):
+            await secured({"type": "http.response.start", "status": 404,
+                           "headers": [(b"content-type", b"text/plain; charset=utf-8")]})
+            await secured({"type": "http.response.body", "body": b"Not found\n"})
+            return
+        await self.app(scope, receive, secured)
 
     def __getattr__(self, name: str):
         return getattr(self.app, name)

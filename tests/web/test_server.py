@@ -63,8 +63,8 @@ def test_install_refuses_the_shared_clear_and_starts_one_collector(monkeypatch):
     assert own == [1] and shared == []
 
 
-def _call(app, path: str) -> int:
-    sent = []
+def _call(app, path: str, sent: list | None = None) -> int:
+    sent = [] if sent is None else sent
 
     async def send(msg):
         sent.append(msg)
@@ -141,3 +141,23 @@ def test_memory_a_long_job_let_go_is_collected_once_the_server_is_quiet(monkeypa
     finally:
         stop.set()
         collector.join(5)
+
+
+def test_every_response_carries_the_security_headers():
+    """The image and the Space have no proxy in front: the server itself sends CSP,
+    X-Frame-Options and the rest (issue 40 item 6), as deploy/'s nginx and gateway do."""
+    async def inner(scope, receive, send):
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"x-frame-options", b"SAMEORIGIN")]})
+
+    for path in ("/", "/_stcore/metrics"):
+        sent = []
+        _call(server._Closed(inner), path, sent)
+        headers = [(k.decode(), v.decode()) for k, v in sent[0]["headers"]]
+        got = {k.lower(): v for k, v in headers}
+        for name, value in server.SECURITY_HEADERS.items():
+            if path == "/" and name == "X-Frame-Options":
+                assert got["x-frame-options"] == "SAMEORIGIN"  # the app's own kept, once
+                assert [k for k, _ in headers].count("x-frame-options") == 1
+            else:
+                assert got[name.lower()] == value
