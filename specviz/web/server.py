@@ -15,14 +15,16 @@ entry command of the image.
   run is off: [runner] postScriptGC = false).
 - main(): `python -m specviz.web.server run app.py ...` is `streamlit run app.py ...` with
   /_stcore/metrics answered 404, SECURITY_HEADERS on every response, request heads up to
-  REQUEST_HEAD_MAX_BYTES, which Streamlit 1.67 has no option for, and the page's lazy
-  scripts asked for at once (web.preload).
+  REQUEST_HEAD_MAX_BYTES, which Streamlit 1.67 has no option for, the page's lazy
+  scripts asked for at once (web.preload), and a client's bad frames logged in one line,
+  rate-limited (OneLine).
 """
 
 from __future__ import annotations
 
 import ctypes
 import gc
+import logging
 import os
 import sys
 import threading
@@ -53,6 +55,7 @@ SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
+LOG_EVERY_S = 10.0  # a client's bad message is logged once per this long, in one line
 _HEADER_BYTES = [(k.lower().encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
 
 # ----------------------------------------------------------------------------- once
@@ -185,6 +188,35 @@ class _Closed:
         return getattr(self.app, name)
 
 
+class OneLine(logging.Filter):
+    """A record about what a client sent: one line (its message and the exception's type
+    and text, not the traceback) at most once per LOG_EVERY_S per message, saying how many
+    were left out since. A raw client's garbage frames wrote Streamlit's whole traceback
+    each (200 frames: 75 KB in a second)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._last: dict[str, float] = {}
+        self._left: dict[str, int] = {}
+        self._lock = threading.Lock()
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.exc_info is None:
+            return True
+        key, now = str(record.msg), time.monotonic()
+        with self._lock:
+            if now - self._last.get(key, -LOG_EVERY_S) < LOG_EVERY_S:
+                self._left[key] = self._left.get(key, 0) + 1
+                return False
+            self._last[key], left = now, self._left.pop(key, 0)
+        exc = record.exc_info[1]
+        record.msg = (f"{record.getMessage()}: {type(exc).__name__}: {str(exc)[:200]}"
+                      + (f" ({left} more like it in the last {LOG_EVERY_S:g} s)" if left
+                         else ""))
+        record.args, record.exc_info, record.exc_text = (), None, None
+        return True
+
+
 def patch_streamlit() -> None:
     """Close CLOSED_PATHS, take request heads up to REQUEST_HEAD_MAX_BYTES and preload the
     lazy scripts (web.preload) in the server Streamlit starts (its app factory and uvicorn
@@ -195,6 +227,7 @@ def patch_streamlit() -> None:
                        lambda runtime: _Closed(Preload(make_app(runtime))))
     stcontract.replace(stcontract.UVICORN_SETTINGS, lambda: {
         **settings(), "h11_max_incomplete_event_size": REQUEST_HEAD_MAX_BYTES})
+    stcontract.get(stcontract.WS_LOGGER).addFilter(OneLine())
 
 
 def main(argv: list[str] | None = None) -> None:

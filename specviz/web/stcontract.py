@@ -55,6 +55,7 @@ APP_FACTORY = "streamlit.web.server.starlette.starlette_server:create_starlette_
 UVICORN_SETTINGS = "streamlit.web.server.starlette.starlette_server:_get_uvicorn_config_kwargs"
 SERVE = "streamlit.web.server.starlette.starlette_server:UvicornServer.start"
 CLI = "streamlit.web.cli:main"
+WS_LOGGER = "streamlit.web.server.starlette.starlette_websocket:_LOGGER"
 SCRIPT_CTX = "streamlit.runtime.scriptrunner:get_script_run_ctx"
 CTX_REQUESTS = ("streamlit.runtime.scriptrunner_utils.script_run_context:"
                 "ScriptRunContext().script_requests")
@@ -86,6 +87,7 @@ PRIVATE = (
             read_by=SERVE),
     Private(UVICORN_SETTINGS, "web.server: request heads up to 2 MiB", read_by=SERVE),
     Private(CLI, "web.server: `python -m specviz.web.server run app.py` is `streamlit run`"),
+    Private(WS_LOGGER, "web.server: a raw client's garbage frame logs one line, rate-limited"),
     Private(SCRIPT_CTX, "web.guard: the script run's session, stop requests and uploads"),
     Private(CTX_REQUESTS, "web.guard: whether the script was asked to stop"),
     Private(CTX_SESSION, "web.guard: the script run's session"),

@@ -73,6 +73,16 @@ def _handshake(port: int) -> socket.socket:
     return s
 
 
+def garbage_frame(port: int, payload: bytes) -> None:
+    """Open a session and send one binary frame that is no BackMsg, then close."""
+    s = _handshake(port)
+    try:
+        s.sendall(bytes([0x82, 0x80 | len(payload)]) + b"\0\0\0\0" + payload)
+        time.sleep(0.05)
+    finally:
+        s.close()
+
+
 def big_frame(port: int, length: int, chunk: int = 2**20) -> tuple[int, str]:
     """Open a session and send one binary frame of `length` zero bytes (masked with a zero
     key), streamed in chunks, so the client holds one chunk only. Returns (the bytes the

@@ -123,6 +123,23 @@ def test_a_huge_frame_is_refused_before_it_is_buffered():
         srv.stop()
 
 
+def test_garbage_frames_log_one_line_each_rate_limited():
+    """200 frames that are no BackMsg wrote 200 tracebacks (75 KB in a second): now one line,
+    once per LOG_EVERY_S, with the count of those left out (issue 40 item 6)."""
+    srv = start_server()
+    try:
+        before = len(srv.log())
+        for i in range(200):
+            rawclient.garbage_frame(srv.port, bytes([0xFF, i % 256]) * 30)
+        time.sleep(1.0)
+        new = srv.log()[before:]
+        lines = [x for x in new.splitlines() if "deserializing" in x]
+        assert "Traceback" not in new and 1 <= len(lines) <= 3, new[:2000]
+        assert len(new) < 2_000 and health(srv.url)
+    finally:
+        srv.stop()
+
+
 # ----------------------------------------------------------------------------- HTTP
 def test_metrics_are_closed(server):
     """/_stcore/metrics answered anyone (only the proxy closed it)."""

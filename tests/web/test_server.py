@@ -161,3 +161,31 @@ def test_every_response_carries_the_security_headers():
                 assert [k for k, _ in headers].count("x-frame-options") == 1
             else:
                 assert got[name.lower()] == value
+
+
+def test_a_clients_bad_message_is_one_line_at_most_once_a_while(monkeypatch):
+    import logging
+
+    out = []
+    log = logging.getLogger("specviz-test-oneline")
+    log.propagate = False
+    handler = logging.Handler()
+    handler.emit = lambda record: out.append(handler.format(record))
+    log.addHandler(handler)
+    log.addFilter(server.OneLine())
+    clock = [100.0]
+    monkeypatch.setattr(server.time, "monotonic", lambda: clock[0])
+    for _ in range(50):
+        try:
+            raise ValueError("Wire format was corrupt")
+        except ValueError as exc:
+            log.warning("Error deserializing back message", exc_info=exc)
+    clock[0] += server.LOG_EVERY_S
+    try:
+        raise ValueError("again")
+    except ValueError as exc:
+        log.warning("Error deserializing back message", exc_info=exc)
+    log.warning("no exception: %s", "kept")
+    assert len(out) == 3 and all("\n" not in line for line in out)
+    assert out[0] == "Error deserializing back message: ValueError: Wire format was corrupt"
+    assert "49 more like it" in out[1] and out[2] == "no exception: kept"
