@@ -1,6 +1,6 @@
 # specviz: the Streamlit app in a container.
 #   docker build -t specviz . && docker run --rm -p 8501:8501 specviz   # then open http://localhost:8501
-#   docker stop -t 30 <container>   # a heavy run needs ~15 s to end after SIGTERM
+#   docker stop <container>   # SIGTERM: the server ends within ~2 s, a measurement running or not
 # tests/test_entrypoint.py runs this file's CMD and HEALTHCHECK verbatim (only the port is
 # swapped for a free one), so the entry command cannot rot even where Docker cannot build;
 # tests/test_deploy.py lints it with hadolint.

@@ -16,8 +16,8 @@ entry command of the image.
 - main(): `python -m specviz.web.server run app.py ...` is `streamlit run app.py ...` with
   /_stcore/metrics answered 404, SECURITY_HEADERS on every response, request heads up to
   REQUEST_HEAD_MAX_BYTES, which Streamlit 1.67 has no option for, the page's lazy
-  scripts asked for at once (web.preload), and a client's bad frames logged in one line,
-  rate-limited (OneLine).
+  scripts asked for at once (web.preload), a client's bad frames logged in one line,
+  rate-limited (OneLine), and SIGTERM ending the process within STOP_GRACE_S.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ import ctypes
 import gc
 import logging
 import os
+import signal
 import sys
 import threading
 import time
@@ -55,6 +56,7 @@ SECURITY_HEADERS = {
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
 }
+STOP_GRACE_S = 0.5  # after SIGTERM, what the server may take to stop before it exits anyway
 LOG_EVERY_S = 10.0  # a client's bad message is logged once per this long, in one line
 _HEADER_BYTES = [(k.lower().encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
 
@@ -217,6 +219,37 @@ class OneLine(logging.Filter):
         return True
 
 
+def _exit_after(grace_s: float) -> None:
+    """End the process grace_s from now, whatever is still running (a measurement's pass)."""
+    def stop() -> None:
+        time.sleep(grace_s)
+        os.write(2, f"specviz: stopped {grace_s:g} s after SIGTERM\n".encode())
+        os._exit(0)
+    threading.Thread(target=stop, name="specviz-stop", daemon=True).start()
+
+
+def deadline_on_term() -> None:
+    """Every SIGTERM handler set from now on (Streamlit's, uvicorn's while it serves) runs
+    after arranging the process's end STOP_GRACE_S later, whatever still runs: under load
+    a measurement's round and the graceful shutdown kept the process 2-7 s after SIGTERM,
+    and a container stop or a rolling update waits for it. (signal.signal is wrapped in
+    this process: uvicorn sets its handler at every serve.)"""
+    real = signal.signal
+    if getattr(real, "deadline", False):
+        return
+
+    def setting(signum, handler):
+        if signum == signal.SIGTERM and callable(handler):
+            graceful = handler
+
+            def handler(num, frame) -> None:
+                _exit_after(STOP_GRACE_S)
+                graceful(num, frame)
+        return real(signum, handler)
+    setting.deadline = True
+    signal.signal = setting
+
+
 def patch_streamlit() -> None:
     """Close CLOSED_PATHS, take request heads up to REQUEST_HEAD_MAX_BYTES and preload the
     lazy scripts (web.preload) in the server Streamlit starts (its app factory and uvicorn
@@ -237,6 +270,7 @@ def main(argv: list[str] | None = None) -> None:
     except stcontract.StreamlitChanged as exc:  # stop the start, naming what is missing
         raise SystemExit(f"specviz cannot start: {exc}") from None
     patch_streamlit()
+    deadline_on_term()
     install()
     sys.argv = ["streamlit", *(sys.argv[1:] if argv is None else argv)]
     stcontract.get(stcontract.CLI)(prog_name="streamlit")

@@ -37,12 +37,17 @@ def send(ws, **fields) -> None:
     ws.send(msg.SerializeToString())
 
 
-def run_script(ws, page: str = "", query: str = "", timeout_s: float = 180.0) -> float:
-    """Ask for a script run of a page (its URL name; "" the home page) with this query;
-    seconds until the server said it finished (the server's time, no browser's)."""
+def run_script(ws, page: str = "", query: str = "", timeout_s: float = 180.0,
+               pressed: str = "", buttons: dict | None = None) -> float:
+    """Ask for a script run of a page (its URL name; "" the home page) with this query (and
+    the button of widget id `pressed` pressed); seconds until the server said it finished
+    (the server's time, no browser's). buttons, if given, gets label -> widget id of each
+    button the run drew."""
     msg = BackMsg()
     msg.rerun_script.query_string = query
     msg.rerun_script.page_name = page
+    if pressed:
+        msg.rerun_script.widget_states.widgets.add(id=pressed, trigger_value=True)
     t0 = time.monotonic()
     ws.send(msg.SerializeToString())
     while time.monotonic() - t0 < timeout_s:
@@ -53,7 +58,23 @@ def run_script(ws, page: str = "", query: str = "", timeout_s: float = 180.0) ->
             raise LookupError(f"no page {page!r}")
         if kind == "script_finished":
             return time.monotonic() - t0
+        if buttons is not None and kind == "delta" and \
+                fwd.delta.WhichOneof("type") == "new_element" and \
+                fwd.delta.new_element.WhichOneof("type") == "button":
+            b = fwd.delta.new_element.button
+            buttons[b.label] = b.id
     raise TimeoutError("no script_finished")
+
+
+def press(ws, page: str, query: str, label: str, timeout_s: float = 180.0) -> float:
+    """Run the page, then press the button whose label starts with `label` (as a click
+    does: the same query, that button's trigger); seconds the pressed run took."""
+    buttons: dict[str, str] = {}
+    run_script(ws, page, query, timeout_s, buttons=buttons)
+    ids = [wid for text, wid in buttons.items() if text.startswith(label)]
+    if not ids:
+        raise LookupError(f"no button {label!r} on {page!r}: {sorted(buttons)}")
+    return run_script(ws, page, query, timeout_s, pressed=ids[0])
 
 
 def _handshake(port: int) -> socket.socket:
