@@ -17,7 +17,8 @@ entry command of the image.
   /_stcore/metrics answered 404, SECURITY_HEADERS on every response, request heads up to
   REQUEST_HEAD_MAX_BYTES, which Streamlit 1.67 has no option for, the page's lazy
   scripts asked for at once (web.preload), a client's bad frames logged in one line,
-  rate-limited (OneLine), and SIGTERM ending the process within STOP_GRACE_S.
+  rate-limited (OneLine), a query Streamlit leaves out noted (query_left_out), and SIGTERM
+  ending the process within STOP_GRACE_S.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ SECURITY_HEADERS = {
     "Referrer-Policy": "no-referrer",
 }
 STOP_GRACE_S = 0.5  # after SIGTERM, what the server may take to stop before it exits anyway
+QUERY_DROPPED = "specviz_query_dropped"  # what a query Streamlit left out becomes: its length
 LOG_EVERY_S = 10.0  # a client's bad message is logged once per this long, in one line
 _HEADER_BYTES = [(k.lower().encode(), v.encode()) for k, v in SECURITY_HEADERS.items()]
 
@@ -250,6 +252,30 @@ def deadline_on_term() -> None:
     signal.signal = setting
 
 
+def query_left_out(sanitize: Callable[[str], str]) -> Callable[[str], str]:
+    """Streamlit's check of a client's query (it empties one over 524,288 characters or
+    1,000 parameters, with a line in the log only), made to leave a field saying so:
+    QUERY_DROPPED=<its length>, which the URL's notes turn into a sentence (dropped_note)
+    instead of a page silently at its defaults."""
+    def checked(query: str) -> str:
+        out = sanitize(query)
+        return f"{QUERY_DROPPED}={len(query)}" if query and not out else out
+    return checked
+
+
+def dropped_note(params: dict) -> str | None:
+    """The note for a query Streamlit left out (QUERY_DROPPED in params), or None."""
+    if QUERY_DROPPED not in params:
+        return None
+    length = str(params[QUERY_DROPPED])
+    length = f"{int(length):,} characters" if length.isdigit() else "too long"
+    chars, fields = (int(stcontract.get(stcontract.QUERY_MAX_CHARS)),
+                     int(stcontract.get(stcontract.QUERY_MAX_FIELDS)))
+    return (f"The link's settings were left out: its query is {length}, and the server "
+            f"reads at most {chars:,} characters and {fields:,} parameters. Every setting "
+            "here is its default; a link made by the app's share box fits.")
+
+
 def patch_streamlit() -> None:
     """Close CLOSED_PATHS, take request heads up to REQUEST_HEAD_MAX_BYTES and preload the
     lazy scripts (web.preload) in the server Streamlit starts (its app factory and uvicorn
@@ -261,6 +287,10 @@ def patch_streamlit() -> None:
     stcontract.replace(stcontract.UVICORN_SETTINGS, lambda: {
         **settings(), "h11_max_incomplete_event_size": REQUEST_HEAD_MAX_BYTES})
     stcontract.get(stcontract.WS_LOGGER).addFilter(OneLine())
+    if not getattr(stcontract.get(stcontract.QUERY_SANITIZE), "noted", False):
+        checked = query_left_out(stcontract.get(stcontract.QUERY_SANITIZE))
+        checked.noted = True
+        stcontract.replace(stcontract.QUERY_SANITIZE, checked)
 
 
 def main(argv: list[str] | None = None) -> None:

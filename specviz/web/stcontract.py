@@ -56,6 +56,9 @@ UVICORN_SETTINGS = "streamlit.web.server.starlette.starlette_server:_get_uvicorn
 SERVE = "streamlit.web.server.starlette.starlette_server:UvicornServer.start"
 CLI = "streamlit.web.cli:main"
 WS_LOGGER = "streamlit.web.server.starlette.starlette_websocket:_LOGGER"
+QUERY_SANITIZE = "streamlit.runtime.app_session:sanitize_query_string"
+QUERY_MAX_CHARS = "streamlit.runtime.state.query_params:CLIENT_STATE_QUERY_STRING_MAX_LENGTH"
+QUERY_MAX_FIELDS = "streamlit.runtime.state.query_params:CLIENT_STATE_QUERY_STRING_MAX_FIELDS"
 SCRIPT_CTX = "streamlit.runtime.scriptrunner:get_script_run_ctx"
 CTX_REQUESTS = ("streamlit.runtime.scriptrunner_utils.script_run_context:"
                 "ScriptRunContext().script_requests")
@@ -88,6 +91,10 @@ PRIVATE = (
     Private(UVICORN_SETTINGS, "web.server: request heads up to 2 MiB", read_by=SERVE),
     Private(CLI, "web.server: `python -m specviz.web.server run app.py` is `streamlit run`"),
     Private(WS_LOGGER, "web.server: a raw client's garbage frame logs one line, rate-limited"),
+    Private(QUERY_SANITIZE, "web.server: a query Streamlit leaves out gets the app's note",
+            read_by="streamlit.runtime.app_session:AppSession.request_rerun"),
+    Private(QUERY_MAX_CHARS, "web.server: the note says the longest query Streamlit reads"),
+    Private(QUERY_MAX_FIELDS, "web.server: the note says how many parameters it reads"),
     Private(SCRIPT_CTX, "web.guard: the script run's session, stop requests and uploads"),
     Private(CTX_REQUESTS, "web.guard: whether the script was asked to stop"),
     Private(CTX_SESSION, "web.guard: the script run's session"),

@@ -38,11 +38,12 @@ def send(ws, **fields) -> None:
 
 
 def run_script(ws, page: str = "", query: str = "", timeout_s: float = 180.0,
-               pressed: str = "", buttons: dict | None = None) -> float:
+               pressed: str = "", buttons: dict | None = None,
+               alerts: list | None = None) -> float:
     """Ask for a script run of a page (its URL name; "" the home page) with this query (and
     the button of widget id `pressed` pressed); seconds until the server said it finished
     (the server's time, no browser's). buttons, if given, gets label -> widget id of each
-    button the run drew."""
+    button the run drew; alerts the text of each alert (info, warning, error)."""
     msg = BackMsg()
     msg.rerun_script.query_string = query
     msg.rerun_script.page_name = page
@@ -63,6 +64,10 @@ def run_script(ws, page: str = "", query: str = "", timeout_s: float = 180.0,
                 fwd.delta.new_element.WhichOneof("type") == "button":
             b = fwd.delta.new_element.button
             buttons[b.label] = b.id
+        if alerts is not None and kind == "delta" and \
+                fwd.delta.WhichOneof("type") == "new_element" and \
+                fwd.delta.new_element.WhichOneof("type") == "alert":
+            alerts.append(fwd.delta.new_element.alert.body)
     raise TimeoutError("no script_finished")
 
 

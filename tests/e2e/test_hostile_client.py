@@ -188,6 +188,26 @@ def test_sigterm_ends_the_server_within_2_s_during_a_measurement():
         srv.stop()
 
 
+@pytest.mark.slow
+def test_a_query_streamlit_leaves_out_gets_a_note():
+    """Streamlit empties a query over 524,288 characters or 1,000 parameters with a line in
+    the log only: the page opened at its defaults with no word why (issue 40 item 6)."""
+    srv = start_server()
+    try:
+        for query, said in (("k=3&prompt=" + "a" * 530_000, "530,011 characters"),
+                            ("&".join(f"x{i}=1" for i in range(1_200)), "characters")):
+            alerts: list[str] = []
+            with rawclient.session(srv.port) as ws:
+                rawclient.run_script(ws, "text", query, alerts=alerts)
+            assert any("settings were left out" in a and said in a for a in alerts), alerts
+        alerts = []
+        with rawclient.session(srv.port) as ws:  # a query it reads: no such note
+            rawclient.run_script(ws, "text", "k=3&prompt=" + "a" * 500_000, alerts=alerts)
+        assert not any("left out" in a for a in alerts) and alerts  # the prompt's own note
+    finally:
+        srv.stop()
+
+
 # ----------------------------------------------------------------------------- HTTP
 def test_metrics_are_closed(server):
     """/_stcore/metrics answered anyone (only the proxy closed it)."""
