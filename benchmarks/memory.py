@@ -16,11 +16,22 @@ every 30 s while the server sits idle for IDLE_S seconds (past the disconnected-
 120 s by default), so a server that keeps what closed sessions held shows it.
 
     .venv/bin/python benchmarks/memory.py --pages --visitors 50 --idle-s 120   # that part only
+
+The real model (--llm; no browser: raw WebSocket clients, tests/e2e/rawclient.py): after one
+/llm visit has loaded the model, its idle RSS; then each visitor load in turn, the peak
+during it and the RSS AFTER_S after its last session closed: five distinct trimmed links (a
+head each, at the pages' cap), one press of Measure with every draft at k = 8 and 64 tokens,
+and COLD_CLIENTS clients opening one unplayed /llm link within COLD_WITHIN_S (each one's
+finish time: the slowest against the first).
+
+    .venv/bin/python benchmarks/memory.py --llm
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
 import threading
 import time
@@ -28,6 +39,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests" / "e2e"))
+import rawclient  # noqa: E402
 from harness import CHROMIUM, CHROMIUM_ARGS, IDLE, SETTLED_JS, start_server  # noqa: E402
 
 WORST = {  # page -> (its most expensive URL, a button to press once it has drawn, or None)
@@ -44,6 +56,10 @@ WORST = {  # page -> (its most expensive URL, a button to press once it has draw
     "tour": ("/tour", None),
 }
 VISITORS, IDLE_S, IDLE_EVERY_S = 50, 120.0, 30.0
+TRIMMED = [f"llm_kind=trimmed&llm_arg={n}" for n in (32768, 32767, 32766, 32765, 32764)]
+MEASURE = "m_draft=all&m_k=8&m_new=64"
+COLD = "rnd=3&step=5&seed=4242"  # a seed no earlier phase played
+COLD_CLIENTS, COLD_WITHIN_S, AFTER_S = 25, 10.0, 60.0
 
 
 def visitor_url(i: int) -> str:
@@ -132,17 +148,86 @@ def visitors(browser, base: str, sampler: Sampler, n: int, idle_s: float,
     return rows
 
 
+def _trimmed(port: int) -> str:
+    with contextlib.ExitStack() as held:  # the five visitors stay until the last has run
+        for query in TRIMMED:
+            rawclient.run_script(held.enter_context(rawclient.session(port)), "llm", query,
+                                 timeout_s=900)
+    return "five links"
+
+
+def _measure(port: int) -> str:
+    with rawclient.session(port) as ws:
+        return f"{rawclient.press(ws, 'measured', MEASURE, 'Measure', timeout_s=1800):.0f} s"
+
+
+def _cold(port: int) -> str:
+    """COLD_CLIENTS sessions on one unplayed link, started evenly over COLD_WITHIN_S; each
+    one's finish, seconds from the first start."""
+    done, t0 = [], time.monotonic()
+
+    def client(i: int) -> None:
+        time.sleep(i * COLD_WITHIN_S / COLD_CLIENTS)
+        with rawclient.session(port) as ws:
+            rawclient.run_script(ws, "llm", COLD, timeout_s=900)
+            done.append(time.monotonic() - t0)
+    threads = [threading.Thread(target=client, args=(i,)) for i in range(COLD_CLIENTS)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    done.sort()
+    return (f"{len(done)} finished: first {done[0]:.1f} s, median {done[len(done) // 2]:.1f} s, "
+            f"slowest {done[-1]:.1f} s ({done[-1] - done[0]:.1f} s after the first)")
+
+
+def llm_phases(srv, sampler: Sampler) -> list[tuple]:
+    """(phase, idle, peak, after AFTER_S, what it did, seconds) for each real-model load."""
+    with rawclient.session(srv.port) as ws:  # the model loads, once per process
+        rawclient.run_script(ws, "llm", "", timeout_s=900)
+    time.sleep(AFTER_S)
+    rows = []
+    for name, run in (("five distinct trimmed links", _trimmed),
+                      ("Measure: every draft, k = 8, 64 tokens", _measure),
+                      (f"{COLD_CLIENTS} clients on a cold /llm link", _cold)):
+        idle = sampler.reset()
+        t0 = time.monotonic()
+        what = run(srv.port)
+        secs, peak = time.monotonic() - t0, sampler.peak
+        time.sleep(AFTER_S)
+        rows.append((name, idle, peak, rss_mb(srv.pid), what, secs))
+        print(f"{name}: idle {idle:.0f}, peak {peak:.0f}, after {rows[-1][3]:.0f} MB; {what}",
+              file=sys.stderr)
+    return rows
+
+
+def print_llm(rows: list[tuple]) -> None:
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs at the end\n")
+    print(f"| real-model load | idle RSS (MB) | peak (MB) | {AFTER_S:.0f} s after (MB) | "
+          "what it did | seconds |\n| --- | ---: | ---: | ---: | --- | ---: |")
+    for name, idle, peak, after, what, secs in rows:
+        print(f"| {name} | {idle:.0f} | {peak:.0f} | {after:.0f} | {what} | {secs:.0f} |")
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pages", nargs="*", default=list(WORST), choices=list(WORST))
     ap.add_argument("--timeout-s", type=float, default=180.0)
     ap.add_argument("--visitors", type=int, default=VISITORS)
     ap.add_argument("--idle-s", type=float, default=IDLE_S)
+    ap.add_argument("--llm", action="store_true", help="the real model's loads instead")
     args = ap.parse_args(argv)
-    from playwright.sync_api import sync_playwright
-
     srv = start_server()
     sampler = Sampler(srv.pid)
+    if args.llm:
+        try:
+            print_llm(llm_phases(srv, sampler))
+        finally:
+            sampler.stop()
+            srv.stop()
+        return 0
+    from playwright.sync_api import sync_playwright
+
     rows, left = [], []
     try:
         with sync_playwright() as pw:
