@@ -6,6 +6,7 @@ the gallery's audits, the web layer's models, streams and results) and single fl
 from __future__ import annotations
 
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator
 from contextlib import contextmanager
@@ -40,12 +41,26 @@ class ByteLRU:
     """Values by key, each with a size in bytes (or 1, to count them), and the parts it may
     share with others (part key -> bytes: a trimmed head two streams hold), each part
     counted once while any value kept holds it; the least recently used go first when the
-    total passes max_bytes. A value larger than max_bytes is returned but not kept."""
+    total passes max_bytes. A value larger than max_bytes is returned but not kept. With
+    idle_s, expire() drops the values nobody has asked for in that long."""
 
-    def __init__(self, max_bytes: int) -> None:
-        self.max_bytes = int(max_bytes)
+    def __init__(self, max_bytes: int, idle_s: float | None = None) -> None:
+        self.max_bytes, self.idle_s = int(max_bytes), idle_s
         self._items: OrderedDict[Hashable, tuple[object, int, dict]] = OrderedDict()
+        self._used: dict[Hashable, float] = {}  # key -> when last asked for (monotonic)
         self._lock = threading.Lock()
+
+    def expire(self, now: float | None = None) -> int:
+        """Drop the values unused for idle_s (none without idle_s); how many went."""
+        if self.idle_s is None:
+            return 0
+        now = time.monotonic() if now is None else now
+        with self._lock:
+            old = [k for k in self._items if now - self._used.get(k, now) > self.idle_s]
+            for k in old:
+                del self._items[k]
+                self._used.pop(k, None)
+        return len(old)
 
     def _total(self) -> int:
         parts: dict[Hashable, int] = {}
@@ -70,6 +85,7 @@ class ByteLRU:
             if key not in self._items:
                 return default
             self._items.move_to_end(key)
+            self._used[key] = time.monotonic()
             return self._items[key][0]
 
     def put(self, key: Hashable, value: object, size: int,
@@ -77,11 +93,13 @@ class ByteLRU:
         size, shared = max(0, int(size)), dict(shared or {})
         with self._lock:
             self._items.pop(key, None)
+            self._used.pop(key, None)
             if size + sum(shared.values()) > self.max_bytes:
                 return value
             self._items[key] = (value, size, shared)
+            self._used[key] = time.monotonic()
             while self._total() > self.max_bytes and len(self._items) > 1:
-                self._items.popitem(last=False)
+                self._used.pop(self._items.popitem(last=False)[0], None)
         return value
 
     def get_or_make(self, key: Hashable, make: Callable[[], object],
@@ -96,6 +114,7 @@ class ByteLRU:
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
+            self._used.clear()
 
 
 class Flights:

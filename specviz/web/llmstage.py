@@ -32,6 +32,10 @@ from .stage import Stage, text_so_far
 MODEL = "gemma 3 270m"  # names in the process's store (web.server.once)
 STREAMS = "llm streams"
 STREAM_BYTES = 320 * 2**20  # what the shared streams hold: rows, caches, trimmed heads
+# A stream nobody has read for this long goes (the collector's tick, web.server.expire), so
+# the server is back near its idle memory about a minute after the last visitor has left; a
+# later visitor of that link plays its rounds again from the seed (a second or two a round).
+STREAM_IDLE_S = 45.0
 STREAM_FIXED_BYTES = 2 * 2**20  # a stream's Python objects, beside what it counts (nbytes)
 _FLIGHTS = Flights()  # one session plays a stream's rounds; the others wait for them
 
@@ -143,7 +147,7 @@ def _played(key: tuple, make, rnd: int) -> tuple[llmstream.Stream, int]:
     allowed; a round it no longer keeps is played again from the seed. Single flight: one
     session plays a key's rounds, the others asking for it wait and read what it played
     (the store is looked at again after the wait and after taking the worker)."""
-    streams = server.once(STREAMS, lambda: ByteLRU(STREAM_BYTES))
+    streams = server.once(STREAMS, lambda: ByteLRU(STREAM_BYTES, STREAM_IDLE_S))
     reached = min(rnd, llmstream.ROUNDS_MAX)
     s = streams.get(key)
     if _ready(s, rnd):

@@ -149,14 +149,22 @@ def collect() -> None:
     _trim()
 
 
+def expire() -> int:
+    """Drop what the process's stores (once) hold unused past their idle time (ByteLRU's
+    expire: /llm's streams); how many values went."""
+    return sum(obj.expire() for obj in list(_made.values())
+               if callable(getattr(obj, "expire", None)))
+
+
 def _collect_when_quiet(stop: threading.Event | None = None) -> None:
     """Collect once the server has been quiet for COLLECT_QUIET_S after something happened
-    (a script run, a heavy job ended, a session came or went); until stop is set."""
+    (a script run, a heavy job ended, a session came or went), and whenever the stores
+    let values go unused past their idle time; until stop is set."""
     seen, collected = None, None
     while stop is None or not stop.is_set():
         time.sleep(COLLECT_QUIET_S)
         now = (_runs[0], _jobs[0], _sessions())
-        if now == seen and now != collected:  # something happened, then a quiet period
+        if expire() or (now == seen and now != collected):  # quiet after something
             collect()
             collected = now
         seen = now

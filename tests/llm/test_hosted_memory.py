@@ -78,3 +78,21 @@ def test_a_link_cannot_build_a_head_past_the_cap(tiny, monkeypatch):
     assert llmpage.HEAD_ROWS_MAX * tiny.cfg.d * 4 < 700e6
     monkeypatch.undo()
     assert llmpage.HEAD_ROWS_MAX * 640 * 4 <= 100e6  # Gemma 3 270M: at most ~84 MB a head
+
+
+def test_a_stream_nobody_reads_goes_after_its_idle_time(monkeypatch):
+    """Memory a minute after the last visitor: the shared streams kept up to their budget
+    (320 MiB) for as long as the server ran; now one unused for idle_s goes."""
+    from specviz.views import work
+
+    clock = [1000.0]
+    monkeypatch.setattr(work.time, "monotonic", lambda: clock[0])
+    lru = ByteLRU(100, idle_s=30.0)
+    lru.put("old", "O", 10, {"head": 50})
+    lru.put("new", "N", 10)
+    clock[0] += 20
+    assert lru.expire() == 0 and len(lru) == 2
+    lru.get("new")  # read: its clock starts again
+    clock[0] += 15
+    assert lru.expire() == 1 and "old" not in lru and lru.nbytes == 10
+    assert ByteLRU(100).expire(clock[0] + 1e6) == 0  # without idle_s nothing expires

@@ -189,3 +189,24 @@ def test_a_clients_bad_message_is_one_line_at_most_once_a_while(monkeypatch):
     assert len(out) == 3 and all("\n" not in line for line in out)
     assert out[0] == "Error deserializing back message: ValueError: Wire format was corrupt"
     assert "49 more like it" in out[1] and out[2] == "no exception: kept"
+
+
+def test_the_collector_drops_idle_streams_and_collects(monkeypatch):
+    from specviz.views.work import ByteLRU
+
+    collected = []
+    monkeypatch.setattr(server, "COLLECT_QUIET_S", 0.05)
+    monkeypatch.setattr(server, "collect", lambda: collected.append(1))
+    monkeypatch.setattr(server, "_sessions", lambda: 1)
+    store = ByteLRU(1_000, idle_s=0.2)
+    store.put("stream", "s", 100)
+    monkeypatch.setitem(server._made, "test streams", store)
+    stop = threading.Event()
+    collector = threading.Thread(target=server._collect_when_quiet, args=(stop,), daemon=True)
+    collector.start()
+    try:
+        time.sleep(0.8)
+        assert "stream" not in store and store.nbytes == 0 and collected
+    finally:
+        stop.set()
+        collector.join(5)
