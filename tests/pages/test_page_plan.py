@@ -208,3 +208,22 @@ def test_execution_mode_and_costs_from_the_url():
     plain = run_page(PAGE, timeout=60, plan_exec="none")
     assert "No fixed cost a pass" in " ".join(m.value for m in plain.markdown)
     assert at.selectbox(key="w_plan_exec").value == "eager"
+
+
+def test_medusa_heads_from_the_url_and_the_same_verdict_as_the_cli():
+    """Medusa's heads on /plan: its own tree by default (the note says what is priced), the
+    same decision as the CLI's; a tree from the URL's steps and tokens."""
+    import io
+
+    from specviz.cli import main
+
+    at = run_page(PAGE, timeout=60, plan_dkind="medusa")
+    assert not at.exception and not at.error
+    assert "Medusa heads (4 at d 4,096) (bf16) drafting" in at.success[0].value
+    assert any("Medusa's 4 heads run once a round" in i.value for i in at.info)
+    out = io.StringIO()
+    assert main(["plan", "--draft-kind", "medusa"], out=out) == 0
+    assert at.success[0].value.replace("\\", "") in out.getvalue()
+    three = run_page(PAGE, timeout=60, plan_dkind="medusa", plan_steps="3", plan_dtokens="32")
+    assert "Medusa heads (3 at d 4,096)" in three.success[0].value
+    assert any("fixed tree of 31 candidates" in i.value for i in three.info)
