@@ -12,7 +12,7 @@ from specviz.web import llmstage, notation, stage, ui
 
 app = ui.page("real model", path="llm", story=("k",))
 s = app.settings
-st.title("A real model: Gemma 3 270M, drafted and verified token by token")
+st.title("A real model: Gemma 3 270M")
 INTRO = (
     "Here both models are one real transformer: Gemma 3 270M, run in NumPy on this server, "
     "is the target, and a cheaper copy of itself drafts: its first layers only, every layer "
@@ -25,17 +25,32 @@ INTRO = (
     "most likely of its 262,144 tokens, and the rest of the vocabulary as one bar; ␣ is a "
     "space, ⏎ a line break."
 )
+present = ui.presenter_active()
 about = ui.folded("About this page, the prompt, the draft and the temperature")  # presenter:
-with about:  # one expander, so that the stage starts on the first screen
-    notation.md(INTRO)
+if present:  # one expander, so that the stage starts on the first screen
+    with about:
+        notation.md(INTRO)
 model = llmstage.model()  # (its progress bar on the page, not in a closed section)
 ids = spec = None
 if model is not None:
     with about:
-        st.caption(llmpage.model_caption(model))
-        ids = llmstage.prompt(model)
-        spec, T = llmstage.draft(model)
+        if present:
+            st.caption(llmpage.model_caption(model))
+        ids, spec, T = llmstage.controls(model)
+
+
+def foot() -> None:
+    """Outside presenter mode the page's text and the model's facts come after the stage,
+    folded, so that the stage's charts start on the first screen (1440x900) too."""
+    if not present:
+        with st.expander("About this page: Gemma 3 270M drafted and verified token by token"):
+            notation.md(INTRO)
+            if model is not None:
+                st.caption(llmpage.model_caption(model))
+
+
 if ids is None or spec is None:
+    foot()
     ui.finish(app)
     st.stop()
 
@@ -44,4 +59,5 @@ step, rnd = stage.play(llmstage.llm_stage(model, spec, ids, k=k, T=T, seed=s.see
                                           warp=app.warp),
                        start_step=s.step, start_rnd=s.rnd, speed=s.speed,
                        restart_on=(spec.label, tuple(ids)))  # a new draft: round 0
+foot()
 ui.finish(app, step=step, rnd=rnd, speed=stage.speed("llm"))

@@ -56,8 +56,10 @@ def add_parser(sub) -> None:
     _arg(p, "--batch", "batch", "your batch size, checked and priced")
     _add_deployment(p)
     _arg(p, "--draft-kind", "draft_kind", "what drafts: a draft model, an EAGLE / EAGLE-3 / MTP "
-         "head on the target (--draft-config is then the head's own config, if it has one), or "
-         "prompt lookup (lookup; ngram is its old name)", choices=True)
+         "head on the target (--draft-config is then the head's own config, if it has one), "
+         "Medusa's heads (--tree 1,DEPTH,TOKENS: its heads and tree; default Medusa's "
+         "mc_sim_7b_63, depth 4, 64 tokens) or prompt lookup (lookup; ngram is its old name)",
+         choices=True)
     _arg(p, "--head-layers", "head_layers", "a head's layers, without config")
     p.add_argument("--tree", default="", metavar="TOPK,STEPS,TOKENS",
                    help="SGLang tree drafting: eagle-topk, num-steps, num-draft-tokens")

@@ -136,17 +136,17 @@ def _spec_bench() -> list[Case]:
     VICUNA_33B, vocabulary 32,000) on an A100, HF eager: SpS with vicuna-68m (transformers'
     assisted generation, starting at 5 drafts; 7B and 13B, the leaderboard's 33B drafter is
     not named), PLD (10 tokens looked up), EAGLE (its 25-node tree of depth 5, at most 8 a
-    level) and EAGLE-2 (60 tokens, depth 5, top-k 10); overall speedup and mean accepted
-    tokens, Leaderboard.md. Its Medusa rows are left out: no draft kind here prices Medusa's
-    heads (each a residual block and its own LM head, all run in one pass)."""
+    level), EAGLE-2 (60 tokens, depth 5, top-k 10) and Medusa (4 heads, its tree
+    mc_sim_7b_63 of 63 nodes and depth 4: evaluation/inference_medusa.py); overall speedup and
+    mean accepted tokens, Leaderboard.md."""
     rows = {"7B": (modelcfg.preset("Llama-2-7B"),
                    {"SpS": (1.52, 2.28), "PLD": (1.66, 1.75), "EAGLE": (2.10, 3.58),
-                    "EAGLE-2": (2.36, 4.34)}),
+                    "EAGLE-2": (2.36, 4.34), "Medusa": (1.71, 2.31)}),
             "13B": (modelcfg.preset("Llama-2-13B"),
                     {"SpS": (1.54, 2.19), "PLD": (1.56, 1.67), "EAGLE": (2.16, 3.64),
-                     "EAGLE-2": (2.46, 4.43)}),
+                     "EAGLE-2": (2.46, 4.43), "Medusa": (1.80, 2.39)}),
             "33B": (VICUNA_33B, {"PLD": (1.40, 1.54), "EAGLE": (2.43, 3.39),
-                                 "EAGLE-2": (2.59, 4.05)})}
+                                 "EAGLE-2": (2.59, 4.05), "Medusa": (1.76, 2.33)})}
     out = []
     for size, (t, measured) in rows.items():
         head = drafting.head_from_target(t, kind="eagle")
@@ -155,7 +155,9 @@ def _spec_bench() -> list[Case]:
                  "EAGLE": ("EAGLE", drafting.with_tree(head, topk=8, steps=5,
                                                        verify_tokens=26), 5),
                  "EAGLE-2": ("EAGLE-2", drafting.with_tree(head, topk=10, steps=5,
-                                                           verify_tokens=60), 5)}
+                                                           verify_tokens=60), 5),
+                 "Medusa": ("Medusa, mc_sim_7b_63", drafting.medusa_heads(t, depth=4,
+                                                                          nodes=63), 4)}
         out += [Case(f"Vicuna-{size} / {kinds[m][0]}", t, kinds[m][1], "A100 SXM 80GB", 1,
                      kinds[m][2], tau, "mean accepted", s, "eager", 512, SPEC_BENCH,
                      dtype="fp16")

@@ -206,3 +206,21 @@ def test_plan_tpu():
     doc = json.loads(text)
     assert rc == 0 and doc["parallelism"]["interconnect"]["name"] == "ICI"
     assert "cloud.google.com/tpu/docs/v5e" in doc["accelerator"]["source"]
+
+
+def test_plan_medusa_heads_and_their_tree(capsys):
+    """Medusa's heads: its own tree by default (mc_sim_7b_63: depth 4, 63 nodes and the
+    target's next token verified), another from --tree, in the verdict, the notes and the
+    JSON; a tree its heads cannot make gets a message."""
+    rc, text = run("plan", "--draft-kind", "medusa", "--json")
+    doc = json.loads(text)
+    assert rc == 0 and doc["draft"] == {"kind": "medusa", "tree": {
+        "topk": 1, "steps": 4, "verify_tokens": 64}}
+    assert doc["models"][1]["model"] == "Medusa heads (4 at d 4,096)"
+    assert any("Medusa's 4 heads run once a round" in n for n in doc["notes"])
+    assert doc["parallelism"]["draft_tp"] == doc["parallelism"]["tp"] == 1
+    rc, text = run("plan", "--draft-kind", "medusa", "--tree", "1,3,32", "--tp", "2")
+    assert rc == 0 and "Medusa heads (3 at d 4,096) (bf16) drafting" in text
+    assert "fixed tree of 31 candidates" in text and "the head at 2" in text
+    rc, _ = run("plan", "--draft-kind", "medusa", "--tree", "1,9,64")
+    assert rc == 2 and "Medusa has 1..8 heads" in capsys.readouterr().err

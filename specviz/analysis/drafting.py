@@ -7,6 +7,11 @@ lookup, chains or SGLang's trees, priced by the roofline or by what the user mea
   arXiv 2503.01840: three of the target's layers' features, 3d -> d, and its own smaller
   LM head; MTP, DeepSeek-V3's multi-token prediction module, 2d -> d). A step reads the head's
   layers and an LM head; the target's embedding and (when shared) LM head cost no memory.
+- medusa: Medusa's heads (Cai et al. 2024, arXiv 2401.10774) on the target's last hidden
+  state, head i guessing the token i + 1 ahead: each a residual block of one d x d layer and
+  its own LM head of vocab x d (fewer rows where the config trims it), all run once a round
+  in one pass, where the target runs; their candidates form a fixed tree, verified in one
+  target pass of its nodes and the target's own next token.
 - lookup: prompt lookup / n-gram matching / suffix drafting (Saxena 2023; vLLM's "ngram"
   method): no model, a lookup cost per round. (The word the real model's drafts use,
   llm.drafts: there "ngram" is an n-gram model.)
@@ -26,6 +31,7 @@ HEADS = tuple(HEAD_NAMES)
 DRAFT_KINDS: dict[str, str] = {
     "model": "a draft model",
     **{kind: f"an {name}" for kind, name in HEAD_NAMES.items()},
+    "medusa": "Medusa heads",
     "lookup": "prompt lookup / n-gram matching (no model)",
 }
 DRAFT_RENAMED = {"ngram": "lookup"}  # old names, still read (with a note)
@@ -34,6 +40,9 @@ HEAD_LAYERS_DEFAULT = 1  # EAGLE's and DeepSeek-V3's MTP: one decoder layer
 HEAD_LAYERS_MAX = 8
 EAGLE3_DRAFT_VOCAB = 32_000  # EAGLE-3's own LM head: draft_vocab_size in its published
 # configs (yuhuili/EAGLE3-LLaMA3.1-Instruct-8B, lmsys/sglang-EAGLE3-LLaMA3.1-Instruct-8B)
+MEDUSA_TREE = (63, 4)  # nodes, depth: Medusa's mc_sim_7b_63 (its medusa_choices.py), the tree
+# Spec-Bench runs with 4 heads (evaluation/inference_medusa.py): the default without a tree
+MEDUSA_HEADS_MAX = 8
 LOOKUP_S_DEFAULT = 1e-4  # an n-gram lookup per round, batch-wide (assumed; an option)
 TREE_MAX = 512  # tree tokens verified per sequence
 
@@ -131,6 +140,32 @@ def head_from_config(shape: ModelShape, target: ModelShape, *, kind: str,
                    source=f"its own config.json{(': ' + shape.source) if shape.source else ''}")
 
 
+def medusa_heads(target: ModelShape, *, depth: int = MEDUSA_TREE[1],
+                 nodes: int = MEDUSA_TREE[0], vocab: int = 0) -> Drafter:
+    """Medusa's heads on the target, one per level of its fixed tree of `nodes` nodes (depth
+    heads): each one d x d layer (its residual block) and its own LM head of vocab x d
+    (vocab 0: the target's; a trimmed one, vLLM's truncated_vocab_size, has fewer rows),
+    priced as one pass of one token a sequence (no attention, no KV cache) at the target's
+    tensor parallelism; the tree is verified in one target pass of nodes + 1 tokens."""
+    if not 1 <= depth <= MEDUSA_HEADS_MAX:
+        raise DraftError(f"Medusa has 1..{MEDUSA_HEADS_MAX} heads (its tree's depth); got "
+                         f"{depth}")
+    if not depth <= nodes < TREE_MAX:
+        raise DraftError(f"a Medusa tree of depth {depth} has {depth}..{TREE_MAX - 1} nodes; "
+                         f"got {nodes}")
+    if not 0 <= vocab <= target.vocab:
+        raise DraftError(f"the heads' vocabulary is 1..{target.vocab:,} (0: the target's); "
+                         f"got {vocab}")
+    rows = vocab or target.vocab
+    shape = replace(target, name=f"Medusa heads ({depth} at d {target.d_model:,})", layers=0,
+                    tied=True, dense_layers=0, input_fc=depth, lm_heads=depth, mtp_layers=0,
+                    vocab=rows, cross_attn=False, encoder_layers=0, source="")
+    trimmed = f" (trimmed to {rows:,} rows)" if rows < target.vocab else ""
+    return Drafter("medusa", shape, tree=Tree(1, depth, nodes + 1),
+                   source=f"the target's width, {depth} heads of one d x d layer and an LM "
+                          f"head of {rows:,} x {target.d_model:,}{trimmed} each")
+
+
 def ngram_draft(lookup_s: float = LOOKUP_S_DEFAULT) -> Drafter:
     if not (math.isfinite(lookup_s) and 0 < lookup_s <= 1.0):
         raise DraftError(f"the lookup time must be in (0, 1] s per round; got {lookup_s!r}")
@@ -141,6 +176,8 @@ def with_tree(d: Drafter, *, topk: int, steps: int, verify_tokens: int) -> Draft
     """d drafting SGLang's tree; topk = 1 and verify_tokens = steps + 1 is a chain."""
     if d.kind == "lookup":
         raise DraftError("tree drafting needs a draft model or head, not prompt lookup")
+    if d.kind == "medusa":
+        raise DraftError("Medusa's tree is its own: give its nodes and depth (medusa_heads)")
     for name, v, hi in (("topk", topk, 64), ("steps", steps, 64),
                         ("draft tokens", verify_tokens, TREE_MAX)):
         if not 1 <= v <= hi:
@@ -154,6 +191,12 @@ def with_tree(d: Drafter, *, topk: int, steps: int, verify_tokens: int) -> Draft
 def tree_note(d: Drafter) -> str | None:
     """The warning every input path shows for a tree: what is priced."""
     t = d.tree
+    if d.kind == "medusa" and t is not None:
+        return (f"Medusa's {t.steps} heads run once a round, on the target's last hidden "
+                f"state; their fixed tree of {t.verify_tokens - 1} candidates is verified "
+                f"with the target's own next token in one target pass of {t.verify_tokens} "
+                f"tokens, with the measured acceptance at depth {t.steps}; other trees are "
+                "not priced, since their acceptance was not measured.")
     if t is None or (t.topk == 1 and t.verify_tokens == t.steps + 1):
         return None
     return (f"Tree drafting (topk {t.topk}, {t.steps} steps, {t.verify_tokens} draft tokens) "

@@ -116,8 +116,9 @@ def gather_s(nbytes: ArrayLike, split: Split) -> np.ndarray:
 
 def collectives_s(m: ModelShape, pass_tokens: ArrayLike, split: Split) -> np.ndarray:
     """A pass's collectives over n = tokens x batch tokens: 2 all-reduces a layer and one
-    after the embedding, of n d activations, and the gather of n x vocab logits."""
+    after the embedding, of n d activations, and the gather of n x vocab logits (of each
+    LM head: Medusa's heads gather theirs)."""
     n = np.asarray(pass_tokens, dtype=float)
     act = n * m.d_model * ACT_BYTES
     return ((2 * m.layers + 1) * all_reduce_s(act, split)
-            + gather_s(n * m.vocab * ACT_BYTES, split))
+            + gather_s(n * m.lm_heads * m.vocab * ACT_BYTES, split))

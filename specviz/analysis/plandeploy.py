@@ -55,7 +55,9 @@ def costs_sentence(p: Plan) -> str:
     c = p.setup.costs
     if c.mode == "none":
         return "No fixed cost a pass: bytes and MACs alone (the roofline)."
-    shown = ("layer", "pass", "round") + (("tree", "level") if p.setup.draft.tree else ())
+    d = p.setup.draft
+    shown = ("layer", "pass", "round") + (("tree",) if d.tree else ()) + (
+        ("level",) if d.tree and d.kind != "medusa" else ())  # Medusa's tree: no levels
     parts = ", ".join(f"{r['cost']} {r['us']:,.0f} us" for r in c.rows() if r["cost"] in shown)
     head = ("Fixed costs assumed" if c.assumed else "Fixed costs as given") + f" ({parts}; "
     rule = ("a pass takes the larger of its launches and its roofline time" if c.mode ==
@@ -100,6 +102,7 @@ def deploy_json(p: Plan) -> dict:
                               "kv_per_seq_draft": cap.kv_per_seq_draft},
         "overheads": {"mode": s.costs.mode, "costs_us": s.costs.rows(),
                       "assumed": bool(s.costs.assumed), "source": s.costs.source},
+        "draft": {"kind": s.draft.kind, "tree": asdict(s.draft.tree) if s.draft.tree else None},
         "accelerator": {"name": s.accel.name, "source": s.accel.source},
         "passes_at_batch_1": {"k": k, **passes},
     }

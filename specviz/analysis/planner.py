@@ -101,9 +101,9 @@ def target_times(s: Setup, tokens, batch) -> np.ndarray:
 def round_times(s: Setup, ks: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, ...]:
     """(t_target(1, B), a draft step's time (B,), the drafts' time per round (K, B), the
     verify pass (K, B)), fixed costs included: k draft steps of one token for a chain,
-    `steps` of topk tokens for a tree (verifying verify_tokens), one lookup for n-gram
-    drafting; and a round's own work (Overheads.round_s; a tree's tree_s and level_s a
-    level) with the drafts."""
+    `steps` of topk tokens for a tree (verifying verify_tokens), one pass of Medusa's heads
+    (its tree's), one lookup for n-gram drafting; and a round's own work (Overheads.round_s;
+    a tree's tree_s, and level_s a level but for Medusa's fixed tree) with the drafts."""
     d, t = s.draft, s.draft.tree
     t1 = target_times(s, 1, B)  # (B,)
     verify = ks[:, None] + 1 if t is None else np.full((len(ks), 1), t.verify_tokens)
@@ -114,6 +114,8 @@ def round_times(s: Setup, ks: np.ndarray, B: np.ndarray) -> tuple[np.ndarray, ..
         return t1, step, np.broadcast_to(step + per_round, tk.shape), tk
     width = 1 if t is None else t.topk
     step = _times(s, d.shape, s.draft_dtype, width, B, s.dtp) + s.draft_overhead_s  # (B,)
+    if d.kind == "medusa":  # all its heads in one pass a round; a fixed tree: no levels
+        return t1, step, np.broadcast_to(step + s.costs.tree_s, tk.shape), tk
     if t is None:
         return t1, step, ks[:, None] * step[None, :] + per_round, tk
     levels = np.full((len(ks), 1), t.steps)  # a tree's levels: each re-ranks and grows its mask
@@ -198,7 +200,8 @@ def measured_rows(p: Plan, m: Measured, k: int) -> list[dict]:
     s, ks = p.setup, np.array([k])
     t1, step, drafts, tk = (float(np.ravel(x)[0]) for x in round_times(s, ks, np.array([1])))
     tree = s.draft.tree
-    n_steps = 1 if s.draft.shape is None else k if tree is None else tree.steps  # draft passes
+    n_steps = (1 if s.draft.shape is None or s.draft.kind == "medusa" else k if tree is None
+               else tree.steps)  # draft passes
     E = float(p.acceptance.tokens_per_call(int(p.ks[0] if s.draft.tree else k)))
     mt = m.target_s
     mv = m.verify_s or tk / t1 * mt

@@ -37,7 +37,8 @@ def batch_rows(p: Plan) -> list[dict]:
 
 
 def _shape_row(role: str, m, dtype: str, kv_dtype: str, resident: int, source: str) -> dict:
-    attn = "MLA" if m.mla else "GQA" if m.kv_heads < m.heads else "MHA"
+    attn = ("-" if not m.layers else "MLA" if m.mla else "GQA" if m.kv_heads < m.heads
+            else "MHA")  # (Medusa's heads: no layer, no attention)
     return {"role": role, "model": m.name, "params": m.params, "active_params": m.active_params,
             "resident_params": resident, "dtype": dtype,
             "weight_gib": resident * dtype_bytes(dtype) / 2**30,
@@ -75,8 +76,9 @@ def model_line(row: dict) -> str:
     role = row["role"][0].upper() + row["role"][1:]
     return (f"{role}: {row['model']}, {row['params'] / 1e9:.3f} B parameters{active}{shared}; "
             f"{row['weight_gib']:.2f} GiB of weights in {row['dtype']}; "
-            f"{row['kv_kib_per_token']:.1f} KiB of KV cache per token ({row['attention']}); "
-            f"from {row['source']}.")
+            + (f"{row['kv_kib_per_token']:.1f} KiB of KV cache per token "
+               f"({row['attention']}); " if row["attention"] != "-" else "no KV cache; ")
+            + f"from {row['source']}.")
 
 
 def frontier_rows(p: Plan) -> list[dict]:
@@ -130,6 +132,8 @@ def verdict_parts(p: Plan) -> list[str]:
     segs = segments(p)
     drafts = (f"{s.draft.name} ({s.draft_dtype}) as draft" if s.draft.kind == "model" else
               f"{s.draft.name} drafting" if s.draft.shape is None else
+              f"{s.draft.shape.name} ({s.draft_dtype}) drafting" if s.draft.kind == "medusa"
+              else
               f"{HEAD_NAMES[s.draft.kind]} ({layer_count(s.draft.shape.layers)}, "
               f"{s.draft_dtype}) drafting")
     on = s.accel.name if s.tp == 1 else f"{s.tp} x {s.accel.name} (tensor parallelism {s.tp})"

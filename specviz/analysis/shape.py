@@ -75,6 +75,7 @@ class ModelShape:
     mlp_mats: int = 3  # matrices of a dense MLP: 3 gated (SwiGLU, GeGLU), 2 not (ReLU, GELU)
     cross_attn: bool = False  # a decoder layer's cross-attention to an encoder (T5)
     encoder_layers: int = 0  # an encoder-decoder's encoder layers (held, not read per step)
+    lm_heads: int = 1  # LM heads a token reads (Medusa's heads: one each, vocab x d apiece)
     source: str = ""
 
     @property
@@ -180,8 +181,9 @@ class ModelShape:
 
     @property
     def embedding_params(self) -> int:
-        """vocab * d for the embedding, and again for an untied head."""
-        return (1 if self.tied else 2) * self.vocab * self.d_model
+        """vocab * d for the embedding, and again for an untied head (for each of lm_heads
+        heads: Medusa's heads, tied, hold their lm_heads matrices and no embedding)."""
+        return (self.lm_heads if self.tied else 1 + self.lm_heads) * self.vocab * self.d_model
 
     @property
     def params(self) -> int:
@@ -206,10 +208,11 @@ class ModelShape:
     def macs_per_token(self, context_len: int) -> int:
         """Full-count MACs of one token at context context_len: every layer's weights the
         token computes with (its top-k experts), the attention over the context, and
-        vocab d for the LM head."""
+        vocab d for each LM head."""
         weights = self._layers(self.experts_per_tok) - self.layers * (
             self.norms_per_layer * self.d_model + self._cross_once())
-        return weights + self.layers * self._context_macs(context_len) + self.vocab * self.d_model
+        return (weights + self.layers * self._context_macs(context_len)
+                + self.lm_heads * self.vocab * self.d_model)
 
     def kv_bytes_per_token(self, kv_dtype: str = "fp16") -> float:
         """KV cache of one token of context: layers * kv_cached * dtype bytes."""

@@ -84,12 +84,17 @@ def _model(text: str, preset: str, who: str, errors: list[str]):
 
 def _drafter(s: PlanSettings, target, errors: list[str]) -> drafting.Drafter | None:
     """The drafter the inputs describe: a draft model (config or preset), a head (its own
-    config when one is pasted, else the target's width and head_layers), or n-gram lookup;
-    then a tree when topk > 1."""
+    config when one is pasted, else the target's width and head_layers), Medusa's heads (its
+    tree: depth tree_steps, nodes tree_tokens - 1; Medusa's own where not given) or n-gram
+    lookup; then a tree when topk > 1."""
     text, kind, who = s.draft_text, s.draft_kind, s.draft_name
     try:
         if kind == "lookup":
             d = drafting.ngram_draft(s.lookup_ms / 1e3)
+        elif kind == "medusa":
+            nodes, depth = drafting.MEDUSA_TREE
+            return drafting.medusa_heads(target, depth=s.tree_steps or depth,
+                                         nodes=s.tree_tokens - 1 if s.tree_tokens else nodes)
         elif kind in drafting.HEADS and text.strip():
             shape, vocab = modelcfg.parse_head(text, name=who)
             d = drafting.head_from_config(shape, target, kind=kind, draft_vocab=vocab)

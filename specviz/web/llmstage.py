@@ -80,18 +80,27 @@ KIT = Kit(_corpus_ids, llmpage.ngram_model, server.once)  # shared by /llm and /
 
 
 # ----------------------------------------------------------------------------- controls
-def prompt(m: store.Model) -> list[int] | None:
-    """The preset or the reader's prompt; its token ids, or None with the reason shown."""
-    left, right = st.columns([1, 3])
-    preset = ui.bind("llm_preset", left.radio, "Prompt",
+def controls(m: store.Model) -> tuple[list[int] | None, DraftSpec | None, float]:
+    """The prompt, the draft and the temperature in one row (the prompt's text under it), so
+    that the stage's charts start on a 1440x900 screen: (the prompt's token ids or None,
+    the draft or None, T), each None with its reason shown."""
+    row = st.columns([2.3, 1.9, 0.8, 1.3], vertical_alignment="bottom")
+    ids = prompt(m, row[0])
+    return (ids, *draft(m, row[1:]))
+
+
+def prompt(m: store.Model, where) -> list[int] | None:
+    """The preset (chosen in `where`) or the reader's prompt, shown under it; its token ids,
+    or None with the reason shown."""
+    preset = ui.bind("llm_preset", where.radio, "Prompt", horizontal=True,
                      format_func=lambda p: llmpage.PRESETS[p][0])
     own = ui.keep("llm_prompt")
     if preset == "own":
-        own = ui.bind("llm_prompt", right.text_area, "Your prompt (the model continues it)",
+        own = ui.bind("llm_prompt", st.text_area, "Your prompt (the model continues it)",
                       height=110,
                       placeholder="Type a sentence, some code, a question…")
     else:
-        right.html(textfigs.prompt_html(llmpage.PRESETS[preset][1]))
+        st.html(textfigs.prompt_html(llmpage.PRESETS[preset][1]))
     try:
         return llmpage.encode_prompt(m, llmpage.prompt_text(preset, own))
     except llmpage.PromptError as exc:
@@ -99,11 +108,10 @@ def prompt(m: store.Model) -> list[int] | None:
         return None
 
 
-def draft(m: store.Model) -> tuple[DraftSpec | None, float]:
-    """The draft (kind and parameter) and the temperature; (None, T) with the reason shown
-    when the draft names none of the model's."""
+def draft(m: store.Model, cols) -> tuple[DraftSpec | None, float]:
+    """The draft (kind and parameter) and the temperature, in three columns; (None, T)
+    with the reason shown when the draft names none of the model's."""
     ss = st.session_state
-    cols = st.columns([2, 1, 1], vertical_alignment="bottom")
     kind = ui.bind("llm_kind", cols[0].selectbox, "Draft",
                    format_func=lambda name: KINDS[name].title)
     if ss.get("_llm_kind", kind) != kind:  # a new kind: start from its own parameter
@@ -112,7 +120,8 @@ def draft(m: store.Model) -> tuple[DraftSpec | None, float]:
     arg = ui.bind("llm_arg", cols[1].text_input, "its parameter",
                   disabled=not KINDS[kind].default,
                   help="; ".join(k.help for k in KINDS.values() if k.default))
-    T = ui.bind("llm_T", cols[2].number_input, "temperature T (p and q; 0: greedy)")
+    T = ui.bind("llm_T", cols[2].number_input, "temperature T (0: greedy)",
+                help="The temperature of both p and q; T = 0 decodes greedily.")
     try:
         spec = llmpage.parse(m, kind, arg)
     except DraftError as exc:

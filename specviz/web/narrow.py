@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 import re
 
+from ..figures.animation import STAGE_HEIGHT
 from . import assets
 
 NARROW_PX = 640  # Streamlit stacks columns below this width too
@@ -44,6 +45,9 @@ PHONE_COIN_PX = 190  # ... and its coin (full width: a bar and one label)
 SHORT_SCREEN_PX = 800  # a screen this short or shorter (a 1280x720 projector)...
 SHORT_CHART_PX = 260  # ...draws the stage's charts this tall (320 elsewhere), so it fits
 PRESENT_SHORT_CHART_PX = 290  # ... and in presenter mode, with no sidebar or header, this
+TALL_SCREEN_PX = 1000  # a screen this tall or taller (a 1920x1080 projector), in presenter
+PRESENT_TALL_CHART_PX = 420  # mode, draws them this tall: the bars' plot over their names was
+# 54 px at 320 (1920x1080); at 420 the stage still ends ~120 px above the screen's edge
 
 
 def stage_css(stage: str, *, present: bool = False, slanted: bool = False) -> str:
@@ -56,12 +60,15 @@ def stage_css(stage: str, *, present: bool = False, slanted: bool = False) -> st
     changes no height, the counter and caption have room for STEP_LINES lines, and the
     chips sit three a row, each line on one line (a longer one ends in an ellipsis). On a
     wide but short screen (a 1280x720 projector) the charts are SHORT_CHART_PX tall, or
-    PRESENT_SHORT_CHART_PX in presenter mode."""
+    PRESENT_SHORT_CHART_PX in presenter mode; on a tall one in presenter mode
+    PRESENT_TALL_CHART_PX (elsewhere the figures' own height, STAGE_HEIGHT)."""
     return assets.css("stage_narrow.css", stage=stage, narrow_px=NARROW_PX,
                       wide_px=NARROW_PX + 1, short_screen_px=SHORT_SCREEN_PX,
                       bars_px=PHONE_SLANTED_PX if slanted else PHONE_BARS_PX,
                       coin_px=PHONE_COIN_PX,
                       short_chart_px=PRESENT_SHORT_CHART_PX if present else SHORT_CHART_PX,
+                      tall_screen_px=TALL_SCREEN_PX,
+                      tall_chart_px=PRESENT_TALL_CHART_PX if present else STAGE_HEIGHT,
                       title_class=TITLE_CLASS, step_em=STEP_LINES * 1.45)
 
 

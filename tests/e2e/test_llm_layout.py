@@ -1,7 +1,8 @@
 """/llm's stage as a speaker and a phone see it, in a real browser on the real model (and
 /round beside it where the rule is shared): in presenter mode at 1280x720 and 1920x1080 the
 step's counter, caption, chips and the three charts are on the first screen at every step of
-a round, and captions are at least 18 px; at 1440x900 no chart's title runs into the token
+a round, at 1920x1080 with plot areas one can read, and captions are at least 18 px; at
+1440x900 a chart's plot area is on the first screen and no chart's title runs into the token
 label over its plot or past its chart; on a 390 px phone every stage chart has a plot area
 one can read, its ticks apart and its legend clear of the token names. Screenshots go to
 $SPECVIZ_SHOTS when it is set. The server loads Gemma 3 270M on the first visit (minutes
@@ -139,6 +140,44 @@ def test_presenter_captions_are_at_least_18_px_on_a_projector(server, tabs, path
     assert len(sizes) >= 2, sizes  # the step's caption and a page caption at least
     small = [(text, px) for text, px in sizes if px < present.MIN_PX - 0.01]
     assert not small, small
+
+
+PLOTS_JS = """(stage) => [...document.querySelectorAll(
+    '.st-key-' + stage + '_charts rect.nsewdrag')]
+  .map(e => { const r = e.getBoundingClientRect(); return [r.left, r.top, r.right, r.bottom]; })"""
+
+
+@pytest.mark.parametrize("path", [LINK + "&step=1", "/llm?step=1"])
+def test_a_stage_chart_is_on_the_first_screen_at_1440x900(server, tabs, path):
+    """The stage's charts started at 970 px of a 900 px screen (the page's text and the
+    controls over them): a reader saw none. Now at least one chart's plot area lies whole
+    on the first screen, unscrolled, at the round's first draft (step 1: the bars drawn, the
+    marked token's label over them), for the fact and the default prompt (one line each)."""
+    page = opened(tabs, server.url + path, 1440, 900)
+    page.wait_for_function("() => document.querySelectorAll('.st-key-llm_charts "
+                           "rect.nsewdrag').length >= 3")
+    assert page.evaluate("() => window.scrollY") == 0
+    plots = page.evaluate(PLOTS_JS, "llm")
+    whole = [b for b in plots if b[1] >= 0 and b[3] <= 900 and b[3] - b[1] >= 50]
+    assert whole, ("no stage chart's plot area on the first screen", plots)
+    shot(page, f"llm_first_screen_1440x900_{len(path)}")
+
+
+@pytest.mark.parametrize("path", [LINK + "&step=5", "/round?k=4&seed=3&step=5"])
+def test_presenter_plots_are_readable_at_1920x1080(server, tabs, path):
+    """At 1920x1080 in presenter mode the bars' plot area was 54 px tall on /llm, over the
+    slanted names of its tokens, with 200 px of the screen unused under the stage. Each
+    chart's plot area is now at least PLOT_MIN_PX (the coin's COIN_MIN_PX) tall, and the
+    stage still ends on the first screen."""
+    stage = path.split("?")[0].strip("/")
+    page = opened(tabs, server.url + path + "&present=1", 1920, 1080)
+    plots = page.evaluate(PLOTS_JS, stage)
+    assert len(plots) == 3, plots
+    for i, b in enumerate(plots):
+        assert b[3] - b[1] >= (COIN_MIN_PX if i == 1 else PLOT_MIN_PX), (i, b)
+    for i in range(3):
+        box = page.locator(f".st-key-{stage}_stage .js-plotly-plot").nth(i).bounding_box()
+        assert box["y"] >= 0 and box["y"] + box["height"] <= 1080 + 1, (i, box)
 
 
 def test_chart_titles_clear_the_token_labels_at_every_step(server, tabs):

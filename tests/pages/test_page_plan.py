@@ -231,3 +231,22 @@ def test_a_text_longer_than_a_blob_expands_to_stays_out_of_the_link():
     assert blob == "" and "too long for a link" in note and "2,000,001 characters" in note
     ok = "a" * urlcodec.BLOB_TEXT_MAX_CHARS
     assert urlcodec.decode_blob(urlcodec.url_blob(ok, "metrics paste")[0]) == ok
+
+
+def test_medusa_heads_from_the_url_and_the_same_verdict_as_the_cli():
+    """Medusa's heads on /plan: its own tree by default (the note says what is priced), the
+    same decision as the CLI's; a tree from the URL's steps and tokens."""
+    import io
+
+    from specviz.cli import main
+
+    at = run_page(PAGE, timeout=60, plan_dkind="medusa")
+    assert not at.exception and not at.error
+    assert "Medusa heads (4 at d 4,096) (bf16) drafting" in at.success[0].value
+    assert any("Medusa's 4 heads run once a round" in i.value for i in at.info)
+    out = io.StringIO()
+    assert main(["plan", "--draft-kind", "medusa"], out=out) == 0
+    assert at.success[0].value.replace("\\", "") in out.getvalue()
+    three = run_page(PAGE, timeout=60, plan_dkind="medusa", plan_steps="3", plan_dtokens="32")
+    assert "Medusa heads (3 at d 4,096)" in three.success[0].value
+    assert any("fixed tree of 31 candidates" in i.value for i in three.info)
