@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..core import interrupt
 from ..core.sampling import draw_row
 from .auditpairs import FIRST, OUTPUT, TOKENS, TWO, Pair, bug_text, exact_laws, pair_named, pairs
 from .lawcompare import BIASED, INCONCLUSIVE, LEVEL, LOSSLESS, Comparison, compare, mean_and_error
@@ -174,6 +175,8 @@ def _play(call: _Caller, pair: Pair, n: int, rng: np.random.Generator) -> PairRu
     length = np.empty(n, np.int8)
     U = rng.random((n, 2, pair.k))  # the drafts' uniforms, two rounds a sample
     for i in range(n):
+        if i % 256 == 0:
+            interrupt.check()  # an app's time budget (core.interrupt): OverBudget past it
         e = _round(call, pair, pair.ctx, U[i, 0])
         length[i], first[i] = len(e), e[0]
         second[i] = e[1] if len(e) > 1 else _round(call, pair, e[0], U[i, 1])[0]
