@@ -63,8 +63,9 @@ def tv_bars(rows: Sequence[Row], direct_tv: float | None = None) -> go.Figure:
     return layout(fig, "TV of the first two tokens: Monte Carlo and exact")
 
 
-def marginal_bars(rows: Sequence[Row], rule: str) -> go.Figure:
-    """First emitted token: target p(x1|ctx) beside the rule's Monte Carlo and exact laws.
+def marginal_bars(rows: Sequence[Row], rule: str, exact: str | None = None) -> go.Figure:
+    """First emitted token: target p(x1|ctx) beside the rule's Monte Carlo and exact laws
+    (exact: the rule whose exact law the rows' "exact" is, when not the sampled one).
 
     rows: pagedata.marginal_rows (token, target, speculative, exact).
     """
@@ -76,7 +77,8 @@ def marginal_bars(rows: Sequence[Row], rule: str) -> go.Figure:
     fig.add_bar(x=tokens, y=col(rows, "speculative"), name=f"speculative ({rule}, Monte Carlo)",
                 marker_color=rule_colour(rule),
                 hovertemplate="x1 = %{x}<br>speculative = %{y:.5f}<extra></extra>")
-    fig.add_scatter(x=tokens, y=col(rows, "exact"), mode="markers", name=f"exact ({rule})",
+    fig.add_scatter(x=tokens, y=col(rows, "exact"), mode="markers",
+                    name=f"exact ({exact or rule})",
                     marker=dict(symbol="diamond", size=10, color="#222"),
                     hovertemplate="x1 = %{x}<br>exact = %{y:.5f}<extra></extra>")
     fig.update_layout(barmode="group", xaxis_title="first emitted token x1",

@@ -125,3 +125,10 @@ ALL: dict[str, Columns] = {
     "GALLERY_RUN": GALLERY_RUN, "PLAN_BY_BATCH": PLAN_BY_BATCH, "PLAN_BY_K": PLAN_BY_K,
     "PLAN_MEASURED": PLAN_MEASURED,
 }
+
+# /audit: each output statistic of each pair against the target
+AUDIT: Columns = {
+    "statistic": ("statistic", None, 260), "n": ("n", "%d"), "tv": ("TV", "%.4f"),
+    "floor": ("sampling floor", "%.4f"), "line": ("pass line", "%.4f"),
+    "p": ("chi-square p", "%.3g"), "passed": ("passes", CHECK),
+}

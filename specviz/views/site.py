@@ -37,6 +37,7 @@ PAGES = (
     Page("pages/12_measured.py", "measured", "Measured here", ":material/timer:",
          charts=False),
     Page("pages/10_plan.py", "plan", "Plan your server", ":material/calculate:"),
+    Page("pages/13_audit.py", "audit", "Audit a verifier", ":material/fact_check:"),
 )
 BY_PATH = {p.path: p for p in PAGES}
 LINKABLE = tuple(f"/{p.path}" for p in PAGES if p.path not in ("", "tour", "plan"))

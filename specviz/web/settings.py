@@ -30,6 +30,7 @@ from ..llm.drafts import DEFAULT_DRAFT
 from ..llm.drafts import KINDS as LLM_KINDS
 from ..text.ngram import LEVELS as TEXT_LEVELS
 from ..text.pair import DRAFTERS as TEXT_DRAFTERS
+from ..views import auditpage as AUDIT
 from ..views.gallery import GALLERY_NS
 from ..views.llmpage import ARG_MAX_CHARS as LLM_ARG_MAX_CHARS
 from ..views.llmpage import PRESETS as LLM_PRESETS
@@ -218,6 +219,13 @@ FIELDS = (
          Field("m_T", 1.0, F.temperature(T_MIN, T_MAX), 0.05),  # 0: greedy only
          Field("m_seed", 0, F.int_in(0, SEED_MAX)),
          Field("m_new", 16, F.int_in(1, M_NEW_MAX))),  # tokens each decode generates
+    *_on("audit",  # a verifier audited: a built-in example, or code pasted (local servers)
+         Field("a_src", "example", F.choice(("example", "code"))),
+         Field("a_example", "greedy", F.choice(AUDIT.CHOICES)),
+         Field("a_code", "", F.blob()),  # the pasted function (read only where it may run)
+         Field("a_n", AUDIT.N_DEFAULT, F.int_in(100, AUDIT.N_MAX), 1_000),  # samples a pair
+         Field("a_seed", 0, F.int_in(0, SEED_MAX)),
+         Field("a_pair", AUDIT.PAIRS[0], F.choice(AUDIT.PAIRS))),  # drawn in the charts
 )
 
 
