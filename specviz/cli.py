@@ -4,6 +4,7 @@
     python -m specviz demo N [...]    one of them, N in 1..6 (clidemo.py)
     python -m specviz plan [...]      the planner on your metrics, configs and GPU (cliplan.py)
     python -m specviz llm --prompt T  the real model, Gemma 3 270M, and a draft (clillm.py)
+    python -m specviz audit --verifier M:F  audit a verifier function (cliaudit.py)
 
 This module parses the arguments and prints; the text comes from clidemo and cliplan.
 """
@@ -17,7 +18,7 @@ from typing import TextIO
 
 import numpy as np
 
-from . import clillm, cliplan
+from . import cliaudit, clillm, cliplan
 from .analysis.modelcfg import PRESETS
 from .clidemo import (
     TITLES,
@@ -97,7 +98,7 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="demonstrations: " + "; ".join(f"{n} {t}" for n, t in TITLES.items()),
     )
     _add_options(parser, suppress=False)
-    sub = parser.add_subparsers(dest="command", metavar="{demo,all,methods,plan,llm}")
+    sub = parser.add_subparsers(dest="command", metavar="{demo,all,methods,plan,llm,audit}")
     one = sub.add_parser("demo", help="print one demonstration",
                          description="Print one demonstration: "
                          + "; ".join(f"{n} {t}" for n, t in TITLES.items()))
@@ -110,6 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
         _add_options(sub.add_parser(name, help=text), suppress=True)
     cliplan.add_parser(sub)
     clillm.add_parser(sub)
+    cliaudit.add_parser(sub)
     return parser
 
 
@@ -160,6 +162,8 @@ def main(argv: Sequence[str] | None = None, out: TextIO | None = None) -> int:
             return cliplan.run(args, out)
         if args.command == "llm":
             return clillm.run(args, out)
+        if args.command == "audit":
+            return cliaudit.run(args, out)
         if args.command == "methods":
             print(demo_methods(_scenario(args)), file=out)
             return 0
