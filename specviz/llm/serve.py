@@ -59,6 +59,11 @@ class Engine:
         self.pair._rows.max_rows = ROW_CACHE_BYTES // (8 * self.pair.V)
         self.lock = threading.Lock()
 
+    def set_rule(self, rule: str | Rule) -> None:
+        """Serve another rule of the registry (the pair, and the rows it keeps, stay)."""
+        with self.lock:
+            self.rule = get_rule(rule)
+
     def _setup(self, warp: Warp):
         """(pair, rule) for a request's warp (see the module's docstring)."""
         if reads_warp(self.rule):
