@@ -17,6 +17,7 @@ import json
 import sys
 from typing import TextIO
 
+from . import clilive
 from .analysis.auditpairs import pairs
 from .analysis.verifieraudit import (
     BUDGET_S,
@@ -48,6 +49,7 @@ def add_parser(sub) -> argparse.ArgumentParser:
     p.add_argument("--pair", action="append", choices=[q.name for q in pairs()],
                    help="audit on this pair only (repeatable; default all)")
     p.add_argument("--json", action="store_true", help="print the result as JSON")
+    clilive.add_arguments(p)
     return p
 
 
@@ -94,8 +96,10 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         print(format_table([{"example": k, "what": v[1], "expected": v[2]}
                             for k, v in EXAMPLES.items()], LIST), file=out)
         return 0
+    if args.server:
+        return clilive.run(args, out)
     if not args.verifier:
-        raise ValueError("audit needs --verifier MODULE:FUNCTION (or --list)")
+        raise ValueError("audit needs --verifier MODULE:FUNCTION, --server URL (or --list)")
     if not 0 < args.budget <= 24 * 3600:
         raise ValueError(f"--budget must be in (0, 86400] seconds; got {args.budget!r}")
     sys.path.insert(0, ".")  # MODULE may be a file in the working directory
