@@ -112,6 +112,9 @@ def rule_note(rule: str, draft: str = "") -> str | None:
     if draft in KINDS and KINDS[draft].proposes and not kind_of(r).takes_proposal:
         return (f"Rule {rule} draws its siblings from the draft's q; prompt lookup proposes "
                 "one chain of copied tokens and has no q. Pick another draft for it.")
+    if draft == "medusa" and not kind_of(r).takes_proposal:
+        return (f"Rule {rule} drafts a token tree; Medusa's heads draft one chain here, "
+                "draft i from head i. Pick a chain or block rule for them.")
     return None
 
 
