@@ -29,8 +29,8 @@ from pathlib import Path
 import numpy as np
 
 from .llm import medusa, store
-from .llm.forward import KVCache, hidden
 from .llm.medusafit import Adam, ce_grad, cluster_interval, top1
+from .medusagen import generate
 
 SCRIPT_VERSION = 1
 HELD_OUT = 5  # one prompt in HELD_OUT (by hash) is held out
@@ -129,7 +129,6 @@ def main(argv: list[str] | None = None) -> int:
     directory = a.data or data_dir()
     model = store.load()
     if a.generate:
-        from .medusagen import generate
         generate(model, directory, n_prompts=a.generate, seed=a.seed, log=log)
     H, Y, seq, out, n_files = load_data(directory, a.heads)
     train = ~out
@@ -162,13 +161,6 @@ def main(argv: list[str] | None = None) -> int:
     log(f"wrote {a.out} ({a.out.stat().st_size / 1e6:.1f} MB) in {seconds:.0f} s")
     print(json.dumps(meta, indent=1))
     return 0
-
-
-def _positions(model, toks: list[int], st: int) -> np.ndarray:
-    """The hidden states at positions st - 1 .. len - 2 (those predicting the continuation)."""
-    w = model.weights
-    h = hidden(w, toks, KVCache(w, range(w.cfg.n_layers)))
-    return h[st - 1: len(toks) - 1].astype(np.float16)
 
 
 if __name__ == "__main__":
