@@ -128,3 +128,18 @@ def test_a_round_asks_no_more_heads_than_there_are(tiny, heads):
         play_round(Scenario.on(pair_of(tiny, heads), ids[:1], k=1))
     with pytest.raises(DraftError, match="more heads than the 3 trained"):
         pair_of(tiny, heads, spec="medusa:4")
+
+
+def test_the_chips_and_captions_say_which_head_drafted(tiny, heads):
+    from specviz.views.llmpage import play_k
+    from specviz.views.narration import play_narrated
+    from specviz.views.stepping import chips
+
+    ids = tiny.tokenizer.encode("ab a")
+    tr = play_narrated(Scenario.on(pair_of(tiny, heads), ids, k=K, seed=0), n_rounds=1)[0]
+    assert tr.sources == ("head 1", "head 2", "head 3")
+    drafted = [c for c in chips(tr, len(tr.steps) - 1) if 1 <= c.slot <= K and not c.final]
+    assert [c.lines[0].split("  ")[0] for c in drafted] == ["head 1", "head 2", "head 3"]
+    assert "head 2's q" in " ".join(s.caption for s in tr.steps)
+    assert play_k("correct", 6, heads=4) == (4, "Medusa's 4 heads draft one token each: "
+                                                "k = 4, not 6.")
