@@ -1,4 +1,4 @@
-"""/tour: a guided tour in nine chapters; each opens a preset state that poses a question,
+"""/tour: a guided tour in ten chapters; each opens a preset state that poses a question,
 and links to the state that answers it (specviz.tour holds the chapters)."""
 
 import streamlit as st
@@ -12,9 +12,10 @@ presenting = ui.presenter_active()
 
 st.title("A guided tour of speculative decoding")
 notation.md(
-    "Nine stops, in the order the ideas build on each other: one token, exactness, "
+    "Ten stops, in the order the ideas build on each other: one token, exactness, "
     "acceptance, draft length, cost, the roofline, then the verification rules, real "
-    "text and a real model. Each stop opens a page at a preset state and asks a question. "
+    "text, a real model and the model drafting for itself. Each stop opens a page at a "
+    "preset state and asks a question. "
     "Try it there, then open the answer: a second state of the app that shows it, with a "
     "short explanation. Links open in a new tab, at exactly that state, so this page stays put."
 )

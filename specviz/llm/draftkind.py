@@ -1,7 +1,7 @@
 """What a draft kind of the real model is: one object that holds everything about it.
 
-A kind (early exit, layer skipping, a trimmed head, an n-gram model, prompt lookup, and
-whatever comes next) is one DraftKind; llm.drafts lists them (KINDS) and every page, the
+A kind (early exit, layer skipping, a trimmed head, an n-gram model, prompt lookup, Medusa's
+heads, and whatever comes next) is one DraftKind; llm.drafts lists them (KINDS) and every page, the
 CLI and the measurements read them from there. Its parts:
   name, usage, default, examples   the kind in URLs, labels and the CLI ('trimmed'), its
                                    spec's form ('trimmed:N[:L]'), the parameter it starts
@@ -39,6 +39,7 @@ class DraftSpec:
     layers: tuple[int, ...] = ()  # the target's layers the draft runs, in order (() none)
     head: int | None = None  # rows of a trimmed head (None: the full vocabulary)
     order: int | None = None  # n of an n-gram draft
+    heads: int | None = None  # K of Medusa's heads (llm.medusa)
 
     @property
     def skipped(self) -> tuple[int, ...]:

@@ -9,6 +9,8 @@
   ngram:n         an n-gram model counted over the shipped corpus in Gemma's token ids
   lookup          prompt lookup over the context's token ids (Saxena 2023; vLLM's "ngram"
                   method)
+  medusa:K        K Medusa heads on the target's own hidden state (Cai et al. 2024): head i
+                  drafts the i-th token of a round, with no pass of a model (llm.medusa)
 What each kind holds: llm.draftkind. A new kind is one more DraftKind object in KINDS (a
 model pair of its own comes from its pair()): parse_draft, the pages' controls, /measured,
 the CLI and the URL fields all read the registry.
@@ -21,6 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import medusa
 from .draftkind import (
     DraftError,
     DraftKind,
@@ -175,10 +178,37 @@ class Lookup(DraftKind):
         return (GreedyPair if greedy else LLMPair)(model, spec, T=T)
 
 
-# The registry, in the order the pages offer it. A new kind: one more object here (the
-# lead registers Medusa's heads, llm.medusa*, as `medusa:K` this way).
+class Medusa(DraftKind):
+    name, usage, default, examples = "medusa", "medusa:K", "4", ("4", "2")
+    title = "Medusa: K heads on the target's own state"
+    help = f"medusa: the heads K, 1..{medusa.K_MAX}"
+
+    def parse(self, arg: str, cfg: Config) -> DraftSpec:
+        K = check_int(arg, "Medusa heads K", 1, medusa.K_MAX)
+        return DraftSpec(self.name, f"{self.name}:{K}", heads=K)
+
+    def caption(self, spec: DraftSpec, cfg: Config) -> str:
+        return (f"The target drafts for itself: {spec.heads} Medusa head"
+                f"{'s' if spec.heads > 1 else ''} (Cai et al. 2024) read its own last hidden "
+                "state h, the one its pass already computed, and head i proposes the token "
+                "i + 1 ahead from softmax(E (SiLU(W1_i h) + h)), E the model's own output "
+                f"rows over the {medusa.ROWS:,} tokens the heads were trained on. One set of "
+                f"weights; drafting costs no pass (c = {self.c_macs(spec, cfg):.3f} by "
+                f"multiply-adds). Trained here: {medusa.RETRAIN}.")
+
+    def macs(self, spec: DraftSpec, cfg: Config) -> int:
+        return medusa.head_macs(cfg.d, medusa.ROWS)
+
+    def pair(self, model, spec, *, T, greedy, kit):
+        heads = medusa.load_heads() if kit is None else kit.keep("medusa heads",
+                                                                 medusa.load_heads)
+        return (medusa.GreedyMedusaPair if greedy else medusa.MedusaPair)(
+            model, spec, T=T, heads=heads)
+
+
+# The registry, in the order the pages offer it. A new kind: one more object here.
 KINDS: dict[str, DraftKind] = {k.name: k for k in (Trimmed(), Skip(), EarlyExit(), Lookup(),
-                                                   NGram())}
+                                                   NGram(), Medusa())}
 
 
 def kind_of(spec: DraftSpec) -> DraftKind:
@@ -208,8 +238,8 @@ def kind_named(spec: str) -> DraftKind:
 
 
 def parse_draft(spec: str, *, cfg: Config) -> DraftSpec:
-    """'early-exit:L', 'skip:i,j', 'trimmed:N[:L]', 'ngram:n' or 'lookup', checked against
-    the model."""
+    """'early-exit:L', 'skip:i,j', 'trimmed:N[:L]', 'ngram:n', 'lookup' or 'medusa:K',
+    checked against the model."""
     return kind_named(spec).parse(str(spec).strip().partition(":")[2], cfg)
 
 

@@ -221,11 +221,13 @@ def largest_layer_product(w: Weights) -> int:
 def forward(w: Weights, tokens: Sequence[int], cache: KVCache, *,
             rows: Sequence[int] | None = None, head: Tiled | None = None,
             positions: Sequence[int] | None = None,
-            mask: np.ndarray | None = None) -> np.ndarray:
+            mask: np.ndarray | None = None, with_hidden: bool = False):
     """Logits at the given rows of this block (indices into tokens; default the last),
     from the head (default the tied embedding, (V, d); a trimmed draft head passes its own
-    rows); positions, mask: as hidden. Returns (len(rows), V_head) f32."""
+    rows); positions, mask: as hidden. Returns (len(rows), V_head) f32; with_hidden: and
+    the final-normed hidden states at those rows, (len(rows), d) (what Medusa heads read)."""
     with blas_limit():
         h = hidden(w, tokens, cache, positions=positions, mask=mask)
         at = [len(tokens) - 1] if rows is None else list(rows)
-        return rows_by(h[at], w.embed if head is None else head)
+        z = rows_by(h[at], w.embed if head is None else head)
+        return (z, h[at]) if with_hidden else z

@@ -11,6 +11,9 @@ node the cache lacks in one pass with tree attention (SpecInfer, Miao et al. 202
 node at RoPE position len(base) - 1 + its depth, reading the base and its own ancestors
 only. The cache then holds the tree past the base (Pending); the next call that reads on
 keeps only the path it follows, moved down to the slots after the base, and drops the rest.
+
+Each pass also keeps the final-normed hidden state at the rows it computed the head for
+(hidden_at: what Medusa heads read, with no pass of their own), the newest KEPT_LOGITS.
 """
 
 from __future__ import annotations
@@ -73,6 +76,7 @@ class Pending:
     base: int  # len(runner.tokens): the slots before it hold the base, in order
     slot: dict[Path, int] = field(default_factory=dict)
     logits: dict[Path, np.ndarray] = field(default_factory=dict)
+    hidden: dict[Path, np.ndarray] = field(default_factory=dict)  # (d,) at those nodes
 
 
 def tree_layout(t0: int, n_lin: int, base: int, nodes: Sequence[Path],
@@ -107,6 +111,7 @@ class Runner:
         self.cache = KVCache(w, self.layers)
         self.tokens: list[int] = []  # what the cache holds
         self._logits: dict[int, np.ndarray] = {}  # prefix length -> logits (V_head,)
+        self._hidden: dict[int, np.ndarray] = {}  # prefix length -> hidden state (d,)
         self.passes: deque[tuple[int, int, float]] = deque(maxlen=TIMED_PASSES)
         self._lock = threading.Lock()
         self._tree: Pending | None = None  # a token tree held past self.tokens
@@ -135,6 +140,8 @@ class Runner:
         del self.tokens[n:]
         for j in [j for j in self._logits if j > n]:
             del self._logits[j]
+        for j in [j for j in self._hidden if j > n]:
+            del self._hidden[j]
 
     def forget(self) -> None:
         """Drop the logits kept for earlier prefixes (the KV cache stays)."""
@@ -166,17 +173,31 @@ class Runner:
                 self.rollback(t)  # lets the rows past t go: those asked for run again
                 missing = sorted({j for j in lengths if j > t})
                 t0 = time.perf_counter()
-                out = forward(self.w, tokens[t:end], self.cache,
-                              rows=[j - 1 - t for j in missing], head=self.head)
+                out, hid = forward(self.w, tokens[t:end], self.cache,
+                                   rows=[j - 1 - t for j in missing], head=self.head,
+                                   with_hidden=True)
                 self.passes.append((end - t, len(missing), time.perf_counter() - t0))
                 self.tokens = tokens[:end]
-                for j, row in zip(missing, out, strict=True):
+                for j, row, h in zip(missing, out, hid, strict=True):
                     row.setflags(write=False)
-                    self._logits[j] = row
+                    self._logits[j], self._hidden[j] = row, h
             asked = [self._logits[j] for j in lengths]  # before the oldest are let go
-            for j in sorted(self._logits)[:-KEPT_LOGITS]:
-                del self._logits[j]
+            for kept in (self._logits, self._hidden):
+                for j in sorted(kept)[:-KEPT_LOGITS]:
+                    del kept[j]
             return asked
+
+    def hidden_at(self, tokens: Sequence[int], j: int) -> np.ndarray:
+        """The final-normed hidden state at prefix tokens[:j] (the state whose head gave
+        the logits there), (d,) f32: the one a pass kept, else from a pass now."""
+        tokens = [int(t) for t in tokens[:j]]
+        with self._lock:
+            held = self._hidden.get(j) if common_length(self.tokens, tokens) >= j else None
+            if held is not None:
+                return held
+            self._logits.pop(j, None)  # not kept with its logits: computed again
+        self.logits(tokens, [j])
+        return self._hidden[j]
 
     def score(self, prefix: Sequence[int], tails: Sequence[Sequence[int]]) -> list[np.ndarray]:
         """Logits at prefix + t for each t in tails, from at most one pass: a chain (every
@@ -205,15 +226,16 @@ class Runner:
         at = self._rows_asked(tr, rel, t0=t0, n_lin=len(lin))
         if nodes or lin:
             began = time.perf_counter()
-            out = forward(self.w, lin + [p[-1] for p in nodes], self.cache,
-                          rows=list(at.values()), head=self.head, positions=pos, mask=mask)
+            out, hid = forward(self.w, lin + [p[-1] for p in nodes], self.cache,
+                               rows=list(at.values()), head=self.head, positions=pos,
+                               mask=mask, with_hidden=True)
             self.passes.append((len(lin) + len(nodes), len(at), time.perf_counter() - began))
-            for p, row in zip(at, out, strict=True):
+            for p, row, h in zip(at, out, hid, strict=True):
                 row.setflags(write=False)
                 if p:
-                    tr.logits[p] = row
+                    tr.logits[p], tr.hidden[p] = row, h
                 else:
-                    self._logits[tr.base] = row
+                    self._logits[tr.base], self._hidden[tr.base] = row, h
         self._tree = tr
         return [tr.logits[p] if p else self._logits[tr.base] for p in rel]
 
@@ -282,6 +304,7 @@ class Runner:
         for i in range(1, d + 1):
             if path[:i] in tr.logits:
                 self._logits[tr.base + i] = tr.logits[path[:i]]
+                self._hidden[tr.base + i] = tr.hidden[path[:i]]
 
     def full_row(self, z: np.ndarray) -> np.ndarray:
         """Logits over the whole vocabulary: a trimmed head's rows in place, -inf elsewhere."""

@@ -124,12 +124,19 @@ def rule_note(rule: str, draft: str = "") -> str | None:
     if draft in KINDS and KINDS[draft].proposes and not kind_of(r).takes_proposal:
         return (f"Rule {rule} draws its siblings from the draft's q; prompt lookup proposes "
                 "one chain of copied tokens and has no q. Pick another draft for it.")
+    if draft == "medusa" and not kind_of(r).takes_proposal:
+        return (f"Rule {rule} drafts a token tree; Medusa's heads draft one chain here, "
+                "draft i from head i. Pick a chain or block rule for them.")
     return None
 
 
-def play_k(rule: str, k: int) -> tuple[int, str | None]:
+def play_k(rule: str, k: int, *, heads: int | None = None) -> tuple[int, str | None]:
     """The k a round of this rule plays on the real model (at most K_MAX, and at most
-    DRAFTED_MAX drafted tokens a round), and the note that says why when less than k."""
+    DRAFTED_MAX drafted tokens a round; Medusa: at most its heads), and the note that says
+    why when less than k."""
+    if heads is not None and int(k) > heads:
+        got, _ = play_k(rule, heads)
+        return got, (f"Medusa's {heads} heads draft one token each: k = {got}, not {int(k)}.")
     r, want = get_rule(rule), int(k)
     fits = [j for j in range(1, min(want, K_MAX) + 1)
             if kind_of(r).drafted(r, j) <= DRAFTED_MAX]

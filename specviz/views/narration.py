@@ -53,6 +53,7 @@ class Narrated(RoundTrace):
     """A played round with its frames: what the animated pages step through."""
 
     steps: tuple[Step, ...] = ()
+    sources: tuple[str, ...] = ()  # what drafted each position, where a pair says (Medusa)
 
 
 # ----------------------------------------------------------------------------- words
@@ -65,6 +66,10 @@ class Wording:
 
     def start(self, prefix: Sequence[int], n_drafts: int, proposed: bool) -> str:
         return f"Context '{self.name(prefix[-1])}'. The draft will guess {n_drafts} tokens."
+
+    def source(self, i: int) -> str | None:
+        """What drafted position i, where the pair tells them apart (None: the one draft)."""
+        return None
 
     def draft(self, i: int, token: int, context: int, q: float, proposed: bool) -> str:
         return (f"Draft {i}: '{self.name(token)}' drawn from q(.|'{self.name(context)}'), "
@@ -108,8 +113,16 @@ class TextWording(Wording):
 class LLMWording(Wording):
     """The real model's: the context as text, the draft by its label."""
 
+    def source(self, i: int) -> str | None:
+        return f"head {i}" if self.pair.spec.kind == "medusa" else None
+
     def start(self, prefix: Sequence[int], n_drafts: int, proposed: bool) -> str:
         tail, spec = self.pair.tail(prefix), self.pair.spec
+        if spec.kind == "medusa":
+            return (f"Context '{tail}'. The target drafts for itself: its Medusa heads 1.."
+                    f"{n_drafts} read the hidden state its last pass left at the token "
+                    f"before '{self.name(prefix[-1])}' and head i guesses the token i + 1 "
+                    "ahead of it.")
         if not proposed:
             return f"Context '{tail}'. The {spec.label} draft will guess {n_drafts} tokens."
         what = (f"prompt lookup copies the {n_drafts} token(s) that followed an earlier "
@@ -118,8 +131,8 @@ class LLMWording(Wording):
         return f"Context '{tail}': {what}."
 
     def draft(self, i: int, token: int, context: int, q: float, proposed: bool) -> str:
-        src = ("the text after the match" if proposed else
-               f"q of the {self.pair.spec.label} draft")
+        src = ("the text after the match" if proposed else f"head {i}'s q" if
+               self.pair.spec.kind == "medusa" else f"q of the {self.pair.spec.label} draft")
         return f"Draft {i}: '{self.name(token)}' from {src}, q = {prob(q)}."
 
 
@@ -134,8 +147,9 @@ class GreedyWording(LLMWording):
     def draft(self, i: int, token: int, context: int, q: float, proposed: bool) -> str:
         if proposed:
             return super().draft(i, token, context, q, proposed)
-        return (f"Draft {i}: '{self.name(token)}', the {self.pair.spec.label} draft's argmax "
-                "(q = 1 there).")
+        who = f"head {i}'s" if self.pair.spec.kind == "medusa" else \
+            f"the {self.pair.spec.label} draft's"
+        return f"Draft {i}: '{self.name(token)}', {who} argmax (q = 1 there)."
 
 
 @singledispatch
@@ -173,9 +187,11 @@ def narrate(trace: RoundTrace, *, pair: ModelPair, rule: str | Rule, prefix: Seq
     and k as it was played (a token tree's shape is the rule's at k)."""
     r = get_rule(rule)
     frames = {"block": _block, "tree": _tree}.get(r.kind, _chain)
-    steps = frames(wording(pair), r, list(prefix), trace, int(k))
+    words = wording(pair)
+    steps = frames(words, r, list(prefix), trace, int(k))
+    sources = tuple(words.source(p.i) for p in trace.positions)
     return Narrated(**{f.name: getattr(trace, f.name) for f in fields(RoundTrace)},
-                    steps=steps)
+                    steps=steps, sources=() if None in sources else sources)
 
 
 def _done(words, emitted) -> Step:

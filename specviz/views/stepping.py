@@ -189,7 +189,8 @@ def chips(trace: Narrated, step: int) -> list[Chip]:
         if i > v.drafted:
             out.append(Chip(i, False, "pending", f"x{i}", ("?",)))
             continue
-        lines = [f"x{i}  q={prob(pos.q)}"]
+        src = trace.sources[i - 1] if i <= len(getattr(trace, "sources", ())) else f"x{i}"
+        lines = [f"{src}  q={prob(pos.q)}"]
         if i in v.coined:
             lines.append(f"p={prob(pos.p)}  u={prob(pos.u)}")
         elif i in v.decided:

@@ -4,7 +4,8 @@ and a link to the state that answers it.
 Pure (no Streamlit). A state is a page path and a query string whose parameters are
 specviz.settings fields, so every link opens in a fresh session at exactly that state. The
 numbers quoted in the answers are the default tables' (specviz.tables.default_tables), and
-in the real-model chapter Gemma 3 270M's (round 0 of the /llm stage);
+in the real-model chapter Gemma 3 270M's (round 0 of the /llm stage), in the Medusa
+chapter the shipped heads' (their JSON) and the cost model's;
 tests/views/test_tour.py and, for the real model, tests/llm/test_llm_tour.py recompute each
 one from the engine, so the text cannot drift from what the linked page shows.
 """
@@ -149,6 +150,26 @@ CHAPTERS: tuple[Chapter, ...] = (
         "**␣liked**: one target call, one token, and still a sample of the full model "
         "(Leviathan et al. 2022, Algorithm 1 and Thm 3.5; a draft made of the model's own "
         "first layers: Zhang et al. 2023, Draft & Verify; Elhoushi et al. 2024, LayerSkip).",
+    ),
+    Chapter(
+        "medusa", "One model drafting for itself",
+        "What came next: the same Gemma 3 270M drafts for itself. Four small Medusa heads, "
+        "trained here on its own text, read the hidden state its last pass left behind and "
+        "guess the next four tokens at once; T = 0, so a guess stands exactly when it is the "
+        "model's own choice. Step through the round: which head proposed each token (the "
+        "chips say), and what does a guess cost?",
+        "/llm?llm_kind=medusa&llm_arg=4&llm_T=0&step=1",
+        "/measured?m_draft=medusa%3A4&m_T=0",
+        "Each head is one 640 x 640 matrix on top of the model's own output rows, so a guess "
+        "costs c = 0.021 of a pass by multiply-adds (the trimmed head's draft: 0.41), and no "
+        "pass of a model at all: head i reads h, the state the target's last pass already "
+        "computed, and proposes the token i + 1 ahead. Later heads guess further ahead and "
+        "miss more: on held-out text their top-1 matched the model's own token 0.30, 0.17, "
+        "0.12 and 0.10 of the time, and a round keeps draft i only when heads 1..i all "
+        "matched. The text is still exactly the model's (greedy: argmax match; sampled: the "
+        "same rejection rule, since each head's q is known before its draw). Whether it wins "
+        "here depends on the verification pass over k + 1 positions: press Measure "
+        "(Leviathan et al. 2022; Cai et al. 2024, Medusa).",
     ),
 )
 CHAPTER_MAX = len(CHAPTERS) - 1  # the tour's last chapter index

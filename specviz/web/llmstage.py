@@ -139,7 +139,7 @@ def k_and_rule(s: S.Settings, spec: DraftSpec) -> tuple[int, str]:
     if note := llmpage.rule_note(rule, spec.kind):
         st.info(f"{note} {llmpage.PLAYS_CORRECT}")
         rule = "correct"
-    k, note = llmpage.play_k(rule, s.k)
+    k, note = llmpage.play_k(rule, s.k, heads=spec.heads)
     if note:
         st.info(note)
     return k, rule

@@ -43,12 +43,13 @@ def test_each_kind_parses_its_default_and_examples_and_its_label_reads_back():
     assert drafts.parse_draft("skip:8,4,8", cfg=GEMMA).label == "skip:4,8"
     assert drafts.parse_draft("skip:17", cfg=GEMMA).label == "skip:17"  # the last layer too
     assert drafts.examples() == ("trimmed:16384", "skip:4,8", "early-exit:6", "early-exit:12",
-                                 "lookup", "ngram:3")
+                                 "lookup", "ngram:3", "medusa:4", "medusa:2")
 
 
 @pytest.mark.parametrize("text, words", [
-    ("medusa:2", "unknown draft 'medusa:2': use trimmed:N[:L], skip:i,j,..., early-exit:L, "
-                 "lookup, ngram:n"),
+    ("eagle:2", "unknown draft 'eagle:2': use trimmed:N[:L], skip:i,j,..., early-exit:L, "
+                "lookup, ngram:n, medusa:K"),
+    ("medusa:5", "1..4"), ("medusa:0", "1..4"),
     ("early-exit:18", "1..17"), ("early-exit:", "must be an integer"),
     ("skip:" + ",".join(map(str, range(18))), "at least one layer"),
     ("trimmed:262144", "1..262143"), ("trimmed:9:19", "1..18"), ("ngram:7", "1..6"),
@@ -76,6 +77,7 @@ def test_the_cost_model_counts_multiply_adds_from_the_shape():
     assert c("trimmed:16384:9") == pytest.approx((9 * LAYER + 16384 * 640) / target)
     assert 0.74 < c("early-exit:6") < 0.76 and 0.40 < c("trimmed:16384") < 0.42
     assert c("lookup") is None and c("ngram:3") is None  # no model pass to count
+    assert c("medusa:4") == pytest.approx((640 * 640 + 8192 * 640) / target)  # one head
     cut = {name for name, k in drafts.KINDS.items() if k.subset}
     assert cut == {"early-exit", "skip", "trimmed"}  # a part of the target's pass only
     assert {name for name, k in drafts.KINDS.items() if k.proposes} == {"lookup"}

@@ -25,7 +25,7 @@ def _transcript(pair, prefix, k, *, rule="correct", seed=0, tree=(), **kw):
     return transcript.round_transcript(sc, **kw)
 
 ORDER = ["one-token", "exactness", "acceptance", "draft-length", "cost", "roofline", "rules",
-         "text", "real-model"]  # real-model's numbers: tests/llm/test_llm_tour.py
+         "text", "real-model", "medusa"]  # real-model's numbers: tests/llm/test_llm_tour.py
 
 
 @pytest.fixture(scope="module")
@@ -232,3 +232,23 @@ def test_real_text_answer_claims_acceptance_falls_with_a_hot_draft():
                                     1.0, a.T)
     for c_row, h_row in zip(cool, hot, strict=True):
         assert h_row["acceptance"] < c_row["acceptance"], (c_row, h_row)
+
+
+def test_medusa_answer_quotes_the_cost_model_and_the_shipped_heads():
+    """Its c from the cost model at Gemma 3 270M's shape, its top-1 rates from the heads'
+    own JSON (what the training script measured on held-out prompts)."""
+    from specviz.llm import drafts, medusa
+    from specviz.llm.gemma import Config
+
+    ch = tour.CHAPTERS[ORDER.index("medusa")]
+    a = ch.answer
+    gemma = Config(n_layers=18, d=640, n_heads=4, n_kv=1, head_dim=256, ffn=2048, V=262_144,
+                   eps=1e-6, rope_global=1e6, rope_local=1e4, window=512, context=32_768,
+                   bos=2, eos=1)
+    c = lambda d: drafts.kind_of(s := drafts.parse_draft(d, cfg=gemma)).c_macs(s, gemma)  # noqa: E731
+    assert _num(a, r"c = (\d\.\d+) of a pass") == round(c("medusa:4"), 3)
+    assert _num(a, r"draft: (\d\.\d+)\)") == round(c("trimmed:16384"), 2)
+    rates = re.search(r"of the time", a) and re.findall(r"(0\.\d+)", a.split("top-1")[1])[:4]
+    shipped = [t["rate"] for t in medusa.load_heads().meta["top1"]]
+    assert [float(r) for r in rates] == [round(x, 2) for x in shipped]
+    assert _state(ch.preset).llm_kind == "medusa" and _state(ch.answer_url).m_draft == "medusa:4"
