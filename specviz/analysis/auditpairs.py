@@ -2,7 +2,7 @@
 
 A pair is a bigram model pair of tables P (target), Q (draft), V x V, a start token ctx and
 a draft length k, built (seeded, deterministic) to expose one kind of bug: zeros in q and in p,
-p >> q, near-ties, a one-hot row, V from 2 to 1,000, k from 1 to 8.
+p ≫ q, near-ties, a one-hot row, V from 2 to 1,000, k from 1 to 8.
 
 A known rule is a rule of the registry (core.rules) that a function of the shape
 verify(drafted (k,), q (k, V), p (k + 1, V), rng) -> emitted can be: one draft per position
@@ -79,7 +79,7 @@ def _p_over_q(rng) -> Pair:
     P, Q = _rows(rng, 6, 1.0), _rows(rng, 6, 1.0)
     P[:, 2] += 4.0 * P.sum(axis=1)  # p(2) ~ 0.8
     Q[:, 2] = 0.02 * Q.sum(axis=1)  # q(2) ~ 0.02
-    return Pair("p >> q", _norm(P), _norm(Q), 0, 3, "p >> q: most of p comes from the residual")
+    return Pair("p ≫ q", _norm(P), _norm(Q), 0, 3, "p ≫ q: most of p comes from the residual")
 
 
 def _ties(rng) -> Pair:

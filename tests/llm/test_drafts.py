@@ -130,7 +130,8 @@ def test_a_new_kind_is_one_more_entry(monkeypatch):
 def test_one_word_means_one_draft_on_every_page_and_in_the_cli():
     """/llm's kinds and /measured's drafts are the registry's; /text's drafters and /plan's
     drafter without a model use its words for the same things: "lookup" is prompt lookup
-    (it proposes), "ngram" an n-gram model (/plan prices no n-gram model)."""
+    (it proposes), "ngram" an n-gram model (/plan prices no n-gram model), "medusa" Medusa's
+    heads on the target (the heads this model ships on /llm; heads of the named size on /plan)."""
     from specviz import clillm
     from specviz.analysis import drafting
     from specviz.text import pair as textpair
@@ -140,8 +141,9 @@ def test_one_word_means_one_draft_on_every_page_and_in_the_cli():
     assert S.FIELD["m_draft"].parse.options == (*drafts.examples(), "all")
     assert set(textpair.DRAFTERS) <= set(drafts.KINDS)
     assert drafts.KINDS["lookup"].proposes and not drafts.KINDS["ngram"].proposes
-    assert set(drafting.DRAFT_KINDS) & set(drafts.KINDS) == {"lookup"}
+    assert set(drafting.DRAFT_KINDS) & set(drafts.KINDS) == {"lookup", "medusa"}
     assert "prompt lookup" in drafting.DRAFT_KINDS["lookup"]
+    assert "Medusa" in drafting.DRAFT_KINDS["medusa"] and "Medusa" in drafts.KINDS["medusa"].title
     sub = argparse.ArgumentParser().add_subparsers()
     clillm.add_parser(sub)
     help_text = next(a.help for a in sub.choices["llm"]._actions if "--draft" in a.option_strings)

@@ -203,7 +203,7 @@ def test_every_field_is_fuzzed_on_a_page_and_read_by_the_oracle():
     judged = {*INTS, *FLOATS, *CHOICES, *NUMBER_CHOICES}
     texts = {"tree", "prompt", "llm_prompt", "llm_arg", "plan_metrics", "plan_before",
              "plan_model", "plan_target_cfg", "plan_draft_cfg", "plan_here", "plan_link",
-             "m_prompt"}
+             "m_prompt", "a_code"}
     assert judged == set(S.KEYS) - texts, set(S.KEYS) - texts - judged
     assert len(INTS) >= 30 and len(FLOATS) >= 25 and len(CHOICES) >= 20
 
