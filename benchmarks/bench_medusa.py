@@ -53,6 +53,10 @@ def report(m) -> None:
                   + ("  FLAGGED: " + mv.noise_text(f) if f.c_noise or f.speedup_noise
                      else ""))
             print(f"  {'':25} acceptance by position: {acc}")
+            ag = d.agreement
+            if mode == "greedy" and ag is not None:
+                print(f"  {'':25} greedy text the target's own: "
+                      + ("yes" if ag.first is None else f"NO, from token {ag.first}"))
 
 
 def main() -> None:

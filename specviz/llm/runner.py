@@ -144,7 +144,8 @@ class Runner:
             del self._hidden[j]
 
     def forget(self) -> None:
-        """Drop the logits kept for earlier prefixes (the KV cache stays)."""
+        """Drop the logits kept for earlier prefixes (the KV cache stays, and the hidden
+        states, KEPT_LOGITS x d floats at most: a Medusa round reads the last one)."""
         with self._lock:
             self._logits.clear()
             if self._tree is not None:
