@@ -192,11 +192,11 @@ def tree_note(d: Drafter) -> str | None:
     """The warning every input path shows for a tree: what is priced."""
     t = d.tree
     if d.kind == "medusa" and t is not None:
-        return (f"Medusa's {t.steps} heads run once a round, on the target's last hidden "
-                f"state; their fixed tree of {t.verify_tokens - 1} candidates is verified "
-                f"with the target's own next token in one target pass of {t.verify_tokens} "
-                f"tokens, with the measured acceptance at depth {t.steps}; other trees are "
-                "not priced, since their acceptance was not measured.")
+        return (f"Medusa's {t.steps} heads (Cai et al. 2024) run once a round, on the target's "
+                f"last hidden state; their fixed tree of {t.verify_tokens - 1} candidates is "
+                f"verified with the target's own next token in one target pass of "
+                f"{t.verify_tokens} tokens, with the measured acceptance at depth {t.steps}; "
+                "other trees are not priced, since their acceptance was not measured.")
     if t is None or (t.topk == 1 and t.verify_tokens == t.steps + 1):
         return None
     return (f"Tree drafting (topk {t.topk}, {t.steps} steps, {t.verify_tokens} draft tokens) "
