@@ -146,7 +146,9 @@ def medusa_heads(target: ModelShape, *, depth: int = MEDUSA_TREE[1],
     heads): each one d x d layer (its residual block) and its own LM head of vocab x d
     (vocab 0: the target's; a trimmed one, vLLM's truncated_vocab_size, has fewer rows),
     priced as one pass of one token a sequence (no attention, no KV cache) at the target's
-    tensor parallelism; the tree is verified in one target pass of nodes + 1 tokens."""
+    tensor parallelism; the tree is verified in one target pass of nodes + 1 tokens.
+    (Medusa's own code, and Spec-Bench's, applies the heads to every tree position inside
+    the verify pass: the same weights read, nodes + 1 times the MACs, not priced here.)"""
     if not 1 <= depth <= MEDUSA_HEADS_MAX:
         raise DraftError(f"Medusa has 1..{MEDUSA_HEADS_MAX} heads (its tree's depth); got "
                          f"{depth}")
