@@ -217,7 +217,7 @@ def test_plan_medusa_heads_and_their_tree(capsys):
     assert rc == 0 and doc["draft"] == {"kind": "medusa", "tree": {
         "topk": 1, "steps": 4, "verify_tokens": 64}}
     assert doc["models"][1]["model"] == "Medusa heads (4 at d 4,096)"
-    assert any("Medusa's 4 heads run once a round" in n for n in doc["notes"])
+    assert any("Medusa's 4 heads (Cai et al. 2024) run once a round" in n for n in doc["notes"])
     assert doc["parallelism"]["draft_tp"] == doc["parallelism"]["tp"] == 1
     rc, text = run("plan", "--draft-kind", "medusa", "--tree", "1,3,32", "--tp", "2")
     assert rc == 0 and "Medusa heads (3 at d 4,096) (bf16) drafting" in text

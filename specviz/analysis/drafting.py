@@ -146,7 +146,9 @@ def medusa_heads(target: ModelShape, *, depth: int = MEDUSA_TREE[1],
     heads): each one d x d layer (its residual block) and its own LM head of vocab x d
     (vocab 0: the target's; a trimmed one, vLLM's truncated_vocab_size, has fewer rows),
     priced as one pass of one token a sequence (no attention, no KV cache) at the target's
-    tensor parallelism; the tree is verified in one target pass of nodes + 1 tokens."""
+    tensor parallelism; the tree is verified in one target pass of nodes + 1 tokens.
+    (Medusa's own code, and Spec-Bench's, applies the heads to every tree position inside
+    the verify pass: the same weights read, nodes + 1 times the MACs, not priced here.)"""
     if not 1 <= depth <= MEDUSA_HEADS_MAX:
         raise DraftError(f"Medusa has 1..{MEDUSA_HEADS_MAX} heads (its tree's depth); got "
                          f"{depth}")
@@ -192,11 +194,11 @@ def tree_note(d: Drafter) -> str | None:
     """The warning every input path shows for a tree: what is priced."""
     t = d.tree
     if d.kind == "medusa" and t is not None:
-        return (f"Medusa's {t.steps} heads run once a round, on the target's last hidden "
-                f"state; their fixed tree of {t.verify_tokens - 1} candidates is verified "
-                f"with the target's own next token in one target pass of {t.verify_tokens} "
-                f"tokens, with the measured acceptance at depth {t.steps}; other trees are "
-                "not priced, since their acceptance was not measured.")
+        return (f"Medusa's {t.steps} heads (Cai et al. 2024) run once a round, on the target's "
+                f"last hidden state; their fixed tree of {t.verify_tokens - 1} candidates is "
+                f"verified with the target's own next token in one target pass of "
+                f"{t.verify_tokens} tokens, with the measured acceptance at depth {t.steps}; "
+                "other trees are not priced, since their acceptance was not measured.")
     if t is None or (t.topk == 1 and t.verify_tokens == t.steps + 1):
         return None
     return (f"Tree drafting (topk {t.topk}, {t.steps} steps, {t.verify_tokens} draft tokens) "

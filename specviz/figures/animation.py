@@ -41,6 +41,9 @@ from .palette import BLACK, GREY, LAW_COLOUR, LEGEND_STATUSES, MARKS, P_COLOUR, 
 
 FIGURE_DECIMALS = 6  # bars carry 6 decimals to the browser (the hover shows 4 digits)
 STAGE_HEIGHT = 320  # pixels: the three charts of a step side by side, on the first screen
+TICK_CHARS = 10  # a slanted tick's longest name: a longer one ends in an ellipsis (its bar's
+# hover and the chips keep it whole); "<start_of_image>" took the bars' plot to 27 px at
+# 1280x720 in presenter mode, its slanted name pushing the axis up
 LABEL_TOP_PX = 100  # the top margin: a two-line title, then the marked token's label clear
 # of it (Plotly centres the title in the margin, so the label's room is held on both sides)
 HEADROOM = 1.12  # the y axis reaches this far over the tallest bar (room for the arrow)
@@ -217,6 +220,13 @@ def _bar(name: str, labels: list[str], y: np.ndarray, colour: str, what: str,
     )
 
 
+def _tick(label: str) -> str:
+    """A bar's label (escaped, perhaps with zero-width spaces) as its slanted tick: at most
+    TICK_CHARS characters of the name, cut before escaping."""
+    name = html.unescape(label)
+    return label if len(name) <= TICK_CHARS else svg_text(name[:TICK_CHARS - 1] + "…")
+
+
 def _axes(bars: list[dict], mark: dict | None, title: str, top: float,
           slanted: bool) -> go.Figure:
     """The bars, the token's mark (_mark_token) and their layout: the legend under the axis,
@@ -229,7 +239,9 @@ def _axes(bars: list[dict], mark: dict | None, title: str, top: float,
         legend=dict(orientation="h", x=0.0, y=0.0, yref="container",
                     yanchor="bottom"),  # in the bottom margin at any height
         yaxis=dict(range=[0.0, HEADROOM * top], title=dict(text="probability")),
-        xaxis=dict(type="category", tickangle=-40 if slanted else 0),  # tokens: no title
+        xaxis=dict(type="category", tickangle=-40 if slanted else 0,  # tokens: no title
+                   **({"tickvals": bars[0]["x"], "ticktext": [_tick(x) for x in bars[0]["x"]]}
+                      if slanted and bars else {})),
         **({"annotations": [mark]} if mark else {})))
 
 

@@ -69,9 +69,10 @@ def draft_inputs() -> dict:
     with box:
         if opened:
             st.caption("A head with a pasted draft config.json is priced from that config; "
-                       "without one, from the target's width and this many layers. Medusa: "
-                       "its heads are the tree's steps (default 4), its candidates the tokens "
-                       "verified less one (default 63: Medusa's mc_sim_7b_63).")
+                       "without one, from the target's width and this many layers. Medusa "
+                       "(Cai et al. 2024): its heads are the tree's steps (default 4), its "
+                       "candidates the tokens verified less one (default 63: Medusa's "
+                       "mc_sim_7b_63).")
         got = {key: field(key, st.number_input, label, **kw) for key, label, kw in (
             ("plan_hlayers", "head layers", {}),
             ("plan_topk", "tree topk (SGLang)", {}),

@@ -410,3 +410,27 @@ def test_the_top_tokens_are_a_stable_sorts_first_m():
             assert A.top_tokens([x], m) == want, (x, m)
     big = rng.random(262_144)
     assert A.top_tokens([big], 10) == [int(i) for i in np.argsort(-big, kind="stable")[:10]]
+
+
+def test_a_long_token_name_is_cut_on_its_slanted_tick_and_whole_on_its_bar():
+    """A name over TICK_CHARS (Gemma's '<start_of_image>') took the bars' plot at 1280x720 in
+    presenter mode to 27 px: slanted, its tick ends in an ellipsis after TICK_CHARS - 1
+    characters, cut before escaping; the bar (its hover) keeps the whole name."""
+    long = "<start_of_image>"
+    names = (long, "a", "b", "c", "d", "e")
+    P = np.tile([0.5, 0.1, 0.1, 0.1, 0.1, 0.1], (6, 1))  # the long one on top everywhere
+    tr = narrated_round(TablePair(P, P, names), 1, 2, rng=np.random.default_rng(0))
+    seen = 0
+    for fig in (A.bars_figure(tr, 1, top=3), A.residual_figure(tr, top=3)):
+        ax = fig.layout.xaxis
+        assert ax.tickangle == -40 and len(ax.tickvals) == len(ax.ticktext)
+        ticks = dict(zip(ax.tickvals, ax.ticktext, strict=True))
+        assert all(len(html.unescape(t)) <= A.TICK_CHARS for t in ticks.values())
+        whole = html.escape(long, quote=False)
+        if whole in ticks:  # the long token is one of the bars shown
+            assert ticks[whole] == html.escape(long[:A.TICK_CHARS - 1] + "…", quote=False)
+            assert whole in fig.data[0].x
+            seen += 1
+    assert seen == 2
+    short = A.bars_figure(tr, 1)  # every token shown: upright names, no ticks of its own
+    assert short.layout.xaxis.ticktext is None

@@ -243,7 +243,7 @@ def test_medusa_heads_from_the_url_and_the_same_verdict_as_the_cli():
     at = run_page(PAGE, timeout=60, plan_dkind="medusa")
     assert not at.exception and not at.error
     assert "Medusa heads (4 at d 4,096) (bf16) drafting" in at.success[0].value
-    assert any("Medusa's 4 heads run once a round" in i.value for i in at.info)
+    assert any("Medusa's 4 heads (Cai et al. 2024) run once a round" in i.value for i in at.info)
     out = io.StringIO()
     assert main(["plan", "--draft-kind", "medusa"], out=out) == 0
     assert at.success[0].value.replace("\\", "") in out.getvalue()
