@@ -169,22 +169,30 @@ def worker() -> Iterator[None]:
                 note[0] = st.empty()
             note[0].info(WAIT_NOTE.format(n=HEAVY_WORKERS, ahead=_ahead_text(ahead)))
 
+    holding = [False]
+
+    def take() -> None:
+        _LINE.take(session, wait=interrupt.check, shown=shown)
+        holding[0] = True
+        if note[0] is not None:
+            with _not_recorded():
+                note[0].empty()
+
     def turn() -> None:  # between pieces of long work: the next in line first
         if _LINE.others_waiting(session):
+            holding[0] = False
             _LINE.give(session)
-            _LINE.take(session, wait=interrupt.check, shown=shown)
+            take()
 
-    _LINE.take(session, wait=interrupt.check, shown=shown)
-    if note[0] is not None:
-        with _not_recorded():
-            note[0].empty()
+    take()
     _held.slot = True
     try:
         with interrupt.turns(turn):
             yield
     finally:
         _held.slot = False
-        _LINE.give(session)
+        if holding[0]:  # (a stop while waiting for its turn again holds none)
+            _LINE.give(session)
         server.ended()
 
 

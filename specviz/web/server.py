@@ -23,6 +23,8 @@ entry command of the image.
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import ctypes
 import gc
 import logging
@@ -229,6 +231,9 @@ class OneLine(logging.Filter):
         return True
 
 
+_terminating = threading.Event()  # SIGTERM has come: the process ends without finalizing
+
+
 def _exit_after(grace_s: float) -> None:
     """End the process grace_s from now, whatever is still running (a measurement's pass)."""
     def stop() -> None:
@@ -238,22 +243,37 @@ def _exit_after(grace_s: float) -> None:
     threading.Thread(target=stop, name="specviz-stop", daemon=True).start()
 
 
+def _skip_finalizing() -> None:
+    """At exit after SIGTERM: end at once (the streams flushed) instead of the interpreter's
+    teardown, which frees every object of a process holding the model (1.5 GB) and took a
+    second or more under load, the deadline's daemon thread already stopped by then."""
+    if _terminating.is_set():
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        os._exit(0)
+
+
 def deadline_on_term() -> None:
     """Every SIGTERM handler set from now on (Streamlit's, uvicorn's while it serves) runs
-    after arranging the process's end STOP_GRACE_S later, whatever still runs: under load
-    a measurement's round and the graceful shutdown kept the process 2-7 s after SIGTERM,
-    and a container stop or a rolling update waits for it. (signal.signal is wrapped in
-    this process: uvicorn sets its handler at every serve.)"""
+    after arranging the process's end STOP_GRACE_S later, whatever still runs, and the
+    interpreter's teardown is skipped at exit: under load a measurement's round, the
+    graceful shutdown and the teardown kept the process 2-7 s after SIGTERM, and a
+    container stop or a rolling update waits for it. (signal.signal is wrapped in this
+    process: uvicorn sets its handler at every serve.)"""
     real = signal.signal
     if getattr(real, "deadline", False):
         return
+    atexit.register(_skip_finalizing)  # registered first: runs after the other handlers
 
     def setting(signum, handler):
         if signum == signal.SIGTERM and callable(handler):
             graceful = handler
 
             def handler(num, frame) -> None:
-                _exit_after(STOP_GRACE_S)
+                if not _terminating.is_set():
+                    _terminating.set()
+                    _exit_after(STOP_GRACE_S)
                 graceful(num, frame)
         return real(signum, handler)
     setting.deadline = True

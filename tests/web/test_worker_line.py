@@ -85,3 +85,35 @@ def test_long_work_hands_its_slot_to_the_next_visitor_at_its_turns(monkeypatch):
     r.join(10)
     at = log.index(("r", 0))
     assert at <= 3  # it waited for at most the piece running when it came, not all six
+
+
+def test_a_stop_while_waiting_for_its_turn_again_gives_back_nothing_twice(monkeypatch):
+    line = Line(1)
+    monkeypatch.setattr(guard, "_LINE", line)
+    stop = threading.Event()
+
+    def measurement() -> None:
+        def check() -> None:
+            if stop.is_set():
+                raise interrupt.Interrupted("gone")
+        interrupt.install(check)
+        try:
+            with guard.worker():
+                while True:
+                    interrupt.turn()
+                    time.sleep(0.02)
+        except interrupt.Interrupted:
+            pass
+        finally:
+            interrupt.install(None)
+
+    m = threading.Thread(target=measurement)
+    m.start()
+    _wait_for(lambda: line.free == 0)
+    other = threading.Thread(target=lambda: (line.take("B"), time.sleep(0.3), line.give("B")))
+    other.start()  # B waits; the measurement hands it its slot and waits for its turn
+    _wait_for(lambda: "B" in line.running)
+    stop.set()  # the measurement's session goes while it waits
+    m.join(5)
+    other.join(5)
+    assert line.free == 1 and not line.running and not line.waiting
