@@ -53,7 +53,9 @@ st.caption(f"{a.calls:,} calls in {a.seconds:.1f} s; the CLI's exit status would
            "verifier fails this audit with probability at most 1% (Bonferroni over every "
            "statistic).")
 if a.comparison is not None:
-    pair = ui.bind("a_pair", st.selectbox, "pair drawn")
+    worst = av.worst_pair(a)
+    pair = ui.bind("a_pair", st.selectbox, "pair drawn",
+                   format_func=lambda p: p or f"{worst} (where it differs most)") or worst
     near = av.nearest(a)
     c1, c2 = st.columns(2)
     with c1:
