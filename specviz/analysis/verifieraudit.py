@@ -34,7 +34,16 @@ import numpy as np
 from ..core import interrupt
 from ..core.sampling import draw_rows
 from .auditpairs import FIRST, OUTPUT, TOKENS, TWO, Pair, bug_text, exact_laws, pair_named, pairs
-from .lawcompare import BIASED, INCONCLUSIVE, LEVEL, LOSSLESS, Comparison, compare, mean_and_error
+from .lawcompare import (
+    BIASED,
+    INCONCLUSIVE,
+    LEVEL,
+    LOSSLESS,
+    UNLIKE,
+    Comparison,
+    compare,
+    mean_and_error,
+)
 from .verifiers import EXAMPLES
 
 N_DEFAULT = 10_000  # samples a pair (each one or two rounds)
@@ -244,11 +253,10 @@ def _line(c) -> str:
 def _sentence(cmp: Comparison, acc: Sequence[dict], n: int, level: float) -> str:
     where = f"n = {n:,} a pair, {len(acc)} pairs"
     if cmp.verdict == BIASED:
-        w = cmp.worst
-        like = cmp.behaves_like
+        like = cmp.behaves_like  # "like NAME", "like one of ...", or UNLIKE ("biased, ...")
         if len(cmp.like) == 1:
             like += f" ({bug_text(cmp.like[0])})"
-        return f"biased, {like}: {_line(w)}; {where}."
+        return f"{like if like == UNLIKE else 'biased, ' + like}: {_line(cmp.worst)}; {where}."
     if cmp.verdict == INCONCLUSIVE:
         return (f"too small to tell: no statistic differs, but this n would not catch "
                 f"{', '.join(cmp.unseen)}; it catches TV >= {cmp.detectable:.4f} at best; "

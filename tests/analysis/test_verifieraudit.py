@@ -83,6 +83,11 @@ def test_the_rule_passes_and_greedy_is_caught_and_named():
     assert "keep x only if it is the target's most likely token" in bad.sentence
 
 
+def test_a_bug_no_rule_has_is_biased_unlike_any_known_rule():
+    a = audit_verifier(load("bonus_off_by_one"), n=3000, pair_names=SMALL)
+    assert a.status == 1 and a.sentence.startswith("biased, unlike any known rule: k = 1")
+
+
 def test_a_small_run_says_it_is_too_small():
     a = audit_verifier(correct, n=100, pair_names=SMALL)
     assert a.status == 3 and "too small to tell" in a.sentence and "raise n" in a.sentence
