@@ -305,11 +305,13 @@ def audit_verifier(fn: Callable, *, n: int = N_DEFAULT, seed: int = 0,
 
 
 STARTUP_S = 60.0  # what a spawned child may take to import numpy and specviz
+READY = "ready"  # the child's first message: imported, the function loaded, the clock starts
 
 
 def _child(conn, spec, source, kw) -> None:
     try:
         fn = load_source(source) if source is not None else load(spec)
+        conn.send(READY)
         conn.send(audit_verifier(fn, **kw))
     except ValueError as exc:
         conn.send(exc)
@@ -317,10 +319,26 @@ def _child(conn, spec, source, kw) -> None:
         conn.close()
 
 
+def _answer(recv, budget_s: float):
+    """(the child's answer or None, whether it came or the child ended before the budget):
+    STARTUP_S for the child to be ready, then budget_s (+ 10%) for the audit."""
+    wait = STARTUP_S
+    try:
+        while recv.poll(wait):
+            msg = recv.recv()
+            if msg != READY:
+                return msg, True
+            wait = 1.1 * budget_s + 1.0
+    except EOFError:  # the child died without an answer
+        return None, True
+    return None, False
+
+
 def audit_isolated(spec: str | None = None, *, source: str | None = None,
                    budget_s: float = BUDGET_S, **kw) -> VerifierAudit:
-    """audit_verifier in a child process, killed past budget_s (+ STARTUP_S): a function
-    that never returns gets a verdict of bad input too. Bad specs raise ValueError."""
+    """audit_verifier in a child process, killed past budget_s (counted once it has loaded
+    the function): a function that never returns gets a verdict of bad input too. Bad specs
+    and code that does not define verify raise ValueError."""
     name = kw.get("name") or spec or "verify"
     ctx = multiprocessing.get_context("spawn")
     recv, send = ctx.Pipe(duplex=False)
@@ -331,11 +349,7 @@ def audit_isolated(spec: str | None = None, *, source: str | None = None,
     proc.start()
     send.close()
     try:
-        ready = recv.poll(budget_s + STARTUP_S)
-        out = recv.recv() if ready else None
-    except EOFError:  # the child died without an answer
-        out = None
-        ready = True
+        out, ended = _answer(recv, budget_s)
     finally:
         if proc.is_alive():
             proc.kill()
@@ -343,7 +357,7 @@ def audit_isolated(spec: str | None = None, *, source: str | None = None,
     if isinstance(out, ValueError):
         raise out
     if out is None:
-        why = (f"took longer than the time budget of {budget_s:g} s (stopped)" if not ready
+        why = (f"took longer than the time budget of {budget_s:g} s (stopped)" if not ended
                else f"ended the process (exit code {proc.exitcode})")
         return VerifierAudit(name, "bad input", f"bad input: the function {why}.",
                              int(kw.get("n", N_DEFAULT)), time.perf_counter() - t0, 0,

@@ -71,6 +71,10 @@ def test_a_slow_verifier_passes_its_budget():
 def test_a_verifier_that_never_returns_is_stopped():
     a = audit_isolated("hangs", n=10, pair_names=["zeros"], budget_s=1.0)
     assert a.status == 2 and "took longer than the time budget of 1 s" in a.sentence
+    assert a.seconds < 30  # the budget counts from the loaded function, not the spawn's 60 s
+    gone = audit_isolated(source="import os\ndef verify(d, q, p, rng):\n    os._exit(3)\n",
+                          n=10, pair_names=["zeros"], budget_s=5.0)
+    assert gone.status == 2 and "ended the process (exit code 3)" in gone.sentence
 
 
 def test_the_rule_passes_and_greedy_is_caught_and_named():
