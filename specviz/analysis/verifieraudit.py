@@ -256,7 +256,8 @@ def _sentence(cmp: Comparison, acc: Sequence[dict], n: int, level: float) -> str
         like = cmp.behaves_like  # "like NAME", "like one of ...", or UNLIKE ("biased, ...")
         if len(cmp.like) == 1:
             like += f" ({bug_text(cmp.like[0])})"
-        return f"{like if like == UNLIKE else 'biased, ' + like}: {_line(cmp.worst)}; {where}."
+        head = like if like.startswith(UNLIKE) else f"biased, {like}"
+        return f"{head}: {_line(cmp.worst)}; {where}."
     if cmp.verdict == INCONCLUSIVE:
         return (f"too small to tell: no statistic differs, but this n would not catch "
                 f"{', '.join(cmp.unseen)}; it catches TV >= {cmp.detectable:.4f} at best; "
