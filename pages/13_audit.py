@@ -9,7 +9,8 @@ from specviz.web import files, guard, local, ui, urlcodec
 
 app = ui.page("audit", path="audit")
 st.title("Audit a verifier: is your speculative sampling lossless?")
-ui.intro("A distribution bug in speculative decoding is invisible to every eval you own. "
+ui.intro("A verifier that samples from the wrong law still writes fluent text and passes "
+         "every benchmark; only counting what it emits shows the bias. "
          "Give specviz a function of the shape most implementations share, "
          "verify(drafted, q, p, rng) → emitted (the k drafts, the draft's rows q (k × V), the "
          "target's rows p (k + 1 × V), a NumPy Generator; it returns the kept drafts, then a "
@@ -53,7 +54,9 @@ st.caption(f"{a.calls:,} calls in {a.seconds:.1f} s; the CLI's exit status would
            "verifier fails this audit with probability at most 1% (Bonferroni over every "
            "statistic).")
 if a.comparison is not None:
-    pair = ui.bind("a_pair", st.selectbox, "pair drawn")
+    worst = av.worst_pair(a)
+    pair = ui.bind("a_pair", st.selectbox, "pair drawn",
+                   format_func=lambda p: p or f"{worst} (where it differs most)") or worst
     near = av.nearest(a)
     c1, c2 = st.columns(2)
     with c1:

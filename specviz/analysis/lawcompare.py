@@ -112,7 +112,10 @@ class Comparison:
         if self.verdict != BIASED:
             return ""
         if not self.like:
-            return UNLIKE
+            near = max((m for m in self.matches if is_biased(m.exact_tv)),
+                       key=lambda m: m.loglik, default=None)
+            return UNLIKE + (f" (the closest, {near.name}, is ruled out at this n)"
+                             if near is not None and math.isfinite(near.loglik) else "")
         return f"like {self.like[0]}" if len(self.like) == 1 else \
             f"like one of {', '.join(self.like)} (not told apart at this n)"
 

@@ -32,9 +32,18 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..core import interrupt
-from ..core.sampling import draw_row
+from ..core.sampling import draw_rows
 from .auditpairs import FIRST, OUTPUT, TOKENS, TWO, Pair, bug_text, exact_laws, pair_named, pairs
-from .lawcompare import BIASED, INCONCLUSIVE, LEVEL, LOSSLESS, Comparison, compare, mean_and_error
+from .lawcompare import (
+    BIASED,
+    INCONCLUSIVE,
+    LEVEL,
+    LOSSLESS,
+    UNLIKE,
+    Comparison,
+    compare,
+    mean_and_error,
+)
 from .verifiers import EXAMPLES
 
 N_DEFAULT = 10_000  # samples a pair (each one or two rounds)
@@ -120,26 +129,33 @@ def load_source(source: str) -> Callable:
 
 def _tokens(out: object, k: int, V: int) -> list[int]:
     """The emitted tokens, checked: 1..k+1 integers in 0..V-1."""
-    try:
-        a = np.asarray(out)
-    except Exception as exc:  # anything numpy refuses
-        raise BadVerifier(f"returned {type(out).__name__}, not a sequence of tokens: "
-                          f"{exc}") from None
-    if a.ndim == 1 and len(a) == 0:
-        raise BadVerifier(f"returned 0 tokens; a round of k = {k} emits 1..{k + 1}")
-    if a.ndim != 1 or a.dtype.kind not in "iu":
-        raise BadVerifier(f"returned {a.dtype} of shape {a.shape}, not a sequence of integer "
-                          "tokens")
-    if not 1 <= len(a) <= k + 1:
-        raise BadVerifier(f"returned {len(a)} tokens; a round of k = {k} emits 1..{k + 1}")
-    if a.min() < 0 or a.max() >= V:
-        raise BadVerifier(f"returned token {int(a.max() if a.max() >= V else a.min())}, "
-                          f"outside 0..{V - 1}")
-    return [int(x) for x in a]
+    if isinstance(out, (list, tuple)) and all(
+            isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in out):
+        toks = [int(x) for x in out]  # the common case, without an array
+    else:
+        try:
+            a = np.asarray(out)
+        except Exception as exc:  # anything numpy refuses
+            raise BadVerifier(f"returned {type(out).__name__}, not a sequence of tokens: "
+                              f"{exc}") from None
+        if a.ndim == 1 and len(a) == 0:
+            toks = []
+        elif a.ndim != 1 or a.dtype.kind not in "iu":
+            raise BadVerifier(f"returned {a.dtype} of shape {a.shape}, not a sequence of "
+                              "integer tokens")
+        else:
+            toks = [int(x) for x in a]
+    if not 1 <= len(toks) <= k + 1:
+        raise BadVerifier(f"returned {len(toks)} tokens; a round of k = {k} emits 1..{k + 1}")
+    bad = [x for x in toks if not 0 <= x < V]
+    if bad:
+        raise BadVerifier(f"returned token {bad[0]}, outside 0..{V - 1}")
+    return toks
 
 
 class _Caller:
-    """Calls the function on copies, checks the answer and the clock."""
+    """Calls the function on read-only arrays (a write raises, and is said as a change of its
+    inputs), checks the answer and the clock."""
 
     def __init__(self, fn: Callable, rng: np.random.Generator, budget_s: float):
         self.fn, self.rng, self.calls = fn, rng, 0
@@ -147,39 +163,64 @@ class _Caller:
         self.budget_s = budget_s
 
     def __call__(self, drafted, q, p) -> list[int]:
-        args = (drafted.copy(), q.copy(), p.copy())
+        for a in (drafted, q, p):  # fresh arrays (fancy indexing), handed out read-only
+            a.flags.writeable = False
         self.calls += 1
         try:
-            out = self.fn(*args, self.rng)
+            out = self.fn(drafted, q, p, self.rng)
+        except ValueError as exc:
+            if "read-only" in str(exc):
+                raise BadVerifier(f"changed its inputs (drafted, q or p: read-only) at call "
+                                  f"{self.calls}") from None
+            raise BadVerifier(f"raised ValueError at call {self.calls}: {exc}") from None
         except Exception as exc:
             raise BadVerifier(f"raised {type(exc).__name__} at call {self.calls}: {exc}") \
                 from None
-        if not all(np.array_equal(a, b) for a, b in zip(args, (drafted, q, p), strict=True)):
-            raise BadVerifier(f"changed its inputs (drafted, q or p) at call {self.calls}")
         if time.perf_counter() > self.deadline:
             raise BadVerifier(f"took longer than the time budget of {self.budget_s:g} s "
                               f"({self.calls:,} calls)")
         return _tokens(out, q.shape[0], q.shape[1])
 
 
-def _round(call: _Caller, pair: Pair, ctx: int, u: np.ndarray) -> list[int]:
-    """One round from ctx: drafts from Q with the uniforms u (k,), then the function."""
-    path = [ctx]
-    for i in range(pair.k):
-        path.append(draw_row(pair.Q[path[-1]], u[i]))
-    return call(np.array(path[1:], dtype=np.int64), pair.Q[path[:-1]], pair.P[path])
+ROWS_CELLS = 1 << 20  # entries of the (rows, V) block of q rows one vectorised draw reads
+
+
+def _paths(pair: Pair, starts: np.ndarray, U: np.ndarray) -> np.ndarray:
+    """Each round's prefix and drafts: starts (m,), then x_i ~ Q[x_(i-1)] with the uniforms
+    U (m, k), by core.sampling.draw_rows, in blocks of ROWS_CELLS entries. -> (m, k + 1)"""
+    m, k = len(starts), pair.k
+    paths = np.empty((m, k + 1), dtype=np.int64)
+    paths[:, 0] = starts
+    step = max(1, ROWS_CELLS // pair.V)
+    for a in range(0, m, step):
+        for i in range(k):
+            rows = paths[a:a + step, i]
+            paths[a:a + step, i + 1] = draw_rows(pair.Q[rows], U[a:a + step, i])
+    return paths
+
+
+def _rounds(call: _Caller, pair: Pair, paths: np.ndarray) -> list[list[int]]:
+    """The function on each round: drafted = path[1:], q = Q[path[:-1]], p = P[path]."""
+    out = []
+    for i, path in enumerate(paths):
+        if i % 256 == 0:
+            interrupt.check()  # an app's time budget (core.interrupt): OverBudget past it
+        out.append(call(path[1:].copy(), pair.Q[path[:-1]], pair.P[path]))
+    return out
 
 
 def _play(call: _Caller, pair: Pair, n: int, rng: np.random.Generator) -> PairRun:
-    first, second = np.empty(n, np.int32), np.empty(n, np.int32)
-    length = np.empty(n, np.int8)
-    U = rng.random((n, 2, pair.k))  # the drafts' uniforms, two rounds a sample
-    for i in range(n):
-        if i % 256 == 0:
-            interrupt.check()  # an app's time budget (core.interrupt): OverBudget past it
-        e = _round(call, pair, pair.ctx, U[i, 0])
-        length[i], first[i] = len(e), e[0]
-        second[i] = e[1] if len(e) > 1 else _round(call, pair, e[0], U[i, 1])[0]
+    """n samples: a first round from ctx; where it emitted one token, a second round from
+    that token for the second."""
+    U = rng.random((2, n, pair.k))  # the drafts' uniforms, two rounds a sample
+    emitted = _rounds(call, pair, _paths(pair, np.full(n, pair.ctx), U[0]))
+    length = np.array([len(e) for e in emitted], dtype=np.int8)
+    first = np.array([e[0] for e in emitted], dtype=np.int32)
+    second = np.array([e[1] if len(e) > 1 else -1 for e in emitted], dtype=np.int32)
+    again = np.flatnonzero(length == 1)
+    if len(again):
+        more = _rounds(call, pair, _paths(pair, first[again], U[1, again]))
+        second[again] = [e[0] for e in more]
     cells, laws = exact_laws(pair.name)
     return PairRun(pair, cells[first], cells[second], length, cells, laws)
 
@@ -212,11 +253,11 @@ def _line(c) -> str:
 def _sentence(cmp: Comparison, acc: Sequence[dict], n: int, level: float) -> str:
     where = f"n = {n:,} a pair, {len(acc)} pairs"
     if cmp.verdict == BIASED:
-        w = cmp.worst
-        like = cmp.behaves_like
+        like = cmp.behaves_like  # "like NAME", "like one of ...", or UNLIKE ("biased, ...")
         if len(cmp.like) == 1:
             like += f" ({bug_text(cmp.like[0])})"
-        return f"biased, {like}: {_line(w)}; {where}."
+        head = like if like.startswith(UNLIKE) else f"biased, {like}"
+        return f"{head}: {_line(cmp.worst)}; {where}."
     if cmp.verdict == INCONCLUSIVE:
         return (f"too small to tell: no statistic differs, but this n would not catch "
                 f"{', '.join(cmp.unseen)}; it catches TV >= {cmp.detectable:.4f} at best; "
@@ -265,11 +306,13 @@ def audit_verifier(fn: Callable, *, n: int = N_DEFAULT, seed: int = 0,
 
 
 STARTUP_S = 60.0  # what a spawned child may take to import numpy and specviz
+READY = "ready"  # the child's first message: imported, the function loaded, the clock starts
 
 
 def _child(conn, spec, source, kw) -> None:
     try:
         fn = load_source(source) if source is not None else load(spec)
+        conn.send(READY)
         conn.send(audit_verifier(fn, **kw))
     except ValueError as exc:
         conn.send(exc)
@@ -277,10 +320,26 @@ def _child(conn, spec, source, kw) -> None:
         conn.close()
 
 
+def _answer(recv, budget_s: float):
+    """(the child's answer or None, whether it came or the child ended before the budget):
+    STARTUP_S for the child to be ready, then budget_s (+ 10%) for the audit."""
+    wait = STARTUP_S
+    try:
+        while recv.poll(wait):
+            msg = recv.recv()
+            if msg != READY:
+                return msg, True
+            wait = 1.1 * budget_s + 1.0
+    except EOFError:  # the child died without an answer
+        return None, True
+    return None, False
+
+
 def audit_isolated(spec: str | None = None, *, source: str | None = None,
                    budget_s: float = BUDGET_S, **kw) -> VerifierAudit:
-    """audit_verifier in a child process, killed past budget_s (+ STARTUP_S): a function
-    that never returns gets a verdict of bad input too. Bad specs raise ValueError."""
+    """audit_verifier in a child process, killed past budget_s (counted once it has loaded
+    the function): a function that never returns gets a verdict of bad input too. Bad specs
+    and code that does not define verify raise ValueError."""
     name = kw.get("name") or spec or "verify"
     ctx = multiprocessing.get_context("spawn")
     recv, send = ctx.Pipe(duplex=False)
@@ -291,11 +350,7 @@ def audit_isolated(spec: str | None = None, *, source: str | None = None,
     proc.start()
     send.close()
     try:
-        ready = recv.poll(budget_s + STARTUP_S)
-        out = recv.recv() if ready else None
-    except EOFError:  # the child died without an answer
-        out = None
-        ready = True
+        out, ended = _answer(recv, budget_s)
     finally:
         if proc.is_alive():
             proc.kill()
@@ -303,7 +358,7 @@ def audit_isolated(spec: str | None = None, *, source: str | None = None,
     if isinstance(out, ValueError):
         raise out
     if out is None:
-        why = (f"took longer than the time budget of {budget_s:g} s (stopped)" if not ready
+        why = (f"took longer than the time budget of {budget_s:g} s (stopped)" if not ended
                else f"ended the process (exit code {proc.exitcode})")
         return VerifierAudit(name, "bad input", f"bad input: the function {why}.",
                              int(kw.get("n", N_DEFAULT)), time.perf_counter() - t0, 0,

@@ -225,7 +225,7 @@ FIELDS = (
          Field("a_code", "", F.blob()),  # the pasted function (read only where it may run)
          Field("a_n", AUDIT.N_DEFAULT, F.int_in(100, AUDIT.N_MAX), 1_000),  # samples a pair
          Field("a_seed", 0, F.int_in(0, SEED_MAX)),
-         Field("a_pair", AUDIT.PAIRS[0], F.choice(AUDIT.PAIRS))),  # drawn in the charts
+         Field("a_pair", "", F.choice(("", *AUDIT.PAIRS)))),  # drawn ("": the worst one)
 )
 
 

@@ -71,6 +71,10 @@ def test_a_slow_verifier_passes_its_budget():
 def test_a_verifier_that_never_returns_is_stopped():
     a = audit_isolated("hangs", n=10, pair_names=["zeros"], budget_s=1.0)
     assert a.status == 2 and "took longer than the time budget of 1 s" in a.sentence
+    assert a.seconds < 30  # the budget counts from the loaded function, not the spawn's 60 s
+    gone = audit_isolated(source="import os\ndef verify(d, q, p, rng):\n    os._exit(3)\n",
+                          n=10, pair_names=["zeros"], budget_s=5.0)
+    assert gone.status == 2 and "ended the process (exit code 3)" in gone.sentence
 
 
 def test_the_rule_passes_and_greedy_is_caught_and_named():
@@ -81,6 +85,12 @@ def test_the_rule_passes_and_greedy_is_caught_and_named():
     bad = audit_verifier(load("greedy"), n=3000, pair_names=SMALL)
     assert bad.verdict == BIASED and bad.status == 1 and bad.comparison.like == ("greedy",)
     assert "keep x only if it is the target's most likely token" in bad.sentence
+
+
+def test_a_bug_no_rule_has_is_biased_unlike_any_known_rule():
+    a = audit_verifier(load("bonus_off_by_one"), n=3000, pair_names=SMALL)
+    assert a.status == 1 and a.sentence.startswith("biased, unlike any known rule")
+    assert "biased, biased" not in a.sentence and ": k = 1: first" in a.sentence
 
 
 def test_a_small_run_says_it_is_too_small():

@@ -47,11 +47,11 @@ def test_the_rule_passes_and_sample_matching_says_what_it_leaves():
 
 
 def test_a_link_reopens_the_same_audit():
-    params = {"a_example": "no_resample", "a_n": "2000", "a_seed": "7", "a_pair": "k = 1"}
+    params = {"a_example": "no_resample", "a_n": "3000", "a_seed": "7", "a_pair": "k = 1"}
     first = run_page(PAGE, timeout=120, **params)
     again = run_page(PAGE, timeout=120, **{k: first.query_params[k] for k in params})
     assert first.warning[0].value == again.warning[0].value  # the same numbers, to the digit
-    assert "n = 2,000 a pair" in again.warning[0].value
+    assert "n = 3,000 a pair" in again.warning[0].value
 
 
 def test_a_hosted_server_never_runs_pasted_code(tmp_path, monkeypatch):
@@ -78,3 +78,14 @@ def test_a_local_server_audits_pasted_code_and_keeps_it_in_the_link(monkeypatch)
     bad = run_page(PAGE, timeout=180, a_src="code",
                    a_code=urlcodec.encode_blob("def check():\n    pass\n"))
     assert bad.error and "named verify" in bad.error[0].value
+
+
+def test_the_docker_image_is_a_hosted_server():
+    """The image's CMD (JSON exec form) binds every interface: no pasted code runs there."""
+    import json
+
+    root = Path(__file__).resolve().parents[2]
+    cmd = next(json.loads(line[4:]) for line in (root / "Dockerfile").read_text().splitlines()
+               if line.startswith("CMD ["))
+    address = next(a.split("=", 1)[1] for a in cmd if a.startswith("--server.address="))
+    assert address == "0.0.0.0" and not is_local({}, address)
