@@ -52,8 +52,9 @@ def worker_group(nodeid: str) -> str:
     return "llm" if rel[0] == "llm" else "/".join(rel)
 
 
-LONG_FIRST = ("llm", "e2e")  # the longest groups (the real model's, minutes; the browser
-# files, up to 5 minutes each), handed to the workers first
+LONG_FIRST = ("llm", "live", "e2e")  # the longest groups, handed to the workers first: the
+# real model's (minutes), the live audits of llama-server and transformers (minutes each in a
+# few tests: ranked by size they came last), the browser files (up to 5 minutes each)
 CONTRACT = "web/test_stcontract.py"  # before them: after a Streamlit upgrade, the first to fail
 SLOW_S = 2.0  # a test longer than this on a quiet core is `slow` (see above)
 DEV_TIMEOUT_S = 120  # pyproject.toml's `timeout`, for the development tier (loaded: 2 workers)
