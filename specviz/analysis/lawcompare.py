@@ -49,6 +49,7 @@ TV_SHARE = 0.1  # the share of the level spent on the TV tests (the rest on chi-
 POWER = 0.95  # "the smallest TV it would catch" is caught with at least this probability
 
 LOSSLESS, BIASED, INCONCLUSIVE = "lossless", "biased", "too small to tell"
+BAD_INPUT = "bad input"  # a verifier that could not be audited (verifieraudit)
 UNLIKE = "biased, unlike any known rule"
 
 

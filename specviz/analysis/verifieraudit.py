@@ -35,6 +35,7 @@ from ..core import interrupt
 from ..core.sampling import draw_rows
 from .auditpairs import FIRST, OUTPUT, TOKENS, TWO, Pair, bug_text, exact_laws, pair_named, pairs
 from .lawcompare import (
+    BAD_INPUT,
     BIASED,
     INCONCLUSIVE,
     LEVEL,
@@ -49,7 +50,7 @@ from .verifiers import EXAMPLES
 N_DEFAULT = 10_000  # samples a pair (each one or two rounds)
 N_MAX = 200_000
 BUDGET_S = 600.0  # the whole run's time budget, seconds
-STATUS = {LOSSLESS: 0, BIASED: 1, "bad input": 2, INCONCLUSIVE: 3}
+STATUS = {LOSSLESS: 0, BIASED: 1, BAD_INPUT: 2, INCONCLUSIVE: 3}
 
 
 class BadVerifier(ValueError):
@@ -297,7 +298,7 @@ def audit_verifier(fn: Callable, *, n: int = N_DEFAULT, seed: int = 0,
     try:
         runs = tuple(_play(call, pair, int(n), rng) for pair in chosen)
     except BadVerifier as exc:
-        return VerifierAudit(name, "bad input", f"bad input: the function {exc}.", int(n),
+        return VerifierAudit(name, BAD_INPUT, f"bad input: the function {exc}.", int(n),
                              time.perf_counter() - t0, call.calls, error=str(exc))
     cmp = _compare(runs, level)
     acc = tuple(_acceptance(r) for r in runs)
@@ -360,7 +361,7 @@ def audit_isolated(spec: str | None = None, *, source: str | None = None,
     if out is None:
         why = (f"took longer than the time budget of {budget_s:g} s (stopped)" if not ended
                else f"ended the process (exit code {proc.exitcode})")
-        return VerifierAudit(name, "bad input", f"bad input: the function {why}.",
+        return VerifierAudit(name, BAD_INPUT, f"bad input: the function {why}.",
                              int(kw.get("n", N_DEFAULT)), time.perf_counter() - t0, 0,
                              error=why)
     return out

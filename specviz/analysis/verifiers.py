@@ -22,6 +22,8 @@ from collections.abc import Callable
 import numpy as np
 
 from ..core.warp import Warp, warp_rows
+from .lawcompare import BAD_INPUT as BAD
+from .lawcompare import BIASED, LOSSLESS
 
 WARP = Warp(temperature=0.8, top_p=0.9)  # the warp rules' registry defaults
 LENIENCE, EPS, DELTA, COIN_BITS, TOP_K = 0.5, 0.09, 0.3, 4, 2  # the registry's defaults
@@ -207,7 +209,6 @@ def hangs(drafted, q, p, rng):
     return [0]
 
 
-LOSSLESS, BIASED, BAD = "lossless", "biased", "bad input"
 Example = tuple[Callable, str, str, str]  # function, what it is, verdict, the rule it is like
 
 EXAMPLES: dict[str, Example] = {
