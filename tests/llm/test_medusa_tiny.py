@@ -143,3 +143,14 @@ def test_the_chips_and_captions_say_which_head_drafted(tiny, heads):
     assert "head 2's q" in " ".join(s.caption for s in tr.steps)
     assert play_k("correct", 6, heads=4) == (4, "Medusa's 4 heads draft one token each: "
                                                 "k = 4, not 6.")
+
+
+def test_measured_plays_medusa_at_most_its_heads_beside_a_longer_k(tiny, heads):
+    """/measured's k is every draft's; Medusa's K heads draft one token each, so its decodes
+    play k = K while the others play k (m_draft=all, m_k=8 raised for medusa:4 before)."""
+    from specviz.views import measureruns as mr
+
+    m = mr.measure(tiny, "", ["medusa:2", "lookup"], k=4, T=0.7, max_new=4, reps=1,
+                   ids=[4, 5, 6], kit=kit_with(heads))
+    ks = {d.label: {s.k for runs in d.runs.values() for s in runs} for d in m.drafts}
+    assert ks == {"medusa:2": {2}, "lookup": {4}}
