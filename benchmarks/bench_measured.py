@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from specviz.analysis.spread import BUSY_PER_CPU, cpus, load_average  # noqa: E402
 from specviz.llm import store  # noqa: E402
 from specviz.llm.drafts import Kit, examples  # noqa: E402
 from specviz.views import measured as mv  # noqa: E402
@@ -73,6 +75,15 @@ def compare(a: dict, b: dict) -> int:
     return bad
 
 
+def settle(*, most_s: float = 180.0) -> None:
+    """Wait (at most most_s) until the 1-minute load average falls to the busy line: a
+    measurement run right after another would otherwise see the first one's own load."""
+    line, t0 = BUSY_PER_CPU * cpus(), time.monotonic()
+    while load_average() > line and time.monotonic() - t0 < most_s:
+        time.sleep(5)
+    print(f"settled {time.monotonic() - t0:.0f} s: load average {load_average():.2f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--drafts", nargs="+", default=list(examples()))
@@ -86,6 +97,7 @@ def main() -> None:
     model, kit, text = store.load(), kept_kit(), PRESETS[args.prompt][1]
     runs = []
     for i in (1, 2):
+        settle()
         m = measure(model, text, drafts, k=args.k, T=args.T, max_new=args.new, kit=kit,
                     reps=args.reps, stop_s=float("inf"))
         print(f"measurement {i}: {m.seconds:.0f} s, {m.reps} runs of each decode. "

@@ -115,6 +115,7 @@ def run(args: argparse.Namespace, out: TextIO) -> int:
         return 2
     try:
         spec = parse_draft(args.draft, cfg=model.cfg)
+        spec.check_k(args.k)
         if (note := rule_note(args.rule, spec.kind)) is not None:
             raise ValueError(note)
         ids = encode_prompt(model, args.prompt, max_chars=PROMPT_CHARS_MAX,

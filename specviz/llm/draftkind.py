@@ -41,6 +41,18 @@ class DraftSpec:
     order: int | None = None  # n of an n-gram draft
     heads: int | None = None  # K of Medusa's heads (llm.medusa)
 
+    def played(self, k: int) -> int:
+        """The k a round of this draft plays: Medusa's K heads draft one token each, so
+        at most K; any other draft plays k."""
+        return k if self.heads is None else min(k, self.heads)
+
+    def check_k(self, k: int) -> int:
+        """k, or a ValueError where this draft cannot draft k tokens a round."""
+        if self.played(k) != k:
+            raise ValueError(f"{self.label} drafts at most {self.heads} tokens a round "
+                             f"(one a head); k = {k}")
+        return k
+
     @property
     def skipped(self) -> tuple[int, ...]:
         top = max(self.layers, default=-1)

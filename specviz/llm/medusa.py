@@ -118,9 +118,7 @@ class MedusaPair(LLMPair):
 
     def propose(self, prefix: Sequence[int], k: int) -> None:
         """A round starts at prefix: no proposal, the heads draft from q."""
-        if k > self.K:
-            raise ValueError(f"{self.spec.label} drafts at most {self.K} tokens a round "
-                             f"(one a head); k = {k}")
+        self.spec.check_k(k)
         if len(prefix) < 2:
             raise ValueError("Medusa's heads read the state before the newest token: the "
                              "prompt needs two tokens or more")

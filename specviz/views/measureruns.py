@@ -137,18 +137,13 @@ def interleaved(jobs: dict[tuple, Job], reps: int, *, stop_s: float,
     return out, reps, []
 
 
-def played_k(spec: DraftSpec, k: int) -> int:
-    """The k a draft plays: Medusa's K heads draft one token each, so at most K."""
-    return k if spec.heads is None else min(k, spec.heads)
-
-
 def _draft_jobs(model, ids, spec: DraftSpec, *, k, T, seed, max_new, kit, rule, seen,
                 keep_first, run_modes) -> dict[tuple, Job]:
     def job(mode: str) -> Job:
         def run(rep: int) -> Run:
             pair = draft_pair(model, spec, T=1.0 if mode == "greedy" else T,
                               greedy=mode == "greedy", kit=kit)
-            r = speculate(pair, ids, k=played_k(spec, k), seed=seed, rule=rule, max_new=max_new,
+            r = speculate(pair, ids, k=spec.played(k), seed=seed, rule=rule, max_new=max_new,
                           stop_at_eos=False, keep_rounds=keep_first and rep == 0)
             if rep == 0 and mode == "greedy":
                 seen[spec.label] = pair.seen
@@ -174,7 +169,7 @@ def _measures(specs, runs, ids, *, k, scored, cfg, seen, reps) -> list[DraftMeas
     greedy's agreement and its kind's cost model."""
     out = []
     for spec in specs:
-        kk = played_k(spec, k)
+        kk = spec.played(k)
         by_mode = {m: tuple(summarise(runs[(spec.label, m)][r], runs[("alone", m)][r], k=kk,
                                       scored=scored) for r in range(reps))
                    for m in MODES if (spec.label, m) in runs and runs[(spec.label, m)]}

@@ -67,6 +67,19 @@ def test_a_kind_picked_without_a_parameter_ignores_the_one_left_in_the_link():
         drafts.parse_kind("x", "1", cfg=GEMMA)
 
 
+def test_a_draft_plays_at_most_the_tokens_it_can_draft_a_round():
+    """Medusa's K heads draft one token each: k past K is played at K by the pages and
+    refused where it was asked for outright (the CLI); any other draft plays k."""
+    medusa = drafts.parse_draft("medusa:2", cfg=GEMMA)
+    assert [medusa.played(k) for k in (1, 2, 3, 8)] == [1, 2, 2, 2]
+    assert medusa.check_k(2) == 2
+    with pytest.raises(ValueError, match=r"medusa:2 drafts at most 2 tokens a round \(one "
+                       r"a head\); k = 3"):
+        medusa.check_k(3)
+    other = drafts.parse_draft("skip:4,8", cfg=GEMMA)
+    assert other.played(8) == other.check_k(8) == 8
+
+
 def test_the_cost_model_counts_multiply_adds_from_the_shape():
     c = lambda text: drafts.kind_of(s := drafts.parse_draft(text, cfg=GEMMA)).c_macs(s, GEMMA)  # noqa: E731
     target = 18 * LAYER + HEAD
