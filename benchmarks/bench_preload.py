@@ -1,17 +1,21 @@
-"""Does web.preload pay? The same app served with and without it, side by side, loaded in turn.
+"""Does web.basehref pay? The same app served with and without it, side by side, loaded in turn.
 
-Two (or three) servers from the image's command: `full` as shipped (web.preload: the lazy
-chunks imported from the document's head, and the base URL named), `none` (the server's
-Preload wrapper left out: Streamlit's own document) and, with --modes, `base` (the base URL
-only, no chunk imports). Each round opens every page once on every server, the servers in a
-new random order each time, in one warm browser context per server (its cache holds the
-scripts, as for a returning visitor), and times a fresh page load to its first heading and
-to every chart drawn (bench_browser's measure). It prints each page's medians with their
-spread and the ratio none / full (above 1: preload saves time), and the same over every load.
-A loaded machine slows every server alike within a round; say when it was busy.
+Two servers from the image's command: `full` as shipped (web.basehref: the document names the
+server's base, so a deep link's first health check goes there) and `none` (the server's
+BaseHref wrapper left out: Streamlit's own document). Each round opens every page once on
+every server, the servers in a new random order each time, in one warm browser context per
+server (its cache holds the scripts, as for a returning visitor), and times a fresh page load
+to its first heading and to every chart drawn (bench_browser's measure). It prints each page's
+medians with their spread and the ratio none / full (above 1: the wrapper saves time), and
+the same over every load. A loaded machine slows every server alike within a round; say when
+it was busy.
+
+This benchmark also judged the document's old import of Streamlit's lazy element code (then
+mode `full`, against `base`, the base only): it did not pay and came out (web.basehref's
+docstring has the numbers).
 
     .venv/bin/python benchmarks/bench_preload.py                 # 8 rounds, 8 pages
-    .venv/bin/python benchmarks/bench_preload.py --rounds 12 --modes full,none,base
+    .venv/bin/python benchmarks/bench_preload.py --rounds 12 --pages round,cost
 """
 
 from __future__ import annotations
@@ -48,8 +52,7 @@ PAGES = ("round", "acceptance", "exactness?n=2000", "draft-length", "cost", "roo
 # what each mode changes in the server before Streamlit starts (the image's command otherwise)
 MODES = {
     "full": "",
-    "none": "server.Preload = lambda app: app",
-    "base": "from specviz.web import preload; preload.script = lambda page: b''",
+    "none": "server.BaseHref = lambda app: app",
 }
 
 

@@ -2,9 +2,8 @@
 
 Each page: its script (app.py is the home page, the others sit in pages/ as Streamlit's
 multipage layout wants: the file name after its number is the URL path), the path it
-answers on, its title in the navigation, an icon from the Material Symbols that
-Streamlit ships, and whether its first load draws a chart (then the page's document starts
-Plotly's code at once, web.preload; a page without one is drawn ~0.7 s later if it does).
+answers on, its title in the navigation and an icon from the Material Symbols that
+Streamlit ships.
 """
 
 from __future__ import annotations
@@ -18,12 +17,11 @@ class Page:
     path: str  # URL path ("" = the home page)
     title: str
     icon: str
-    charts: bool = True  # its first load draws a Plotly chart
 
 
 PAGES = (
-    Page("app.py", "", "Start here", ":material/home:", charts=False),
-    Page("pages/9_tour.py", "tour", "Guided tour", ":material/explore:", charts=False),
+    Page("app.py", "", "Start here", ":material/home:"),
+    Page("pages/9_tour.py", "tour", "Guided tour", ":material/explore:"),
     Page("pages/1_round.py", "round", "One round", ":material/play_circle:"),
     Page("pages/7_text.py", "text", "Real text", ":material/article:"),
     Page("pages/11_llm.py", "llm", "Real model", ":material/smart_toy:"),
@@ -34,8 +32,7 @@ PAGES = (
     Page("pages/5_cost.py", "cost", "Cost", ":material/payments:"),
     Page("pages/6_roofline.py", "roofline", "Roofline", ":material/speed:"),
     Page("pages/8_rules.py", "rules", "Rules gallery", ":material/rule:"),
-    Page("pages/12_measured.py", "measured", "Measured here", ":material/timer:",
-         charts=False),
+    Page("pages/12_measured.py", "measured", "Measured here", ":material/timer:"),
     Page("pages/10_plan.py", "plan", "Plan your server", ":material/calculate:"),
     Page("pages/13_audit.py", "audit", "Audit a verifier", ":material/fact_check:"),
 )

@@ -15,8 +15,8 @@ entry command of the image.
   run is off: [runner] postScriptGC = false).
 - main(): `python -m specviz.web.server run app.py ...` is `streamlit run app.py ...` with
   /_stcore/metrics answered 404, SECURITY_HEADERS on every response, request heads up to
-  REQUEST_HEAD_MAX_BYTES, which Streamlit 1.67 has no option for, the page's lazy
-  scripts asked for at once (web.preload), a client's bad frames logged in one line,
+  REQUEST_HEAD_MAX_BYTES, which Streamlit 1.67 has no option for, the page's document
+  naming the server's base (web.basehref), a client's bad frames logged in one line,
   rate-limited (OneLine), a query Streamlit leaves out noted (query_left_out), and SIGTERM
   ending the process within STOP_GRACE_S.
 """
@@ -37,7 +37,7 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from specviz.web import stcontract
-from specviz.web.preload import Preload
+from specviz.web.basehref import BaseHref
 
 T = TypeVar("T")
 # seconds without a script run or a session change before the collector collects
@@ -305,13 +305,13 @@ def dropped_note(params: dict) -> str | None:
 
 
 def patch_streamlit() -> None:
-    """Close CLOSED_PATHS, take request heads up to REQUEST_HEAD_MAX_BYTES and preload the
-    lazy scripts (web.preload) in the server Streamlit starts (its app factory and uvicorn
-    settings, looked up at start)."""
+    """Close CLOSED_PATHS, take request heads up to REQUEST_HEAD_MAX_BYTES and name the
+    server's base in each page's document (web.basehref) in the server Streamlit starts (its
+    app factory and uvicorn settings, looked up at start)."""
     make_app, settings = stcontract.get(stcontract.APP_FACTORY), \
         stcontract.get(stcontract.UVICORN_SETTINGS)
     stcontract.replace(stcontract.APP_FACTORY,
-                       lambda runtime: _Closed(Preload(make_app(runtime))))
+                       lambda runtime: _Closed(BaseHref(make_app(runtime))))
     stcontract.replace(stcontract.UVICORN_SETTINGS, lambda: {
         **settings(), "h11_max_incomplete_event_size": REQUEST_HEAD_MAX_BYTES})
     stcontract.get(stcontract.WS_LOGGER).addFilter(OneLine())

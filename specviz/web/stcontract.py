@@ -10,8 +10,8 @@ the replacement would do nothing.
 
 A name is "module:Attr.attr"; "module:Class().attr" is an attribute each instance gets (set
 in Class.__init__, or a dataclass field). The browser side (the data-testid values, class
-names and attributes the app's style sheets and scripts select, and the static chunks
-web.preload imports) is in FRONTEND and the assets' selectors, checked against the installed
+names and attributes the app's style sheets and scripts select, and the settings
+web.basehref writes) is in FRONTEND and the assets' selectors, checked against the installed
 Streamlit's static files (check_frontend; tests/web/test_stcontract.py runs both in a fresh
 process). The rest of specviz imports Streamlit only as `streamlit as st` (the layers test).
 """
@@ -86,7 +86,7 @@ PRIVATE = (
     Private(LIST_SESSIONS, "web.server: the idle collector counts the sessions held"),
     Private(RUNTIME_STATE, "web.guard: long loops stop while the server shuts down"),
     Private(ACTIVE_SESSION, "web.guard: long loops stop once their session has gone"),
-    Private(APP_FACTORY, "web.server: the app wrapped (metrics closed, web.preload)",
+    Private(APP_FACTORY, "web.server: the app wrapped (metrics closed, web.basehref)",
             read_by=SERVE),
     Private(UVICORN_SETTINGS, "web.server: request heads up to 2 MiB", read_by=SERVE),
     Private(CLI, "web.server: `python -m specviz.web.server run app.py` is `streamlit run`"),
@@ -110,12 +110,9 @@ PRIVATE = (
 BY_NAME = {p.name: p for p in PRIVATE}
 
 # The browser's side, beyond the assets' own selectors (assets.selectors()): where the app's
-# scripts read the run's state and the server's base, and preload's chunks.
+# scripts read the run's state, and where web.basehref names the server's base.
 FRONTEND = ("data-test-script-state", "notRunning", "running", "rerunRequested", "data-stale",
             "st-key-", "__streamlit", "BACKEND_BASE_URL")
-PLOTLY_CHUNK = "PlotlyChart"
-CHUNKS = (PLOTLY_CHUNK, "PageLink", "Html", "Slider", "NumberInput", "Selectbox", "Radio",
-          "Checkbox", "TextInput", "Metric", "Button", "DownloadButton")  # web.preload's
 
 
 # ----------------------------------------------------------------------------- looking up
@@ -251,15 +248,12 @@ def upload_storage(ctx) -> tuple[object, dict] | None:
 
 # ----------------------------------------------------------------------------- checks
 def check() -> None:
-    """Every name in PRIVATE is there (and read where specviz replaces it), and so is each
-    of preload's chunks; StreamlitChanged names the first one missing."""
+    """Every name in PRIVATE is there (and read where specviz replaces it);
+    StreamlitChanged names the first one missing."""
     for p in PRIVATE:
         get(p.name)
         if p.read_by:
             _check_read(p)
-    for chunk in CHUNKS:
-        if not list(static_js().glob(f"{chunk}.*.js")):
-            raise _missing(f"static/js/{chunk}.*.js", "no such chunk (web.preload imports it)")
 
 
 def static_js() -> Path:

@@ -31,33 +31,27 @@ def test_a_cold_deep_link_shows_the_navigation_titles(browser):
         server.stop()
 
 
-IMPORTS_JS = """() => [...document.querySelectorAll('head script[type=module]:not([src])')]
-    .map(s => s.textContent).join('\\n')"""
+HEAD_JS = """() => [...document.querySelectorAll('head script:not([src])')]
+    .map(s => ({module: s.type === 'module', text: s.textContent}))"""
 
 
-def test_the_document_starts_the_element_code_its_page_needs(server, tabs):
-    """The page's document (web.preload) imports Streamlit's element code from its head:
-    every module it names is served (200) and loads without error, Plotly's only on a page
-    whose first load draws a chart; the chart page draws, and a chart page reached from a
-    page without charts (Plotly's code asked for on demand) draws too."""
+def test_the_document_names_the_base_and_leaves_the_element_code_to_streamlit(server, tabs):
+    """The page's document (web.basehref) sets the server's base in its head, in a classic
+    script, and imports none of Streamlit's element code (a page's chunks come when its
+    elements do); a chart page opened first draws, and so does one reached from a page
+    without charts."""
     page = tabs.open(fresh=True)  # its listeners go with it
-    served: dict[str, int] = {}
-    page.on("response", lambda r: served.__setitem__(r.url, r.status)
-            if "/static/js/" in r.url else None)
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
-    for path, charts in (("cost", True), ("tour", False)):
+    for path in ("cost", "tour"):
         page.goto(f"{server.url}/{path}")
         page.get_by_role("heading", level=1).first.wait_for(timeout=90_000)
-        script = page.evaluate(IMPORTS_JS)
-        urls = re.findall(r'"\./static/js/([^"]+\.js)"', script)
-        assert ("PlotlyChart" in script) is charts, script
-        assert len(urls) >= 10, script
-        for name in urls:
-            page.wait_for_function("u => performance.getEntriesByName(u).length",
-                                   arg=f"{server.url}/static/js/{name}")
-            assert served.get(f"{server.url}/static/js/{name}") == 200, name
-        if charts:
+        inline = page.evaluate(HEAD_JS)
+        assert [s for s in inline if "BACKEND_BASE_URL" in s["text"]
+                and not s["module"]], inline
+        assert not any(s["module"] or "static/js/" in s["text"] for s in inline), inline
+        assert page.evaluate("window.__streamlit.BACKEND_BASE_URL") == server.url + "/"
+        if path == "cost":
             page.locator(".stPlotlyChart .main-svg").first.wait_for(timeout=60_000)
     links = page.locator(".st-key-sv_nav a")
     links.nth(site.PAGES.index(site.BY_PATH["cost"])).click()
@@ -84,7 +78,7 @@ def _first_load(browser, url: str) -> tuple[list[tuple[str, int]], list[str]]:
 def test_a_deep_link_asks_the_server_at_its_base_first(server, browser):
     """Opened on a page's path (under a base URL path too; with a trailing slash, which
     Streamlit redirects), the frontend's first health check, host config and websocket go
-    to the app's base (web.preload.base_href): never to the page's path, answered 404 and
+    to the app's base (web.basehref.base_href): never to the page's path, answered 404 and
     tried again."""
     based = start_server(base="sub")
     try:

@@ -186,11 +186,3 @@ def test_a_link_to_the_3d_surface_opens_its_section():
     assert {"cost_curve", "surface_3d"} == chart_keys(at)
     assert at.query_params["surface"] == "3d"
 
-
-@pytest.mark.parametrize("page", [p for p in site.PAGES if p.path != "llm"],
-                         ids=lambda p: p.path or "home")
-def test_a_page_says_whether_its_first_load_draws_a_chart(page):
-    """views.site's `charts` (the document imports Plotly's code at once only for such a
-    page, web.preload) against what the first load draws. /llm's stage draws its charts
-    once the model is in the server (tests/llm load it)."""
-    assert bool(run(page.path).get("plotly_chart")) is page.charts

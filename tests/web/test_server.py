@@ -11,7 +11,7 @@ import time
 import pytest
 
 from specviz.web import server
-from specviz.web.preload import Preload
+from specviz.web.basehref import BaseHref
 
 
 def test_once_makes_one_object_however_many_ask_at_once():
@@ -114,7 +114,7 @@ def test_patched_streamlit_takes_long_request_heads(monkeypatch):
     assert ss._get_uvicorn_config_kwargs() == {
         "ws_max_size": 1, "h11_max_incomplete_event_size": server.REQUEST_HEAD_MAX_BYTES}
     app = ss.create_starlette_app(None)
-    assert isinstance(app, server._Closed) and isinstance(app.app, Preload)
+    assert isinstance(app, server._Closed) and isinstance(app.app, BaseHref)
     assert app.app.app == "app"
 
 

@@ -1,17 +1,16 @@
-"""web.preload: a page's document imports Streamlit's lazy element code from its head."""
+"""web.basehref: a page's document names the server's base before Streamlit's module runs,
+and nothing else in it or in any other answer changes."""
 
 from __future__ import annotations
 
 import asyncio
 import gzip
-import json
-import re
 import threading
 
 import pytest
 
 from specviz.views import site
-from specviz.web import preload, stcontract
+from specviz.web import basehref
 
 HTML = b"<html><head><title>x</title></head><body>app</body></html>"
 
@@ -56,42 +55,15 @@ def _page(sent: list[dict]) -> tuple[dict, bytes]:
     return head, b"".join(m.get("body", b"") for m in sent[1:])
 
 
-def _imported(body: bytes) -> list[str]:
-    """The URLs the page's module script imports (read as the JSON list it holds)."""
-    found = re.search(rb"for \(const u of (\[.*?\])\) import\(u\);", body)
-    return json.loads(found.group(1)) if found else []
-
-
-def test_every_chunk_named_is_in_the_installed_streamlit():
-    names = [f.name.split(".")[0] for f in preload.chunk_files()]
-    assert names == list(stcontract.CHUNKS)  # a rename in a Streamlit upgrade fails here
-
-
 @pytest.mark.parametrize("page", site.PAGES, ids=lambda p: p.path or "home")
-def test_a_page_imports_plotly_only_where_its_first_load_draws_a_chart(page):
-    head, body = _page(_serve(preload.Preload(_inner(HTML, b"text/html; charset=utf-8")),
+def test_a_pages_document_gains_the_base_in_its_head_and_nothing_else(page):
+    head, body = _page(_serve(basehref.BaseHref(_inner(HTML, b"text/html; charset=utf-8")),
                               f"/{page.path}"))
-    urls = _imported(body)
-    plotly = [u for u in urls if "/PlotlyChart." in u]
-    assert len(urls) == len(stcontract.CHUNKS) - (not page.charts)
-    assert len(plotly) == page.charts
-    assert all(u.startswith("./static/js/") for u in urls)  # relative, as Streamlit's own
-    assert body.index(b"import(u)") < body.index(b"</head>")
-    base = preload.base_script(f"/{page.path}")
-    assert base and body.index(base) < body.index(b"import(u)")
-    assert body.replace(base + preload.script(page), b"") == HTML  # nothing else changed
+    base = basehref.base_script(f"/{page.path}")
+    assert base and body.index(base) < body.index(b"</head>")
+    assert body.replace(base, b"") == HTML  # nothing else changed: no element code imported
     assert int(head[b"content-length"]) == len(body)
     assert b"etag" not in head and head[b"cache-control"] == b"no-cache"
-
-
-def test_the_pages_declared_without_charts():
-    assert [p.path for p in site.PAGES if not p.charts] == ["", "tour", "measured"]
-
-
-@pytest.mark.parametrize("path, page", [("/", ""), ("/base/cost", "cost"), ("/cost/", "cost"),
-                                        ("/no-such-page", ""), ("/base/", "")])
-def test_a_path_opens_its_last_segments_page_or_home(path, page):
-    assert preload.page_of(path) is site.BY_PATH[page]
 
 
 @pytest.mark.parametrize("path, base, href", [
@@ -104,39 +76,39 @@ def test_a_path_opens_its_last_segments_page_or_home(path, page):
 def test_the_base_lies_where_the_path_says(path, base, href):
     """A page's path names the page one level below the app's base, so the base is "./"
     from it and from the base itself; any other path is left to the frontend."""
-    assert preload.base_href(path, base) == href
+    assert basehref.base_href(path, base) == href
 
 
 def test_the_base_is_set_by_a_classic_script_before_streamlit_runs():
     """A classic inline script runs as the head is parsed, before any module script (the
     frontend reads window.__streamlit once, as its module starts); the href is a JSON string
     resolved against the document's own URL."""
-    tag = preload.base_script("/cost").decode()
+    tag = basehref.base_script("/cost").decode()
     assert tag.startswith("<script>") and "type=" not in tag
     assert 'BACKEND_BASE_URL: new URL("./", location.href).href' in tag
     assert "...window.__streamlit" in tag  # keeps what a host set before
-    assert preload.base_script("/no-such-page") == b""
+    assert basehref.base_script("/no-such-page") == b""
 
 
 def test_a_compressed_page_is_sent_plain_with_the_script():
-    sent = _serve(preload.Preload(_inner(gzip.compress(HTML), b"text/html", chunks=3,
-                                         encoding=b"gzip")), "/round")
+    sent = _serve(basehref.BaseHref(_inner(gzip.compress(HTML), b"text/html", chunks=3,
+                                           encoding=b"gzip")), "/round")
     head, body = _page(sent)
     assert b"content-encoding" not in head
-    assert body == preload.in_head(HTML, preload.base_script("/round")
-                                   + preload.script(site.BY_PATH["round"]))
+    assert body == basehref.in_head(HTML, basehref.base_script("/round"))
     assert len(sent) == 2  # the start and one body
 
 
-@pytest.mark.parametrize("content_type, status, method", [
-    (b"application/javascript", 200, "GET"),  # the chunks themselves
-    (b"text/html", 304, "GET"),  # a revalidated page: no body to change
-    (b"text/html", 404, "GET"),
-    (b"text/html", 200, "HEAD"),
+@pytest.mark.parametrize("content_type, status, method, path", [
+    (b"application/javascript", 200, "GET", "/round"),  # Streamlit's scripts
+    (b"text/html", 304, "GET", "/round"),  # a revalidated page: no body to change
+    (b"text/html", 404, "GET", "/round"),
+    (b"text/html", 200, "HEAD", "/round"),
+    (b"text/html", 200, "GET", "/no-such-page"),  # no base to name: Streamlit's own answer
 ])
-def test_every_other_answer_passes_untouched(content_type, status, method):
+def test_every_other_answer_passes_untouched(content_type, status, method, path):
     inner = _inner(HTML, content_type, status=status, chunks=2)
-    assert _serve(preload.Preload(inner), "/round", method) == _serve(inner, "/round", method)
+    assert _serve(basehref.BaseHref(inner), path, method) == _serve(inner, path, method)
 
 
 def test_websockets_pass_untouched():
@@ -145,7 +117,7 @@ def test_websockets_pass_untouched():
     async def inner(scope, receive, send):
         seen.append(scope)
 
-    runner = threading.Thread(target=asyncio.run, args=(preload.Preload(inner)(
+    runner = threading.Thread(target=asyncio.run, args=(basehref.BaseHref(inner)(
         {"type": "websocket", "path": "/_stcore/stream"}, None, None),))
     runner.start()
     runner.join(10)
@@ -153,4 +125,4 @@ def test_websockets_pass_untouched():
 
 
 def test_a_page_without_a_head_is_left_as_it_is():
-    assert preload.in_head(b"<p>x</p>", b"<script></script>") == b"<p>x</p>"
+    assert basehref.in_head(b"<p>x</p>", b"<script></script>") == b"<p>x</p>"
