@@ -39,7 +39,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, replace
 from functools import partial
 
@@ -62,6 +62,8 @@ MARGIN = 1e-3  # top-p's boundary: no row may keep a different set at top_p (1 +
 N_MAX = 100_000
 BUGS = ("raw_q",)  # the negative controls audit_assisted can wrap in
 TWICE = " (draft warped twice)"  # a known law's name: the rule with drafted_twice
+DRAFT_ROW = {0: "the raw q", 1: "warp(q)", 2: "warp(warp(q)): the warp applied twice"}
+NO_ROW = "none of q, warp(q), warp(warp(q))"
 
 
 def assisted_tables(V: int = 8, seed: int = 47932) -> tuple[np.ndarray, np.ndarray]:
@@ -215,6 +217,16 @@ def _stop_after(length: int):
     return StoppingCriteriaList([After()])
 
 
+def _generate_kwargs(assistant, *, ids, warp: Warp, k: int) -> dict:
+    """generate's arguments: assisted, sampling under the warp, stopped after two tokens."""
+    import torch
+
+    return dict(assistant_model=assistant, do_sample=True, temperature=warp.temperature,
+                top_k=warp.top_k, top_p=warp.top_p, min_p=warp.min_p or None,
+                max_new_tokens=k + 2, stopping_criteria=_stop_after(ids.shape[1] + 2),
+                attention_mask=torch.ones_like(ids))
+
+
 def sample_pairs(target, assistant, *, prompt: Sequence[int], n: int, warp: Warp, k: int,
                  seed: int) -> np.ndarray:
     """Counts (V, V) of the first two tokens of n assisted generations under the warp."""
@@ -222,10 +234,7 @@ def sample_pairs(target, assistant, *, prompt: Sequence[int], n: int, warp: Warp
 
     V, L = target.config.vocab_size, len(prompt)
     ids = torch.as_tensor([list(prompt)])
-    kw = dict(assistant_model=assistant, do_sample=True, temperature=warp.temperature,
-              top_k=warp.top_k, top_p=warp.top_p, min_p=warp.min_p or None,
-              max_new_tokens=k + 2, stopping_criteria=_stop_after(L + 2),
-              attention_mask=torch.ones_like(ids))
+    kw = _generate_kwargs(assistant, ids=ids, warp=warp, k=k)
     counts = np.zeros((V, V), dtype=np.int64)
     torch.manual_seed(seed)
     with torch.no_grad():
@@ -233,6 +242,47 @@ def sample_pairs(target, assistant, *, prompt: Sequence[int], n: int, warp: Warp
             out = target.generate(ids, **kw)[0, L:L + 2].tolist()
             counts[out[0], out[1]] += 1
     return counts
+
+
+def reported_row(target, assistant, *, prompt: Sequence[int], warp: Warp, k: int
+                 ) -> np.ndarray:
+    """The row (V,) the candidate generator reports for its first draft after the prompt
+    (the softmax of its first candidate logits), caught in one generate."""
+    import torch
+
+    caught, shipped = [], target._get_candidate_generator
+
+    def get(*args, **kwargs):
+        gen = shipped(*args, **kwargs)
+        inner = gen.get_candidates
+
+        def candidates(*a, **kw):
+            ids, logits = inner(*a, **kw)
+            if logits is not None and not caught:
+                caught.append(torch.softmax(logits[0, 0].double(), dim=-1).numpy())
+            return ids, logits
+
+        gen.get_candidates = candidates
+        return gen
+
+    ids = torch.as_tensor([list(prompt)])
+    target._get_candidate_generator = get
+    try:
+        with torch.no_grad():
+            target.generate(ids, **_generate_kwargs(assistant, ids=ids, warp=warp, k=k))
+    finally:
+        del target._get_candidate_generator  # the class's method again
+    return caught[0]
+
+
+def warps_applied(row: np.ndarray, q: np.ndarray, warp: Warp) -> int | None:
+    """How many times (0, 1, 2) the warp was applied to q to give row; None: neither."""
+    r = q
+    for times in range(3):
+        if np.allclose(row, r, atol=ROW_ATOL * 10):
+            return times
+        r = warp_rows(r, warp)
+    return None
 
 
 @contextmanager
@@ -268,6 +318,7 @@ class AssistedAudit:
     seconds: float  # sampling only
     n_needed: int  # n_for_power on these laws
     exact_tv: dict  # known rule -> its exact TV from the target (the worst statistic)
+    draft_warps: int | None  # the first draft's reported row is warp applied this often to q
 
     @property
     def verdict(self) -> str:
@@ -286,7 +337,8 @@ class AssistedAudit:
         return (f"{what}: {head}; worst {w.name}: TV {w.tv:.4f} against the line "
                 f"{w.threshold:.4f} (floor {w.floor:.4f}), p = {w.p_value:.3g}; n = "
                 f"{self.n:,} (it catches TV >= {c.detectable:.4f}; {self.n_needed:,} needed "
-                f"to see every known bug) in {self.seconds:.1f} s")
+                f"to see every known bug) in {self.seconds:.1f} s; the first draft's "
+                f"reported row is {DRAFT_ROW.get(self.draft_warps, NO_ROW)}")
 
 
 def audit_assisted(*, warp: Warp = WARP, k: int = K, n: int | None = None, seed: int = 0,
@@ -314,17 +366,15 @@ def audit_assisted(*, warp: Warp = WARP, k: int = K, n: int | None = None, seed:
     torch.set_num_threads(1)  # V = 8: threads only add overhead
     t0 = time.perf_counter()
     try:
-        if bug == "raw_q":
-            with raw_q_reported(assistant):
-                counts = sample_pairs(target, assistant, prompt=prompt, n=n, warp=warp, k=k,
-                                      seed=seed)
-        else:
+        with raw_q_reported(assistant) if bug == "raw_q" else nullcontext():
             counts = sample_pairs(target, assistant, prompt=prompt, n=n, warp=warp, k=k,
                                   seed=seed)
+            seconds = time.perf_counter() - t0
+            row = reported_row(target, assistant, prompt=prompt, warp=warp, k=k)
     finally:
         torch.set_num_threads(threads)
-    seconds = time.perf_counter() - t0
     cmp = compare({FIRST: counts.sum(axis=1), TWO: counts}, law, known, level=level)
     return AssistedAudit(f"transformers {transformers.__version__}, torch {torch.__version__}",
                          warp, k, n, seed, bug, cmp, seconds, n_needed,
-                         {m.name: m.exact_tv for m in cmp.matches})
+                         {m.name: m.exact_tv for m in cmp.matches},
+                         warps_applied(row, Q[prompt[-1]], warp))

@@ -15,6 +15,7 @@ from specviz.analysis.assistedaudit import (
     drafted_twice,
     exact_laws,
     n_for_power,
+    warps_applied,
 )
 from specviz.analysis.auditpairs import FIRST, TWO
 from specviz.analysis.lawcompare import compare
@@ -85,3 +86,13 @@ def test_n_for_power_is_the_smallest_n_that_sees_every_known_bug():
 
     assert not unseen(n) and unseen(n - 1)
     assert n_for_power(target, known, only=["warp_raw_q"]) <= n
+
+
+def test_warps_applied_counts_the_warps_between_q_and_a_reported_row():
+    _, Q = assisted_tables()
+    q = Q[0]
+    once = warped_row(q, WARP)
+    assert warps_applied(q, q, WARP) == 0
+    assert warps_applied(once, q, WARP) == 1
+    assert warps_applied(warped_row(once, WARP), q, WARP) == 2
+    assert warps_applied(np.roll(q, 1), q, WARP) is None

@@ -40,6 +40,7 @@ def test_transformers_assisted_generation_under_a_warp(capsys):
         print(f"\n{a.sentence}")
     assert a.verdict == LOSSLESS, a.sentence
     assert set(a.comparison.like) <= {"warped", "warped" + TWICE}, a.sentence
+    assert a.draft_warps in (1, 2), a.sentence  # it reports a warped row, never the raw q
 
 
 @pytest.mark.timeout(600)
@@ -50,3 +51,4 @@ def test_a_raw_q_wrapped_into_the_path_is_caught(capsys):
     assert a.verdict == BIASED, a.sentence
     assert a.comparison.like and all(name.startswith("warp_raw_q")
                                      for name in a.comparison.like), a.sentence
+    assert a.draft_warps == 0, a.sentence  # the control did report the raw q
