@@ -130,7 +130,7 @@ def read_rows(model, prompt: Sequence[int]) -> np.ndarray:
     return M
 
 
-def _check_margin(M: np.ndarray, warp: Warp) -> None:
+def check_margin(M: np.ndarray, warp: Warp) -> None:
     """Refuse a warp whose top-p boundary or top-k rank sits within float32's reach."""
     R = temper_rows(M, warp.temperature)
     if warp.top_p < 1.0:
@@ -141,7 +141,8 @@ def _check_margin(M: np.ndarray, warp: Warp) -> None:
                              "cumulative mass: float32 may keep another set")
     if 0 < warp.top_k < M.shape[1]:
         ranked = -np.sort(-R, axis=1)
-        if (ranked[:, warp.top_k - 1] - ranked[:, warp.top_k] < MARGIN * ranked[:, 0]).any():
+        gap = ranked[:, warp.top_k - 1] - ranked[:, warp.top_k]
+        if ((gap < MARGIN * ranked[:, 0]) & (ranked[:, warp.top_k] > 0)).any():
             raise ValueError(f"top-k = {warp.top_k} cuts between two near-equal tokens")
 
 
@@ -355,8 +356,8 @@ def audit_assisted(*, warp: Warp = WARP, k: int = K, n: int | None = None, seed:
     P0, Q0 = tables if tables is not None else assisted_tables()
     target, assistant = table_model(P0, seed=seed), _as_assistant(table_model(Q0, seed=seed), k)
     P, Q = read_rows(target, prompt), read_rows(assistant, prompt)
-    for M in (P, Q):
-        _check_margin(M, warp)
+    for M in (P, Q, warp_rows(Q, warp)):  # the assistant may warp its warped row again
+        check_margin(M, warp)
     law, known = exact_laws(P, Q, ctx=prompt[-1], k=k, warp=warp)
     n_needed = n_for_power(law, known, level=level)
     n = n_needed if n is None else int(n)

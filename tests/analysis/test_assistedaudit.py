@@ -12,6 +12,7 @@ from specviz.analysis.assistedaudit import (
     TWICE,
     WARP,
     assisted_tables,
+    check_margin,
     drafted_twice,
     exact_laws,
     n_for_power,
@@ -96,3 +97,12 @@ def test_warps_applied_counts_the_warps_between_q_and_a_reported_row():
     assert warps_applied(once, q, WARP) == 1
     assert warps_applied(warped_row(once, WARP), q, WARP) == 2
     assert warps_applied(np.roll(q, 1), q, WARP) is None
+
+
+def test_a_warp_on_a_rows_boundary_is_refused():
+    M = np.array([[0.5, 0.3, 0.2]] * 3)
+    with pytest.raises(ValueError, match="top-p"):
+        check_margin(M, Warp(top_p=0.8))  # the mass ahead of token 2 is exactly 0.8
+    with pytest.raises(ValueError, match="top-k"):
+        check_margin(np.array([[0.4, 0.3, 0.3]] * 3), Warp(top_k=2))  # a tie at the cut
+    check_margin(M, Warp(top_p=0.7, top_k=2))  # away from both: float32 keeps the same set
