@@ -34,7 +34,7 @@ from ..core.draws import RngDraws
 from ..core.round import play
 from ..core.rules import Rule, get_rule, reads_warp
 from ..core.warp import Warp, WarpedPair
-from .drafts import draft_pair, parse_draft
+from .drafts import Kit, draft_pair, parse_draft
 from .store import Model, load
 
 MODEL_NAME = "specviz-gemma-3-270m"
@@ -53,9 +53,11 @@ class Engine:
     """The model, one draft and one rule, playing requests one at a time."""
 
     def __init__(self, model: Model, *, rule: str | Rule, draft: str = "skip:4,8",
-                 k: int = 2) -> None:
+                 k: int = 2, kit: Kit | None = None) -> None:
+        """kit: the shipped corpus, for the drafts that read it (a trimmed head, an n-gram
+        model: llm.drafts.Kit); the command line serves the others."""
         self.model, self.rule, self.k = model, get_rule(rule), int(k)
-        self.pair = draft_pair(model, parse_draft(draft, cfg=model.cfg), T=1.0)
+        self.pair = draft_pair(model, parse_draft(draft, cfg=model.cfg), T=1.0, kit=kit)
         self.pair._rows.max_rows = ROW_CACHE_BYTES // (8 * self.pair.V)
         self.lock = threading.Lock()
 
