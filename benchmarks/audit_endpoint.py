@@ -7,7 +7,7 @@ should pass, the lossy and broken ones fail where this n can see their bias, and
 small to see one says so. The warp rules are served under a warp (--T, --top-k, --top-p),
 the others unwarped. Prints per rule: the verdict, each statistic's n, TV, floor, line, the
 smallest TV the run would catch and the p-value, and the seconds it took; the load before
-and after. tests/llm/test_serve.py runs the correct rule and greedy in CI; this runs them all.
+and after. tests/live/test_serve.py runs the correct rule and greedy in CI; this runs them all.
 
     .venv/bin/python benchmarks/audit_endpoint.py [--rules correct greedy ...] [--n 400]
         [--draft skip:4,8] [--k 2] [--prompt "Once upon a time"]

@@ -144,6 +144,14 @@ def _full_error_details():
 
 
 @pytest.fixture(scope="session")
+def model():
+    """The real model, Gemma 3 270M, loaded once per worker (tests/llm share one worker;
+    a live audit of our own endpoint, tests/live/test_serve.py, loads it on its own)."""
+    from specviz.llm import store
+    return store.load()
+
+
+@pytest.fixture(scope="session")
 def stdlib_text() -> str:
     """The docstrings of a dozen standard-library modules: real text, parsed in a second
     (tests/text/test_corpus.py parses the whole library once)."""

@@ -1,5 +1,5 @@
-"""The real model, loaded once per test session (every llm test runs on one xdist worker:
-tests/conftest.py groups them), and the reference made by transformers."""
+"""The reference made by transformers (the real model's fixture, `model`, is tests/conftest.py's:
+every llm test runs on one xdist worker, which loads it once)."""
 
 from __future__ import annotations
 
@@ -8,14 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from specviz.llm import store
-
 REFERENCE = Path(__file__).with_name("reference.json")
-
-
-@pytest.fixture(scope="session")
-def model() -> store.Model:
-    return store.load()
 
 
 @pytest.fixture(scope="session")

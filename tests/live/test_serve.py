@@ -1,6 +1,8 @@
 """specviz's own model behind an OpenAI-compatible endpoint (llm.serve), decoding with a rule
 of the registry, audited live (analysis.liveaudit) as any server would be: the correct rule
-passes at an n that can see TV 0.2; a broken rule whose bias this run can see fails."""
+passes at an n that can see TV 0.2; a broken rule whose bias this run can see fails. A live
+audit, here beside the others: its own xdist group (tests/conftest.py), so its 12 minutes of
+requests run beside the real model's group instead of after it."""
 
 from __future__ import annotations
 
