@@ -26,7 +26,6 @@ sys.path.insert(0, str(ROOT))
 
 from specviz.analysis.liveaudit import Sampling, audit_server  # noqa: E402
 from specviz.analysis.spread import cpus, load_average  # noqa: E402
-from specviz.core.kinds import kind_of  # noqa: E402
 from specviz.core.rules import RULES, reads_warp  # noqa: E402
 from specviz.llm import store  # noqa: E402
 from specviz.llm.serve import Engine, make_server  # noqa: E402
@@ -37,7 +36,7 @@ RESOLUTION = 0.2  # as the tests': a run that cannot catch this TV is too small 
 
 def chain_rules() -> list[str]:
     """The registry's rules that draft one chain (the endpoint plays chains)."""
-    return [n for n, r in RULES.items() if type(kind_of(r)).__name__ == "Chain"]
+    return [n for n, r in RULES.items() if r.kind == "chain"]
 
 
 def main() -> None:
