@@ -39,6 +39,9 @@ class RowCache:
         rows = list(self._rows.values())
         return sum(r.nbytes for r in {id(r): r for r in rows}.values())
 
+    def __contains__(self, key: Hashable) -> bool:
+        return key in self._rows
+
     def get(self, key: Hashable, make) -> np.ndarray:
         row = self._rows.get(key)
         if row is None:

@@ -156,8 +156,12 @@ class LLMPair(ModelPair):
     def score(self, prefix: Sequence[int], tails: Sequence[Sequence[int]], *,
               which: str = "p") -> None:
         """The rows at prefix + t, t in tails, in one pass of the target (or the draft): a
-        chain's k + 1 prefixes as a block, a tree's nodes with tree attention (Runner.score)."""
+        chain's k + 1 prefixes as a block, a tree's nodes with tree attention (Runner.score).
+        Rows the pair still holds are not scored again: a server asked the same prompt many
+        times (a live audit) plays most rounds from its rows, as a prefix cache would."""
         runner = self.target if which == "p" else self.draft
+        if all((which, self.key(list(prefix) + list(t))) in self._rows for t in tails):
+            return
         if runner is not None:
             runner.score(prefix, tails)
 

@@ -155,3 +155,28 @@ def test_the_llm_page_plays_a_round_on_a_tiny_model(tmp_path, monkeypatch,
         h.proto.body for h in at.html)
     at.button(key="llm_next").click().run()
     assert not at.exception and at.query_params["step"] == "1"
+
+
+def test_rows_the_pair_holds_are_not_scored_again(tmp_path):
+    """A round at a prefix whose k + 1 rows the pair still holds runs no pass of the
+    target (a server asked one prompt many times); the rows are those the pass gave, and
+    a prefix the pair does not hold is scored as before."""
+    from specviz.llm.drafts import parse_draft
+    from specviz.llm.pair import LLMPair
+
+    m = store.read_model(write_tiny(tmp_path / "t.gguf"))
+    pair = LLMPair(m, parse_draft("early-exit:1", cfg=m.cfg))
+    prefix, tails = [5, 9, 70], [(), (11,), (11, 12)]
+    pair.score(prefix, tails)
+    rows = [pair.p(prefix + list(t)) for t in tails]
+    pair.score([5, 9, 71], tails)  # the runner now holds another sequence
+    passes = len(pair.target.passes)
+    pair.score(prefix, tails)
+    assert len(pair.target.passes) == passes
+    assert all(a is b for a, b in zip(rows, [pair.p(prefix + list(t)) for t in tails], strict=True))
+    fresh = LLMPair(m, parse_draft("early-exit:1", cfg=m.cfg))
+    fresh.score(prefix, tails)
+    assert all(np.array_equal(a, fresh.p(prefix + list(t)))
+               for a, t in zip(rows, tails, strict=True))
+    pair.score(prefix, [(), (13,)])
+    assert len(pair.target.passes) == passes + 1
