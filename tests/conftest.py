@@ -56,6 +56,9 @@ LONG_FIRST = ("llm", "live", "e2e")  # the longest groups, handed to the workers
 # real model's (minutes), the live audits of llama-server and transformers (minutes each in a
 # few tests: ranked by size they came last), the browser files (up to 5 minutes each)
 CONTRACT = "web/test_stcontract.py"  # before them: after a Streamlit upgrade, the first to fail
+BUILT = "live/test_llama_server.py"  # after them: on a machine without llama-server its build
+# (deploy/llama_server.py, started by .ci/run before the suite) takes about 10 minutes beside
+# the tests; handed out with the live group, its worker sat 560 s waiting for it
 SLOW_S = 2.0  # a test longer than this on a quiet core is `slow` (see above)
 DEV_TIMEOUT_S = 120  # pyproject.toml's `timeout`, for the development tier (loaded: 2 workers)
 TIER_TIMEOUT_S = 600  # for a browser, model, slow or fuzz test (server starts, model loads)
@@ -77,9 +80,9 @@ def pytest_collection_modifyitems(config, items) -> None:
     """Tier markers on every test (tier_markers: the deselection by -m comes after this
     hook). Then the long groups first, so that no worker starts one when the rest is
     done: the contract with Streamlit, the real model's group (taken late, it was the
-    suite's last three minutes with one worker idle), the browser files, then the others
-    by their number of tests, most first. The workers take groups in this order (see
-    below). Within a group, the order stays."""
+    suite's last three minutes with one worker idle), the browser files, llama-server's
+    live audit (BUILT), then the others by their number of tests, most first. The workers
+    take groups in this order (see below). Within a group, the order stays."""
     for item in items:
         tier_markers(item)
     size = Counter(worker_group(item.nodeid) for item in items)
@@ -89,9 +92,11 @@ def pytest_collection_modifyitems(config, items) -> None:
         first = group.split("/", 1)[0]
         if group == CONTRACT:
             return -1, 0
+        if group == BUILT:
+            return len(LONG_FIRST), 0
         if first in LONG_FIRST:
             return LONG_FIRST.index(first), 0
-        return len(LONG_FIRST), -size[group]
+        return len(LONG_FIRST) + 1, -size[group]
     items.sort(key=rank)
 
 

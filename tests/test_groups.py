@@ -63,6 +63,34 @@ def test_loadgroup_keeps_a_file_and_the_browser_tests_on_one_worker(tmp_path):
         FILES.values())
 
 
+def test_the_groups_are_handed_out_long_first_and_the_built_server_after_the_browser():
+    """The order the workers take groups in (pytest_collection_modifyitems): the contract,
+    the real model's, the live audits, the browser files, then llama-server's live audit
+    (its build runs beside the first groups on a fresh machine), then the rest, most
+    tests first."""
+    conf = _conftest()
+
+    class Item:
+        def __init__(self, nodeid: str) -> None:
+            self.nodeid, self.fspath, self.fixturenames = nodeid, ROOT / nodeid, ()
+
+        def add_marker(self, marker) -> None:
+            pass
+
+        def get_closest_marker(self, name):
+            return None
+
+    names = ["tests/a/test_one.py::t", "tests/live/test_llama_server.py::t",
+             "tests/b/test_two.py::t", "tests/b/test_two.py::u", "tests/e2e/test_e.py::t",
+             "tests/live/test_serve.py::t", "tests/llm/test_x.py::t",
+             "tests/web/test_stcontract.py::t"]
+    items = [Item(n) for n in names]
+    conf.pytest_collection_modifyitems(None, items)
+    assert [i.nodeid.split("::")[0].split("/", 1)[1] for i in items] == [
+        "web/test_stcontract.py", "llm/test_x.py", "live/test_serve.py", "e2e/test_e.py",
+        "live/test_llama_server.py", "b/test_two.py", "b/test_two.py", "a/test_one.py"]
+
+
 TIERED = {
     "tests/a/test_plain.py": "def test_plain():\n    pass\n",
     "tests/a/test_marked.py": "import pytest\n\n\n@pytest.mark.slow\ndef test_slow():\n    pass\n"
