@@ -10,7 +10,11 @@ one, tokens/s with and without the draft, and the wall-clock speedup; the load b
 after each measurement. Run it on a quiet machine and say the load beside the numbers.
 
     .venv/bin/python benchmarks/bench_medusa.py [--ks 1 2 4] [--prompts story code fact]
-        [--new 32] [--reps 3] [--others trimmed:16384 lookup] [--greedy-only]
+        [--new 32] [--reps 3] [--others trimmed:16384 lookup] [--greedy-only] [--stop-off]
+
+--stop-off measures medusa:k:0 (every head drafts, no stop) beside medusa:k (the heads'
+draft-side stop at medusa.SURE), interleaved in the same run; drafts/round is the mean
+number of heads a round drafted.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ def report(m) -> None:
             acc = "  ".join(f"{r['rate']:.2f} ({r['lo']:.2f}-{r['hi']:.2f})"
                             for r in mv.acceptance_rows(s) if r["rate"] is not None)
             print(f"  {d.label:16} {mode:8} tokens/call {s.tokens_per_call:.2f}  "
+                  f"drafts/round {s.drafted_per_round:.2f}  "
                   f"c {_spread(f, 'c', '.3f')}  t1 {_spread(f, 't1', '.1f', 1e3)} ms  "
                   f"t(k+1) {_spread(f, 'tk1', '.1f', 1e3)} ms\n"
                   f"  {'':25} tok/s spec {_spread(f, 'spec_tps')}  alone "
@@ -67,16 +72,20 @@ def main() -> None:
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--others", nargs="*", default=[])
     ap.add_argument("--greedy-only", action="store_true")
+    ap.add_argument("--stop-off", action="store_true",
+                    help="measure medusa:k:0 (no stop) beside medusa:k")
     args = ap.parse_args()
     model, kit = store.load(), kept_kit()
     heads = medusa.load_heads()
     print(f"heads: {heads.meta.get('script')} v{heads.meta.get('script_version')}, "
+          f"stop at top probability < {medusa.SURE:g} (medusa:k; medusa:k:0 none), "
           f"sha256 {heads.sha256[:12]}, held-out top-1 "
           + ", ".join(f"{t['rate']:.2f}" for t in heads.meta.get("top1", [])))
     for name in args.prompts:
         text = PRESETS[name][1]
         for k in args.ks:
-            drafts = [f"medusa:{k}"] + (list(args.others) if k == max(args.ks) else [])
+            drafts = [f"medusa:{k}"] + ([f"medusa:{k}:0"] if args.stop_off else []) + (
+                list(args.others) if k == max(args.ks) else [])
             m = measure(model, text, drafts, k=k, T=0.0 if args.greedy_only else 1.0,
                         max_new=args.new, kit=kit, reps=args.reps, stop_s=float("inf"))
             print(f"\n{name} prompt ({m.prompt_tokens} tokens), k = {k}, {args.new} tokens a "

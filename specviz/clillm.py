@@ -62,7 +62,7 @@ def _round_line(names, i: int, tr) -> str:
     kept = sum(1 for e in tr.emitted if e.origin == "accepted")
     last = tr.emitted[-1]
     return (f"round {i:3d}: drafted [{drafted}]  kept {kept}/{tr.k}  {last.origin} "
-            f"'{names[last.token]}'")
+            f"'{names[last.token]}'" + (f"  (stopped: {tr.stopped})" if tr.stopped else ""))
 
 
 def _summary_text(f: Figures, m: Measurement) -> str:
@@ -176,7 +176,7 @@ def _as_json(model, label: str, ids, spec_run: Run, alone: Run, f: Figures,
                     "positions": [_position(names, p) for p in tr.positions],
                     "emitted": [[e.token, e.origin] for e in tr.emitted],
                     "emitted_text": [names[e.token] for e in tr.emitted],
-                    "final_u": tr.final_u}
+                    "final_u": tr.final_u, "stopped": tr.stopped or None}
                    for tr in spec_run.rounds],
         "summary": asdict(s) | {"speedup": None if f.speedup_noise else f["speedup"].median},
         "load_s": model.load_s,

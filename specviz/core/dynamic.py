@@ -19,11 +19,9 @@ from .kinds import kind_of
 from .pair import TablePair
 from .round import play
 from .roundstats import RoundStats
-from .rules import Rule
-from .sampling import draw_row
 from .scenario import Scenario
+from .stop import Confident
 from .tables import K_MAX, check_n
-from .verify import draft_row
 
 POLICIES = ("constant", "heuristic", "confidence", "oracle")
 POLICY_LABELS = {
@@ -64,18 +62,6 @@ def _check(sc: Scenario, policy, k_max, length, threshold) -> TablePair:
     return sc.tables
 
 
-def _confident_k(pair: TablePair, rule: Rule, c: int, draws: StreamDraws, k_max: int,
-                 threshold: float) -> int:
-    """Draft while the draft's top probability at the newest token is >= threshold (at
-    least 1, at most k_max); the drafts are the ones the round will draw."""
-    k_now, z = 0, c
-    while k_now < k_max and (k_now == 0 or pair.q([z]).max() >= threshold):
-        qs = draft_row(rule, pair.p([z]), pair.q([z]))
-        z = draw_row(qs, draws.draft(k_now))
-        k_now += 1
-    return k_now
-
-
 def run_policy(sc: Scenario, *, policy: str = "constant", length: int = 2_000,
                k_max: int = 16, threshold: float = 0.3) -> PolicyRun:
     """Decode `length` tokens from sc.ctx under sc.rule, k chosen per round by `policy`.
@@ -92,11 +78,10 @@ def run_policy(sc: Scenario, *, policy: str = "constant", length: int = 2_000,
     ks: list[int] = []
     text: list[int] = []
     kept = np.zeros(max(k, k_max) + 1, dtype=np.int64)  # rounds by drafts kept
-    c, k_now = sc.ctx, k
+    c, k_now = sc.ctx, k_max if policy == "confidence" else k
+    played = Confident(pair, threshold) if policy == "confidence" else pair  # stops itself
     while draws.start < length:
-        if policy == "confidence":
-            k_now = _confident_k(pair, r, c, draws, k_max, threshold)
-        d = play(pair, [c], k_max if policy == "oracle" else k_now, r, draws, light=True)
+        d = play(played, [c], k_max if policy == "oracle" else k_now, r, draws, light=True)
         drafted = d.k if policy != "oracle" else sum(
             1 for e in d.emitted if e.origin in ("accepted", "unverified"))
         text += d.tokens

@@ -6,6 +6,8 @@ A pair answers, at a prefix (a sequence of token ids, newest last):
                          token for a table, the last n - 1 tokens for an n-gram
   propose(prefix, k)     a deterministic proposal of up to k tokens, or None when the
                          draft samples from q (prompt lookup proposes)
+  stop(prefix, drafts)   before each draft a chain or block round draws: None to draw it,
+                         or why the round drafts no more (a draft-side stop, core.stop)
   score(prefix, tails)   told which rows are about to be read (prefix + t, t in tails)
 and names its tokens. TablePair holds V x V tables (row = the last token); the n-gram
 pair lives in specviz.text.
@@ -70,6 +72,14 @@ class ModelPair:
         raise NotImplementedError
 
     def propose(self, prefix: Sequence[int], k: int) -> tuple[int, ...] | None:
+        return None
+
+    def stop(self, prefix: Sequence[int], drafts: Sequence[int]) -> str | None:
+        """Asked before the round at prefix draws draft len(drafts) + 1 from q: None to
+        draw it, or why the round stops drafting here (fewer than k). It reads what the
+        draft knows (its rows, the drafts so far), never the round's later draws or coins:
+        then k is a stopping time of the drafts and each round stays exact (Leviathan et al.
+        2022, Algorithm 1 with k varying; core.stop). Default: draft all k."""
         return None
 
     def score(self, prefix: Sequence[int], tails: Sequence[Sequence[int]], *,

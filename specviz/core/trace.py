@@ -99,6 +99,7 @@ class RoundTrace(_Output):
     tree: tuple[tuple[tuple[int, ...], int], ...] = ()  # a token tree: (path, token), drafted
     proposed: bool = False  # the drafts are the pair's proposal (prompt lookup), not from q
     weights: tuple[float, ...] = ()  # block verification: w_0..w_k along the block
+    stopped: str = ""  # why the draft stopped short of k (the pair's stop), "" if it did not
 
     @property
     def accepted(self) -> int:

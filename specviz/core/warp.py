@@ -125,7 +125,7 @@ class WarpedPair(ModelPair):
     def __init__(self, pair: ModelPair, warp: Warp) -> None:
         self.base, self.warp = pair, warp
         self.V, self.names = pair.V, pair.names
-        for same in ("key", "propose", "score", "name", "check_prefix"):  # left as they are
+        for same in ("key", "propose", "stop", "score", "name", "check_prefix"):  # left as they are
             setattr(self, same, getattr(pair, same))
 
     def p(self, prefix: Sequence[int]) -> np.ndarray:

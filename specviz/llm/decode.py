@@ -175,7 +175,8 @@ def summarise(spec: Run, alone: Run, *, k: int, scored: int | None = None) -> Su
     k1 = [s for _, s in verify]
     rounds = spec.tallies
     drafted = sum(t.drafted for t in rounds)
-    draft_s = sum(s for _, _, s in spec.draft_passes) / drafted if spec.draft_passes else None
+    draft_s = sum(s for _, _, s in spec.draft_passes) / drafted \
+        if spec.draft_passes and drafted else None  # (a stop may leave nothing drafted)
     t1 = float(np.median(ones)) if ones else float("nan")
     kept = np.bincount([t.accepted for t in rounds], minlength=k + 1)  # (k+1,)
     stats = RoundStats(histogram=kept, tokens=sum(t.emitted for t in rounds), drafted=drafted)

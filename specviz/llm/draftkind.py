@@ -40,6 +40,7 @@ class DraftSpec:
     head: int | None = None  # rows of a trimmed head (None: the full vocabulary)
     order: int | None = None  # n of an n-gram draft
     heads: int | None = None  # K of Medusa's heads (llm.medusa)
+    sure: float = 0.0  # Medusa's stop: head i drafts while its top probability >= sure
 
     def played(self, k: int) -> int:
         """The k a round of this draft plays: Medusa's K heads draft one token each, so

@@ -9,8 +9,9 @@
   ngram:n         an n-gram model counted over the shipped corpus in Gemma's token ids
   lookup          prompt lookup over the context's token ids (Saxena 2023; vLLM's "ngram"
                   method)
-  medusa:K        K Medusa heads on the target's own hidden state (Cai et al. 2024): head i
-                  drafts the i-th token of a round, with no pass of a model (llm.medusa)
+  medusa:K[:s]    K Medusa heads on the target's own hidden state (Cai et al. 2024): head i
+                  drafts the i-th token of a round, with no pass of a model, while its top
+                  probability is at least s (default medusa.SURE) (llm.medusa)
 What each kind holds: llm.draftkind. A new kind is one more DraftKind object in KINDS (a
 model pair of its own comes from its pair()): parse_draft, the pages' controls, /measured,
 the CLI and the URL fields all read the registry.
@@ -44,6 +45,18 @@ NGRAM_ORDER_MAX = 6  # highest n-gram draft order
 # greedy and 3.09 sampled, skip:4,8 1.88, early-exit:12 1.03-1.18, early-exit:6 1.00 (keeps
 # nothing), lookup 1.07-1.14, ngram:3 1.07-1.19 (benchmarks/bench_measured.py).
 DEFAULT_DRAFT = "trimmed:16384"
+
+
+def check_sure(text: str) -> float:
+    """Medusa's stop threshold s in [0, 1], or DraftError naming it."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise DraftError(f"Medusa's stop threshold s must be a number in [0, 1]; got "
+                         f"{text!r}") from None
+    if not 0.0 <= v <= 1.0:  # (nan fails too)
+        raise DraftError(f"Medusa's stop threshold s must lie in [0, 1]; got {text!r}")
+    return v
 
 
 def _every_time(name: str, make: Callable[[], object]) -> object:
@@ -179,13 +192,17 @@ class Lookup(DraftKind):
 
 
 class Medusa(DraftKind):
-    name, usage, default, examples = "medusa", "medusa:K", "4", ("4", "2")
+    name, usage, default, examples = "medusa", "medusa:K[:s]", "4", ("4", "2")
     title = "Medusa: K heads on the target's own state"
-    help = f"medusa: the heads K, 1..{medusa.K_MAX}"
+    help = (f"medusa: the heads K, 1..{medusa.K_MAX}, or K:s to draft while a head's top "
+            f"probability is at least s (default {medusa.SURE:g}; 0 drafts every head)")
 
     def parse(self, arg: str, cfg: Config) -> DraftSpec:
-        K = check_int(arg, "Medusa heads K", 1, medusa.K_MAX)
-        return DraftSpec(self.name, f"{self.name}:{K}", heads=K)
+        k, colon, s = arg.partition(":")
+        K = check_int(k, "Medusa heads K", 1, medusa.K_MAX)
+        sure = check_sure(s) if colon else medusa.SURE
+        label = f"{self.name}:{K}" + ("" if sure == medusa.SURE else f":{sure:.12g}")
+        return DraftSpec(self.name, label, heads=K, sure=sure)
 
     def caption(self, spec: DraftSpec, cfg: Config) -> str:
         return (f"The target drafts for itself: {spec.heads} Medusa head"
@@ -238,7 +255,7 @@ def kind_named(spec: str) -> DraftKind:
 
 
 def parse_draft(spec: str, *, cfg: Config) -> DraftSpec:
-    """'early-exit:L', 'skip:i,j', 'trimmed:N[:L]', 'ngram:n', 'lookup' or 'medusa:K',
+    """'early-exit:L', 'skip:i,j', 'trimmed:N[:L]', 'ngram:n', 'lookup' or 'medusa:K[:s]',
     checked against the model."""
     return kind_named(spec).parse(str(spec).strip().partition(":")[2], cfg)
 

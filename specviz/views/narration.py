@@ -71,6 +71,10 @@ class Wording:
         """What drafted position i, where the pair tells them apart (None: the one draft)."""
         return None
 
+    def stopped(self, n_drafts: int, why: str) -> str:
+        """A round whose draft stopped short of k (core.stop): after how many, and why."""
+        return f" The draft stops after {n_drafts} token(s): {why}." if why else ""
+
     def draft(self, i: int, token: int, context: int, q: float, proposed: bool) -> str:
         return (f"Draft {i}: '{self.name(token)}' drawn from q(.|'{self.name(context)}'), "
                 f"q = {prob(q)}.")
@@ -119,8 +123,9 @@ class LLMWording(Wording):
     def start(self, prefix: Sequence[int], n_drafts: int, proposed: bool) -> str:
         tail, spec = self.pair.tail(prefix), self.pair.spec
         if spec.kind == "medusa":
-            return (f"Context '{tail}'. The target drafts for itself: its Medusa heads 1.."
-                    f"{n_drafts} read the hidden state its last pass left at the token "
+            heads = f"heads 1..{n_drafts}" if n_drafts > 1 else "head 1" if n_drafts else "heads"
+            return (f"Context '{tail}'. The target drafts for itself: its Medusa {heads} "
+                    f"read the hidden state its last pass left at the token "
                     f"before '{self.name(prefix[-1])}' and head i guesses the token i + 1 "
                     "ahead of it.")
         if not proposed:
@@ -211,7 +216,8 @@ def _closing(words, tr, steps: list[Step]) -> tuple[Step, ...]:
 
 def _opening(words, prefix, tr, note: str = "") -> list[Step]:
     """The start frame, then one frame per drafted token."""
-    return [Step("start", None, words.start(prefix, len(tr.positions), tr.proposed) + note)
+    return [Step("start", None, words.start(prefix, len(tr.positions), tr.proposed)
+                 + words.stopped(len(tr.positions), tr.stopped) + note)
             ] + [Step("draft", pos.i, words.draft(pos.i, pos.token, pos.context, pos.q,
                                                   tr.proposed)) for pos in tr.positions]
 

@@ -178,8 +178,8 @@ def _draft_status(trace: Narrated, v: View, i: int, accepted: bool | None) -> st
 
 def chips(trace: Narrated, step: int) -> list[Chip]:
     """The context, each draft slot (pending until drafted, then its verdict once its coin
-    is shown), the redrawn or bonus token once drawn. A round that drafted nothing emits
-    its one token by plain decoding."""
+    is shown), the redrawn or bonus token once drawn (with why the draft stopped short,
+    core.stop). A round that drafted nothing emits its one token by plain decoding."""
     v = view(trace, step)
     out = [Chip(0, False, "context", trace.name(trace.ctx), ())]
     resampled = next((e for e in trace.emitted if e.origin == "resampled"), None)
@@ -204,7 +204,9 @@ def chips(trace: Narrated, step: int) -> list[Chip]:
                             (f"from {law}",)))
     if v.final and bonus is not None:
         status, line = ("bonus", "from p, free") if trace.k else ("plain", "from p: no drafts")
-        out.append(Chip(trace.k + 1, True, status, trace.name(bonus.token), (line,)))
+        why = trace.stopped.split(" (")[0]  # the draft's stop, short
+        out.append(Chip(trace.k + 1, True, status, trace.name(bonus.token),
+                        (line, f"stopped: {why}") if why else (line,)))
     return out
 
 

@@ -158,7 +158,7 @@ CHAPTERS: tuple[Chapter, ...] = (
         "guess the next four tokens at once; T = 0, so a guess stands exactly when it is the "
         "model's own choice. Step through the round: which head proposed each token (the "
         "chips say), and what does a guess cost?",
-        "/llm?llm_kind=medusa&llm_arg=4&llm_T=0&step=1",
+        "/llm?llm_kind=medusa&llm_arg=4:0&llm_T=0&step=1",
         "/measured?m_draft=medusa%3A4&m_T=0",
         "Each head is one 640 x 640 matrix on top of the model's own output rows, so a guess "
         "costs c = 0.021 of a pass by multiply-adds (the trimmed head's draft: 0.41), and no "
@@ -167,9 +167,11 @@ CHAPTERS: tuple[Chapter, ...] = (
         "miss more: on held-out text their top-1 matched the model's own token 0.30, 0.17, "
         "0.12 and 0.10 of the time, and a round keeps draft i only when heads 1..i all "
         "matched. The text is still exactly the model's (greedy: argmax match; sampled: the "
-        "same rejection rule, since each head's q is known before its draw). Whether it wins "
-        "here depends on the verification pass over k + 1 positions: press Measure "
-        "(Leviathan et al. 2022; Cai et al. 2024, Medusa).",
+        "same rejection rule, since each head's q is known before its draw). The link lets "
+        "every head draft (medusa:4:0); medusa:4 itself stops a round at the first head "
+        "whose top probability is under 0.31, a stop that reads only the heads' own rows and "
+        "so keeps the text exact. Whether it wins here depends on the verification pass over "
+        "k + 1 positions: press Measure (Leviathan et al. 2022; Cai et al. 2024, Medusa).",
     ),
 )
 CHAPTER_MAX = len(CHAPTERS) - 1  # the tour's last chapter index

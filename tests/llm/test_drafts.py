@@ -48,8 +48,10 @@ def test_each_kind_parses_its_default_and_examples_and_its_label_reads_back():
 
 @pytest.mark.parametrize("text, words", [
     ("eagle:2", "unknown draft 'eagle:2': use trimmed:N[:L], skip:i,j,..., early-exit:L, "
-                "lookup, ngram:n, medusa:K"),
-    ("medusa:5", "1..4"), ("medusa:0", "1..4"),
+                "lookup, ngram:n, medusa:K[:s]"),
+    ("medusa:5", "1..4"), ("medusa:0", "1..4"), ("medusa:4:x", "a number in [0, 1]; got 'x'"),
+    ("medusa:4:1.5", "lie in [0, 1]; got '1.5'"), ("medusa:4:nan", "lie in [0, 1]"),
+    ("medusa:4:", "a number in [0, 1]; got ''"),
     ("early-exit:18", "1..17"), ("early-exit:", "must be an integer"),
     ("skip:" + ",".join(map(str, range(18))), "at least one layer"),
     ("trimmed:262144", "1..262143"), ("trimmed:9:19", "1..18"), ("ngram:7", "1..6"),
@@ -59,6 +61,20 @@ def test_a_bad_spec_names_what_is_wrong(text, words):
     with pytest.raises(DraftError, match=words.replace(".", r"\.").replace("[", r"\[")
                        .replace("]", r"\]")):
         drafts.parse_draft(text, cfg=GEMMA)
+
+
+def test_medusas_stop_threshold_is_its_own_and_spelled_only_when_not_the_default():
+    from specviz.llm import medusa
+
+    default = drafts.parse_draft("medusa:4", cfg=GEMMA)
+    assert default.sure == medusa.SURE and default.label == "medusa:4"
+    assert drafts.parse_draft(f"medusa:4:{medusa.SURE}", cfg=GEMMA).label == "medusa:4"
+    off = drafts.parse_draft("medusa:2:0", cfg=GEMMA)
+    assert off.sure == 0.0 and off.label == ("medusa:2" if medusa.SURE == 0 else "medusa:2:0")
+    for text in ("medusa:3:0.25", "medusa:3:1"):
+        spec = drafts.parse_draft(text, cfg=GEMMA)
+        assert drafts.parse_draft(spec.label, cfg=GEMMA) == spec and spec.heads == 3
+    assert drafts.parse_kind("medusa", "3:0.25", cfg=GEMMA).sure == 0.25  # /llm's box
 
 
 def test_a_kind_picked_without_a_parameter_ignores_the_one_left_in_the_link():

@@ -309,9 +309,11 @@ def test_byte_pieces_read_as_their_bytes_not_as_empty_boxes(model):
 def test_medusa_plays_a_round_whose_chips_say_which_head_drafted():
     """The model drafting for itself: k held at its heads with a note, each drafted chip
     names its head, in presenter mode too."""
-    at = _run(llm_kind="medusa", llm_arg="4", k="6", llm_T="0", step="999")
+    at = _run(llm_kind="medusa", llm_arg="4:0", k="6", llm_T="0", step="999")  # no stop
     assert not at.error and not at.exception and "Round 0" in frame(at), _notes(at)
     assert "Medusa's 4 heads draft one token each: k = 4, not 6." in _notes(at)
     assert statuses(at)[0] == "context" and "head 1  q=" in chips(at)
+    at = _run(llm_kind="medusa", llm_arg="4", k="4", llm_T="0", step="999")  # its stop
+    assert not at.error and not at.exception and "stopped: head 1 unsure" in chips(at)
     at = _run(llm_kind="medusa", llm_arg="2", k="2", step="3", present="1")
     assert not at.error and not at.exception and "head 1" in chips(at), _notes(at)

@@ -50,3 +50,20 @@ def test_exact_on_a_medusa_round_flags_the_broken_rule(model):
     assert checks[rr.BROKEN]["verdict"] == CAUGHT  # the negative control
     pair = drafts.draft_pair(model, drafts.parse_draft("medusa:2", cfg=model.cfg))
     assert pair.K == 2
+
+
+def test_medusa_4_with_its_stop_decodes_the_targets_greedy_text(model, reference):
+    """medusa:4 drafts only while each head is sure (medusa.SURE): the default prompts'
+    greedy text is still the target's own, and rounds do stop short, saying why."""
+    stopped = []
+    for name in ("story", "code", "fact"):
+        ref = reference["prompts"][name]
+        out = io.StringIO()
+        rc = cli.main(["llm", "--prompt", ref["text"], "--draft", "medusa:4", "--k", "4",
+                       "--max-new", "16", "--json", "--reps", "1", "--temperature", "0"],
+                      out=out)
+        doc = json.loads(out.getvalue())
+        assert rc == 0 and doc["tokens"] == ref["greedy"][:16] == doc["plain_tokens"], name
+        stopped += [r["stopped"] for r in doc["rounds"] if r["stopped"]]
+    assert medusa.SURE > 0 and stopped
+    assert all(s.startswith("head ") and f"< {medusa.SURE:g})" in s for s in stopped)

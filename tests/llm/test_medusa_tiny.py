@@ -45,7 +45,7 @@ def kit_with(heads):
                       keep=lambda name, make: heads if name == "medusa heads" else make())
 
 
-def pair_of(tiny, heads, *, greedy=False, T=1.0, spec="medusa:3"):
+def pair_of(tiny, heads, *, greedy=False, T=1.0, spec="medusa:3:0"):
     return drafts.draft_pair(tiny, drafts.parse_draft(spec, cfg=tiny.cfg), T=T, greedy=greedy,
                              kit=kit_with(heads))
 
@@ -96,6 +96,39 @@ def test_greedy_medusa_is_the_targets_greedy_text(tiny, heads):
     assert ag.spec == ag.plain or ag.one_pass.margin < 1e-4, ag
 
 
+def test_a_round_drafts_while_each_heads_top_probability_is_sure_enough(tiny, heads):
+    """Head i drafts while max_x q_i(x) at T = 1 (the oracle's, from a fresh pass) is at
+    least s, greedy too (its q is one-hot, its stop reads the soft row); the round says
+    which head stopped it."""
+    ids = tiny.tokenizer.encode("ab a")
+    top = [float(oracle_q(tiny, heads, ids, i).max()) for i in range(1, K + 1)]
+    levels = sorted(top)
+    cuts = [levels[0] / 2] + [(a + b) / 2 for a, b in zip(levels[:-1], levels[1:], strict=True)]
+    cuts += [1.0]
+    for s in cuts:  # between the heads' values: clear of the last digits of two passes
+        lead = next((i for i, t in enumerate(top) if t < s), K)  # heads before the first unsure
+        for greedy in (False, True):
+            tr = play_round(Scenario.on(pair_of(tiny, heads, greedy=greedy,
+                                                spec=f"medusa:3:{s!r}"), ids, k=K, seed=1))
+            assert tr.k == lead == len(tr.positions)
+            want = "" if lead == K else f"head {lead + 1} unsure (max q "
+            assert tr.stopped.startswith(want) and (lead < K) == bool(tr.stopped)
+            assert tr.emitted[-1].position <= lead + 1
+
+
+def test_greedy_medusa_with_the_stop_is_the_targets_greedy_text(tiny, heads):
+    ids = tiny.tokenizer.encode("ab a")
+    seen = {}
+    alone = greedy_plain(Runner(tiny.weights), ids, max_new=16, seen=seen, stop_at_eos=False)
+    top = sorted(float(oracle_q(tiny, heads, ids, i).max()) for i in range(1, K + 1))
+    pair = pair_of(tiny, heads, greedy=True, spec=f"medusa:3:{(top[0] + top[1]) / 2!r}")
+    run = speculate(pair, ids, k=K, max_new=16, stop_at_eos=False)
+    assert min(t.k for t in run.tallies) < K  # the stop did stop some rounds short
+    ag = compare(alone.tokens, run.tokens, rows_along(seen, ids, alone.tokens),
+                 rows_along(pair.seen, ids, run.tokens))
+    assert ag.spec == ag.plain or ag.one_pass.margin < 1e-4, ag
+
+
 def test_the_first_token_is_p_under_the_correct_rule_and_not_a_broken_one(tiny, heads):
     r = rr.real_rows(tiny, "ab a", "medusa:2", k=2, n=20_000, kit=kit_with(heads))
     checks = {row["rule"]: row for row in rr.check_rows(r)}
@@ -123,11 +156,11 @@ def test_the_heads_file_is_checked_and_a_missing_one_says_how_to_train(tmp_path,
 def test_a_round_asks_no_more_heads_than_there_are(tiny, heads):
     ids = tiny.tokenizer.encode("ab a")
     with pytest.raises(ValueError, match="at most 2 tokens a round"):
-        play_round(Scenario.on(pair_of(tiny, heads, spec="medusa:2"), ids, k=3))
+        play_round(Scenario.on(pair_of(tiny, heads, spec="medusa:2:0"), ids, k=3))
     with pytest.raises(ValueError, match="two tokens or more"):
         play_round(Scenario.on(pair_of(tiny, heads), ids[:1], k=1))
     with pytest.raises(DraftError, match="more heads than the 3 trained"):
-        pair_of(tiny, heads, spec="medusa:4")
+        pair_of(tiny, heads, spec="medusa:4:0")
 
 
 def test_the_chips_and_captions_say_which_head_drafted(tiny, heads):
@@ -143,6 +176,20 @@ def test_the_chips_and_captions_say_which_head_drafted(tiny, heads):
     assert "head 2's q" in " ".join(s.caption for s in tr.steps)
     assert play_k("correct", 6, heads=4) == (4, "Medusa's 4 heads draft one token each: "
                                                 "k = 4, not 6.")
+
+
+def test_a_round_whose_heads_are_unsure_says_so_in_its_caption_and_chip(tiny, heads):
+    from specviz.views.narration import play_narrated
+    from specviz.views.stepping import chips
+
+    ids = tiny.tokenizer.encode("ab a")
+    sc = Scenario.on(pair_of(tiny, heads, spec="medusa:3:1"), ids, k=K, seed=0)
+    tr = play_narrated(sc, n_rounds=1)[0]  # no head is sure of one token: nothing drafted
+    assert tr.k == 0 and tr.stopped.startswith("head 1 unsure (max q ")
+    assert "The draft stops after 0 token(s): head 1 unsure (max q " in tr.steps[0].caption
+    last = chips(tr, len(tr.steps) - 1)[-1]
+    assert last.status == "plain" and last.lines == ("from p: no drafts",
+                                                     "stopped: head 1 unsure")
 
 
 def test_measured_plays_medusa_at_most_its_heads_beside_a_longer_k(tiny, heads):

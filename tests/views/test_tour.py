@@ -252,3 +252,5 @@ def test_medusa_answer_quotes_the_cost_model_and_the_shipped_heads():
     shipped = [t["rate"] for t in medusa.load_heads().meta["top1"]]
     assert [float(r) for r in rates] == [round(x, 2) for x in shipped]
     assert _state(ch.preset).llm_kind == "medusa" and _state(ch.answer_url).m_draft == "medusa:4"
+    assert _num(a, r"top probability is under (\d\.\d+)") == medusa.SURE  # its stop
+    assert _state(ch.preset).llm_arg == "4:0"  # every head drafts: the chips name them all

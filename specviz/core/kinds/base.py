@@ -23,12 +23,17 @@ from ..verify import draft_row, reads_target_to_draft, target_row
 # ------------------------------------------------------------------ the scalar round
 def draft_chain(pair, prefix, k, rule, draws):
     """Steps 1 and 2: x_1..x_n from q serially (or the pair's proposal), with the rows they
-    used; then the target told its k + 1 prefixes (one call)."""
+    used, n <= k: fewer when the proposal is shorter or the pair stops drafting (its stop:
+    why, else ""); then the target told its n + 1 prefixes (one call)."""
     proposal = pair.propose(prefix, k)
     n = k if proposal is None else min(k, len(proposal))
     cur = list(prefix)
-    drafts, q_rows, qs_rows, p_rows = [], [], [], {}
+    drafts, q_rows, qs_rows, p_rows, stopped = [], [], [], {}, ""
     for i in range(n):
+        if proposal is None:  # a draft-side stop: read before x_(i+1) is drawn
+            stopped = pair.stop(prefix, drafts) or ""
+            if stopped:
+                break
         if proposal is not None:  # deterministic: q is one-hot at the proposed token
             x = int(proposal[i])
             q = qs = np.zeros(pair.V)
@@ -44,8 +49,8 @@ def draft_chain(pair, prefix, k, rule, draws):
         q_rows.append(q)
         qs_rows.append(qs)
         cur.append(x)
-    pair.score(prefix, [drafts[:i] for i in range(n + 1)])
-    return proposal is not None, drafts, q_rows, qs_rows, p_rows
+    pair.score(prefix, [drafts[:i] for i in range(len(drafts) + 1)])
+    return proposal is not None, drafts, q_rows, qs_rows, p_rows, stopped
 
 
 def ending(pair, rule, prefix, kept, draws, rejection):
@@ -63,7 +68,7 @@ def ending(pair, rule, prefix, kept, draws, rejection):
 
 
 def make_trace(pair, rule, prefix, k, positions, emitted, final_u, rejected_at, row, context,
-               flushed=(), tree=(), proposed=False, weights=()) -> RoundTrace:
+               flushed=(), tree=(), proposed=False, weights=(), stopped="") -> RoundTrace:
     """A played round, frozen: its last token came from `row` at `context`, the rejection
     law when rejected_at is set, else the bonus row."""
     ended = rejected_at is not None
@@ -73,7 +78,7 @@ def make_trace(pair, rule, prefix, k, positions, emitted, final_u, rejected_at, 
         rejection_context=context if ended else None,
         bonus_row=None if ended else frozen(row), bonus_context=None if ended else context,
         final_u=final_u, emitted=tuple(emitted), flushed=tuple(flushed), tree=tree,
-        proposed=proposed, weights=tuple(float(x) for x in weights),
+        proposed=proposed, weights=tuple(float(x) for x in weights), stopped=stopped,
     )
 
 

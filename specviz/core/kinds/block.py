@@ -86,7 +86,7 @@ class Block(Line):
         """Weights w_i forward, all k coins drawn, tau = the last i whose coin passes h_i;
         x_1..x_tau kept, then one token from norm(max(0, w_tau p - q)) or, with tau = k,
         the bonus from p."""
-        proposed, drafts, _, qs_rows, _ = draft_chain(pair, prefix, k, rule, draws)
+        proposed, drafts, _, qs_rows, _, stopped = draft_chain(pair, prefix, k, rule, draws)
         n = len(drafts)
         p_rows = [pair.p(prefix + drafts[:i]) for i in range(n + 1)]
         r = np.array([ratio(p_rows[i][x], qs_rows[i][x]) for i, x in enumerate(drafts)])
@@ -105,7 +105,8 @@ class Block(Line):
             threshold=float(h[i + 1]), u=coins[i], accepted=i < tau) for i, x in enumerate(drafts))
         return make_trace(pair, rule, prefix, n, positions, emitted, final_u,
                           None if tau == n else tau + 1, row, last[tau],
-                          range(tau + 2, n + 1), proposed=proposed, weights=w)
+                          range(tau + 2, n + 1), proposed=proposed, weights=w,
+                          stopped=stopped)
 
     def round(self, eng, ctx: np.ndarray, k: int, rng: np.random.Generator):
         return block_round(eng.rt.P, eng.rt.Qs, eng.draft, eng.bonus, ctx, k, rng)

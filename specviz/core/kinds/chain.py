@@ -37,7 +37,8 @@ class Chain(Line):
     def play(self, pair: ModelPair, prefix: list[int], k: int, rule: Rule, draws: Draws,
              light: bool = False, betas: bool = False) -> RoundTrace | RoundDigest:
         """One round; betas=True adds sum_x min(p, q) at each verified position."""
-        proposed, drafts, q_rows, qs_rows, p_rows = draft_chain(pair, prefix, k, rule, draws)
+        proposed, drafts, q_rows, qs_rows, p_rows, stopped = draft_chain(pair, prefix, k, rule,
+                                                                         draws)
         n = len(drafts)
 
         def p_at(i: int) -> np.ndarray:  # the target's row at position i's prefix
@@ -79,7 +80,7 @@ class Chain(Line):
         )
         return make_trace(pair, rule, prefix, n, positions, emitted, final_u, rejected_at,
                           row, last[n_acc], () if rule.keep_unverified else later,
-                          proposed=proposed)
+                          proposed=proposed, stopped=stopped)
 
     def round(self, eng, ctx: np.ndarray, k: int, rng: np.random.Generator):
         """One round for each context in ctx (n,) -> emitted (k+1, n), lengths, accepted, next."""
