@@ -8,12 +8,14 @@ predicts a continuation token. Written as batch-<hash>.npz files of SEQS sequenc
 (medusatrain reads them): lens, starts (where each continuation begins), tokens (all
 sequences concatenated), hidden (the continuation positions, f16), and tops/top_ids/top_p,
 the target's 64 most likely tokens at sampled positions (kept for soft labels; empty here).
+A run stopped part way goes on where it stopped (generate).
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,6 +29,7 @@ from .text.corpus import default_corpus
 
 NEW_TOKENS = 96
 SEQS = 8  # sequences a batch file
+DONE = "done-seed{seed}.json"  # the batches written with a seed, in order, with their sizes
 WINDOW_CHARS = (120, 400)  # a corpus prompt's length in characters
 STARTERS = (
     "Once upon a time, in a small village by the sea, there lived an old fisherman who",
@@ -83,15 +86,33 @@ def write_batch(directory: Path, seqs: list[tuple[list[int], int, np.ndarray]]) 
              top_ids=np.zeros((0, 64), np.int32), top_p=np.zeros((0, 64), np.float16))
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"batch-{hashlib.sha256(tokens.tobytes()).hexdigest()[:20]}.npz"
-    path.write_bytes(buf.getvalue())
+    part = path.with_suffix(".part")  # whole or not at all: a run stopped mid-write
+    part.write_bytes(buf.getvalue())  # leaves no batch medusatrain cannot read
+    part.replace(path)
     return path
 
 
 def generate(model: Model, directory: Path, *, n_prompts: int, seed: int,
              log: Callable[[str], None] = print) -> None:
-    """Continue n_prompts prompts greedy and sampled, SEQS sequences a batch file."""
+    """Continue n_prompts prompts greedy and sampled, SEQS sequences a batch file. Batch b
+    holds the same sequences whatever n_prompts (the prompts of fewer are the first of more,
+    each sequence's seed is seed + its index), so the batches an earlier run with this seed
+    wrote (listed in DONE with their sizes) are kept, not made again: a stopped run goes on
+    where it stopped, and a rerun of the same command makes nothing."""
     todo = [(p, T) for p in prompts(n_prompts, seed=seed) for T in (0.0, 1.0)]
-    for b in range(0, len(todo), SEQS):
+    listed = directory / DONE.format(seed=seed)
+    done = json.loads(listed.read_text()) if listed.exists() else []  # [[name, seqs], ...]
+    for n, b in enumerate(range(0, len(todo), SEQS)):
+        size = len(todo[b: b + SEQS])
+        if n < len(done) and done[n][1] == size and (directory / done[n][0]).exists():
+            log(f"kept {done[n][0]} ({b + size} of {len(todo)})")
+            continue
+        if n < len(done):  # its file is gone or holds a shorter last batch: made again
+            (directory / done[n][0]).unlink(missing_ok=True)
         seqs = [sequence(model, p, T=T, seed=seed + b + j)
                 for j, (p, T) in enumerate(todo[b: b + SEQS])]
-        log(f"wrote {write_batch(directory, seqs).name} ({b + len(seqs)} of {len(todo)})")
+        path = write_batch(directory, seqs)
+        done = done[:n] + [[path.name, size]] + done[n + 1:]
+        listed.with_suffix(".part").write_text(json.dumps(done))
+        listed.with_suffix(".part").replace(listed)
+        log(f"wrote {path.name} ({b + size} of {len(todo)})")

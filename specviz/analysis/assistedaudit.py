@@ -171,8 +171,7 @@ def exact_laws(P: np.ndarray, Q: np.ndarray, *, ctx: int, k: int, warp: Warp
     also with the draft warped twice (drafted_twice: TWICE after its name)."""
     two = target_joint(warp_rows(P, warp), ctx, n_tokens=2)  # (V, V)
     target = {FIRST: two.sum(axis=1), TWO: two}
-    prm = {"temperature": warp.temperature, "top_k": warp.top_k, "top_p": warp.top_p,
-           "min_p": warp.min_p, "warp_draft": 1}
+    prm = warp.params(draft=True)
     known = {}
     for name, rule in RULES.items():
         if reads_warp(rule):

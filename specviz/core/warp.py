@@ -55,6 +55,12 @@ class Warp:
         return cls(float(prm["temperature"]), int(prm["top_k"]), float(prm["top_p"]),
                    float(prm["min_p"]), bool(prm.get("warp_draft", 0)))
 
+    def params(self, *, draft: bool | None = None) -> dict[str, float]:
+        """The warp as a warp rule's parameters (from_params reads them back); warp_draft is
+        draft where given, else the warp's own."""
+        return {"temperature": self.temperature, "top_k": self.top_k, "top_p": self.top_p,
+                "min_p": self.min_p, "warp_draft": int(self.draft if draft is None else draft)}
+
     @property
     def text(self) -> str:
         parts = [f"T = {self.temperature:g}"]

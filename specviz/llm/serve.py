@@ -25,6 +25,7 @@ import json
 import math
 import threading
 import time
+from dataclasses import replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -69,13 +70,10 @@ class Engine:
     def _setup(self, warp: Warp):
         """(pair, rule) for a request's warp (see the module's docstring)."""
         if reads_warp(self.rule):
-            return self.pair, self.rule.with_params(
-                temperature=warp.temperature, top_k=warp.top_k, top_p=warp.top_p,
-                warp_draft=1)
+            return self.pair, self.rule.with_params(**warp.params(draft=True))
         if warp.identity:
             return self.pair, self.rule
-        return WarpedPair(self.pair, Warp(warp.temperature, warp.top_k, warp.top_p,
-                                          draft=True)), self.rule
+        return WarpedPair(self.pair, replace(warp, draft=True)), self.rule
 
     def prompt_ids(self, prompt: Any) -> list[int]:
         """Text, token ids, or a list mixing both (text encoded, BOS first)."""

@@ -171,9 +171,7 @@ def warp_params(warp: Warp) -> dict[str, dict[str, float]]:
     registry's own (a warp rule under the identity warp is the standard rule)."""
     if warp.identity:
         return {}
-    prm = {"temperature": warp.temperature, "top_k": warp.top_k, "top_p": warp.top_p,
-           "min_p": warp.min_p, "warp_draft": int(warp.draft)}
-    out = {r.name: dict(prm) for r in RULES.values() if reads_warp(r)}
+    out = {r.name: warp.params() for r in RULES.values() if reads_warp(r)}
     out["warp_raw_q"]["warp_draft"] = 1  # its bug needs a warped draft
     return out
 

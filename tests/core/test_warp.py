@@ -112,6 +112,16 @@ def test_bad_warps_are_refused():
             Warp(**bad)
 
 
+def test_a_warp_is_a_warp_rules_parameters_and_back():
+    w = Warp(0.7, 3, 0.8, 0.05, draft=False)
+    rule = get_rule("warped").with_params(**w.params())
+    assert rule.prm == {"temperature": 0.7, "top_k": 3, "top_p": 0.8, "min_p": 0.05,
+                        "warp_draft": 0}
+    assert Warp.from_params(rule.prm) == w
+    assert Warp.from_params(w.params(draft=True)) == Warp(0.7, 3, 0.8, 0.05, draft=True)
+    assert Warp(draft=True).params(draft=False)["warp_draft"] == 0
+
+
 @pytest.mark.parametrize("seed", range(3))
 def test_warped_rule_equals_warped_target_with_and_without_a_warped_draft(seed):
     P, Q = random_tables(np.random.default_rng(70 + seed), V=5)
